@@ -1,0 +1,1 @@
+"""Small shared helpers: user-facing errors, atomic file writes, cache paths."""
