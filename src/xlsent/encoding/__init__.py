@@ -1,0 +1,1 @@
+"""Turning texts into vectors: length-sorted embedding and cached hidden-layer features."""

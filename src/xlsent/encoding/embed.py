@@ -1,0 +1,53 @@
+"""Embed texts with any sentence-transformers model, batches sorted by token length."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+
+def token_lengths(model, texts: Sequence[str]) -> np.ndarray:
+    """Number of tokens each text gets (fast tokenizer, no padding)."""
+    tok = model.tokenizer
+    enc = tok(list(texts), add_special_tokens=True, truncation=True, max_length=model.max_seq_length)
+    return np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=len(texts))
+
+
+def embed(
+    model,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    normalize: bool = False,
+    show_progress: bool = True,
+    description: str = "embedding",
+) -> np.ndarray:
+    """Encode ``texts`` with ``model`` (the model's default prompt applies).
+
+    Texts are ordered by token count (not characters, as ``encode`` does), so a
+    batch pads to a similar length; results come back in input order.
+    """
+    from rich.progress import Progress
+
+    texts = list(texts)
+    dim = model.get_embedding_dimension()
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    if not texts:
+        return out
+    prompt = model.prompts.get(model.default_prompt_name, "") if model.default_prompt_name else ""
+    order = np.argsort(-token_lengths(model, [prompt + t for t in texts]), kind="stable")
+    with Progress(disable=not show_progress, transient=True) as progress, torch.inference_mode():
+        task = progress.add_task(description, total=len(texts))
+        for start in range(0, len(texts), batch_size):
+            idx = order[start : start + batch_size]
+            vecs = model.encode(
+                [texts[i] for i in idx],
+                batch_size=len(idx),
+                convert_to_numpy=True,
+                normalize_embeddings=normalize,
+                show_progress_bar=False,
+            )
+            out[idx] = vecs
+            progress.advance(task, len(idx))
+    return out

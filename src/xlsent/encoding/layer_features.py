@@ -1,0 +1,121 @@
+"""Frozen-encoder features: pooled hidden layers, computed once and cached on disk.
+
+A feature spec names a pooling and a hidden-state index: ``"mean:7"`` (mean over
+tokens of hidden state 7, i.e. the output of the 7th transformer layer; index 0
+is the embedding output), ``"cls:12"``, ``"mean:all"`` (mean over layers 1..L of
+the per-layer token means). One forward pass serves every spec, and it runs only
+as many layers as the deepest spec needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from xlsent.encoding.feature_cache import FeatureCache, cached_features
+from xlsent.modules.hidden_layer_pooling import HiddenLayerPooling
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import cache_dir
+
+
+def parse_spec(spec: str, num_layers: int) -> tuple[str, list[int]]:
+    """``"mean:7"`` → ``("mean", [7])``; ``"mean:all"`` → ``("mean", [1..L])``; ``"mean:last"`` → ``[L]``."""
+    try:
+        mode, layer = spec.split(":")
+    except ValueError:
+        raise XlsentError(f"feature spec {spec!r}: expected MODE:LAYER such as mean:7, cls:last or mean:all") from None
+    if mode not in ("mean", "cls"):
+        raise XlsentError(f"feature spec {spec!r}: pooling must be 'mean' or 'cls'")
+    if layer == "all":
+        return mode, list(range(1, num_layers + 1))
+    if layer == "last":
+        return mode, [num_layers]
+    if not layer.isdigit() or not 0 <= int(layer) <= num_layers:
+        raise XlsentError(f"feature spec {spec!r}: layer must be 0..{num_layers}, 'last' or 'all'")
+    return mode, [int(layer)]
+
+
+def model_fingerprint(path: str | Path) -> str:
+    """Identity of a model folder: names, sizes and modification times of its files."""
+    h = hashlib.sha1()
+    root = Path(path).resolve()
+    h.update(str(root).encode())
+    for f in sorted(root.rglob("*")):
+        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".model", ".txt"}:
+            st = f.stat()
+            h.update(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def _encoder_layers(auto_model) -> torch.nn.ModuleList | None:
+    enc = getattr(auto_model, "encoder", None)
+    layers = getattr(enc, "layer", None)
+    return layers if isinstance(layers, torch.nn.ModuleList) else None
+
+
+class LayerFeatures:
+    """Pooled hidden-layer features of a frozen sentence-transformers model.
+
+    Args:
+        model: a loaded ``SentenceTransformer`` whose first module is a Transformer.
+        model_path: its folder (for the cache fingerprint).
+        batch_size: texts per forward pass; batches are sorted by token length.
+        cache_root: where features are stored (default ``<xlsent cache>/features``).
+    """
+
+    def __init__(self, model, model_path: str | Path, batch_size: int = 32, cache_root: str | Path | None = None):
+        self.model = model
+        self.transformer = model[0]
+        self.auto_model = self.transformer.auto_model
+        self.num_layers = int(self.auto_model.config.num_hidden_layers)
+        self.batch_size = batch_size
+        self.prompt = model.prompts.get(model.default_prompt_name, "") if model.default_prompt_name else ""
+        self.fingerprint = model_fingerprint(model_path)
+        self.cache_root = Path(cache_root) if cache_root else cache_dir() / "features"
+
+    def cache(self, spec: str) -> FeatureCache:
+        return FeatureCache(self.cache_root / self.fingerprint / spec.replace(":", "-"))
+
+    @torch.inference_mode()
+    def compute(self, texts: Sequence[str], specs: Sequence[str], show_progress: bool = True) -> dict[str, np.ndarray]:
+        """Features for ``texts`` under each spec, without the cache."""
+        from rich.progress import Progress
+
+        parsed = {s: parse_spec(s, self.num_layers) for s in specs}
+        deepest = max(max(layers) for _, layers in parsed.values())
+        layers = _encoder_layers(self.auto_model)
+        full = layers
+        if layers is not None and deepest < len(layers):
+            self.auto_model.encoder.layer = torch.nn.ModuleList(list(layers)[:deepest])
+        self.auto_model.eval()
+        dim = int(self.auto_model.config.hidden_size)
+        out = {s: np.zeros((len(texts), dim), dtype=np.float32) for s in specs}
+        prompted = [self.prompt + t for t in texts]
+        from xlsent.encoding.embed import token_lengths
+
+        order = np.argsort(-token_lengths(self.model, prompted), kind="stable")
+        try:
+            with Progress(disable=not show_progress, transient=True) as progress:
+                task = progress.add_task("encoder features", total=len(texts))
+                for start in range(0, len(texts), self.batch_size):
+                    idx = order[start : start + self.batch_size]
+                    batch = self.transformer.tokenize([prompted[i] for i in idx])
+                    batch = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+                    states = self.auto_model(**batch, output_hidden_states=True, return_dict=True).hidden_states
+                    for spec, (mode, lay) in parsed.items():
+                        pooled = [HiddenLayerPooling.pool(states[k], batch["attention_mask"], mode) for k in lay]
+                        out[spec][idx] = torch.stack(pooled).mean(0).float().numpy()
+                    progress.advance(task, len(idx))
+        finally:
+            if full is not None:
+                self.auto_model.encoder.layer = full
+        return out
+
+    def get(self, texts: Sequence[str], specs: Sequence[str], show_progress: bool = True) -> dict[str, np.ndarray]:
+        """Features for ``texts``, from the disk cache where present; computes the rest once."""
+        caches = {s: self.cache(s) for s in specs}
+        return cached_features(caches, texts, lambda todo: self.compute(todo, specs, show_progress))

