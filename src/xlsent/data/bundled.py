@@ -1,0 +1,68 @@
+"""The datasets shipped under ``data/`` (see data/README.md), by name.
+
+Names: ``udhr`` (all 47 languages; ``udhr:nya`` for one ISO 639-3 code),
+``bible-en-ny:train`` (Old Testament), ``bible-en-ny:test`` (New Testament).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlsent.utils.errors import XlsentError
+
+
+@dataclass(frozen=True)
+class BundledDataset:
+    name: str
+    file: str
+    description: str
+
+
+BUNDLED = {
+    "udhr": BundledDataset("udhr", "udhr/udhr.jsonl.gz", "UDHR paragraphs, English ↔ 47 languages (udhr:CODE for one)"),
+    "bible-en-ny:train": BundledDataset(
+        "bible-en-ny:train", "bible-en-ny/train.jsonl.gz", "KJV English ↔ Chichewa verses, Old Testament"
+    ),
+    "bible-en-ny:test": BundledDataset(
+        "bible-en-ny:test", "bible-en-ny/test.jsonl.gz", "KJV English ↔ Chichewa verses, New Testament"
+    ),
+}
+
+
+def data_dir() -> Path:
+    """``$XLSENT_DATA_DIR`` or the repository's ``data/`` folder."""
+    env = os.environ.get("XLSENT_DATA_DIR")
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "data"
+
+
+def is_bundled(name: str) -> bool:
+    return name in BUNDLED or name.split(":")[0] == "udhr"
+
+
+def load_bundled(name: str):
+    """Load a bundled dataset as ``datasets.Dataset`` (``udhr:CODE`` selects one language)."""
+    from xlsent.data.readers import read_jsonl
+
+    base, _, lang = name.partition(":")
+    key = "udhr" if base == "udhr" else name
+    if key not in BUNDLED:
+        raise XlsentError(f"unknown dataset '{name}': available are {', '.join(BUNDLED)} (and udhr:CODE)")
+    path = data_dir() / BUNDLED[key].file
+    if not path.exists():
+        raise XlsentError(f"{path}: bundled data missing — run `python scripts/build_data.py` or set XLSENT_DATA_DIR")
+    ds, _ = read_jsonl(path)
+    if base == "udhr" and lang:
+        langs = sorted(set(ds["tgt_lang"]))
+        if lang not in langs:
+            raise XlsentError(f"udhr has no language '{lang}': available are {' '.join(langs)}")
+        ds = ds.filter(lambda r: r["tgt_lang"] == lang)
+    return ds
+
+
+def split_by_language(ds) -> dict[str, object]:
+    """One dataset per ``tgt_lang`` (order of first appearance)."""
+    langs = list(dict.fromkeys(ds["tgt_lang"]))
+    col = ds["tgt_lang"]
+    return {lang: ds.select([i for i, x in enumerate(col) if x == lang]) for lang in langs}

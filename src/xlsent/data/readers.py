@@ -1,0 +1,173 @@
+"""Readers for parallel corpora → Hugging Face ``datasets.Dataset``.
+
+Formats:
+
+* **TSV** — ``src<TAB>tgt`` per line. An optional first line of two language
+  codes (``en<TAB>ny``, ``eng<TAB>nya``, ``zh-Hans<TAB>vi``) or ``src<TAB>tgt`` is a header.
+* **JSONL** — one object per line with ``src`` and ``tgt`` (required),
+  ``src_lang`` / ``tgt_lang`` (optional); other fields are kept.
+* **Moses** — two aligned files, one sentence per line, given as ``A,B``
+  (e.g. ``train.en,train.ny``); language codes from the file suffixes.
+
+``.gz`` files are read transparently. Every rejected line is an error naming
+file and line (default) or, with ``on_bad_lines="skip"``, is skipped and
+counted in the returned :class:`ReadReport` — never dropped silently.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xlsent.utils.errors import InputFormatError, XlsentError
+
+LANG_CODE = re.compile(r"^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$")
+BAD_LINE_POLICIES = ("error", "skip")
+
+
+@dataclass
+class ReadReport:
+    """What a reader kept and what it skipped, by reason."""
+
+    source: str
+    rows: int = 0
+    skipped: Counter = field(default_factory=Counter)
+
+    def lines(self) -> list[str]:
+        return [f"{self.source}: skipped {n} line(s): {why}" for why, n in self.skipped.items()]
+
+
+def _read_lines(path: Path) -> list[str]:
+    if not path.exists():
+        raise XlsentError(f"{path}: no such file — check the path")
+    if path.is_dir():
+        raise XlsentError(f"{path}: is a folder, expected a file")
+    raw = gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
+    if not raw.strip():
+        raise InputFormatError(path, None, "the file is empty", "give a file with one pair per line")
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    out = []
+    for i, line in enumerate(lines, 1):
+        try:
+            out.append(line.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError as exc:
+            raise InputFormatError(
+                path, i, f"invalid UTF-8 (byte {exc.start + 1} of the line)", "re-encode the file as UTF-8 (e.g. iconv -t UTF-8)"
+            ) from None
+    return out
+
+
+class _Collector:
+    def __init__(self, path: Path, on_bad_lines: str) -> None:
+        if on_bad_lines not in BAD_LINE_POLICIES:
+            raise XlsentError(f"unknown --on-bad-lines {on_bad_lines!r}: use one of {', '.join(BAD_LINE_POLICIES)}")
+        self.path = path
+        self.policy = on_bad_lines
+        self.report = ReadReport(str(path))
+        self.rows: list[dict] = []
+
+    def bad(self, line: int, problem: str, fix: str) -> None:
+        if self.policy == "error":
+            raise InputFormatError(self.path, line, problem, fix + " (or pass --on-bad-lines skip)")
+        self.report.skipped[problem] += 1
+
+    def add(self, line: int, row: dict) -> None:
+        if not row["src"].strip() or not row["tgt"].strip():
+            side = "source" if not row["src"].strip() else "target"
+            self.bad(line, f"empty {side} side", "give both sides a sentence or remove the line")
+            return
+        self.rows.append(row)
+
+
+def read_tsv(path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
+    path = Path(path)
+    c = _Collector(path, on_bad_lines)
+    lines = _read_lines(path)
+    start = 0
+    first = lines[0].split("\t")
+    if len(first) == 2 and (all(LANG_CODE.match(x.strip()) for x in first) or [x.strip() for x in first] == ["src", "tgt"]):
+        if first != ["src", "tgt"]:
+            src_lang, tgt_lang = src_lang or first[0].strip(), tgt_lang or first[1].strip()
+        start = 1
+    for i, line in enumerate(lines[start:], start + 1):
+        if not line.strip():
+            c.bad(i, "blank line", "remove blank lines")
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            problem = "no tab between source and target" if len(parts) == 1 else f"{len(parts)} tab-separated fields, expected 2"
+            c.bad(i, problem, "write each pair as source<TAB>target")
+            continue
+        c.add(i, {"src": parts[0], "tgt": parts[1], "src_lang": src_lang or "", "tgt_lang": tgt_lang or ""})
+    return _finish(c)
+
+
+def read_jsonl(path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
+    path = Path(path)
+    c = _Collector(path, on_bad_lines)
+    for i, line in enumerate(_read_lines(path), 1):
+        if not line.strip():
+            c.bad(i, "blank line", "remove blank lines")
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            c.bad(i, f"invalid JSON ({exc.msg})", "write one JSON object per line")
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("src"), str) or not isinstance(obj.get("tgt"), str):
+            c.bad(i, "missing string fields 'src' and 'tgt'", 'write {"src": "...", "tgt": "..."} objects')
+            continue
+        obj.setdefault("src_lang", src_lang or "")
+        obj.setdefault("tgt_lang", tgt_lang or "")
+        c.add(i, obj)
+    return _finish(c)
+
+
+def read_moses(src_path: str | Path, tgt_path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
+    src_path, tgt_path = Path(src_path), Path(tgt_path)
+    a, b = _read_lines(src_path), _read_lines(tgt_path)
+    if len(a) != len(b):
+        raise InputFormatError(
+            tgt_path,
+            min(len(a), len(b)) + 1,
+            f"ragged Moses pair: {src_path.name} has {len(a)} lines, {tgt_path.name} has {len(b)}",
+            "the two files must be line-aligned",
+        )
+    c = _Collector(src_path, on_bad_lines)
+    src_lang = src_lang or src_path.suffix.lstrip(".")
+    tgt_lang = tgt_lang or tgt_path.suffix.lstrip(".")
+    for i, (s, t) in enumerate(zip(a, b), 1):
+        c.add(i, {"src": s, "tgt": t, "src_lang": src_lang, "tgt_lang": tgt_lang})
+    return _finish(c)
+
+
+def _finish(c: _Collector):
+    from datasets import Dataset
+
+    if not c.rows:
+        raise InputFormatError(c.path, None, "no usable pairs", "check the format (TSV src<TAB>tgt, JSONL, or Moses A,B)")
+    c.report.rows = len(c.rows)
+    keys = list(dict.fromkeys(k for r in c.rows for k in r))
+    data = {k: [r.get(k) for r in c.rows] for k in keys}
+    return Dataset.from_dict(data), c.report
+
+
+def read_pairs(spec: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
+    """Read a pairs file by its name: ``A,B`` → Moses; ``*.jsonl[.gz]`` → JSONL; else TSV.
+
+    Returns ``(datasets.Dataset, ReadReport)``.
+    """
+    spec = str(spec)
+    if "," in spec and not Path(spec).exists():
+        a, b = spec.split(",", 1)
+        return read_moses(a, b, on_bad_lines, src_lang, tgt_lang)
+    name = Path(spec).name.removesuffix(".gz")
+    if name.endswith((".jsonl", ".json")):
+        return read_jsonl(spec, on_bad_lines, src_lang, tgt_lang)
+    return read_tsv(spec, on_bad_lines, src_lang, tgt_lang)
