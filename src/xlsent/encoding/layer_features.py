@@ -51,10 +51,31 @@ def model_fingerprint(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _encoder_layers(auto_model) -> torch.nn.ModuleList | None:
-    enc = getattr(auto_model, "encoder", None)
-    layers = getattr(enc, "layer", None)
-    return layers if isinstance(layers, torch.nn.ModuleList) else None
+def transformer_subfolder(model_path: str | Path) -> str:
+    """Folder (relative to the model) of a sentence-transformers model's Transformer module."""
+    modules = Path(model_path) / "modules.json"
+    if not modules.exists():
+        return ""
+    import json
+
+    first = json.loads(modules.read_text())[0]
+    return "" if first.get("path") in ("", None) else first["path"]
+
+
+def load_cut_transformer(model_path: str | Path, num_layers: int):
+    """The model's Transformer module with only its first ``num_layers`` layers, returning hidden states.
+
+    Loaded afresh from disk (never by editing a live model: Hugging Face
+    records hidden states with hooks that keep the layer count they first saw).
+    """
+    from sentence_transformers.base.modules import Transformer
+
+    return Transformer.load(
+        str(model_path),
+        subfolder=transformer_subfolder(model_path),
+        local_files_only=True,
+        config_kwargs={"num_hidden_layers": int(num_layers), "output_hidden_states": True},
+    )
 
 
 class LayerFeatures:
@@ -74,8 +95,21 @@ class LayerFeatures:
         self.num_layers = int(self.auto_model.config.num_hidden_layers)
         self.batch_size = batch_size
         self.prompt = model.prompts.get(model.default_prompt_name, "") if model.default_prompt_name else ""
+        self.model_path = Path(model_path)
         self.fingerprint = model_fingerprint(model_path)
+        self._cut_models: dict = {}
         self.cache_root = Path(cache_root) if cache_root else cache_dir() / "features"
+
+    def _cut(self, deepest: int):
+        if deepest not in self._cut_models:
+            self._cut_models.clear()
+            if deepest == self.num_layers:
+                transformer = self.transformer
+            else:
+                transformer = load_cut_transformer(self.model_path, deepest)
+            transformer.auto_model.eval()
+            self._cut_models[deepest] = transformer
+        return self._cut_models[deepest]
 
     def cache(self, spec: str) -> FeatureCache:
         return FeatureCache(self.cache_root / self.fingerprint / spec.replace(":", "-"))
@@ -87,32 +121,24 @@ class LayerFeatures:
 
         parsed = {s: parse_spec(s, self.num_layers) for s in specs}
         deepest = max(max(layers) for _, layers in parsed.values())
-        layers = _encoder_layers(self.auto_model)
-        full = layers
-        if layers is not None and deepest < len(layers):
-            self.auto_model.encoder.layer = torch.nn.ModuleList(list(layers)[:deepest])
-        self.auto_model.eval()
-        dim = int(self.auto_model.config.hidden_size)
+        transformer = self._cut(deepest)
+        dim = int(transformer.auto_model.config.hidden_size)
         out = {s: np.zeros((len(texts), dim), dtype=np.float32) for s in specs}
         prompted = [self.prompt + t for t in texts]
         from xlsent.encoding.embed import token_lengths
 
         order = np.argsort(-token_lengths(self.model, prompted), kind="stable")
-        try:
-            with Progress(disable=not show_progress, transient=True) as progress:
-                task = progress.add_task("encoder features", total=len(texts))
-                for start in range(0, len(texts), self.batch_size):
-                    idx = order[start : start + self.batch_size]
-                    batch = self.transformer.tokenize([prompted[i] for i in idx])
-                    batch = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
-                    states = self.auto_model(**batch, output_hidden_states=True, return_dict=True).hidden_states
-                    for spec, (mode, lay) in parsed.items():
-                        pooled = [HiddenLayerPooling.pool(states[k], batch["attention_mask"], mode) for k in lay]
-                        out[spec][idx] = torch.stack(pooled).mean(0).float().numpy()
-                    progress.advance(task, len(idx))
-        finally:
-            if full is not None:
-                self.auto_model.encoder.layer = full
+        with Progress(disable=not show_progress, transient=True) as progress:
+            task = progress.add_task("encoder features", total=len(texts))
+            for start in range(0, len(texts), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                batch = transformer.tokenize([prompted[i] for i in idx])
+                batch = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+                states = transformer.auto_model(**batch, output_hidden_states=True, return_dict=True).hidden_states
+                for spec, (mode, lay) in parsed.items():
+                    pooled = [HiddenLayerPooling.pool(states[k], batch["attention_mask"], mode) for k in lay]
+                    out[spec][idx] = torch.stack(pooled).mean(0).float().numpy()
+                progress.advance(task, len(idx))
         return out
 
     def get(self, texts: Sequence[str], specs: Sequence[str], show_progress: bool = True) -> dict[str, np.ndarray]:

@@ -18,6 +18,17 @@ from xlsent.utils.io import cache_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def quiet_libraries() -> None:
+    """Silence library load reports and progress bars that are not xlsent's own."""
+    import datasets
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Parallel data: readers, cleaning filters, negatives, bundled datasets."""

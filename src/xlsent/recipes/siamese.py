@@ -1,0 +1,301 @@
+"""Siamese fine-tuning over a frozen multilingual encoder ("mBERT-SF").
+
+Huang, Liang, Wu, Zhu & Yu (2023). *Cross-lingual Sentence Embedding for
+Low-resource Chinese-Vietnamese Based on Contrastive Learning.* ACM TALLIP
+22(6), Article 176. doi:10.1145/3589341
+
+Method (paper §3, §4.2): a sentence vector is the mean of one hidden layer of a
+frozen multilingual encoder (the 7th for mBERT); a shared, dimension-preserving
+head (FC + dropout 0.2) maps both languages; the head is trained with the
+contrastive loss of Eq. (2) (margin 1.0 on Euclidean distance, label 0 =
+parallel, 1 = non-parallel) on parallel pairs plus as many non-parallel pairs
+built from the same data; Adam, lr 5e-6, batch 64, 70 epochs; outputs are
+normalised unit → center → unit. Defaults in ``configs/siamese.yaml``.
+
+Ablation switches (paper tables): ``head.type`` (Table 6), ``loss.distance``
+(Table 7), ``features.layer`` / ``features.pooling`` (Table 8),
+``negatives.use_negatives`` (Table 9), ``negatives.strategy`` (Table 13).
+
+Decisions where the paper is silent or ambiguous:
+
+* **Frozen encoder.** Only the head trains (the text says the fine-tuning layer
+  is "reverse optimized"; nothing updates the encoder). Features are therefore
+  computed once and cached on disk, keyed by model, feature spec and text.
+* **"7th hidden layer"** = ``hidden_states[7]``, the output of the 7th
+  transformer layer (index 0 is the embedding output). The encoder is cut to the
+  deepest layer needed. "Mean of all layers" averages layers 1..L.
+* **Mean pooling** includes the special tokens, as sentence-transformers' mean
+  pooling does; the model's default prompt ("passage: " for e5) is kept.
+* **Head**: FC with bias, **initialised to the identity**, so training starts
+  from the encoder's own geometry (a random init would discard it).
+* **Input normalisation** (``features.normalize_input``, default on): encoder
+  features are unit-normalised before the head, so the margin 1.0 is on the
+  scale of the distances (0..2); raw mean-pooled hidden states have norms that
+  vary by layer and model.
+* **Negatives**: ``random`` draws another pair's target once, as the paper's
+  Table 3 does; ``worst`` is the most similar non-parallel target under the
+  *current* head, re-mined over the whole training pool each epoch;
+  ``average`` averages the negative term over ``average_k`` random targets.
+  A target with the same text as the gold is never a negative.
+* **Center** = mean of the unit-normalised head outputs on the training
+  sentences (both sides), estimated after training and stored in the model.
+* **No checkpoint selection on test data**: the last epoch is the model.
+* **Checkpoint/resume**: the head and optimiser are saved atomically after
+  every epoch; rerunning into the same output folder with the same config
+  resumes from the last finished epoch.
+
+Output folder: ``model/`` (a sentence-transformers model: Transformer cut to the
+needed layers → :class:`~xlsent.modules.HiddenLayerPooling` → Normalize →
+:class:`~xlsent.modules.SiameseHead` → :class:`~xlsent.modules.CenterNormalize`),
+``config.yaml``, ``metrics.json``, ``train_log.jsonl``, ``checkpoint.pt``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from xlsent.data.loading import load_pairs
+from xlsent.data.negatives import build_negatives
+from xlsent.encoding.layer_features import LayerFeatures, load_cut_transformer, parse_spec
+from xlsent.losses.siamese_contrastive_loss import contrastive_loss
+from xlsent.models.registry import load_model, resolve_model_path
+from xlsent.modules import CenterNormalize, HiddenLayerPooling, SiameseHead
+from xlsent.utils.config import dump_config
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
+
+
+@dataclass
+class SiameseResult:
+    """A trained siamese head plus what is needed to encode with it from cached features."""
+
+    config: dict
+    output: Path
+    model_path: Path
+    features: LayerFeatures
+    spec: str
+    head: SiameseHead
+    center: CenterNormalize | None
+    normalize_input: bool
+    log: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @torch.no_grad()
+    def transform(self, feats: np.ndarray) -> np.ndarray:
+        x = torch.from_numpy(np.asarray(feats, dtype=np.float32))
+        if self.normalize_input:
+            x = torch.nn.functional.normalize(x, dim=-1)
+        self.head.eval()
+        y = self.head.transform(x)
+        y = self.center.apply(y) if self.center is not None else torch.nn.functional.normalize(y, dim=-1)
+        return y.numpy()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Embeddings of the trained model, computed from the feature cache."""
+        return self.transform(self.features.get(texts, [self.spec])[self.spec])
+
+
+def feature_spec(cfg: dict) -> str:
+    return f"{cfg['features']['pooling']}:{cfg['features']['layer']}"
+
+
+def base_encoder(model, features: LayerFeatures) -> Callable[[list[str]], np.ndarray]:
+    """``encode`` for the unchanged base model; from cached features when its pipeline is mean pooling."""
+    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    from xlsent.encoding.embed import embed
+
+    mods = list(model)
+    mean_pool = (
+        len(mods) in (2, 3)
+        and isinstance(mods[0], Transformer)
+        and isinstance(mods[1], Pooling)
+        and mods[1].pooling_mode == "mean"
+        and (len(mods) == 2 or isinstance(mods[2], Normalize))
+    )
+    if mean_pool:
+        def from_cache(texts: list[str]) -> np.ndarray:
+            x = features.get(texts, ["mean:last"])["mean:last"]
+            return x / np.linalg.norm(x, axis=1, keepdims=True) if len(mods) == 3 else x
+
+        return from_cache
+    return lambda texts: embed(model, texts, show_progress=False)
+
+
+def _config_hash(cfg: dict) -> str:
+    relevant = {k: v for k, v in cfg.items() if k != "eval"}
+    return hashlib.sha1(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _build_head(cfg: dict, dim: int) -> SiameseHead:
+    h = cfg["head"]
+    return SiameseHead(dim, head_type=h["type"], dropout=h["dropout"], identity_init=h["identity_init"])
+
+
+def train_siamese(cfg: dict, output: str | Path, console=None, progress: bool = True) -> SiameseResult:
+    """Train the siamese head as configured; write the model folder and run files into ``output``."""
+    from rich.console import Console
+
+    console = console or Console(stderr=True)
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    cfg = copy.deepcopy(cfg)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+
+    # 1. Frozen encoder and its cached features
+    model_path = resolve_model_path(cfg["model"])
+    base = load_model(str(model_path))
+    lf = LayerFeatures(base, model_path, batch_size=cfg["features"]["batch_size"])
+    spec = feature_spec(cfg)
+    _, layers = parse_spec(spec, lf.num_layers)
+
+    # 2. Training pairs, cleaned with counts, sampled
+    t = cfg["train"]
+    seed = int(cfg["optim"]["seed"])
+    loaded = load_pairs(
+        t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True, t["sample"], seed
+    )
+    for line in loaded.notes():
+        console.print(f"[dim]{line}[/dim]")
+    src_texts, tgt_texts = list(loaded.dataset["src"]), list(loaded.dataset["tgt"])
+    if len(src_texts) < 2:
+        raise XlsentError(f"{t['pairs']}: only {len(src_texts)} pair(s) left after cleaning — need at least 2")
+
+    # 3. Features (computed once, cached on disk)
+    feats = lf.get(src_texts + tgt_texts, [spec], show_progress=progress)[spec]
+    x_all = torch.from_numpy(feats)
+    if cfg["features"]["normalize_input"]:
+        x_all = torch.nn.functional.normalize(x_all, dim=-1)
+    xs, xt = x_all[: len(src_texts)], x_all[len(src_texts) :]
+    dim = xs.shape[1]
+
+    # 4. Head, optimiser, resume
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    head = _build_head(cfg, dim)
+    opt = torch.optim.Adam(head.parameters(), lr=float(cfg["optim"]["lr"]))
+    ckpt_path = output / "checkpoint.pt"
+    chash = _config_hash(cfg)
+    start_epoch, log = 0, []
+    if ckpt_path.exists():
+        ckpt = torch.load(ckpt_path, weights_only=False)
+        if ckpt.get("config_hash") == chash:
+            head.load_state_dict(ckpt["head"])
+            opt.load_state_dict(ckpt["optim"])
+            rng.bit_generator.state = ckpt["rng"]
+            torch.set_rng_state(ckpt["torch_rng"])
+            start_epoch, log = ckpt["epoch"], ckpt["log"]
+            console.print(f"resuming from {ckpt_path} after epoch {start_epoch}")
+        else:
+            console.print(f"[yellow]{ckpt_path} belongs to another config; starting afresh[/yellow]")
+
+    n = len(src_texts)
+    neg_cfg = cfg["negatives"]
+    margin, distance = float(cfg["loss"]["margin"]), cfg["loss"]["distance"]
+    batch_size, epochs = int(cfg["optim"]["batch_size"]), int(cfg["optim"]["epochs"])
+    fixed_random = None
+    from rich.progress import Progress
+
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("siamese epochs", total=epochs, completed=start_epoch)
+        for epoch in range(start_epoch, epochs):
+            t0 = time.perf_counter()
+            # pairs of this epoch: positives (label 0) + negatives (label 1)
+            pos_src = np.arange(n)
+            pos_tgt = np.arange(n)[:, None]
+            if neg_cfg["use_negatives"]:
+                if neg_cfg["strategy"] == "worst":
+                    head.eval()
+                    with torch.no_grad():
+                        vs, vt = head.transform(xs).numpy(), head.transform(xt).numpy()
+                    neg_src, neg_tgt = build_negatives("worst", tgt_texts, rng, neg_cfg["per_positive"], src_vecs=vs, tgt_vecs=vt)
+                else:
+                    if fixed_random is None:  # drawn once, as the paper's fixed training set
+                        fixed_random = build_negatives(
+                            neg_cfg["strategy"], tgt_texts, np.random.default_rng(seed), neg_cfg["per_positive"], neg_cfg["average_k"]
+                        )
+                    neg_src, neg_tgt = fixed_random
+            else:
+                neg_src, neg_tgt = np.zeros(0, np.int64), np.zeros((0, 1), np.int64)
+            head.train()
+            losses = []
+            # positives and negatives are shuffled together into batches of `batch_size` pairs
+            items = np.concatenate([np.zeros(n, np.int64), np.ones(len(neg_src), np.int64)])
+            rows = np.concatenate([np.arange(n), np.arange(len(neg_src))])
+            order = rng.permutation(len(items))
+            for s in range(0, len(order), batch_size):
+                sel = order[s : s + batch_size]
+                lab, row = items[sel], rows[sel]
+                loss = torch.zeros(())
+                is_pos = lab == 0
+                if is_pos.any():
+                    a = head.transform(xs[pos_src[row[is_pos]]])
+                    b = head.transform(xt[pos_tgt[row[is_pos], 0]])
+                    loss = loss + contrastive_loss(a, b, torch.zeros(len(a)), margin, distance, "sum")
+                if (~is_pos).any():
+                    r = row[~is_pos]
+                    a = head.transform(xs[neg_src[r]])
+                    k = neg_tgt.shape[1]
+                    b = head.transform(xt[torch.from_numpy(neg_tgt[r].reshape(-1))]).reshape(len(r), k, -1)
+                    b = b[:, 0] if k == 1 else b
+                    loss = loss + contrastive_loss(a, b, torch.ones(len(r)), margin, distance, "sum")
+                loss = loss / len(sel)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(float(loss.detach()))
+            entry = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "pairs": len(items), "seconds": time.perf_counter() - t0}
+            log.append(entry)
+            with atomic_path(ckpt_path) as tmp:
+                torch.save(
+                    {"config_hash": chash, "epoch": epoch + 1, "head": head.state_dict(), "optim": opt.state_dict(),
+                     "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "log": log},
+                    tmp,
+                )
+            bar.advance(task)
+    write_text_atomic(output / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
+    if log:
+        console.print(f"trained {len(log)} epochs; final loss {log[-1]['loss']:.4f}")
+
+    # 5. Output normalisation: unit → center → unit, center from the training sentences
+    head.eval()
+    center = None
+    if list(cfg["output_norm"]) == ["unit", "center", "unit"]:
+        with torch.no_grad():
+            center = CenterNormalize(dim).fit(head.transform(x_all))
+    elif list(cfg["output_norm"]) != ["unit"]:
+        raise XlsentError(f"output_norm must be [unit, center, unit] or [unit], not {cfg['output_norm']}")
+
+    result = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg["features"]["normalize_input"]), log, loaded.notes())
+    save_siamese_model(result, base, output / "model", layers)
+    return result
+
+
+def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int]) -> Path:
+    """Write a sentence-transformers folder equivalent to :meth:`SiameseResult.encode`."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize
+
+    transformer = load_cut_transformer(result.model_path, max(layers))
+    dim = int(transformer.auto_model.config.hidden_size)
+    modules = [transformer, HiddenLayerPooling(layers, result.config["features"]["pooling"], dim)]
+    if result.normalize_input:
+        modules.append(Normalize())
+    modules.append(copy.deepcopy(result.head).eval())
+    modules.append(copy.deepcopy(result.center) if result.center is not None else Normalize())
+    st = SentenceTransformer(
+        modules=modules, prompts=dict(base.prompts), default_prompt_name=base.default_prompt_name, device="cpu"
+    )
+    with atomic_path(path) as tmp:
+        st.save(str(tmp))
+    return path

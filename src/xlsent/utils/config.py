@@ -1,0 +1,76 @@
+"""Recipe configs are data: YAML defaults, a user YAML file, then ``--set key=value`` overrides.
+
+Keys are dotted paths (``train.sample=2016``); values are parsed as YAML
+scalars (``true``, ``5e-6``, ``[7, 8]``). An unknown key is an error that lists
+the valid ones. The merged config is saved next to every run's outputs.
+"""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from xlsent.utils.errors import XlsentError
+
+
+def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _set(d: dict, dotted: str, value: Any, valid: set[str], source: str) -> None:
+    if dotted not in valid:
+        close = sorted(k for k in valid if k.split(".")[-1] == dotted.split(".")[-1])
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise XlsentError(f"{source}: unknown config key '{dotted}'{hint} — valid keys: {', '.join(sorted(valid))}")
+    node = d
+    parts = dotted.split(".")
+    for p in parts[:-1]:
+        node = node[p]
+    node[parts[-1]] = value
+
+
+def default_config(recipe: str) -> dict:
+    text = resources.files("xlsent").joinpath("configs", f"{recipe}.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def load_config(recipe: str, config_file: str | Path | None = None, overrides: list[str] | None = None) -> dict:
+    cfg = default_config(recipe)
+    valid = set(_flatten(cfg))
+    if config_file:
+        path = Path(config_file)
+        if not path.exists():
+            raise XlsentError(f"{path}: no such config file — check the path")
+        try:
+            user = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise XlsentError(f"{path}: not valid YAML ({exc})") from None
+        if not isinstance(user, dict):
+            raise XlsentError(f"{path}: expected a mapping of config keys")
+        for key, value in _flatten(user).items():
+            _set(cfg, key, value, valid, str(path))
+    for item in overrides or []:
+        if "=" not in item:
+            raise XlsentError(f"--set {item!r}: expected key=value, e.g. --set train.epochs=10")
+        key, raw = item.split("=", 1)
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        _set(cfg, key.strip(), value, valid, "--set")
+    return cfg
+
+
+def dump_config(cfg: dict) -> str:
+    return yaml.safe_dump(copy.deepcopy(cfg), sort_keys=False, allow_unicode=True)
