@@ -41,7 +41,7 @@ class ReadReport:
         return [f"{self.source}: skipped {n} line(s): {why}" for why, n in self.skipped.items()]
 
 
-def _read_lines(path: Path) -> list[str]:
+def read_lines(path: Path) -> list[str]:
     if not path.exists():
         raise XlsentError(f"{path}: no such file — check the path")
     if path.is_dir():
@@ -88,7 +88,7 @@ class _Collector:
 def read_tsv(path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
     path = Path(path)
     c = _Collector(path, on_bad_lines)
-    lines = _read_lines(path)
+    lines = read_lines(path)
     start = 0
     first = lines[0].split("\t")
     if len(first) == 2 and (all(LANG_CODE.match(x.strip()) for x in first) or [x.strip() for x in first] == ["src", "tgt"]):
@@ -111,7 +111,7 @@ def read_tsv(path: str | Path, on_bad_lines: str = "error", src_lang: str | None
 def read_jsonl(path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
     path = Path(path)
     c = _Collector(path, on_bad_lines)
-    for i, line in enumerate(_read_lines(path), 1):
+    for i, line in enumerate(read_lines(path), 1):
         if not line.strip():
             c.bad(i, "blank line", "remove blank lines")
             continue
@@ -131,7 +131,7 @@ def read_jsonl(path: str | Path, on_bad_lines: str = "error", src_lang: str | No
 
 def read_moses(src_path: str | Path, tgt_path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
     src_path, tgt_path = Path(src_path), Path(tgt_path)
-    a, b = _read_lines(src_path), _read_lines(tgt_path)
+    a, b = read_lines(src_path), read_lines(tgt_path)
     if len(a) != len(b):
         raise InputFormatError(
             tgt_path,

@@ -112,7 +112,9 @@ class LayerFeatures:
         return self._cut_models[deepest]
 
     def cache(self, spec: str) -> FeatureCache:
-        return FeatureCache(self.cache_root / self.fingerprint / spec.replace(":", "-"))
+        mode, layers = parse_spec(spec, self.num_layers)
+        name = f"{mode}-all" if spec.endswith(":all") else f"{mode}-{layers[0]}"
+        return FeatureCache(self.cache_root / self.fingerprint / name)
 
     @torch.inference_mode()
     def compute(self, texts: Sequence[str], specs: Sequence[str], show_progress: bool = True) -> dict[str, np.ndarray]:

@@ -62,6 +62,7 @@ from typing import Callable
 
 import numpy as np
 import torch
+from rich.markup import escape
 
 from xlsent.data.loading import load_pairs
 from xlsent.data.negatives import build_negatives
@@ -146,7 +147,7 @@ def train_siamese(cfg: dict, output: str | Path, console=None, progress: bool = 
     """Train the siamese head as configured; write the model folder and run files into ``output``."""
     from rich.console import Console
 
-    console = console or Console(stderr=True)
+    console = console or Console(stderr=True, emoji=False)
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
@@ -166,7 +167,7 @@ def train_siamese(cfg: dict, output: str | Path, console=None, progress: bool = 
         t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True, t["sample"], seed
     )
     for line in loaded.notes():
-        console.print(f"[dim]{line}[/dim]")
+        console.print(f"[dim]{escape(line)}[/dim]")
     src_texts, tgt_texts = list(loaded.dataset["src"]), list(loaded.dataset["tgt"])
     if len(src_texts) < 2:
         raise XlsentError(f"{t['pairs']}: only {len(src_texts)} pair(s) left after cleaning — need at least 2")
@@ -299,3 +300,21 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
     with atomic_path(path) as tmp:
         st.save(str(tmp))
     return path
+
+
+def evaluate_run(result: SiameseResult, console=None) -> dict:
+    """Base vs trained retrieval on the held-out ``eval.pairs`` pool (reported, never used for selection)."""
+    from xlsent.evaluation.retrieval import evaluate_retrieval
+
+    e = result.config["eval"]
+    held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(result.config["optim"]["seed"]))
+    src, tgt = list(held.dataset["src"]), list(held.dataset["tgt"])
+    base = evaluate_retrieval(src, tgt, base_encoder(result.features.model, result.features), "base", e["similarity"])
+    trained = evaluate_retrieval(src, tgt, result.encode, str(result.output / "model"), e["similarity"])
+    return {
+        "eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": int(result.config["optim"]["seed"])},
+        "base": base.to_dict(),
+        "trained": trained.to_dict(),
+        "train_log": result.log,
+        "data_notes": result.notes,
+    }

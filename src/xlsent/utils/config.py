@@ -30,7 +30,9 @@ def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
 
 def _set(d: dict, dotted: str, value: Any, valid: set[str], source: str) -> None:
     if dotted not in valid:
-        close = sorted(k for k in valid if k.split(".")[-1] == dotted.split(".")[-1])
+        import difflib
+
+        close = difflib.get_close_matches(dotted, sorted(valid), n=3, cutoff=0.6)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise XlsentError(f"{source}: unknown config key '{dotted}'{hint} — valid keys: {', '.join(sorted(valid))}")
     node = d

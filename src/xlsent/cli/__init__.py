@@ -1,0 +1,1 @@
+"""The ``xlsent`` command line (typer + rich)."""

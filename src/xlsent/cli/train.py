@@ -1,0 +1,35 @@
+"""``xlsent train <recipe>``: config file + ``--set`` overrides → a sentence-transformers model folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from xlsent.cli.common import console, err_console
+from xlsent.utils.config import dump_config, load_config
+from xlsent.utils.io import write_json_atomic
+
+app = typer.Typer(help="Train a model with one of the recipes.", no_args_is_help=True)
+
+
+@app.command("siamese")
+def siamese(
+    output: Path = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json, logs)"),
+    config: Path = typer.Option(None, "--config", "-c", help="YAML file overriding configs/siamese.yaml"),
+    set_: list[str] = typer.Option([], "--set", help="key=value override, repeatable (e.g. --set optim.epochs=10)"),
+    show_config: bool = typer.Option(False, help="print the merged config and exit"),
+) -> None:
+    """Siamese fine-tuning over a frozen encoder (Huang et al. 2023, "mBERT-SF")."""
+    from xlsent.recipes.siamese import evaluate_run, train_siamese
+
+    cfg = load_config("siamese", config, set_)
+    if show_config:
+        console.print(dump_config(cfg), markup=False)
+        return
+    result = train_siamese(cfg, output, console=err_console)
+    metrics = evaluate_run(result, err_console)
+    write_json_atomic(output / "metrics.json", metrics)
+    console.print(json.dumps({k: metrics[k] for k in ("eval_pool", "base", "trained")}, indent=2), markup=False)
+    console.print(f"model: {output / 'model'}  (SentenceTransformer('{output / 'model'}'))")

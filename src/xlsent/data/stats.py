@@ -1,0 +1,53 @@
+"""Corpus statistics: sizes, languages, lengths, and a tokenizer's coverage per language."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from xlsent.data.cleaning import count_words
+
+
+def length_summary(texts: list[str]) -> dict:
+    words = np.array([count_words(t) for t in texts])
+    if not len(words):
+        return {}
+    return {
+        "min": int(words.min()),
+        "median": float(np.median(words)),
+        "mean": float(words.mean()),
+        "p95": float(np.percentile(words, 95)),
+        "max": int(words.max()),
+    }
+
+
+def tokenizer_stats(tokenizer, texts: list[str]) -> dict:
+    """Unknown-token rate (share of pieces that are ``unk``) and pieces per word."""
+    enc = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    pieces = sum(len(e) for e in enc)
+    unk = tokenizer.unk_token_id
+    n_unk = sum(sum(1 for i in e if i == unk) for e in enc) if unk is not None else 0
+    words = sum(count_words(t) for t in texts)
+    return {
+        "unk_rate": n_unk / pieces if pieces else 0.0,
+        "pieces_per_word": pieces / words if words else 0.0,
+    }
+
+
+def corpus_stats(dataset, tokenizer=None) -> dict:
+    """Pairs, languages and per-language length (and tokenizer) statistics of a pairs dataset."""
+    by_lang: dict[str, list[str]] = defaultdict(list)
+    src_langs = dataset["src_lang"] if "src_lang" in dataset.column_names else [""] * len(dataset)
+    tgt_langs = dataset["tgt_lang"] if "tgt_lang" in dataset.column_names else [""] * len(dataset)
+    for s, t, sl, tl in zip(dataset["src"], dataset["tgt"], src_langs, tgt_langs):
+        by_lang[sl or "src"].append(s)
+        by_lang[tl or "tgt"].append(t)
+    langs = {}
+    for lang, texts in by_lang.items():
+        unique = list(dict.fromkeys(texts))
+        entry = {"sentences": len(texts), "unique": len(unique), "words": length_summary(unique)}
+        if tokenizer is not None:
+            entry.update(tokenizer_stats(tokenizer, unique))
+        langs[lang] = entry
+    return {"pairs": len(dataset), "languages": langs}

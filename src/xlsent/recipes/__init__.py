@@ -1,0 +1,1 @@
+"""Training recipes, one method per file, each citing its paper."""

@@ -1,0 +1,1 @@
+"""Run reports: plots (matplotlib) and self-contained HTML."""
