@@ -143,8 +143,17 @@ def _build_head(cfg: dict, dim: int) -> SiameseHead:
     return SiameseHead(dim, head_type=h["type"], dropout=h["dropout"], identity_init=h["identity_init"])
 
 
-def train_siamese(cfg: dict, output: str | Path, console=None, progress: bool = True) -> SiameseResult:
-    """Train the siamese head as configured; write the model folder and run files into ``output``."""
+def train_siamese(
+    cfg: dict,
+    output: str | Path,
+    console=None,
+    progress: bool = True,
+    on_epoch_end: Callable[[int], None] | None = None,
+) -> SiameseResult:
+    """Train the siamese head as configured; write the model folder and run files into ``output``.
+
+    ``on_epoch_end(epoch)`` is called after each epoch's checkpoint is written.
+    """
     from rich.console import Console
 
     console = console or Console(stderr=True, emoji=False)
@@ -264,6 +273,8 @@ def train_siamese(cfg: dict, output: str | Path, console=None, progress: bool = 
                     tmp,
                 )
             bar.advance(task)
+            if on_epoch_end is not None:
+                on_epoch_end(epoch + 1)
     write_text_atomic(output / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
     if log:
         console.print(f"trained {len(log)} epochs; final loss {log[-1]['loss']:.4f}")

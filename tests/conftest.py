@@ -1,0 +1,95 @@
+"""Shared fixtures: a tiny randomly-initialised BERT sentence-transformer built in the test, and an isolated cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+WORDS = (
+    "god is good the river is wide water light earth heaven mulungu ndi wabwino mtsinje madzi kuwala dziko "
+    "kumwamba and of in a to he she they we you it was were be have has said unto lord chala nyumba"
+).split()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("xlsent-cache")
+    old = os.environ.get("XLSENT_CACHE_DIR")
+    os.environ["XLSENT_CACHE_DIR"] = str(cache)
+    if os.environ.get("XLSENT_TEST_MODEL_CACHE"):
+        # reuse a prepared e5-small between test runs (local convenience only)
+        (cache / "models").mkdir(exist_ok=True)
+        src = Path(os.environ["XLSENT_TEST_MODEL_CACHE"])
+        if src.exists():
+            os.symlink(src, cache / "models" / "e5-small")
+    yield cache
+    if old is None:
+        os.environ.pop("XLSENT_CACHE_DIR", None)
+    else:
+        os.environ["XLSENT_CACHE_DIR"] = old
+
+
+def build_tiny_model(path: Path, layers: int = 3, hidden: int = 32, seed: int = 0, prompt: str = "") -> Path:
+    """A random BERT (WordLevel tokenizer over WORDS) saved as Transformer → mean Pooling → Normalize."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    torch.manual_seed(seed)
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab = {w: i for i, w in enumerate(specials + sorted(set(WORDS)) + list(".,:?!"))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])]
+    )
+    hf_tok = PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        mask_token="[MASK]", model_max_length=64,
+    )
+    cfg = BertConfig(
+        vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
+        intermediate_size=2 * hidden, max_position_embeddings=64,
+    )
+    hf_dir = path.parent / (path.name + "-hf")
+    BertModel(cfg, add_pooling_layer=False).save_pretrained(hf_dir)
+    hf_tok.save_pretrained(hf_dir)
+    tr = Transformer(str(hf_dir), max_seq_length=64)
+    prompts = {"passage": prompt} if prompt else None
+    st = SentenceTransformer(
+        modules=[tr, Pooling(hidden, pooling_mode="mean"), Normalize()], device="cpu",
+        prompts=prompts, default_prompt_name="passage" if prompt else None,
+    )
+    st.save(str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture
+def pairs_tsv(tmp_path) -> Path:
+    """40 toy en–ny pairs (distinct texts) in TSV with a language header."""
+    import random
+
+    rng = random.Random(0)
+    en = [w for w in WORDS[:12]]
+    ny = [w for w in WORDS[13:22]]
+    rows, seen = [], set()
+    while len(rows) < 40:
+        a = " ".join(rng.choice(en) for _ in range(6))
+        b = " ".join(rng.choice(ny) for _ in range(6))
+        if a in seen:
+            continue
+        seen.add(a)
+        rows.append(f"{a}\t{b}")
+    p = tmp_path / "pairs.tsv"
+    p.write_text("en\tny\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return p

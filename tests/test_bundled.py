@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from xlsent.data.bundled import load_bundled
+from xlsent.utils.errors import XlsentError
+
+
+def test_bible_split_has_no_leakage():
+    train, test = load_bundled("bible-en-ny:train"), load_bundled("bible-en-ny:test")
+    assert len(train) == 23145 and len(test) == 7957
+    assert set(train["book"]).isdisjoint(set(test["book"]))
+    assert train[0]["id"] == "Genesis 1:1" and "Mulungu" in train[0]["tgt"]
+    assert test[0]["book"] == "Matthew"
+
+
+def test_udhr_bundle_is_nfc_and_selectable():
+    ds = load_bundled("udhr")
+    assert len(set(ds["tgt_lang"])) == 47
+    vie = load_bundled("udhr:vie")
+    assert all(unicodedata.is_normalized("NFC", t) for t in vie["tgt"])
+    assert len(vie) == 60 and vie[0]["id"] == "preamble.1"
+    with pytest.raises(XlsentError, match="udhr has no language"):
+        load_bundled("udhr:xxx")
+    with pytest.raises(XlsentError, match="unknown dataset"):
+        load_bundled("bible")
