@@ -62,8 +62,10 @@ def transformer_subfolder(model_path: str | Path) -> str:
     return "" if first.get("path") in ("", None) else first["path"]
 
 
-def load_cut_transformer(model_path: str | Path, num_layers: int):
-    """The model's Transformer module with only its first ``num_layers`` layers, returning hidden states.
+def load_cut_transformer(model_path: str | Path, num_layers: int, hidden_states: bool = True):
+    """The model's Transformer module with only its first ``num_layers`` layers.
+
+    ``hidden_states`` sets ``config.output_hidden_states`` (needed by layer-averaging modules).
 
     Loaded afresh from disk (never by editing a live model: Hugging Face
     records hidden states with hooks that keep the layer count they first saw).
@@ -74,7 +76,7 @@ def load_cut_transformer(model_path: str | Path, num_layers: int):
         str(model_path),
         subfolder=transformer_subfolder(model_path),
         local_files_only=True,
-        config_kwargs={"num_hidden_layers": int(num_layers), "output_hidden_states": True},
+        config_kwargs={"num_hidden_layers": int(num_layers), "output_hidden_states": hidden_states},
     )
 
 

@@ -44,9 +44,11 @@ Decisions where the paper is silent or ambiguous:
   every epoch; rerunning into the same output folder with the same config
   resumes from the last finished epoch.
 
-Output folder: ``model/`` (a sentence-transformers model: Transformer cut to the
-needed layers → :class:`~xlsent.modules.HiddenLayerPooling` → Normalize →
-:class:`~xlsent.modules.SiameseHead` → :class:`~xlsent.modules.CenterNormalize`),
+Output folder: ``model/`` — a sentence-transformers model built only from
+sentence-transformers' own modules (Transformer cut to the needed layers →
+Pooling → Normalize → Dense head → Dropout → Normalize → Dense centering →
+Normalize; see :func:`save_siamese_model`), so ``SentenceTransformer(path)``
+loads it without ``trust_remote_code``;
 ``config.yaml``, ``metrics.json``, ``train_log.jsonl``, ``checkpoint.pt``.
 """
 
@@ -69,7 +71,7 @@ from xlsent.data.negatives import build_negatives
 from xlsent.encoding.layer_features import LayerFeatures, load_cut_transformer, parse_spec
 from xlsent.losses.siamese_contrastive_loss import contrastive_loss
 from xlsent.models.registry import load_model, resolve_model_path
-from xlsent.modules import CenterNormalize, HiddenLayerPooling, SiameseHead
+from xlsent.modules import CenterNormalize, SiameseHead
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
@@ -294,17 +296,45 @@ def train_siamese(
 
 
 def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int]) -> Path:
-    """Write a sentence-transformers folder equivalent to :meth:`SiameseResult.encode`."""
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Normalize
+    """Write a sentence-transformers folder equivalent to :meth:`SiameseResult.encode`.
 
-    transformer = load_cut_transformer(result.model_path, max(layers))
+    Only sentence-transformers' own modules are used, so ``SentenceTransformer(path)``
+    loads it in any process (sentence-transformers ≥ 6 refuses other module
+    classes without ``trust_remote_code=True``):
+
+    * layer k → the Transformer cut to k layers (its last hidden state is
+      ``hidden_states[k]``) + ``Pooling``; all layers → ``WeightedLayerPooling``
+      (uniform weights over layers 1..L) + ``Pooling``;
+    * :class:`SiameseHead` → ``Dense`` layer(s) with its activation + ``Dropout``;
+    * :class:`CenterNormalize` → ``Normalize`` → ``Dense`` (identity weight,
+      bias −center, no activation) → ``Normalize``.
+    """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Dense, Normalize
+    from sentence_transformers.sentence_transformer.modules import Dropout, Pooling, WeightedLayerPooling
+
+    mode = result.config["features"]["pooling"]
+    all_layers = len(layers) > 1
+    transformer = load_cut_transformer(result.model_path, max(layers), hidden_states=all_layers)
     dim = int(transformer.auto_model.config.hidden_size)
-    modules = [transformer, HiddenLayerPooling(layers, result.config["features"]["pooling"], dim)]
+    modules: list = [transformer]
+    if all_layers:
+        if layers != list(range(1, max(layers) + 1)):
+            raise XlsentError(f"layers {layers}: only a single layer or all layers 1..L can be exported")
+        modules.append(WeightedLayerPooling(dim, num_hidden_layers=max(layers), layer_start=1))
+    modules.append(Pooling(dim, pooling_mode=mode))
     if result.normalize_input:
         modules.append(Normalize())
-    modules.append(copy.deepcopy(result.head).eval())
-    modules.append(copy.deepcopy(result.center) if result.center is not None else Normalize())
+    act = {"linear": torch.nn.Identity(), "tanh": torch.nn.Tanh(), "relu": torch.nn.ReLU(), "tanh2": torch.nn.Tanh()}
+    for fc in result.head.fcs:
+        modules.append(Dense(dim, dim, bias=True, activation_function=act[result.head.head_type],
+                             init_weight=fc.weight.detach().clone(), init_bias=fc.bias.detach().clone()))
+    modules.append(Dropout(result.head.dropout))
+    modules.append(Normalize())
+    if result.center is not None:
+        modules.append(Dense(dim, dim, bias=True, activation_function=torch.nn.Identity(),
+                             init_weight=torch.eye(dim), init_bias=-result.center.center.detach().clone()))
+        modules.append(Normalize())
     st = SentenceTransformer(
         modules=modules, prompts=dict(base.prompts), default_prompt_name=base.default_prompt_name, device="cpu"
     )

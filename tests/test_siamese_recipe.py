@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import build_tiny_model
+from xlsent.recipes.siamese import evaluate_run, train_siamese
+from xlsent.utils.config import load_config
+from xlsent.utils.errors import XlsentError
+
+
+@pytest.fixture(scope="module")
+def prompted_model(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("m") / "tiny-prompt", layers=3, prompt="passage: ")
+
+
+def _cfg(model, pairs, **over):
+    sets = [f"{k}={v}" for k, v in over.items()]
+    cfg = load_config("siamese", overrides=["features.layer=2", "optim.epochs=3", "optim.lr=1e-3", "train.sample=0",
+                                            "train.min_words=0", "eval.sample=0", *sets])
+    cfg["model"] = str(model)
+    cfg["train"]["pairs"] = str(pairs)
+    cfg["eval"]["pairs"] = str(pairs)
+    return cfg
+
+
+def test_saved_model_reloads_in_fresh_process_with_same_embeddings(prompted_model, pairs_tsv, tmp_path):
+    out = tmp_path / "run"
+    result = train_siamese(_cfg(prompted_model, pairs_tsv), out, progress=False)
+    texts = ["god is good and the river is wide", "mulungu ndi wabwino madzi", "he said unto them"]
+    ours = result.encode(texts)
+    code = (
+        "import json,sys; from sentence_transformers import SentenceTransformer; "
+        f"m = SentenceTransformer({str(out / 'model')!r}, device='cpu'); "
+        f"print(json.dumps(m.encode({texts!r}).tolist()))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    theirs = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
+    np.testing.assert_allclose(theirs, ours, atol=1e-5)
+    types = [m["type"] for m in json.loads((out / "model" / "modules.json").read_text())]
+    assert all(t.startswith("sentence_transformers.") for t in types) and "Dense" in types[-2]
+    for f in ("config.yaml", "train_log.jsonl", "checkpoint.pt"):
+        assert (out / f).exists()
+    # the head moved away from the identity and the loss is finite
+    assert len(result.log) == 3 and all(np.isfinite(e["loss"]) for e in result.log)
+    # xlsent's own evaluation numbers are what the saved model gives
+    metrics = evaluate_run(result)
+    from xlsent.data.readers import read_tsv
+    from xlsent.evaluation.retrieval import evaluate_retrieval
+    from sentence_transformers import SentenceTransformer
+
+    ds, _ = read_tsv(pairs_tsv)
+    st = SentenceTransformer(str(out / "model"), device="cpu")
+    direct = evaluate_retrieval(ds["src"], ds["tgt"], lambda t: st.encode(t), similarity="cosine")
+    assert direct.src2tgt["p@1"] == metrics["trained"]["src2tgt"]["p@1"]
+    assert direct.tgt2src["p@5"] == metrics["trained"]["tgt2src"]["p@5"]
+
+
+def test_interrupted_training_resumes_to_the_same_head(tiny_model, pairs_tsv, tmp_path):
+    cfg = _cfg(tiny_model, pairs_tsv, **{"optim.epochs": 4, "head.dropout": 0.0})
+    straight = train_siamese(cfg, tmp_path / "a", progress=False)
+
+    def crash(epoch):
+        if epoch == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_siamese(cfg, tmp_path / "b", progress=False, on_epoch_end=crash)
+    resumed = train_siamese(cfg, tmp_path / "b", progress=False)
+    assert [e["epoch"] for e in resumed.log] == [1, 2, 3, 4]
+    for p, q in zip(straight.head.parameters(), resumed.head.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"negatives.strategy": "random"},
+        {"negatives.strategy": "average", "negatives.average_k": 3},
+        {"negatives.use_negatives": "false"},
+        {"head.type": "tanh2", "loss.distance": "manhattan"},
+        {"features.pooling": "cls", "features.layer": "all", "output_norm": "[unit]"},
+    ],
+)
+def test_ablation_switches_train_and_save(tiny_model, pairs_tsv, tmp_path, over):
+    result = train_siamese(_cfg(tiny_model, pairs_tsv, **{"optim.epochs": 1, **over}), tmp_path / "r", progress=False)
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(str(tmp_path / "r" / "model"), device="cpu")
+    np.testing.assert_allclose(st.encode(["god is good"]), result.encode(["god is good"]), atol=1e-5)
+
+
+def test_too_few_pairs_is_a_clear_error(tiny_model, tmp_path):
+    p = tmp_path / "one.tsv"
+    p.write_text("god is good\tmulungu ndi wabwino\n", encoding="utf-8")
+    with pytest.raises(XlsentError, match="only 1 pair"):
+        train_siamese(_cfg(tiny_model, p), tmp_path / "r", progress=False)
+
+
+def test_config_rejects_unknown_keys_and_reads_files(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("optim:\n  epochs: 9\nhead:\n  type: tanh\n", encoding="utf-8")
+    cfg = load_config("siamese", f, ["loss.margin=0.5"])
+    assert cfg["optim"]["epochs"] == 9 and cfg["head"]["type"] == "tanh" and cfg["loss"]["margin"] == 0.5
+    assert cfg["optim"]["lr"] == 5e-6 and cfg["features"]["layer"] == 7  # paper defaults
+    with pytest.raises(XlsentError, match="did you mean optim.epochs"):
+        load_config("siamese", None, ["optim.epoch=3"])
+    with pytest.raises(XlsentError, match="expected key=value"):
+        load_config("siamese", None, ["optim.epochs"])
