@@ -15,7 +15,6 @@ import time
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import typer
 from rich.table import Table
 
@@ -31,9 +30,9 @@ def demo_command(
     """Train and evaluate the siamese recipe on English–Chichewa; write a report."""
     from xlsent.data.bundled import split_by_language
     from xlsent.data.loading import load_pairs
-    from xlsent.evaluation.retrieval import evaluate_many, evaluate_retrieval, mean_row
+    from xlsent.evaluation.retrieval import evaluate_many, mean_row
     from xlsent.models.registry import resolve_model_path
-    from xlsent.recipes.siamese import base_encoder, train_siamese
+    from xlsent.recipes.siamese import base_encoder, evaluate_run, train_siamese
     from xlsent.report.html import comparison_table, page
     from xlsent.report.plots import embedding_space_png
     from xlsent.utils.config import load_config
@@ -60,10 +59,11 @@ def demo_command(
     t = time.perf_counter()
     e = cfg["eval"]
     seed = int(cfg["optim"]["seed"])
+    metrics = evaluate_run(result)
+    write_json_atomic(output / "siamese" / "metrics.json", metrics)
+    nt_base, nt_trained = metrics["base"], metrics["trained"]
     nt = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=seed).dataset
     nt_src, nt_tgt = list(nt["src"]), list(nt["tgt"])
-    nt_base = evaluate_retrieval(nt_src, nt_tgt, base, "e5-small", e["similarity"], dataset=e["pairs"])
-    nt_trained = evaluate_retrieval(nt_src, nt_tgt, result.encode, "siamese", e["similarity"], dataset=e["pairs"])
     udhr = split_by_language(load_pairs("udhr", dedupe=False).dataset)
     groups = {lang: (list(p["src"]), list(p["tgt"]), "eng", lang) for lang, p in udhr.items()}
     u_base = evaluate_many(groups, base, "e5-small", e["similarity"], dataset="udhr")
@@ -80,8 +80,8 @@ def demo_command(
         return f"{x['p@1']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
     for d, name in (("tgt2src", "ny→en"), ("src2tgt", "en→ny")):
-        b, tr = getattr(nt_base, d), getattr(nt_trained, d)
-        table.add_row("Bible NT verses", str(nt_base.n), name, cell(b), cell(tr), f"{tr['p@1'] - b['p@1']:+.3f}")
+        b, tr = nt_base[d], nt_trained[d]
+        table.add_row("Bible NT verses", str(nt_base["n"]), name, cell(b), cell(tr), f"{tr['p@1'] - b['p@1']:+.3f}")
     for d, name in (("tgt2src", "xx→en"), ("src2tgt", "en→xx")):
         table.add_row(
             f"UDHR mean of {len(groups)} languages", str(sum(r.n for r in u_base)), name,
@@ -103,7 +103,7 @@ def demo_command(
     report = {
         "config": cfg,
         "model": str(output / "siamese" / "model"),
-        "bible_nt": {"base": nt_base.to_dict(), "trained": nt_trained.to_dict()},
+        "bible_nt": {"base": nt_base, "trained": nt_trained},
         "udhr": {
             "mean": {"base": mb, "trained": mt},
             "per_language": [{"base": b.to_dict(), "trained": t.to_dict()} for b, t in zip(u_base, u_trained)],
@@ -117,7 +117,7 @@ def demo_command(
     sections = [
         f"<p>Model: multilingual-e5-small (frozen) + siamese head trained on {len(result.log) and cfg['train']['sample']} "
         f"Old-Testament pairs; evaluated on held-out data only. Config: <code>{output / 'siamese' / 'config.yaml'}</code>.</p>",
-        comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base.n, nt_base.to_dict(), nt_trained.to_dict())]),
+        comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base["n"], nt_base, nt_trained)]),
         comparison_table(
             "UDHR paragraphs, per language",
             [(b.tgt_lang, b.n, b.to_dict(), t.to_dict()) for b, t in zip(u_base, u_trained)],
@@ -129,4 +129,3 @@ def demo_command(
              f"PCA of {n_plot} held-out NT verse pairs, English (red) and Chichewa (blue), before and after."),
     )
     console.print(f"wrote {output / 'report.json'}, {output / 'report.html'} in {timings['total']:.0f} s")
-    del np

@@ -350,8 +350,10 @@ def evaluate_run(result: SiameseResult, console=None) -> dict:
     e = result.config["eval"]
     held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(result.config["optim"]["seed"]))
     src, tgt = list(held.dataset["src"]), list(held.dataset["tgt"])
-    base = evaluate_retrieval(src, tgt, base_encoder(result.features.model, result.features), "base", e["similarity"])
-    trained = evaluate_retrieval(src, tgt, result.encode, str(result.output / "model"), e["similarity"])
+    base_name = str(result.config["model"])
+    base = evaluate_retrieval(src, tgt, base_encoder(result.features.model, result.features), base_name,
+                              e["similarity"], dataset=e["pairs"])
+    trained = evaluate_retrieval(src, tgt, result.encode, str(result.output / "model"), e["similarity"], dataset=e["pairs"])
     return {
         "eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": int(result.config["optim"]["seed"])},
         "base": base.to_dict(),
