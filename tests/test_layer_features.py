@@ -15,7 +15,7 @@ def test_cut_encoder_features_equal_full_hidden_states(tiny_model, tmp_path):
     model = load_model(str(tiny_model))
     lf = LayerFeatures(model, tiny_model, batch_size=2, cache_root=tmp_path)
     feats = lf.compute(TEXTS, ["mean:1", "cls:2", "mean:all"], show_progress=False)
-    batch = model[0].tokenize(TEXTS)
+    batch = model[0].preprocess(TEXTS)
     with torch.no_grad():
         hs = model[0].auto_model(
             input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True

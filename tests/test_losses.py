@@ -47,8 +47,8 @@ def test_loss_class_runs_through_a_sentence_transformer(tiny_model):
 
     model = SentenceTransformer(str(tiny_model), device="cpu")
     loss = SiameseContrastiveLoss(model, margin=1.0)
-    f1 = model.tokenize(["god is good", "the river is wide"])
-    f2 = model.tokenize(["mulungu ndi wabwino", "madzi"])
+    f1 = model.preprocess(["god is good", "the river is wide"])
+    f2 = model.preprocess(["mulungu ndi wabwino", "madzi"])
     value = loss([f1, f2], torch.tensor([0, 1]))
     value.backward()
     e1 = model.encode(["god is good", "the river is wide"], convert_to_tensor=True)

@@ -136,7 +136,7 @@ class LayerFeatures:
             task = progress.add_task("encoder features", total=len(texts))
             for start in range(0, len(texts), self.batch_size):
                 idx = order[start : start + self.batch_size]
-                batch = transformer.tokenize([prompted[i] for i in idx])
+                batch = transformer.preprocess([prompted[i] for i in idx])
                 batch = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
                 states = transformer.auto_model(**batch, output_hidden_states=True, return_dict=True).hidden_states
                 for spec, (mode, lay) in parsed.items():

@@ -271,7 +271,7 @@ def rebuild_e5_small(output: str | Path, variant: str = "original") -> Path:
         bert.save_pretrained(hf_dir, safe_serialization=True)
         hf_tok.save_pretrained(hf_dir)
         transformer = Transformer(str(hf_dir), max_seq_length=c["max_position_embeddings"])
-        pooling = Pooling(transformer.get_word_embedding_dimension(), pooling_mode="mean")
+        pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
         model = SentenceTransformer(
             modules=[transformer, pooling, Normalize()],
             prompts={"passage": "passage: ", "query": "query: "},

@@ -7,6 +7,7 @@ Nothing here ever downloads: hub access is switched off before loading.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ def quiet_libraries() -> None:
     transformers.utils.logging.disable_progress_bar()
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
+    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
 
 
 @dataclass(frozen=True)
