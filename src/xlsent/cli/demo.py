@@ -115,7 +115,7 @@ def demo_command(
     write_json_atomic(output / "report.json", report)
     (output / "embedding_space.png").write_bytes(png)
     sections = [
-        f"<p>Model: multilingual-e5-small (frozen) + siamese head trained on {len(result.log) and cfg['train']['sample']} "
+        f"<p>Model: multilingual-e5-small (frozen) + siamese head trained on {cfg['train']['sample']} "
         f"Old-Testament pairs; evaluated on held-out data only. Config: <code>{output / 'siamese' / 'config.yaml'}</code>.</p>",
         comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base["n"], nt_base, nt_trained)]),
         comparison_table(
