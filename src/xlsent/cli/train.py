@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import console, err_console
+from xlsent.cli.common import console, err_console, retrieval_table
 from xlsent.utils.config import dump_config, load_config
 from xlsent.utils.io import write_json_atomic
 
@@ -31,5 +30,7 @@ def siamese(
     result = train_siamese(cfg, output, console=err_console)
     metrics = evaluate_run(result, err_console)
     write_json_atomic(output / "metrics.json", metrics)
-    console.print(json.dumps({k: metrics[k] for k in ("eval_pool", "base", "trained")}, indent=2), markup=False)
+    rows = [{**metrics[k], "pool": f"{k} ({metrics['eval_pool']['pairs']})"} for k in ("base", "trained")]
+    console.print(retrieval_table(rows, f"held-out retrieval ({metrics['eval_pool']['n']} pairs)"))
+    console.print(f"metrics: {output / 'metrics.json'}")
     console.print(f"model: {output / 'model'}  (SentenceTransformer('{output / 'model'}'))")
