@@ -1,0 +1,1 @@
+"""Evaluations: retrieval (P@k both directions, margin, ties, bootstrap CIs)."""

