@@ -71,7 +71,7 @@ def demo_command(
     timings["evaluate"] = time.perf_counter() - t
 
     mb, mt = mean_row(u_base), mean_row(u_trained)
-    table = Table(title="base e5-small vs siamese-trained (P@1, tie-aware, cosine)")
+    table = Table(title=f"base e5-small vs siamese-trained (P@1, tie-aware, {e['similarity']})")
     for c in ("test pool", "n", "direction", "base P@1 [95% CI]", "trained P@1 [95% CI]", "Δ"):
         table.add_column(c, justify="left" if c in ("test pool", "direction") else "right")
 
