@@ -20,6 +20,7 @@ def embed_command(
     model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="registered name or local model folder"),
     batch_size: int = typer.Option(64, help="texts per batch (batches are sorted by token length)"),
     normalize: bool = typer.Option(False, help="L2-normalise the embeddings"),
+    chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
 ) -> None:
     """Embed every line of a file (blank lines are an error: they would shift the rows)."""
     from xlsent.encoding.embed import embed
@@ -31,7 +32,7 @@ def embed_command(
         if not t.strip():
             raise InputFormatError(input, i, "blank line", "remove it, or put a text on it; rows must match lines")
     st = load_model(model)
-    vecs = embed(st, texts, batch_size=batch_size, normalize=normalize)
+    vecs = embed(st, texts, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words)
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, vecs)

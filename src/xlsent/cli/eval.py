@@ -37,6 +37,7 @@ def retrieval(
     by_language: bool = typer.Option(None, help="one pool per target language (default: on for multi-language data)"),
     on_bad_lines: str = typer.Option("error", help="error | skip"),
     output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
+    chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
 ) -> None:
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs."""
     from xlsent.data.bundled import split_by_language
@@ -60,7 +61,7 @@ def retrieval(
     groups = {name: (list(p["src"]), list(p["tgt"]), (p["src_lang"][0] if "src_lang" in p.column_names else ""),
                      (p["tgt_lang"][0] if "tgt_lang" in p.column_names and split else "")) for name, p in parts.items()}
     st = load_model(model)
-    results = evaluate_many(groups, lambda texts: embed(st, texts), model, similarity, resamples, seed, k_nn, source)
+    results = evaluate_many(groups, lambda texts: embed(st, texts, chunk_words=chunk_words), model, similarity, resamples, seed, k_nn, source)
     rows = retrieval_rows(results)
     table = retrieval_table(rows, f"{model} on {source} ({similarity})")
     if len(results) > 1:
@@ -70,8 +71,160 @@ def retrieval(
         ])
     console.print(table)
     payload = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
+    _write(payload, output)
+
+
+def _write(payload, output: Path | None) -> None:
     if output:
         write_json_atomic(output, payload)
         console.print(f"wrote {output}")
     else:
         err_console.print("[dim](pass --output FILE.json to save the JSON)[/dim]")
+
+
+MODEL = typer.Option(..., "--model", "-m", help="registered name or local model folder")
+CHUNK = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)")
+OUT = typer.Option(None, "--output", "-o", help="write the JSON result here")
+RESAMPLES = typer.Option(1000, help="bootstrap resamples for the 95% CIs")
+BAD = typer.Option("error", help="error | skip")
+
+
+def _encoder(model: str, chunk_words: int):
+    from xlsent.encoding.embed import embed
+    from xlsent.models.registry import load_model
+
+    st = load_model(model)
+    return lambda texts: embed(st, texts, chunk_words=chunk_words)
+
+
+@app.command("sts")
+def sts(
+    model: str = MODEL,
+    data: Path = typer.Option(..., "--data", "-d", help="STS2017-format TSV: sentence1<TAB>sentence2<TAB>score (0–5)"),
+    chunk_words: int = CHUNK,
+    resamples: int = RESAMPLES,
+    seed: int = typer.Option(0, help="bootstrap seed"),
+    on_bad_lines: str = BAD,
+    output: Path = OUT,
+) -> None:
+    """Pearson and Spearman correlation with gold scores for cosine, Euclidean, Manhattan and dot."""
+    from rich.table import Table
+
+    from xlsent.data.sts import read_sts
+    from xlsent.evaluation.sts import STS_SIMILARITIES, evaluate_sts
+
+    ds, report = read_sts(data, on_bad_lines)
+    for line in report.lines():
+        err_console.print(f"[dim]{escape(line)}[/dim]")
+    res = evaluate_sts(ds["sentence1"], ds["sentence2"], ds["score"], _encoder(model, chunk_words), model, str(data),
+                       resamples, seed)
+    t = Table(title=f"{model} on {data} (n = {res['n']})")
+    for c in ("similarity", "Spearman ρ [95% CI]", "Pearson r"):
+        t.add_column(c, justify="left" if c == "similarity" else "right")
+    for k in STS_SIMILARITIES:
+        r = res[k]
+        t.add_row(k, f"{r['spearman']:.4f} [{r['spearman_ci'][0]:.3f}, {r['spearman_ci'][1]:.3f}]", f"{r['pearson']:.4f}")
+    console.print(t)
+    _write(res, output)
+
+
+@app.command("triplet")
+def triplet(
+    models: list[str] = typer.Option(..., "--model", "-m", help="model name or folder; repeat to compare models"),
+    triplets: Path = typer.Option(None, "--triplets", help="TSV of anchor<TAB>positive<TAB>negative"),
+    dataset: str = typer.Option(None, "--dataset", help="build triplets from parallel data, e.g. bible-en-ny:test"),
+    negatives: str = typer.Option("section", help="for --dataset: section | random"),
+    sample: int = typer.Option(0, help="use this many triplets drawn at random (0 = all)"),
+    chunk_words: int = CHUNK,
+    resamples: int = RESAMPLES,
+    seed: int = typer.Option(0, help="seed for sampling, negatives and the bootstrap"),
+    on_bad_lines: str = BAD,
+    plot: Path = typer.Option(None, help="write the length-difference plot (PNG) here"),
+    output: Path = OUT,
+) -> None:
+    """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
+    from rich.table import Table
+
+    from xlsent.data.loading import load_pairs
+    from xlsent.data.triplets import build_triplets, read_triplets
+    from xlsent.evaluation.triplet import TRIPLET_SIMILARITIES, evaluate_triplets
+
+    choice(negatives, ("section", "random"), "--negatives")
+    if bool(triplets) == bool(dataset):
+        raise XlsentError("give exactly one of --triplets FILE or --dataset NAME")
+    if triplets:
+        ds, report = read_triplets(triplets, on_bad_lines)
+        notes = report.lines()
+    else:
+        loaded = load_pairs(dataset, on_bad_lines=on_bad_lines, dedupe=False)
+        ds, rep = build_triplets(loaded.dataset, negatives, seed)
+        notes = loaded.notes() + rep.lines()
+    if sample and sample < len(ds):
+        ds = ds.shuffle(seed=seed).select(range(sample))
+        notes.append(f"sampled {sample} triplets (seed {seed})")
+    for line in notes:
+        err_console.print(f"[dim]{escape(line)}[/dim]")
+    source = str(triplets or dataset)
+    results = [evaluate_triplets(ds["anchor"], ds["positive"], ds["negative"], _encoder(m, chunk_words), m, source,
+                                 resamples, seed) for m in models]
+    t = Table(title=f"triplet accuracy on {source} (n = {len(ds)})")
+    for c in ("model", *TRIPLET_SIMILARITIES, "max", "cos(a,p) mean±std", "cos(a,n) mean±std"):
+        t.add_column(c, justify="left" if c == "model" else "right")
+    for r in results:
+        a = r["accuracy"]
+        t.add_row(escape(r["model"]), *[f"{a[k]['accuracy']:.4f}" for k in TRIPLET_SIMILARITIES],
+                  f"{a['max']['accuracy']:.4f} ({a['max']['of']})",
+                  f"{r['cosine_positive']['mean']:.3f}±{r['cosine_positive']['std']:.3f}",
+                  f"{r['cosine_negative']['mean']:.3f}±{r['cosine_negative']['std']:.3f}")
+    console.print(t)
+    b = Table(title="by |length(anchor) − length(positive)| in words: cosine accuracy / mean cos(a,p)")
+    b.add_column("bin")
+    for r in results:
+        b.add_column(escape(r["model"]), justify="right")
+    bins = [row["bin"] for row in results[0]["by_length_difference"]]
+    for i, name in enumerate(bins):
+        cells = [f"{r['by_length_difference'][i]['accuracy_cosine']:.3f} / {r['by_length_difference'][i]['mean_cosine_positive']:.3f}"
+                 for r in results]
+        b.add_row(f"{name} (n={results[0]['by_length_difference'][i]['n']})", *cells)
+    console.print(b)
+    if plot:
+        from xlsent.report.plots import length_difference_png
+        from xlsent.utils.io import atomic_path
+
+        png = length_difference_png({r["model"]: r["by_length_difference"] for r in results}, source)
+        with atomic_path(plot) as tmp:
+            tmp.write_bytes(png)
+        console.print(f"wrote {plot}")
+    _write(results[0] if len(results) == 1 else results, output)
+
+
+@app.command("mse")
+def mse(
+    model: str = MODEL,
+    teacher: str = typer.Option("minilm-en", "--teacher", "-t", help="teacher model name or folder"),
+    pairs: str = typer.Option(None, "--pairs", help="held-out English–xx pairs file"),
+    dataset: str = typer.Option(None, "--dataset", help="bundled held-out pairs, e.g. bible-en-ny:test"),
+    sample: int = typer.Option(1000, help="pairs drawn at random (0 = all)"),
+    seed: int = typer.Option(0, help="sampling seed"),
+    chunk_words: int = CHUNK,
+    on_bad_lines: str = BAD,
+    output: Path = OUT,
+) -> None:
+    """MSE of the student (both sides) to the teacher's embedding of the English side."""
+    from xlsent.data.loading import load_pairs
+    from xlsent.data.triplets import english_side
+    from xlsent.evaluation.mse import evaluate_mse
+
+    if bool(pairs) == bool(dataset):
+        raise XlsentError("give exactly one of --pairs FILE or --dataset NAME")
+    source = pairs or dataset
+    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False, sample=sample, seed=seed)
+    for line in loaded.notes():
+        err_console.print(f"[dim]{escape(line)}[/dim]")
+    other, en = english_side(loaded.dataset)
+    res = evaluate_mse(loaded.dataset[en], loaded.dataset[other], _encoder(model, chunk_words),
+                       _encoder(teacher, chunk_words), model, teacher, source)
+    console.print(f"{model} vs teacher {teacher} on {source} (n = {res['n']}): "
+                  f"MSE×100 en {res['mse_src_x100']:.4f}, xx {res['mse_tgt_x100']:.4f}; "
+                  f"cos(S(xx), T(en)) {res['cosine_tgt_to_teacher']['mean']:.3f}")
+    _write(res, output)

@@ -1,4 +1,4 @@
-"""``xlsent train <recipe>``: config file + ``--set`` overrides → a sentence-transformers model folder."""
+"""``xlsent train <recipe>``: config file + ``--preset`` + ``--set`` overrides → a sentence-transformers model folder."""
 
 from __future__ import annotations
 
@@ -12,20 +12,30 @@ from xlsent.utils.io import write_json_atomic
 
 app = typer.Typer(help="Train a model with one of the recipes.", no_args_is_help=True)
 
+OUTPUT = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json, logs)")
+CONFIG = typer.Option(None, "--config", "-c", help="YAML file overriding the recipe's defaults")
+SET = typer.Option([], "--set", help="key=value override, repeatable (e.g. --set optim.epochs=1)")
+PRESET = typer.Option(None, "--preset", "-p", help="shipped preset, e.g. 'small' (≤ 30 min per stage on 2 CPU cores)")
+SHOW = typer.Option(False, help="print the merged config and exit")
+NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training")
+
+
+def _config(recipe: str, config, set_, preset, show: bool) -> dict | None:
+    cfg = load_config(recipe, config, set_, preset)
+    if show:
+        console.print(dump_config(cfg), markup=False)
+        return None
+    return cfg
+
 
 @app.command("siamese")
-def siamese(
-    output: Path = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json, logs)"),
-    config: Path = typer.Option(None, "--config", "-c", help="YAML file overriding configs/siamese.yaml"),
-    set_: list[str] = typer.Option([], "--set", help="key=value override, repeatable (e.g. --set optim.epochs=10)"),
-    show_config: bool = typer.Option(False, help="print the merged config and exit"),
-) -> None:
+def siamese(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
+            show_config: bool = SHOW) -> None:
     """Siamese fine-tuning over a frozen encoder (Huang et al. 2023, "mBERT-SF")."""
     from xlsent.recipes.siamese import evaluate_run, train_siamese
 
-    cfg = load_config("siamese", config, set_)
-    if show_config:
-        console.print(dump_config(cfg), markup=False)
+    cfg = _config("siamese", config, set_, preset, show_config)
+    if cfg is None:
         return
     result = train_siamese(cfg, output, console=err_console)
     metrics = evaluate_run(result, err_console)
@@ -34,3 +44,72 @@ def siamese(
     console.print(retrieval_table(rows, f"held-out retrieval ({metrics['eval_pool']['n']} pairs)"))
     console.print(f"metrics: {output / 'metrics.json'}")
     console.print(f"model: {output / 'model'}  (SentenceTransformer('{output / 'model'}'))")
+
+
+def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | None = None) -> None:
+    from xlsent.models.registry import load_model
+    from xlsent.recipes._common import evaluate_models, summary_table
+
+    err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
+    teacher = load_model(cfg["teacher"])
+    loaded = {name: load_model(str(path)) for name, path in models.items()}
+    metrics = evaluate_models(loaded, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console)
+    metrics.update(extra or {})
+    write_json_atomic(output / "metrics.json", metrics)
+    console.print(summary_table(metrics, title))
+    console.print(f"metrics: {output / 'metrics.json'}")
+
+
+@app.command("xkd")
+def xkd(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
+        show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
+    """X-KD (Reimers & Gurevych 2020): MSE(S(en), T(en)) + MSE(S(xx), T(en))."""
+    from xlsent.recipes.xkd import train_xkd
+
+    cfg = _config("xkd", config, set_, preset, show_config)
+    if cfg is None:
+        return
+    model = train_xkd(cfg, output, err_console)
+    if not no_eval:
+        _evaluate(cfg, {f"base {cfg['student']}": cfg["student"], "xkd": model}, output, "X-KD, held-out")
+    console.print(f"model: {model}  (SentenceTransformer('{model}'))")
+
+
+@app.command("triplet-kd")
+def triplet_kd(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
+               show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
+    """Triplet KD (Manafi 2025, "Distill-XLMR-Triplet"): soft-margin triplet loss + λ·KD."""
+    from xlsent.recipes.triplet_kd import train_triplet_kd
+
+    cfg = _config("triplet-kd", config, set_, preset, show_config)
+    if cfg is None:
+        return
+    model = train_triplet_kd(cfg, output, err_console)
+    if not no_eval:
+        _evaluate(cfg, {f"base {cfg['student']}": cfg["student"], "triplet-kd": model}, output, "triplet KD, held-out")
+    console.print(f"model: {model}  (SentenceTransformer('{model}'))")
+
+
+@app.command("multistage")
+def multistage(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
+               show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
+    """Multi-stage distillation (Ding et al. 2022): assistant → bottleneck → recurrence → MCL; resumable."""
+    from xlsent.recipes.multistage import size_table, stage_records, train_multistage
+
+    cfg = _config("multistage", config, set_, preset, show_config)
+    if cfg is None:
+        return
+    result = train_multistage(cfg, output, err_console)
+    console.print(size_table(result.sizes))
+    if not no_eval:
+        models = {f"base {cfg['assistant']}": cfg["assistant"]}
+        if "stage1-assistant" in result.stages:
+            models["assistant (stage 1)"] = result.assistant
+        if cfg["eval"]["each_stage"]:
+            for name in ("stage2-embedding", "stage3-recurrence"):
+                if name in result.stages:
+                    models[name] = result.stages[name]
+        models["student"] = result.model
+        _evaluate(cfg, models, output, "multi-stage distillation, held-out",
+                  {"sizes": result.sizes, "stages": stage_records(output)})
+    console.print(f"model: {result.model}  (SentenceTransformer('{result.model}'))")

@@ -124,7 +124,7 @@ class LayerFeatures:
         from rich.progress import Progress
 
         parsed = {s: parse_spec(s, self.num_layers) for s in specs}
-        deepest = max(max(layers) for _, layers in parsed.values())
+        deepest = max(1, max(max(layers) for _, layers in parsed.values()))  # ≥ 1: a 0-layer model records no states
         transformer = self._cut(deepest)
         dim = int(transformer.auto_model.config.hidden_size)
         out = {s: np.zeros((len(texts), dim), dtype=np.float32) for s in specs}

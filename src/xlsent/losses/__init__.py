@@ -1,5 +1,22 @@
-"""Losses, as sentence-transformers-compatible ``nn.Module`` classes."""
+"""Losses, as sentence-transformers-compatible ``nn.Module`` classes (``forward(features, labels)``)."""
 
+from xlsent.losses.multilingual_contrastive_loss import MultilingualContrastiveLoss, mcl_loss
 from xlsent.losses.siamese_contrastive_loss import SiameseContrastiveLoss, contrastive_loss, pair_distance
+from xlsent.losses.soft_margin_triplet_loss import (
+    SoftMarginTripletDistillLoss,
+    soft_margin_triplet_loss,
+    squared_error_kd,
+    triplet_distance,
+)
 
-__all__ = ["SiameseContrastiveLoss", "contrastive_loss", "pair_distance"]
+__all__ = [
+    "MultilingualContrastiveLoss",
+    "SiameseContrastiveLoss",
+    "SoftMarginTripletDistillLoss",
+    "contrastive_loss",
+    "mcl_loss",
+    "pair_distance",
+    "soft_margin_triplet_loss",
+    "squared_error_kd",
+    "triplet_distance",
+]

@@ -30,3 +30,37 @@ def embedding_space_png(panels: list[tuple[str, np.ndarray, np.ndarray]], src_la
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
     return buf.getvalue()
+
+
+def length_difference_png(curves: dict[str, list[dict]], title: str = "") -> bytes:
+    """Manafi (2025) Fig. 3.6: mean cos(anchor, positive) and cosine accuracy per length-difference bin.
+
+    ``curves`` maps a model name to the ``by_length_difference`` rows of
+    :func:`xlsent.evaluation.triplet.evaluate_triplets`.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for name, rows in curves.items():
+        bins = [r["bin"] for r in rows]
+        x = np.arange(len(bins))
+        axes[0].plot(x, [r["mean_cosine_positive"] for r in rows], marker="o", label=name)
+        axes[1].plot(x, [r["accuracy_cosine"] for r in rows], marker="o", label=name)
+        for ax in axes:
+            ax.set_xticks(x, [f"{b}\n(n={r['n']})" for b, r in zip(bins, rows)], fontsize=7)
+    axes[0].set_ylabel("mean cos(anchor, positive)")
+    axes[1].set_ylabel("triplet accuracy (cosine)")
+    for ax in axes:
+        ax.set_xlabel("|words(anchor) − words(positive)|")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()

@@ -47,9 +47,29 @@ def default_config(recipe: str) -> dict:
     return yaml.safe_load(text)
 
 
-def load_config(recipe: str, config_file: str | Path | None = None, overrides: list[str] | None = None) -> dict:
+def presets(recipe: str) -> list[str]:
+    """Preset names shipped for ``recipe`` (files ``configs/<recipe>.<preset>.yaml``)."""
+    folder = resources.files("xlsent").joinpath("configs")
+    return sorted(p.name[len(recipe) + 1 : -5] for p in folder.iterdir()
+                  if p.name.startswith(recipe + ".") and p.name.endswith(".yaml"))
+
+
+def _merge(cfg: dict, user: dict, valid: set[str], source: str) -> None:
+    for key, value in _flatten(user).items():
+        _set(cfg, key, value, valid, source)
+
+
+def load_config(recipe: str, config_file: str | Path | None = None, overrides: list[str] | None = None,
+                preset: str | None = None) -> dict:
+    """Defaults, then a shipped preset (``--preset``), then a user file (``--config``), then ``--set``."""
     cfg = default_config(recipe)
     valid = set(_flatten(cfg))
+    if preset:
+        names = presets(recipe)
+        if preset not in names:
+            raise XlsentError(f"unknown preset '{preset}' for {recipe} — available: {', '.join(names) or 'none'}")
+        text = resources.files("xlsent").joinpath("configs", f"{recipe}.{preset}.yaml").read_text(encoding="utf-8")
+        _merge(cfg, yaml.safe_load(text) or {}, valid, f"preset {preset}")
     if config_file:
         path = Path(config_file)
         if not path.exists():
@@ -60,8 +80,7 @@ def load_config(recipe: str, config_file: str | Path | None = None, overrides: l
             raise XlsentError(f"{path}: not valid YAML ({exc})") from None
         if not isinstance(user, dict):
             raise XlsentError(f"{path}: expected a mapping of config keys")
-        for key, value in _flatten(user).items():
-            _set(cfg, key, value, valid, str(path))
+        _merge(cfg, user, valid, str(path))
     for item in overrides or []:
         if "=" not in item:
             raise XlsentError(f"--set {item!r}: expected key=value, e.g. --set train.epochs=10")

@@ -1,0 +1,175 @@
+"""Cross-lingual triplets (anchor, positive, negative) for triplet distillation (Manafi 2025, §3.2.1).
+
+* **anchor** — the low-resource sentence; **positive** — its English translation;
+  **negative** — an English sentence that is not the translation, chosen by one of:
+
+  - ``random``: any other pair's English side (seeded);
+  - ``section``: an English sentence from *another section of the same document* (the
+    paper's choice: another section of the same Wikipedia page). Bundled data: another
+    chapter of the same Bible book; another article of the same UDHR declaration. Other
+    corpora: the ``doc`` and ``section`` fields of a JSONL file. A document with a single
+    section falls back to ``random`` and is counted;
+  - ``hard``: the English sentence most similar to the positive under the teacher,
+    mined with sentence-transformers' :func:`~sentence_transformers.util.mine_hard_negatives`
+    (``relative_margin`` keeps near-paraphrases out; pairs it finds no negative for are
+    counted and fall back to ``random``).
+
+  A negative never has the positive's text.
+* :func:`read_triplets` reads a user's ``anchor<TAB>positive<TAB>negative`` file (optional
+  header line ``anchor<TAB>positive<TAB>negative``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.data.readers import BAD_LINE_POLICIES, ReadReport, read_lines
+from xlsent.utils.errors import InputFormatError, XlsentError
+
+STRATEGIES = ("random", "section", "hard")
+TRIPLET_COLUMNS = ("anchor", "positive", "negative")
+
+
+@dataclass
+class TripletReport:
+    strategy: str
+    rows: int = 0
+    fallbacks: dict[str, int] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        out = [f"triplets: {self.rows} built with '{self.strategy}' negatives"]
+        out += [f"triplets: {n} negative(s) drawn at random instead, because {why}" for why, n in self.fallbacks.items() if n]
+        return out
+
+
+def english_side(ds) -> tuple[str, str]:
+    """(anchor column, positive column): the anchor is the non-English side."""
+    src_lang = (ds["src_lang"][0] if "src_lang" in ds.column_names and len(ds) else "") or ""
+    tgt_lang = (ds["tgt_lang"][0] if "tgt_lang" in ds.column_names and len(ds) else "") or ""
+    if tgt_lang.lower().startswith("en") and not src_lang.lower().startswith("en"):
+        return "src", "tgt"
+    return "tgt", "src"
+
+
+def section_keys(ds) -> list[tuple[str, str]] | None:
+    """(document, section) of every row, or None when the corpus has no such structure."""
+    cols = ds.column_names
+    if {"book", "chapter"} <= set(cols):  # Bible: book = document, chapter = section
+        return [(str(b), str(c)) for b, c in zip(ds["book"], ds["chapter"])]
+    if "udhr_code" in cols and "id" in cols:  # UDHR: declaration = document, article = section
+        return [(str(code), str(i).split(".")[0]) for code, i in zip(ds["udhr_code"], ds["id"])]
+    if {"doc", "section"} <= set(cols):
+        return [(str(d), str(s)) for d, s in zip(ds["doc"], ds["section"])]
+    return None
+
+
+def _random_other(i: int, positives: list[str], rng: np.random.Generator) -> int:
+    n = len(positives)
+    for _ in range(100):
+        j = int(rng.integers(n))
+        if j != i and positives[j] != positives[i]:
+            return j
+    raise XlsentError("cannot draw a negative: every English sentence in the corpus is the same text")
+
+
+def build_triplets(ds, strategy: str = "section", seed: int = 0, teacher=None, anchor_column: str | None = None,
+                   relative_margin: float = 0.05):
+    """``datasets.Dataset`` with columns anchor, positive, negative (+ ``id`` when present) and a :class:`TripletReport`."""
+    from datasets import Dataset
+
+    if strategy not in STRATEGIES:
+        raise XlsentError(f"unknown negative strategy '{strategy}' — choose one of {', '.join(STRATEGIES)}")
+    if len(ds) < 2:
+        raise XlsentError(f"need at least 2 pairs to build triplets, got {len(ds)}")
+    a_col, p_col = (anchor_column, "src" if anchor_column == "tgt" else "tgt") if anchor_column else english_side(ds)
+    anchors, positives = list(ds[a_col]), list(ds[p_col])
+    rng = np.random.default_rng(seed)
+    report = TripletReport(strategy, len(ds))
+    neg = np.full(len(ds), -1, dtype=np.int64)
+
+    if strategy == "section":
+        keys = section_keys(ds)
+        if keys is None:
+            raise XlsentError(
+                "negatives.strategy=section needs document structure: Bible rows (book, chapter), UDHR rows, or JSONL "
+                "fields 'doc' and 'section' — add them or use negatives.strategy=random or hard"
+            )
+        by_doc: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for i, (d, s) in enumerate(keys):
+            by_doc[d][s].append(i)
+        single = 0
+        for i, (d, s) in enumerate(keys):
+            others = [j for sec, rows in by_doc[d].items() if sec != s for j in rows]
+            if others:
+                for _ in range(100):
+                    j = others[int(rng.integers(len(others)))]
+                    if positives[j] != positives[i]:
+                        neg[i] = j
+                        break
+            if neg[i] < 0:
+                single += 1
+        report.fallbacks["the document has no other section (or only copies of the positive)"] = single
+    elif strategy == "hard":
+        if teacher is None:
+            raise XlsentError("negatives.strategy=hard needs the teacher model to mine with")
+        from sentence_transformers.util import mine_hard_negatives
+
+        uniq = list(dict.fromkeys(positives))
+        mined = mine_hard_negatives(
+            Dataset.from_dict({"query": uniq, "positive": uniq}), teacher, corpus=uniq, num_negatives=1,
+            relative_margin=relative_margin, sampling_strategy="top", output_format="triplet", verbose=False,
+            batch_size=64,
+        )
+        index = {t: k for k, t in enumerate(positives)}
+        best = dict(zip(mined["query"], mined["negative"]))
+        missing = 0
+        for i, p in enumerate(positives):
+            if p in best:
+                neg[i] = index[best[p]]
+            else:
+                missing += 1
+        report.fallbacks[f"the teacher found no candidate below the relative margin {relative_margin}"] = missing
+    for i in np.flatnonzero(neg < 0):
+        neg[i] = _random_other(int(i), positives, rng)
+    cols = {"anchor": anchors, "positive": positives, "negative": [positives[j] for j in neg]}
+    if "id" in ds.column_names:
+        cols["id"] = list(ds["id"])
+    return Dataset.from_dict(cols), report
+
+
+def read_triplets(path: str | Path, on_bad_lines: str = "error"):
+    """Read ``anchor<TAB>positive<TAB>negative`` lines into a Dataset; bad lines error (or are skipped and counted)."""
+    from datasets import Dataset
+
+    if on_bad_lines not in BAD_LINE_POLICIES:
+        raise XlsentError(f"unknown --on-bad-lines {on_bad_lines!r}: use one of {', '.join(BAD_LINE_POLICIES)}")
+    path = Path(path)
+    lines = read_lines(path)
+    report = ReadReport(str(path))
+    rows: dict[str, list[str]] = {c: [] for c in TRIPLET_COLUMNS}
+    start = 1 if [x.strip().lower() for x in lines[0].split("\t")] == list(TRIPLET_COLUMNS) else 0
+    fix = "write each triplet as anchor<TAB>positive<TAB>negative"
+    for i, line in enumerate(lines[start:], start + 1):
+        parts = line.split("\t")
+        problem = None
+        if not line.strip():
+            problem = "blank line"
+        elif len(parts) != 3:
+            problem = f"{len(parts)} tab-separated field(s), expected 3"
+        elif any(not p.strip() for p in parts):
+            problem = f"empty {TRIPLET_COLUMNS[[not p.strip() for p in parts].index(True)]} field"
+        if problem:
+            if on_bad_lines == "error":
+                raise InputFormatError(path, i, problem, fix + " (or pass --on-bad-lines skip)")
+            report.skipped[problem] += 1
+            continue
+        for c, p in zip(TRIPLET_COLUMNS, parts):
+            rows[c].append(p.strip())
+    if not rows["anchor"]:
+        raise InputFormatError(path, None, "no valid triplets", fix)
+    report.rows = len(rows["anchor"])
+    return Dataset.from_dict(rows), report

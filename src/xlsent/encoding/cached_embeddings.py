@@ -1,0 +1,43 @@
+"""Sentence embeddings of a fixed model (a teacher, an assistant) computed once and kept on disk.
+
+Distillation targets do not change during training, so they are encoded once per
+(model, text) and stored with :class:`~xlsent.encoding.feature_cache.FeatureCache` under
+``<xlsent cache>/features/<model fingerprint>/sentence_embedding`` — a rerun, a resumed run or
+another recipe with the same teacher reads them back instead of encoding again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from xlsent.encoding.feature_cache import FeatureCache, cached_features
+from xlsent.encoding.layer_features import model_fingerprint
+from xlsent.utils.io import cache_dir
+
+
+def embedding_cache(model_path: str | Path, name: str = "sentence_embedding", cache_root: str | Path | None = None) -> FeatureCache:
+    root = Path(cache_root) if cache_root else cache_dir() / "features"
+    return FeatureCache(root / model_fingerprint(model_path) / name)
+
+
+def cached_embeddings(
+    model,
+    model_path: str | Path,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    show_progress: bool = True,
+    description: str = "teacher embeddings",
+    cache_root: str | Path | None = None,
+) -> np.ndarray:
+    """``model``'s sentence embeddings of ``texts``; only texts never seen before are encoded."""
+    from xlsent.encoding.embed import embed
+
+    cache = embedding_cache(model_path, cache_root=cache_root)
+    out = cached_features(
+        {"emb": cache}, list(texts),
+        lambda todo: {"emb": embed(model, todo, batch_size=batch_size, show_progress=show_progress, description=description)},
+    )["emb"]
+    return out.reshape(len(texts), -1) if len(texts) else np.zeros((0, model.get_embedding_dimension()), np.float32)

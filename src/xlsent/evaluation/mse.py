@@ -1,0 +1,41 @@
+"""Distillation fit: mean squared error of the student's embeddings to the teacher's, on held-out pairs.
+
+For English–xx pairs (s, t): ``MSE(S(s), T(s))`` and ``MSE(S(t), T(s))`` (element-wise mean,
+as sentence-transformers' ``MSEEvaluator``, which reports the second × 100; both are given
+here, raw and × 100), plus the mean cosine of S(t) to T(s).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+
+def evaluate_mse(
+    src_texts: Sequence[str],
+    tgt_texts: Sequence[str],
+    student_encode: Callable[[list[str]], np.ndarray],
+    teacher_encode: Callable[[list[str]], np.ndarray],
+    model_name: str = "",
+    teacher_name: str = "",
+    dataset: str = "",
+) -> dict:
+    """MSE of the student on both sides to the teacher's embedding of the English side."""
+    if len(src_texts) != len(tgt_texts) or not len(src_texts):
+        raise ValueError("MSE evaluation needs aligned, non-empty source and target lists")
+    t = np.asarray(teacher_encode(list(src_texts)), dtype=np.float64)
+    s = np.asarray(student_encode(list(src_texts) + list(tgt_texts)), dtype=np.float64)
+    if s.shape[1] != t.shape[1]:
+        raise ValueError(f"student dimension {s.shape[1]} differs from the teacher's {t.shape[1]}")
+    ss, st = s[: len(t)], s[len(t) :]
+    cos = (st * t).sum(1) / np.maximum(np.linalg.norm(st, axis=1) * np.linalg.norm(t, axis=1), 1e-12)
+    mse_src, mse_tgt = float(((ss - t) ** 2).mean()), float(((st - t) ** 2).mean())
+    out = {"model": model_name, "teacher": teacher_name, "n": len(t)}
+    if dataset:
+        out["dataset"] = dataset
+    out.update({
+        "mse_src": mse_src, "mse_tgt": mse_tgt, "mse_src_x100": 100 * mse_src, "mse_tgt_x100": 100 * mse_tgt,
+        "cosine_tgt_to_teacher": {"mean": float(cos.mean()), "std": float(cos.std())},
+    })
+    return out

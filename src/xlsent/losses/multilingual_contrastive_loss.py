@@ -1,0 +1,88 @@
+"""Multilingual contrastive learning (MCL) + distillation, stage 4 of Ding et al. (2022).
+
+Ding et al. *Multi-stage Distillation Framework for Cross-Lingual Semantic Similarity
+Matching*, Findings of NAACL 2022, §3.2 Eq. (5)–(9).
+
+For a batch of N parallel pairs (s_i, t_i), the teacher's English cosine matrix
+``φ_T[i, j] = cos(T(s_i), T(s_j))`` is the target for the student's cross-lingual matrix
+``φ_S[i, j] = cos(S(s_i), S(t_j))``:
+
+* ``soft`` (Eq. 5, the paper's method): ``1/N² Σ_ij (φ_T − φ_S)²`` — every entry, the
+  diagonal included, no temperature (as in the published code).
+* ``bool`` (Eq. 8): the target is the identity matrix (1 for translations, 0 otherwise).
+* ``ce`` (Eq. 9): ``−Σ_j φ_T[i, j] · log softmax_j(φ_S[i, :] / τ)`` with τ = 0.05; the paper
+  sums over i, xlsent averages over i so the scale does not grow with the batch size.
+* ``off``: no contrastive term (the "w/o CL" ablation).
+
+The total is ``mcl_weight · ℓ1 + kd_weight · ℓ2`` with ℓ2 = MSE(S(s), T(s)) + MSE(S(t), T(s))
+(Eq. 6; element-wise mean squared error, as sentence-transformers' MSELoss and the published
+code compute it); both weights are 1 in the paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+VARIANTS = ("soft", "bool", "ce", "off")
+
+
+def cosine_matrix(x: Tensor, y: Tensor) -> Tensor:
+    return F.normalize(x, dim=-1) @ F.normalize(y, dim=-1).T
+
+
+def mcl_loss(teacher_src: Tensor, student_src: Tensor, student_tgt: Tensor, variant: str = "soft",
+             temperature: float = 0.05) -> Tensor:
+    """ℓ1 of Eq. 5 / 8 / 9 for one batch (see the module docstring)."""
+    if variant == "off":
+        return student_src.new_zeros(())
+    phi_s = cosine_matrix(student_src, student_tgt)
+    if variant == "soft":
+        phi_t = cosine_matrix(teacher_src, teacher_src).to(phi_s.dtype)
+        return (phi_t - phi_s).pow(2).mean()
+    if variant == "bool":
+        return (torch.eye(len(phi_s), dtype=phi_s.dtype, device=phi_s.device) - phi_s).pow(2).mean()
+    if variant == "ce":
+        phi_t = cosine_matrix(teacher_src, teacher_src).to(phi_s.dtype)
+        return -(phi_t * F.log_softmax(phi_s / temperature, dim=1)).sum(1).mean()
+    raise ValueError(f"unknown MCL variant '{variant}' (choose from {', '.join(VARIANTS)})")
+
+
+class MultilingualContrastiveLoss(nn.Module):
+    """MCL (Eq. 5/8/9) plus the cross-lingual KD MSE (Eq. 6).
+
+    Inputs: two text columns (English, other language). Labels: the teacher's embedding of
+    the English side, shape ``(batch, dim)``.
+    """
+
+    def __init__(self, model, variant: str = "soft", temperature: float = 0.05, mcl_weight: float = 1.0,
+                 kd_weight: float = 1.0) -> None:
+        super().__init__()
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown MCL variant '{variant}' (choose from {', '.join(VARIANTS)})")
+        self.model = model
+        self.variant = variant
+        self.temperature = float(temperature)
+        self.mcl_weight = float(mcl_weight)
+        self.kd_weight = float(kd_weight)
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
+        from sentence_transformers.base.losses.merged_forward import embed_columns
+
+        s_src, s_tgt = embed_columns(self.model, sentence_features)
+        return self.compute_loss_from_embeddings(s_src, s_tgt, labels)
+
+    def compute_loss_from_embeddings(self, s_src: Tensor, s_tgt: Tensor, labels: Tensor) -> Tensor:
+        t_src = labels.detach().to(s_src.dtype)
+        loss = self.mcl_weight * mcl_loss(t_src, s_src, s_tgt, self.variant, self.temperature)
+        if self.kd_weight:
+            loss = loss + self.kd_weight * (F.mse_loss(s_src, t_src) + F.mse_loss(s_tgt, t_src))
+        return loss
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"variant": self.variant, "temperature": self.temperature, "mcl_weight": self.mcl_weight,
+                "kd_weight": self.kd_weight}

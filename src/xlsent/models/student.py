@@ -1,0 +1,247 @@
+"""Small multilingual students (Ding et al. 2022, §3.1.3): embedding bottleneck + parameter recurrence.
+
+The student is stored as a Hugging Face **ALBERT** model, the one built-in architecture with
+both ingredients, so the saved folder loads with ``SentenceTransformer(path)`` in any process
+(no custom code, no ``trust_remote_code``):
+
+* **Embedding bottleneck** — ALBERT's factorised embedding: a ``vocab × B`` lookup (plus
+  position and token-type embeddings and a LayerNorm, all of size ``B``) followed by the
+  ``B → H`` projection ``embedding_hidden_mapping_in``. The paper's projection has no bias:
+  xlsent sets ALBERT's bias to zero and freezes it (:func:`freeze_projection_bias`), so the
+  map is exactly bias-free. Where the paper's position embeddings and LayerNorm sit after the
+  projection (size ``H``), ALBERT's sit before it (size ``B``); both are freshly initialised
+  in the published code, so nothing pretrained is lost by the difference.
+  Without a bottleneck (``b = False``) the lookup keeps the assistant's full ``vocab × H``
+  table and the projection is the identity (frozen).
+* **Parameter recurrence** — ALBERT with one layer group of ``M`` inner layers run
+  ``repeats`` times gives exactly the order 1..M, 1..M, …; the M layers are copied from the
+  assistant's first M (a BERT/XLM-R layer and an ALBERT layer compute the same function:
+  with ``B = H``, an identity projection and all 12 layers, the ALBERT copy reproduces the
+  assistant bit for bit — see the tests).
+
+Stage 2 trains the embedding part alone: the same model with ``num_hidden_layers = 0``
+(the layer group exists but is not run), mean-pooled, against the assistant's zero-layer
+output. Stage 3 switches the recurrence on (:func:`set_repeats`).
+
+Decision where the paper is silent: the ``vocab × B`` lookup is initialised by projecting
+the assistant's word embeddings onto their top-``B`` principal directions (``init="svd"``,
+ALBERT-style factorisation), and the projection with the transpose; the published code
+initialises it at random (``init="random"``). The SVD start gives every token of the
+250k-piece vocabulary a sensible vector, including scripts the training corpus never shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from xlsent.utils.errors import XlsentError
+
+
+def _bert_parts(hf_model):
+    """Embeddings module and layer list of a BERT-like encoder (BERT, XLM-R, RoBERTa, e5)."""
+    emb = getattr(hf_model, "embeddings", None)
+    layers = getattr(getattr(hf_model, "encoder", None), "layer", None)
+    if emb is None or layers is None or not hasattr(layers[0], "attention") or not hasattr(layers[0].attention, "self"):
+        raise XlsentError(
+            f"the assistant is a {type(hf_model).__name__}; the multi-stage student copies BERT-style layers "
+            "(BERT, XLM-R, RoBERTa, multilingual-e5) — use such a model as the assistant"
+        )
+    return emb, layers
+
+
+def copy_bert_layer(albert_layer, bert_layer) -> None:
+    """Copy one BERT encoder layer into an ALBERT layer (same computation, other parameter names)."""
+    a, b = albert_layer, bert_layer
+    a.attention.query.load_state_dict(b.attention.self.query.state_dict())
+    a.attention.key.load_state_dict(b.attention.self.key.state_dict())
+    a.attention.value.load_state_dict(b.attention.self.value.state_dict())
+    a.attention.dense.load_state_dict(b.attention.output.dense.state_dict())
+    a.attention.LayerNorm.load_state_dict(b.attention.output.LayerNorm.state_dict())
+    a.ffn.load_state_dict(b.intermediate.dense.state_dict())
+    a.ffn_output.load_state_dict(b.output.dense.state_dict())
+    a.full_layer_layer_norm.load_state_dict(b.output.LayerNorm.state_dict())
+
+
+def principal_directions(weight: torch.Tensor, k: int) -> torch.Tensor:
+    """Top-``k`` right singular vectors (``H × k``) of an embedding table ``V × H``."""
+    w = weight.detach().double()
+    cov = w.T @ w
+    vals, vecs = torch.linalg.eigh(cov)
+    return vecs[:, torch.argsort(vals, descending=True)[:k]].float()
+
+
+@torch.no_grad()
+def albert_from_bert(
+    bert,
+    ru_layers: int,
+    repeats: int,
+    bottleneck: int | None = 128,
+    init: str = "svd",
+    positions: str = "fresh",
+    seed: int = 0,
+):
+    """An ``AlbertModel`` student built from a BERT-like assistant.
+
+    Args:
+        bert: the assistant's Hugging Face model (``BertModel``, ``XLMRobertaModel``…).
+        ru_layers: ``M``, the assistant's first M layers form the recurring unit.
+        repeats: how many times the unit runs (0 = embedding part only, for stage 2).
+        bottleneck: ``B``; ``None`` keeps the assistant's full ``vocab × H`` table (b = False).
+        init: ``svd`` or ``random`` initialisation of the ``vocab × B`` lookup and projection.
+        positions: ``fresh`` (the published code) or ``copy`` (projected from the assistant)
+            position and token-type embeddings.
+    """
+    from transformers import AlbertConfig, AlbertModel
+
+    if init not in ("svd", "random"):
+        raise XlsentError(f"bottleneck init '{init}': choose svd or random")
+    if positions not in ("fresh", "copy"):
+        raise XlsentError(f"positions '{positions}': choose fresh or copy")
+    emb, layers = _bert_parts(bert)
+    c = bert.config
+    if not 1 <= ru_layers <= len(layers):
+        raise XlsentError(f"|RU| = {ru_layers}: the assistant has {len(layers)} layers — choose 1..{len(layers)}")
+    if repeats < 0:
+        raise XlsentError(f"repeats = {repeats}: must be ≥ 0")
+    hidden = int(c.hidden_size)
+    size = hidden if bottleneck in (None, 0) else int(bottleneck)
+    if size > hidden:
+        raise XlsentError(f"bottleneck size {size} is larger than the hidden size {hidden} — choose B ≤ {hidden}")
+    act = c.hidden_act if isinstance(c.hidden_act, str) else "gelu"
+    torch.manual_seed(seed)
+    cfg = AlbertConfig(
+        vocab_size=c.vocab_size, embedding_size=size, hidden_size=hidden, num_hidden_layers=repeats,
+        num_hidden_groups=1, inner_group_num=ru_layers, num_attention_heads=c.num_attention_heads,
+        intermediate_size=c.intermediate_size, hidden_act=act, hidden_dropout_prob=c.hidden_dropout_prob,
+        attention_probs_dropout_prob=c.attention_probs_dropout_prob, max_position_embeddings=c.max_position_embeddings,
+        type_vocab_size=c.type_vocab_size, layer_norm_eps=c.layer_norm_eps, pad_token_id=c.pad_token_id,
+        classifier_dropout_prob=0.1, initializer_range=getattr(c, "initializer_range", 0.02),
+    )
+    student = AlbertModel(cfg, add_pooling_layer=False)
+    e = student.embeddings
+    proj = student.encoder.embedding_hidden_mapping_in
+    # position offset: RoBERTa-style models start positions after the padding index
+    offset = int(c.pad_token_id) + 1 if getattr(c, "model_type", "") in ("roberta", "xlm-roberta") else 0
+    src_pos = emb.position_embeddings.weight[offset : offset + cfg.max_position_embeddings]
+    if size == hidden:  # b = False: the assistant's table, identity projection
+        e.word_embeddings.weight.copy_(emb.word_embeddings.weight)
+        proj.weight.copy_(torch.eye(hidden))
+        proj.weight.requires_grad_(False)
+        if positions == "copy":
+            e.position_embeddings.weight[: len(src_pos)].copy_(src_pos)
+            e.token_type_embeddings.weight.copy_(emb.token_type_embeddings.weight)
+            e.LayerNorm.load_state_dict(emb.LayerNorm.state_dict())
+    elif init == "svd":
+        p = principal_directions(emb.word_embeddings.weight, size)  # H × B
+        e.word_embeddings.weight.copy_(emb.word_embeddings.weight @ p)
+        proj.weight.copy_(p)  # Linear(B → H).weight has shape H × B
+        if positions == "copy":
+            e.position_embeddings.weight[: len(src_pos)].copy_(src_pos @ p)
+            e.token_type_embeddings.weight.copy_(emb.token_type_embeddings.weight @ p)
+    proj.bias.zero_()
+    for albert_layer, bert_layer in zip(student.encoder.albert_layer_groups[0].albert_layers, layers):
+        copy_bert_layer(albert_layer, bert_layer)
+    freeze_projection_bias(student)
+    return student
+
+
+def freeze_projection_bias(albert) -> None:
+    """Keep ALBERT's ``B → H`` projection bias at zero and out of training (the paper's map is bias-free)."""
+    proj = albert.encoder.embedding_hidden_mapping_in
+    with torch.no_grad():
+        proj.bias.zero_()
+    proj.bias.requires_grad_(False)
+    if albert.config.embedding_size == albert.config.hidden_size and torch.equal(
+        proj.weight.detach(), torch.eye(albert.config.hidden_size)
+    ):
+        proj.weight.requires_grad_(False)  # b = False: identity projection stays the identity
+
+
+def set_repeats(albert, repeats: int) -> None:
+    """Run the recurring unit ``repeats`` times (stage 3 on; 0 = embeddings only)."""
+    albert.config.num_hidden_layers = int(repeats)
+
+
+@dataclass
+class SizeReport:
+    """Parameter counts in the style of Ding et al. Tables 1–2."""
+
+    embedding: int
+    encoder: int
+    layer_passes: int
+    unique_layers: int
+
+    @property
+    def total(self) -> int:
+        return self.embedding + self.encoder
+
+    def to_dict(self) -> dict:
+        return {"embedding_params": self.embedding, "encoder_params": self.encoder, "total_params": self.total,
+                "unique_layers": self.unique_layers, "layer_passes": self.layer_passes}
+
+
+def size_report(hf_model) -> SizeReport:
+    """Embedding vs encoder parameters and layer passes of a BERT-like or ALBERT model.
+
+    Embedding = token, position and type tables, their LayerNorm and (ALBERT) the bottleneck
+    projection; encoder = the transformer layers, each shared layer counted once.
+    """
+    emb = enc = 0
+    for name, p in hf_model.named_parameters():
+        if name.startswith("embeddings.") or "embedding_hidden_mapping_in" in name:
+            emb += p.numel()
+        elif name.startswith("encoder."):
+            enc += p.numel()
+    c = hf_model.config
+    if getattr(c, "model_type", "") == "albert":
+        unique = int(c.num_hidden_groups) * int(c.inner_group_num)
+        passes = int(c.num_hidden_layers) * int(c.inner_group_num)
+        if passes == 0:  # stage 2: the layer group is stored but not run
+            enc = 0
+            unique = 0
+    else:
+        unique = passes = int(c.num_hidden_layers)
+    return SizeReport(emb, enc, passes, unique)
+
+
+def build_student_st(assistant_st, ru_layers: int, repeats: int, bottleneck: int | None, init: str = "svd",
+                     positions: str = "fresh", seed: int = 0, normalize: bool = True, max_seq_length: int | None = None):
+    """A SentenceTransformer student (ALBERT → mean Pooling → [Normalize]) sharing the assistant's tokenizer and prompts."""
+    import tempfile
+
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    tr = assistant_st[0]
+    albert = albert_from_bert(tr.auto_model, ru_layers, repeats, bottleneck, init, positions, seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        albert.save_pretrained(tmp)
+        tr.tokenizer.save_pretrained(tmp)
+        new = Transformer(tmp, max_seq_length=max_seq_length or tr.max_seq_length)
+    freeze_projection_bias(new.auto_model)
+    mods = [new, Pooling(int(albert.config.hidden_size), pooling_mode="mean")]
+    if normalize:
+        mods.append(Normalize())
+    return SentenceTransformer(modules=mods, prompts=dict(assistant_st.prompts),
+                               default_prompt_name=assistant_st.default_prompt_name, device="cpu")
+
+
+def load_student(path: str | Path, repeats: int | None = None, normalize: bool | None = None):
+    """Load a saved student; optionally change its repeats or add/remove the final Normalize."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize
+
+    config_kwargs = {"num_hidden_layers": int(repeats)} if repeats is not None else None
+    st = SentenceTransformer(str(path), device="cpu", local_files_only=True,
+                             model_kwargs=None, config_kwargs=config_kwargs)
+    freeze_projection_bias(st[0].auto_model)
+    has_norm = isinstance(st[-1], Normalize)
+    if normalize is True and not has_norm:
+        st.append(Normalize())
+    elif normalize is False and has_norm:
+        del st[len(st) - 1]
+    return st

@@ -1,0 +1,130 @@
+"""Pieces the distillation recipes share: models, training pairs, teacher targets, held-out evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from rich.markup import escape
+
+from xlsent.data.loading import load_pairs
+from xlsent.data.triplets import english_side
+from xlsent.utils.errors import XlsentError
+
+
+@dataclass
+class TrainPairs:
+    """English side, other side, and the cleaning/sampling notes."""
+
+    english: list[str]
+    other: list[str]
+    dataset: object
+    notes: list[str] = field(default_factory=list)
+
+
+def load_train_pairs(t: dict, seed: int, console=None) -> TrainPairs:
+    loaded = load_pairs(t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True,
+                        t["sample"], seed)
+    ds = loaded.dataset
+    if len(ds) < 2:
+        raise XlsentError(f"{t['pairs']}: only {len(ds)} pair(s) left after cleaning — need at least 2")
+    other_col, en_col = english_side(ds)
+    notes = loaded.notes()
+    if console is not None:
+        for line in notes:
+            console.print(f"[dim]{escape(line)}[/dim]")
+    return TrainPairs(list(ds[en_col]), list(ds[other_col]), ds, notes)
+
+
+def load_st(name: str, max_seq_length: int | None = None):
+    from xlsent.models.registry import load_model, resolve_model_path
+
+    path = resolve_model_path(name)
+    st = load_model(str(path))
+    if max_seq_length:
+        st.max_seq_length = int(max_seq_length)
+    return st, path
+
+
+def freeze_word_embeddings(st) -> int:
+    """Stop training the token table (the 96M-parameter bulk of e5-small); returns the frozen count."""
+    emb = st[0].auto_model.get_input_embeddings()
+    emb.weight.requires_grad_(False)
+    return emb.weight.numel()
+
+
+def teacher_targets(teacher, teacher_path: Path, texts: list[str], progress: bool = True) -> np.ndarray:
+    from xlsent.encoding.cached_embeddings import cached_embeddings
+
+    return cached_embeddings(teacher, teacher_path, texts, show_progress=progress, description="teacher embeddings")
+
+
+def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=None, chunk_words: int = 0) -> dict:
+    """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each model.
+
+    ``e`` is the recipe's ``eval`` section: ``pairs``, ``sample``, ``similarity``,
+    ``triplet_negatives`` (section | random), ``udhr`` (also score the bundled UDHR pools).
+    Test data is only reported, never used to choose a checkpoint.
+    """
+    from xlsent.data.bundled import split_by_language
+    from xlsent.data.triplets import build_triplets
+    from xlsent.encoding.embed import embed
+    from xlsent.evaluation.mse import evaluate_mse
+    from xlsent.evaluation.retrieval import evaluate_many, evaluate_retrieval, mean_row
+    from xlsent.evaluation.triplet import evaluate_triplets
+
+    held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=seed).dataset
+    other_col, en_col = english_side(held)
+    src, tgt = list(held["src"]), list(held["tgt"])
+    trip, _ = build_triplets(held, e.get("triplet_negatives", "section") if "book" in held.column_names else "random", seed)
+    out: dict = {"eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": seed}, "models": {}}
+    t_enc = (lambda texts: embed(teacher, texts, show_progress=False)) if teacher is not None else None
+    for name, st in models.items():
+        enc = (lambda m: lambda texts: embed(m, texts, show_progress=False, chunk_words=chunk_words))(st)
+        if console is not None:
+            console.print(f"[dim]evaluating {escape(name)}…[/dim]")
+        r = {"retrieval": evaluate_retrieval(src, tgt, enc, name, e["similarity"], dataset=e["pairs"]).to_dict(),
+             "triplets": evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], enc, name, e["pairs"])}
+        if t_enc is not None and st.get_embedding_dimension() == teacher.get_embedding_dimension():
+            r["mse"] = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, t_enc, name, dataset=e["pairs"])
+        if e.get("udhr"):
+            from xlsent.data.bundled import load_bundled
+
+            udhr = load_bundled("udhr")
+            groups = {k: (list(p["src"]), list(p["tgt"]), p["src_lang"][0], p["tgt_lang"][0])
+                      for k, p in split_by_language(udhr).items()}
+            res = evaluate_many(groups, enc, name, e["similarity"], 1000, seed, 4, "udhr")
+            r["udhr"] = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
+        out["models"][name] = r
+    return out
+
+
+def summary_rows(metrics: dict) -> list[dict]:
+    """One row per model for the CLI table."""
+    rows = []
+    for name, r in metrics["models"].items():
+        ret = r["retrieval"]
+        row = {"model": name, "x2en": ret["tgt2src"]["p@1"], "en2x": ret["src2tgt"]["p@1"],
+               "triplet_cos": r["triplets"]["accuracy"]["cosine"]["accuracy"],
+               "mse_tgt": r.get("mse", {}).get("mse_tgt_x100")}
+        if "udhr" in r:
+            row["udhr_x2en"] = r["udhr"]["mean"]["tgt2src"]["p@1"]
+            row["udhr_en2x"] = r["udhr"]["mean"]["src2tgt"]["p@1"]
+        rows.append(row)
+    return rows
+
+
+def summary_table(metrics: dict, title: str):
+    from rich.table import Table
+
+    rows = summary_rows(metrics)
+    table = Table(title=title)
+    cols = ["model", "x2en", "en2x", "triplet_cos", "mse_tgt"] + (["udhr_x2en", "udhr_en2x"] if "udhr_x2en" in rows[0] else [])
+    heads = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
+             "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx"}
+    for c in cols:
+        table.add_column(heads.get(c, c), justify="left" if c == "model" else "right")
+    for r in rows:
+        table.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
+    return table
