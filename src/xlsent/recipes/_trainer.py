@@ -60,6 +60,7 @@ def train_stage(
     name: str = "training",
     no_duplicates: bool = False,
     extra_record: dict | None = None,
+    callbacks: list | None = None,
 ) -> dict:
     """Train ``model`` on ``train_dataset`` with ``loss``; save ``stage_dir/model`` atomically; return the stage record."""
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
@@ -97,7 +98,7 @@ def train_stage(
         dataloader_num_workers=0,
         batch_sampler=BatchSamplers.NO_DUPLICATES if no_duplicates else BatchSamplers.BATCH_SAMPLER,
     )
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss)
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss, callbacks=callbacks)
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume)
     seconds = time.perf_counter() - t0

@@ -106,7 +106,9 @@ def _skip(stage_dir: Path, chash: str, console) -> bool:
     return False
 
 
-def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool = True) -> MultistageResult:
+def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool = True,
+                     callbacks: list | None = None) -> MultistageResult:
+    """Run the configured stages into ``output`` (finished stages are skipped); ``callbacks`` go to every trainer."""
     from sentence_transformers.sentence_transformer.losses import MSELoss
 
     from xlsent.encoding.cached_embeddings import cached_embeddings
@@ -164,7 +166,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
             student = build_student_st(assistant, int(s["ru_layers"]), 0, bottleneck, s["init"], s["positions"], seed,
                                        normalize=False, max_seq_length=cfg["model"]["max_seq_length"])
             train_stage(student, _pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), d2, h,
-                        console, progress, "stage 2 — embedding bottleneck")
+                        console, progress, "stage 2 — embedding bottleneck", callbacks=callbacks)
         result.stages[STAGES[1]] = d2 / "model"
 
         # Stage 3: recurrence on, imitate the assistant's sentence embeddings
@@ -178,7 +180,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
             student = load_student(d2 / "model", repeats=repeats, normalize=True)
             student.max_seq_length = int(cfg["model"]["max_seq_length"])
             train_stage(student, _pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage3"), d3, h,
-                        console, progress, "stage 3 — parameter recurrence")
+                        console, progress, "stage 3 — parameter recurrence", callbacks=callbacks)
         result.stages[STAGES[2]] = d3 / "model"
         student_dir = d3 / "model"
 
@@ -199,7 +201,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
                                            float(cfg["mcl"]["mcl_weight"]), float(cfg["mcl"]["kd_weight"]))
         name = f"stage 4 — MCL ({variant}) + KD" if variant != "off" else "stage 4 — KD (no MCL)"
         train_stage(student, _pair_dataset(en, xx, t_en), loss, _optim(cfg, "stage4"), d4, h, console, progress,
-                    name, no_duplicates=variant != "off")
+                    name, no_duplicates=variant != "off", callbacks=callbacks)
     result.stages[STAGES[3]] = d4 / "model"
 
     # The final student, its size next to the assistant's

@@ -51,7 +51,7 @@ def presets(recipe: str) -> list[str]:
     """Preset names shipped for ``recipe`` (files ``configs/<recipe>.<preset>.yaml``)."""
     folder = resources.files("xlsent").joinpath("configs")
     return sorted(p.name[len(recipe) + 1 : -5] for p in folder.iterdir()
-                  if p.name.startswith(recipe + ".") and p.name.endswith(".yaml"))
+                  if p.name.startswith(recipe + ".") and p.name.endswith(".yaml") and p.name != f"{recipe}.yaml")
 
 
 def _merge(cfg: dict, user: dict, valid: set[str], source: str) -> None:

@@ -1,0 +1,171 @@
+"""Distillation recipes end to end on tiny models: X-KD, triplet KD, multi-stage (resume), CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import build_tiny_model
+from xlsent.utils.config import load_config
+
+TEXTS = ["god is good and the river is wide", "mulungu ndi wabwino madzi", "he said unto them"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("distill")
+    return {"teacher": build_tiny_model(root / "teacher", layers=2, seed=1),
+            "assistant": build_tiny_model(root / "assistant", layers=4, seed=2, prompt="passage: ")}
+
+
+def _fresh_process_embeddings(path) -> np.ndarray:
+    code = (
+        "import json; from sentence_transformers import SentenceTransformer; "
+        f"m = SentenceTransformer({str(path)!r}, device='cpu'); print(json.dumps(m.encode({TEXTS!r}).tolist()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return np.array(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _common(models, pairs_tsv) -> list[str]:
+    return [f"teacher={models['teacher']}", f"train.pairs={pairs_tsv}", "optim.batch_size=8", "optim.epochs=2",
+            "optim.lr=1e-3", f"eval.pairs={pairs_tsv}", "eval.udhr=false", "eval.sample=0"]
+
+
+def test_xkd_trains_reduces_mse_and_reloads(models, pairs_tsv, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.recipes.xkd import train_xkd
+
+    cfg = load_config("xkd", overrides=[*_common(models, pairs_tsv), f"student={models['assistant']}", "optim.epochs=4"])
+    path = train_xkd(cfg, tmp_path / "run", progress=False)
+    log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
+    losses = [e["loss"] for e in log if "loss" in e]
+    assert losses[-1] < losses[0]
+    st = SentenceTransformer(str(path), device="cpu")
+    np.testing.assert_allclose(_fresh_process_embeddings(path), st.encode(TEXTS), atol=1e-6)
+    assert (tmp_path / "run" / "config.yaml").exists() and (tmp_path / "run" / "stage.json").exists()
+
+
+def test_triplet_kd_from_triplet_file(models, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.recipes.triplet_kd import train_triplet_kd
+
+    trip = tmp_path / "triplets.tsv"
+    rows = [("mulungu ndi wabwino", "god is good", "the river is wide"), ("mtsinje madzi", "the river water", "god is good"),
+            ("kuwala dziko", "light earth", "he said unto them"), ("chala nyumba", "a house", "light earth")] * 4
+    trip.write_text("anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
+    cfg = load_config("triplet-kd", overrides=[f"teacher={models['teacher']}", f"student={models['assistant']}",
+                                               f"train.triplets={trip}", "optim.batch_size=4", "optim.epochs=3",
+                                               "optim.lr=1e-3"])
+    path = train_triplet_kd(cfg, tmp_path / "run", progress=False)
+    st = SentenceTransformer(str(path), device="cpu")
+    np.testing.assert_allclose(_fresh_process_embeddings(path), st.encode(TEXTS), atol=1e-6)
+
+
+class _Interrupt(Exception):
+    pass
+
+
+def _multistage_cfg(models, pairs_tsv, *extra):
+    return load_config("multistage", overrides=[
+        *_common(models, pairs_tsv), f"assistant={models['assistant']}", "student.bottleneck=8", "student.ru_layers=2",
+        "student.repeats=2", "stage1.epochs=1", "stage2.epochs=1", "stage3.epochs=2", "stage4.epochs=1",
+        "optim.save_steps=1", *extra])
+
+
+def test_multistage_interrupted_stage_resumes_and_finished_stages_are_skipped(models, pairs_tsv, tmp_path):
+    from transformers import TrainerCallback
+
+    from xlsent.models.student import size_report
+    from xlsent.recipes.multistage import STAGES, train_multistage
+
+    class StopInStage3(TrainerCallback):
+        def on_save(self, args, state, control, **kw):
+            if "stage3" in args.output_dir and state.global_step == 2:
+                raise _Interrupt()
+
+    out = tmp_path / "run"
+    cfg = _multistage_cfg(models, pairs_tsv)
+    with pytest.raises(_Interrupt):
+        train_multistage(cfg, out, progress=False, callbacks=[StopInStage3()])
+    assert (out / STAGES[1] / "stage.json").exists() and not (out / STAGES[2] / "stage.json").exists()
+    assert (out / STAGES[2] / "checkpoints" / "checkpoint-2").exists()
+    done = {s: (out / s / "stage.json").stat().st_mtime_ns for s in STAGES[:2]}
+
+    from rich.console import Console
+
+    con = Console(record=True, width=200)
+    result = train_multistage(cfg, out, console=con, progress=False)
+    text = con.export_text()
+    assert "stage1-assistant/model: already trained" in text.replace("\\", "/")
+    assert "stage2-embedding: finished earlier with this config — skipping" in text
+    assert "resuming from" in text and "checkpoint-2" in text
+    assert {s: (out / s / "stage.json").stat().st_mtime_ns for s in STAGES[:2]} == done
+    rec3 = json.loads((out / STAGES[2] / "stage.json").read_text())
+    assert rec3["steps"] == 10  # 40 pairs / batch 8 × 2 epochs, counted across the interruption
+    # the final student: smaller, every stage saved, loads in a fresh process with the same embeddings
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(str(result.model), device="cpu")
+    np.testing.assert_allclose(_fresh_process_embeddings(result.model), st.encode(TEXTS), atol=1e-6)
+    assert size_report(st[0].auto_model).layer_passes == 4
+    assert result.sizes["student_share_of_assistant"] < 1
+    for s in STAGES:
+        assert (out / s / "model" / "modules.json").exists()
+    # a changed stage-4 setting reruns stage 4 only
+    con = Console(record=True, width=200)
+    train_multistage(_multistage_cfg(models, pairs_tsv, "mcl.variant=bool"), out, console=con, progress=False)
+    text = con.export_text()
+    assert "stage3-recurrence: finished earlier" in text and "stage 4 — MCL (bool)" in text
+
+
+def test_single_stage_baselines_run(models, pairs_tsv, tmp_path):
+    from xlsent.recipes.multistage import STAGES, train_multistage
+
+    r = train_multistage(_multistage_cfg(models, pairs_tsv, "stages.mode=single-random"), tmp_path / "r", progress=False)
+    assert set(r.stages) == {STAGES[3]} and r.assistant == models["assistant"]
+    r = train_multistage(_multistage_cfg(models, pairs_tsv, "stages.mode=single-predistill"), tmp_path / "p", progress=False)
+    assert STAGES[0] not in r.stages and STAGES[2] in r.stages
+
+
+def _cli(*args, env_cache=None):
+    return subprocess.run([sys.executable, "-m", "xlsent.cli.main", *args], capture_output=True, text=True)
+
+
+def test_cli_presets_and_errors():
+    p = _cli("train", "multistage", "-o", "x", "--preset", "small", "--show-config")
+    assert p.returncode == 0 and "sample: 20000" in p.stdout
+    p = _cli("train", "xkd", "-o", "x", "--preset", "huge")
+    assert p.returncode == 2 and "unknown preset 'huge' for xkd — available: small" in p.stderr
+    p = _cli("train", "triplet-kd", "-o", "x", "--set", "loss.margn=2")
+    assert p.returncode == 2 and "did you mean loss.margin" in p.stderr
+
+
+def test_cli_eval_sts_triplet_mse(tiny_model, tmp_path, pairs_tsv):
+    sts = tmp_path / "sts.tsv"
+    sts.write_text("god is good\tmulungu ndi wabwino\t4.5\nthe river\tmtsinje\t4\nhe said\tchala\t0.5\nwater\tmadzi\t4.8\n",
+                   encoding="utf-8")
+    p = _cli("eval", "sts", "-m", str(tiny_model), "-d", str(sts), "-o", str(tmp_path / "sts.json"), "--resamples", "100")
+    assert p.returncode == 0, p.stderr
+    res = json.loads((tmp_path / "sts.json").read_text())
+    assert set(res) >= {"cosine", "euclidean", "manhattan", "dot"} and res["n"] == 4
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\tb\t7\n", encoding="utf-8")
+    p = _cli("eval", "sts", "-m", str(tiny_model), "-d", str(bad))
+    assert p.returncode == 2 and "bad.tsv:1: score 7 outside 0–5" in p.stderr and "Traceback" not in p.stderr
+    trip = tmp_path / "t.tsv"
+    trip.write_text("mulungu ndi wabwino\tgod is good\tthe river\nmtsinje madzi\tthe river water\tgod is good\n", encoding="utf-8")
+    p = _cli("eval", "triplet", "-m", str(tiny_model), "--triplets", str(trip), "--plot", str(tmp_path / "len.png"),
+             "-o", str(tmp_path / "t.json"), "--chunk-words", "2", "--resamples", "100")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "len.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((tmp_path / "t.json").read_text())["accuracy"]["max"]["of"] in ("cosine", "manhattan", "euclidean")
+    p = _cli("eval", "mse", "-m", str(tiny_model), "-t", str(tiny_model), "--pairs", str(pairs_tsv), "-o", str(tmp_path / "m.json"))
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["mse_tgt"] >= 0
