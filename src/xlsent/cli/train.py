@@ -46,14 +46,15 @@ def siamese(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET,
     console.print(f"model: {output / 'model'}  (SentenceTransformer('{output / 'model'}'))")
 
 
-def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | None = None) -> None:
+def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | None = None,
+              glossers: dict | None = None) -> None:
     from xlsent.models.registry import load_model
     from xlsent.recipes._common import evaluate_models, summary_table
 
     err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
-    teacher = load_model(cfg["teacher"])
+    teacher = load_model(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"])
     loaded = {name: load_model(str(path)) for name, path in models.items()}
-    metrics = evaluate_models(loaded, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console)
+    metrics = evaluate_models(loaded, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console, glossers=glossers)
     metrics.update(extra or {})
     write_json_atomic(output / "metrics.json", metrics)
     console.print(summary_table(metrics, title))
@@ -113,3 +114,23 @@ def multistage(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = S
         _evaluate(cfg, models, output, "multi-stage distillation, held-out",
                   {"sizes": result.sizes, "stages": stage_records(output)})
     console.print(f"model: {result.model}  (SentenceTransformer('{result.model}'))")
+
+
+@app.command("gloss")
+def gloss(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
+          show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
+    """Word-gloss SBERT (Manafi 2025, "Finetuned-SBERT"): dictionary gloss + triplet fine-tuning of an English SBERT."""
+    from xlsent.recipes.gloss import load_gloss, train_gloss
+
+    cfg = _config("gloss", config, set_, preset, show_config)
+    if cfg is None:
+        return
+    model = train_gloss(cfg, output, err_console)
+    if not no_eval:
+        d = load_gloss(model)
+        unknown = cfg["dictionary"]["unknown"]
+        _evaluate(cfg, {f"base {cfg['model']['name']} (glossed input)": cfg["model"]["name"], "gloss": model}, output,
+                  "word-gloss SBERT, held-out (low-resource side glossed)",
+                  glossers={name: (lambda t: d.gloss(t, unknown)) for name in
+                            (f"base {cfg['model']['name']} (glossed input)", "gloss")})
+    console.print(f"model: {model}  (low-resource text: gloss it first — xlsent gloss -m {model})")

@@ -60,12 +60,14 @@ def teacher_targets(teacher, teacher_path: Path, texts: list[str], progress: boo
     return cached_embeddings(teacher, teacher_path, texts, show_progress=progress, description="teacher embeddings")
 
 
-def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=None, chunk_words: int = 0) -> dict:
+def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=None, chunk_words: int = 0,
+                    glossers: dict | None = None) -> dict:
     """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each model.
 
     ``e`` is the recipe's ``eval`` section: ``pairs``, ``sample``, ``similarity``,
     ``triplet_negatives`` (section | random), ``udhr`` (also score the bundled UDHR pools).
-    Test data is only reported, never used to choose a checkpoint.
+    Test data is only reported, never used to choose a checkpoint. ``glossers`` maps a model
+    name to a function applied to the non-English side first (word-gloss models).
     """
     from xlsent.data.bundled import split_by_language
     from xlsent.data.triplets import build_triplets
@@ -82,12 +84,17 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
     t_enc = (lambda texts: embed(teacher, texts, show_progress=False)) if teacher is not None else None
     for name, st in models.items():
         enc = (lambda m: lambda texts: embed(m, texts, show_progress=False, chunk_words=chunk_words))(st)
+        g = (glossers or {}).get(name, lambda x: x)
         if console is not None:
             console.print(f"[dim]evaluating {escape(name)}…[/dim]")
-        r = {"retrieval": evaluate_retrieval(src, tgt, enc, name, e["similarity"], dataset=e["pairs"]).to_dict(),
-             "triplets": evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], enc, name, e["pairs"])}
+        g_src = [g(x) for x in src] if other_col == "src" else src
+        g_tgt = [g(x) for x in tgt] if other_col == "tgt" else tgt
+        r = {"retrieval": evaluate_retrieval(g_src, g_tgt, enc, name, e["similarity"], dataset=e["pairs"]).to_dict(),
+             "triplets": evaluate_triplets([g(x) for x in trip["anchor"]], trip["positive"], trip["negative"], enc, name,
+                                           e["pairs"])}
         if t_enc is not None and st.get_embedding_dimension() == teacher.get_embedding_dimension():
-            r["mse"] = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, t_enc, name, dataset=e["pairs"])
+            r["mse"] = evaluate_mse(list(held[en_col]), [g(x) for x in held[other_col]], enc, t_enc, name,
+                                    dataset=e["pairs"])
         if e.get("udhr"):
             from xlsent.data.bundled import load_bundled
 

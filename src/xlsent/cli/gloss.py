@@ -1,0 +1,33 @@
+"""``xlsent gloss``: word-by-word gloss of a file with a gloss model's (or any) bilingual dictionary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from xlsent.cli.common import console
+from xlsent.data.readers import read_lines
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import write_text_atomic
+
+
+def gloss_command(
+    input: Path = typer.Option(..., "--input", "-i", help="text file, one sentence per line"),
+    output: Path = typer.Option(..., "--output", "-o", help="glossed text, line by line"),
+    model: Path = typer.Option(None, "--model", "-m", help="a model trained by 'xlsent train gloss'"),
+    dictionary: Path = typer.Option(None, "--dictionary", "-d", help="or a word<TAB>translation TSV"),
+    unknown: str = typer.Option("keep", help="keep | drop words missing from the dictionary"),
+) -> None:
+    """Replace every word found in the dictionary by its translation (paper 004's word mapping layer)."""
+    from xlsent.data.dictionary import BilingualDictionary
+    from xlsent.recipes.gloss import load_gloss
+
+    if bool(model) == bool(dictionary):
+        raise XlsentError("give exactly one of --model GLOSS_MODEL or --dictionary FILE.tsv")
+    d = BilingualDictionary.from_tsv(dictionary) if dictionary else load_gloss(model)
+    if d is None:
+        raise XlsentError(f"{model}: not a gloss model (no xlsent_gloss.json) — train one with 'xlsent train gloss'")
+    lines = read_lines(input)
+    write_text_atomic(output, "".join(d.gloss(t, unknown) + "\n" for t in lines))
+    console.print(f"wrote {output} ({len(lines)} lines, dictionary of {len(d)} entries)")

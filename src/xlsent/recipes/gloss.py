@@ -1,0 +1,114 @@
+"""Word-gloss SBERT ("Finetuned-SBERT", Manafi 2025, §3.2.2).
+
+Manafi, S. (2025). *Challenges of Cross-Lingual Transfer from High- to Low-Resource
+Languages* (dissertation), §3.2.2 "Fine-tuned SBERT model".
+
+1. **Word mapping layer**: every low-resource word is replaced by its dictionary translation
+   (:mod:`xlsent.data.dictionary`: a TSV, a Debian FreeDict dictionary, or a dictionary
+   induced from the training pairs with eflomal);
+2. **sentence transformer**: an English SBERT (default all-MiniLM-L6-v2) is fine-tuned with the
+   soft-margin triplet loss of Eq. 3.1 on (gloss(anchor), positive, negative) triplets.
+
+Output: ``model/`` is the fine-tuned English sentence-transformer (``SentenceTransformer(path)``
+loads it); the dictionary is saved inside it as ``gloss_dictionary.tsv`` with
+``xlsent_gloss.json``. Low-resource text must be glossed before encoding — xlsent does this
+itself wherever it knows which side is the low-resource one (``train``'s evaluation,
+``xlsent gloss``, ``xlsent embed --gloss``); plain sentence-transformers code calls
+:func:`load_gloss` and ``dictionary.gloss(text)`` first. The gloss cannot live inside the
+tokenizer: a shared tokenizer would also "translate" English words that happen to be
+low-resource headwords (Chichewa "a", "ndi"…).
+
+Decisions where the paper is silent: unknown words are kept; the triplet margin α = 1.0 as in
+triplet KD; paper settings batch 16, 5 epochs, max length 128; no KD term (the paper's loss
+for this model is Eq. 3.1 alone; ``loss.kd_weight`` can add Eq. 3.2 against the frozen original).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from xlsent.data.dictionary import BilingualDictionary
+from xlsent.recipes._common import load_st, teacher_targets
+from xlsent.recipes._trainer import config_hash, stage_done, train_stage
+from xlsent.utils.config import dump_config
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import write_json_atomic, write_text_atomic
+
+GLOSS_FILE = "gloss_dictionary.tsv"
+GLOSS_META = "xlsent_gloss.json"
+
+
+def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> BilingualDictionary:
+    d = cfg["dictionary"]
+    if d["tsv"]:
+        return BilingualDictionary.from_tsv(d["tsv"])
+    if d["freedict"]:
+        return BilingualDictionary.from_freedict(d["freedict"])
+    return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]))
+
+
+def load_gloss(model_path: str | Path) -> BilingualDictionary | None:
+    """The dictionary stored in a gloss model's folder (None for other models)."""
+    meta = Path(model_path) / GLOSS_META
+    if not meta.exists():
+        return None
+    info = json.loads(meta.read_text())
+    d = BilingualDictionary.from_tsv(Path(model_path) / info["dictionary"])
+    d.source = str(model_path)
+    return d
+
+
+def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = True) -> Path:
+    from datasets import Dataset
+    from rich.markup import escape
+
+    from xlsent.data.loading import load_pairs
+    from xlsent.data.triplets import build_triplets, english_side
+    from xlsent.losses import SoftMarginTripletDistillLoss
+
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    cfg = copy.deepcopy(cfg)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    chash = config_hash(cfg["model"], cfg["train"], cfg["dictionary"], cfg["negatives"], cfg["loss"], cfg["optim"])
+    if stage_done(output, chash):
+        if console is not None:
+            console.print(f"{output / 'model'}: already trained with this config — skipping")
+        return output / "model"
+    t, seed = cfg["train"], int(cfg["optim"]["seed"])
+    loaded = load_pairs(t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True,
+                        t["sample"], seed)
+    ds = loaded.dataset
+    other_col, en_col = english_side(ds)
+    dictionary = build_dictionary(cfg, list(ds[other_col]), list(ds[en_col]))
+    cov = dictionary.coverage(list(ds[other_col]))
+    notes = loaded.notes() + dictionary.notes + [f"dictionary covers {cov:.1%} of the training words"]
+    if len(dictionary) == 0:
+        raise XlsentError("the bilingual dictionary is empty — give dictionary.tsv or more parallel pairs")
+    sbert, sbert_path = load_st(cfg["model"]["name"], cfg["model"]["max_seq_length"])
+    triplets, rep = build_triplets(ds, cfg["negatives"]["strategy"], seed, teacher=sbert,
+                                   relative_margin=float(cfg["negatives"]["relative_margin"]))
+    notes += rep.lines()
+    if console is not None:
+        for line in notes:
+            console.print(f"[dim]{escape(line)}[/dim]")
+    unknown = cfg["dictionary"]["unknown"]
+    cols = {"anchor": [dictionary.gloss(a, unknown) for a in triplets["anchor"]],
+            "positive": list(triplets["positive"]), "negative": list(triplets["negative"])}
+    lam = float(cfg["loss"]["kd_weight"])
+    if lam:
+        import numpy as np
+
+        tp = teacher_targets(sbert, sbert_path, cols["positive"] + cols["negative"], progress)
+        n = len(cols["positive"])
+        cols["label"] = np.stack([tp[:n], tp[n:]], axis=1).tolist()
+    loss = SoftMarginTripletDistillLoss(sbert, float(cfg["loss"]["margin"]), lam, cfg["loss"]["distance"])
+    train_stage(sbert, Dataset.from_dict(cols), loss, cfg["optim"], output, chash, console, progress,
+                "word-gloss SBERT", extra_record={"data_notes": notes})
+    model = output / "model"
+    write_text_atomic(model / GLOSS_FILE, dictionary.to_tsv())
+    write_json_atomic(model / GLOSS_META, {"dictionary": GLOSS_FILE, "unknown": unknown, "entries": len(dictionary),
+                                           "source": dictionary.source})
+    return model
