@@ -67,3 +67,19 @@ def test_siamese_on_real_model_reloads_identically(tmp_path):
     st = SentenceTransformer(str(tmp_path / "run" / "model"), device="cpu")
     assert len(st[0].auto_model.encoder.layer) == 7  # only the layers needed
     np.testing.assert_allclose(st.encode(SAMPLE[:4]), result.encode(SAMPLE[:4]), atol=1e-5)
+
+
+def test_e5_student_copy_and_compressed_sizes(e5, tmp_path):
+    """The ALBERT student reproduces e5-small exactly without compression; the compress preset's shape is ≤ 50% of it."""
+    from xlsent.models.student import build_student_st, load_student, size_report
+
+    model, _ = e5
+    full = build_student_st(model, ru_layers=12, repeats=1, bottleneck=None, positions="copy")
+    np.testing.assert_allclose(full.encode(SAMPLE[:4]), model.encode(SAMPLE[:4]), atol=1e-5)
+    small = build_student_st(model, ru_layers=3, repeats=2, bottleneck=128)
+    small.save(str(tmp_path / "s"))
+    rep, base = size_report(load_student(tmp_path / "s")[0].auto_model), size_report(model[0].auto_model)
+    assert rep.total <= 0.5 * base.total and rep.layer_passes == 6 and base.layer_passes == 12
+    # the SVD-initialised lookup keeps the assistant's token geometry for every script
+    emb = small.encode(SAMPLE[:8], normalize_embeddings=True)
+    assert np.isfinite(emb).all()

@@ -169,3 +169,12 @@ def test_cli_eval_sts_triplet_mse(tiny_model, tmp_path, pairs_tsv):
     p = _cli("eval", "mse", "-m", str(tiny_model), "-t", str(tiny_model), "--pairs", str(pairs_tsv), "-o", str(tmp_path / "m.json"))
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "m.json").read_text())["mse_tgt"] >= 0
+
+
+def test_cli_data_triplets_writes_a_readable_file(tmp_path):
+    from xlsent.data.triplets import read_triplets
+
+    p = _cli("data", "triplets", "bible-en-ny:test", "-o", str(tmp_path / "t.tsv"))
+    assert p.returncode == 0, p.stderr
+    ds, _ = read_triplets(tmp_path / "t.tsv")
+    assert len(ds) == 7957 and ds[0]["positive"].startswith("The book of the generation")

@@ -64,3 +64,39 @@ def stats(
             row += [f"{e['unk_rate']:.4f}", f"{e['pieces_per_word']:.2f}"]
         t.add_row(*row)
     console.print(t)
+
+
+@app.command("triplets")
+def triplets(
+    source: str = typer.Argument(..., help="bundled dataset (e.g. bible-en-ny:train, udhr) or a pairs file"),
+    output: str = typer.Option(..., "--output", "-o", help="TSV to write: anchor<TAB>positive<TAB>negative"),
+    negatives: str = typer.Option("section", help="section (other section of the same document) | random | hard"),
+    teacher: str = typer.Option("minilm-en", help="model that mines hard negatives (negatives=hard)"),
+    relative_margin: float = typer.Option(0.05, help="hard mining: skip candidates within this share of the positive's score"),
+    seed: int = typer.Option(0, help="seed for negative sampling"),
+    on_bad_lines: str = typer.Option("error", help="error | skip"),
+) -> None:
+    """Cross-lingual triplets from parallel data: anchor = low-resource side, positive = its English translation."""
+    from pathlib import Path
+
+    from xlsent.data.triplets import build_triplets
+    from xlsent.utils.errors import XlsentError
+    from xlsent.utils.io import write_text_atomic
+
+    if negatives not in ("section", "random", "hard"):
+        raise XlsentError(f"unknown --negatives '{negatives}': use section, random or hard")
+    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
+    model = None
+    if negatives == "hard":
+        from xlsent.models.registry import load_model
+
+        model = load_model(teacher)
+    ds, report = build_triplets(loaded.dataset, negatives, seed, teacher=model, relative_margin=relative_margin)
+    for line in loaded.notes() + report.lines():
+        console.print(f"[dim]{escape(line)}[/dim]")
+    clean = [(a, p, n) for a, p, n in zip(ds["anchor"], ds["positive"], ds["negative"])]
+    bad = sum(any("\t" in x or "\n" in x for x in row) for row in clean)
+    if bad:
+        raise XlsentError(f"{bad} sentence(s) contain tabs or newlines and cannot be written as TSV — clean the corpus first")
+    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in clean))
+    console.print(f"wrote {output} ({len(clean)} triplets, '{negatives}' negatives)")

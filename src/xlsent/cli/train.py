@@ -54,7 +54,8 @@ def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | N
     err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
     teacher = load_model(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"])
     loaded = {name: load_model(str(path)) for name, path in models.items()}
-    metrics = evaluate_models(loaded, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console, glossers=glossers)
+    metrics = evaluate_models(loaded, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console,
+                              chunk_words=int(cfg["eval"]["chunk_words"]), glossers=glossers)
     metrics.update(extra or {})
     write_json_atomic(output / "metrics.json", metrics)
     console.print(summary_table(metrics, title))
@@ -103,7 +104,7 @@ def multistage(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = S
     result = train_multistage(cfg, output, err_console)
     console.print(size_table(result.sizes))
     if not no_eval:
-        models = {f"base {cfg['assistant']}": cfg["assistant"]}
+        models = {f"base {cfg['assistant']}": cfg["assistant"]} if cfg["eval"]["base"] else {}
         if "stage1-assistant" in result.stages:
             models["assistant (stage 1)"] = result.assistant
         if cfg["eval"]["each_stage"]:

@@ -12,8 +12,8 @@ Languages* (dissertation), §3.2.2 "Fine-tuned SBERT model".
 Output: ``model/`` is the fine-tuned English sentence-transformer (``SentenceTransformer(path)``
 loads it); the dictionary is saved inside it as ``gloss_dictionary.tsv`` with
 ``xlsent_gloss.json``. Low-resource text must be glossed before encoding — xlsent does this
-itself wherever it knows which side is the low-resource one (``train``'s evaluation,
-``xlsent gloss``, ``xlsent embed --gloss``); plain sentence-transformers code calls
+itself where it knows which side is the low-resource one (the evaluation after training);
+``xlsent gloss -m MODEL`` glosses a file for ``xlsent embed`` or ``eval``; Python code calls
 :func:`load_gloss` and ``dictionary.gloss(text)`` first. The gloss cannot live inside the
 tokenizer: a shared tokenizer would also "translate" English words that happen to be
 low-resource headwords (Chichewa "a", "ndi"…).

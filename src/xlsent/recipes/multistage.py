@@ -157,7 +157,8 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     if mode in ("multistage", "single-predistill"):
         # Stage 2: the bottleneck embedding imitates the assistant's zero-layer output
         d2 = output / STAGES[1]
-        h = config_hash(h, s, cfg["stage2"], "stage2")
+        emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
+        h = config_hash(h, emb_keys, cfg["stage2"], "stage2")
         if not _skip(d2, h, console):
             en, xx = _subset(pairs, cfg["stage2"]["sample"], seed)
             feats = LayerFeatures(assistant, assistant_path, batch_size=64)
@@ -171,7 +172,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
 
         # Stage 3: recurrence on, imitate the assistant's sentence embeddings
         d3 = output / STAGES[2]
-        h = config_hash(h, cfg["stage3"], "stage3")
+        h = config_hash(h, repeats, cfg["stage3"], "stage3")
         if not _skip(d3, h, console):
             en, xx = _subset(pairs, cfg["stage3"]["sample"], seed)
             a = cached_embeddings(assistant, assistant_path, en + xx, show_progress=progress,
@@ -187,6 +188,8 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     # Stage 4: MCL + KD (single-stage baselines: KD only)
     d4 = output / STAGES[3]
     variant = cfg["mcl"]["variant"] if mode == "multistage" else "off"
+    if student_dir is None:
+        h = config_hash(h, s, "single-random")
     h = config_hash(h, cfg["stage4"], cfg["mcl"], variant, "stage4")
     if not _skip(d4, h, console):
         en, xx = _subset(pairs, cfg["stage4"]["sample"], seed)
