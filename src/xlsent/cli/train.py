@@ -62,34 +62,32 @@ def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | N
     console.print(f"metrics: {output / 'metrics.json'}")
 
 
+def _distil(recipe: str, label: str, output: Path, config, set_, preset, show: bool, no_eval: bool) -> None:
+    """Train a one-student recipe (xkd, triplet-kd), then evaluate base vs trained on held-out data."""
+    from xlsent.recipes.triplet_kd import train_triplet_kd
+    from xlsent.recipes.xkd import train_xkd
+
+    cfg = _config(recipe, config, set_, preset, show)
+    if cfg is None:
+        return
+    model = {"xkd": train_xkd, "triplet-kd": train_triplet_kd}[recipe](cfg, output, err_console)
+    if not no_eval:
+        _evaluate(cfg, {f"base {cfg['student']}": cfg["student"], recipe: model}, output, f"{label}, held-out")
+    console.print(f"model: {model}  (SentenceTransformer('{model}'))")
+
+
 @app.command("xkd")
 def xkd(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
         show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
     """X-KD (Reimers & Gurevych 2020): MSE(S(en), T(en)) + MSE(S(xx), T(en))."""
-    from xlsent.recipes.xkd import train_xkd
-
-    cfg = _config("xkd", config, set_, preset, show_config)
-    if cfg is None:
-        return
-    model = train_xkd(cfg, output, err_console)
-    if not no_eval:
-        _evaluate(cfg, {f"base {cfg['student']}": cfg["student"], "xkd": model}, output, "X-KD, held-out")
-    console.print(f"model: {model}  (SentenceTransformer('{model}'))")
+    _distil("xkd", "X-KD", output, config, set_, preset, show_config, no_eval)
 
 
 @app.command("triplet-kd")
 def triplet_kd(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
                show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
     """Triplet KD (Manafi 2025, "Distill-XLMR-Triplet"): soft-margin triplet loss + λ·KD."""
-    from xlsent.recipes.triplet_kd import train_triplet_kd
-
-    cfg = _config("triplet-kd", config, set_, preset, show_config)
-    if cfg is None:
-        return
-    model = train_triplet_kd(cfg, output, err_console)
-    if not no_eval:
-        _evaluate(cfg, {f"base {cfg['student']}": cfg["student"], "triplet-kd": model}, output, "triplet KD, held-out")
-    console.print(f"model: {model}  (SentenceTransformer('{model}'))")
+    _distil("triplet-kd", "triplet KD", output, config, set_, preset, show_config, no_eval)
 
 
 @app.command("multistage")

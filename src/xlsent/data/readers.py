@@ -63,6 +63,43 @@ def read_lines(path: Path) -> list[str]:
     return out
 
 
+def read_fields(path: Path, names: tuple[str, ...], on_bad_lines: str, fix: str, headers: tuple = (),
+                check=None) -> tuple[dict[str, list[str]], ReadReport]:
+    """Tab-separated lines with exactly ``len(names)`` non-empty fields → columns, with file:line errors.
+
+    A first line whose lower-cased fields equal one of ``headers`` is skipped. ``check(parts)``
+    may return a further problem (a string) for a line. Bad lines raise
+    :class:`InputFormatError` or, with ``on_bad_lines="skip"``, are counted in the report.
+    """
+    if on_bad_lines not in BAD_LINE_POLICIES:
+        raise XlsentError(f"unknown --on-bad-lines {on_bad_lines!r}: use one of {', '.join(BAD_LINE_POLICIES)}")
+    lines = read_lines(path)
+    report = ReadReport(str(path))
+    cols: dict[str, list[str]] = {n: [] for n in names}
+    first = tuple(x.strip().lower() for x in lines[0].split("\t"))
+    start = 1 if first in headers else 0
+    for i, line in enumerate(lines[start:], start + 1):
+        parts = line.split("\t")
+        problem = None
+        if not line.strip():
+            problem = "blank line"
+        elif len(parts) != len(names):
+            problem = f"{len(parts)} tab-separated field(s), expected {len(names)}"
+        elif any(not p.strip() for p in parts):
+            problem = f"empty {names[[not p.strip() for p in parts].index(True)]} field"
+        elif check is not None:
+            problem = check(parts)
+        if problem:
+            if on_bad_lines == "error":
+                raise InputFormatError(path, i, problem, fix + " (or pass --on-bad-lines skip)")
+            report.skipped[problem] += 1
+            continue
+        for n, p in zip(names, parts):
+            cols[n].append(p.strip())
+    report.rows = len(cols[names[0]])
+    return cols, report
+
+
 class _Collector:
     def __init__(self, path: Path, on_bad_lines: str) -> None:
         if on_bad_lines not in BAD_LINE_POLICIES:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.readers import BAD_LINE_POLICIES, ReadReport, read_lines
+from xlsent.data.readers import read_fields
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 STRATEGIES = ("random", "section", "hard")
@@ -145,31 +145,9 @@ def read_triplets(path: str | Path, on_bad_lines: str = "error"):
     """Read ``anchor<TAB>positive<TAB>negative`` lines into a Dataset; bad lines error (or are skipped and counted)."""
     from datasets import Dataset
 
-    if on_bad_lines not in BAD_LINE_POLICIES:
-        raise XlsentError(f"unknown --on-bad-lines {on_bad_lines!r}: use one of {', '.join(BAD_LINE_POLICIES)}")
     path = Path(path)
-    lines = read_lines(path)
-    report = ReadReport(str(path))
-    rows: dict[str, list[str]] = {c: [] for c in TRIPLET_COLUMNS}
-    start = 1 if [x.strip().lower() for x in lines[0].split("\t")] == list(TRIPLET_COLUMNS) else 0
     fix = "write each triplet as anchor<TAB>positive<TAB>negative"
-    for i, line in enumerate(lines[start:], start + 1):
-        parts = line.split("\t")
-        problem = None
-        if not line.strip():
-            problem = "blank line"
-        elif len(parts) != 3:
-            problem = f"{len(parts)} tab-separated field(s), expected 3"
-        elif any(not p.strip() for p in parts):
-            problem = f"empty {TRIPLET_COLUMNS[[not p.strip() for p in parts].index(True)]} field"
-        if problem:
-            if on_bad_lines == "error":
-                raise InputFormatError(path, i, problem, fix + " (or pass --on-bad-lines skip)")
-            report.skipped[problem] += 1
-            continue
-        for c, p in zip(TRIPLET_COLUMNS, parts):
-            rows[c].append(p.strip())
-    if not rows["anchor"]:
+    cols, report = read_fields(path, TRIPLET_COLUMNS, on_bad_lines, fix, (TRIPLET_COLUMNS,))
+    if not cols["anchor"]:
         raise InputFormatError(path, None, "no valid triplets", fix)
-    report.rows = len(rows["anchor"])
-    return Dataset.from_dict(rows), report
+    return Dataset.from_dict(cols), report

@@ -54,6 +54,19 @@ def freeze_word_embeddings(st) -> int:
     return emb.weight.numel()
 
 
+def load_student_for(cfg: dict, name: str, teacher):
+    """The student to train: same width as the teacher, token table frozen if configured."""
+    student, _ = load_st(name, cfg["model"]["max_seq_length"])
+    if student.get_embedding_dimension() != teacher.get_embedding_dimension():
+        raise XlsentError(
+            f"student dimension {student.get_embedding_dimension()} ≠ teacher dimension "
+            f"{teacher.get_embedding_dimension()} — choose a teacher and student of the same width"
+        )
+    if cfg["model"]["freeze_word_embeddings"]:
+        freeze_word_embeddings(student)
+    return student
+
+
 def teacher_targets(teacher, teacher_path: Path, texts: list[str], progress: bool = True) -> np.ndarray:
     from xlsent.encoding.cached_embeddings import cached_embeddings
 

@@ -36,6 +36,15 @@ def stage_done(stage_dir: Path, chash: str) -> dict | None:
     return None
 
 
+def skip_if_done(stage_dir: Path, chash: str, console=None) -> bool:
+    """True (and say so) when ``stage_dir`` holds a finished model trained with this config."""
+    if stage_done(Path(stage_dir), chash):
+        if console is not None:
+            console.print(f"{Path(stage_dir).name}: finished earlier with this config — skipping")
+        return True
+    return False
+
+
 def _latest_checkpoint(folder: Path, chash: str) -> str | None:
     if not folder.exists():
         return None

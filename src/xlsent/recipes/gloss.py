@@ -31,7 +31,7 @@ from pathlib import Path
 
 from xlsent.data.dictionary import BilingualDictionary
 from xlsent.recipes._common import load_st, teacher_targets
-from xlsent.recipes._trainer import config_hash, stage_done, train_stage
+from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
@@ -73,9 +73,7 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     chash = config_hash(cfg["model"], cfg["train"], cfg["dictionary"], cfg["negatives"], cfg["loss"], cfg["optim"])
-    if stage_done(output, chash):
-        if console is not None:
-            console.print(f"{output / 'model'}: already trained with this config — skipping")
+    if skip_if_done(output, chash, console):
         return output / "model"
     t, seed = cfg["train"], int(cfg["optim"]["seed"])
     loaded = load_pairs(t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True,

@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.recipes._common import TrainPairs, load_st, load_train_pairs, teacher_targets
-from xlsent.recipes._trainer import config_hash, stage_done, train_stage
+from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
@@ -96,14 +96,6 @@ def _pair_dataset(en: list[str], xx: list[str], label) -> object:
     from datasets import Dataset
 
     return Dataset.from_dict({"english": en, "other": xx, "label": np.asarray(label, dtype=np.float32).tolist()})
-
-
-def _skip(stage_dir: Path, chash: str, console) -> bool:
-    if stage_done(stage_dir, chash):
-        if console is not None:
-            console.print(f"{stage_dir.name}: finished earlier with this config — skipping")
-        return True
-    return False
 
 
 def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool = True,
@@ -159,7 +151,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         d2 = output / STAGES[1]
         emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
         h = config_hash(h, emb_keys, cfg["stage2"], "stage2")
-        if not _skip(d2, h, console):
+        if not skip_if_done(d2, h, console):
             en, xx = _subset(pairs, cfg["stage2"]["sample"], seed)
             feats = LayerFeatures(assistant, assistant_path, batch_size=64)
             z = feats.get(en + xx, ["mean:0"], show_progress=progress)["mean:0"]
@@ -173,7 +165,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         # Stage 3: recurrence on, imitate the assistant's sentence embeddings
         d3 = output / STAGES[2]
         h = config_hash(h, repeats, cfg["stage3"], "stage3")
-        if not _skip(d3, h, console):
+        if not skip_if_done(d3, h, console):
             en, xx = _subset(pairs, cfg["stage3"]["sample"], seed)
             a = cached_embeddings(assistant, assistant_path, en + xx, show_progress=progress,
                                   description="assistant embeddings")
@@ -191,7 +183,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     if student_dir is None:
         h = config_hash(h, s, "single-random")
     h = config_hash(h, cfg["stage4"], cfg["mcl"], variant, "stage4")
-    if not _skip(d4, h, console):
+    if not skip_if_done(d4, h, console):
         en, xx = _subset(pairs, cfg["stage4"]["sample"], seed)
         if student_dir is None:  # single-random: untrained bottleneck on the assistant's first M layers
             student = build_student_st(assistant, int(s["ru_layers"]), repeats, bottleneck, "random", "fresh", seed,

@@ -31,10 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes._common import freeze_word_embeddings, load_st, load_train_pairs, teacher_targets
-from xlsent.recipes._trainer import config_hash, stage_done, train_stage
+from xlsent.recipes._common import load_st, load_student_for, load_train_pairs, teacher_targets
+from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
-from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
 
@@ -73,20 +72,11 @@ def train_triplet_kd(cfg: dict, output: str | Path, console=None, progress: bool
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     chash = config_hash(cfg["teacher"], cfg["student"], cfg["train"], cfg["negatives"], cfg["loss"], cfg["optim"], cfg["model"])
-    if stage_done(output, chash):
-        if console is not None:
-            console.print(f"{output / 'model'}: already trained with this config — skipping")
+    if skip_if_done(output, chash, console):
         return output / "model"
     teacher, teacher_path = load_st(cfg["teacher"])
     triplets, notes = load_training_triplets(cfg, teacher, console)
-    student, _ = load_st(cfg["student"], cfg["model"]["max_seq_length"])
-    if student.get_embedding_dimension() != teacher.get_embedding_dimension():
-        raise XlsentError(
-            f"student dimension {student.get_embedding_dimension()} ≠ teacher dimension "
-            f"{teacher.get_embedding_dimension()} — choose a teacher and student of the same width"
-        )
-    if cfg["model"]["freeze_word_embeddings"]:
-        freeze_word_embeddings(student)
+    student = load_student_for(cfg, cfg["student"], teacher)
     lam = float(cfg["loss"]["kd_weight"])
     cols = {c: list(triplets[c]) for c in ("anchor", "positive", "negative")}
     if lam:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from xlsent.recipes._common import freeze_word_embeddings, load_st, load_train_pairs, teacher_targets
-from xlsent.recipes._trainer import config_hash, stage_done, train_stage
+from xlsent.recipes._common import load_st, load_student_for, load_train_pairs, teacher_targets
+from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.io import write_text_atomic
 
@@ -52,24 +52,13 @@ def train_xkd(cfg: dict, output: str | Path, console=None, progress: bool = True
     stage_dir = stage_dir or output
     student_name = student_name or cfg["student"]
     chash = config_hash(cfg["teacher"], student_name, cfg["train"], cfg["optim"], cfg["model"])
-    if stage_done(stage_dir, chash):
-        if console is not None:
-            console.print(f"{stage_dir / 'model'}: already trained with this config — skipping")
+    if skip_if_done(stage_dir, chash, console):
         return stage_dir / "model"
     seed = int(cfg["optim"]["seed"])
     pairs = load_train_pairs(cfg["train"], seed, console)
     teacher, teacher_path = load_st(cfg["teacher"])
     targets = teacher_targets(teacher, teacher_path, pairs.english, progress)
-    student, _ = load_st(student_name, cfg["model"]["max_seq_length"])
-    if student.get_embedding_dimension() != teacher.get_embedding_dimension():
-        from xlsent.utils.errors import XlsentError
-
-        raise XlsentError(
-            f"student dimension {student.get_embedding_dimension()} ≠ teacher dimension "
-            f"{teacher.get_embedding_dimension()} — choose a teacher and student of the same width"
-        )
-    if cfg["model"]["freeze_word_embeddings"]:
-        freeze_word_embeddings(student)
+    student = load_student_for(cfg, student_name, teacher)
     ds = xkd_dataset(pairs.english, pairs.other, targets)
     train_stage(student, ds, MSELoss(student), cfg["optim"], stage_dir, chash, console, progress, "X-KD",
                 extra_record={"data_notes": pairs.notes})
