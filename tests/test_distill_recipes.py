@@ -178,3 +178,28 @@ def test_cli_data_triplets_writes_a_readable_file(tmp_path):
     assert p.returncode == 0, p.stderr
     ds, _ = read_triplets(tmp_path / "t.tsv")
     assert len(ds) == 7957 and ds[0]["positive"].startswith("The book of the generation")
+
+
+def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.data.readers import read_tsv
+    from xlsent.evaluation.retrieval import evaluate_retrieval
+    from xlsent.evaluation.triplet import evaluate_triplets
+    from xlsent.recipes._common import evaluate_models, summary_table
+
+    st = SentenceTransformer(str(models["assistant"]), device="cpu")
+    teacher = SentenceTransformer(str(models["teacher"]), device="cpu")
+    e = {"pairs": str(pairs_tsv), "sample": 0, "similarity": "cosine", "udhr": False}
+    m = evaluate_models({"a": st}, e, teacher, seed=0)["models"]["a"]
+    ds, _ = read_tsv(pairs_tsv)
+    direct = evaluate_retrieval(ds["src"], ds["tgt"], lambda t: st.encode(t), similarity="cosine")
+    assert m["retrieval"]["tgt2src"]["p@1"] == direct.tgt2src["p@1"]
+    assert m["retrieval"]["src2tgt"]["p@5"] == direct.src2tgt["p@5"]
+    from xlsent.data.triplets import build_triplets
+
+    trip, _ = build_triplets(ds, "random", 0)
+    t = evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], lambda x: st.encode(x), n_resamples=100)
+    assert m["triplets"]["accuracy"]["cosine"]["accuracy"] == pytest.approx(t["accuracy"]["cosine"]["accuracy"])
+    assert m["mse"]["mse_tgt"] >= 0
+    assert summary_table({"models": {"a": m}}, "t").row_count == 1

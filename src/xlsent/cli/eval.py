@@ -133,7 +133,8 @@ def triplet(
     models: list[str] = typer.Option(..., "--model", "-m", help="model name or folder; repeat to compare models"),
     triplets: Path = typer.Option(None, "--triplets", help="TSV of anchor<TAB>positive<TAB>negative"),
     dataset: str = typer.Option(None, "--dataset", help="build triplets from parallel data, e.g. bible-en-ny:test"),
-    negatives: str = typer.Option("section", help="for --dataset: section | random"),
+    negatives: str = typer.Option("section", help="for --dataset: section | random | hard (mined by --teacher)"),
+    teacher: str = typer.Option("minilm-en", help="for --negatives hard: the model that mines them"),
     sample: int = typer.Option(0, help="use this many triplets drawn at random (0 = all)"),
     chunk_words: int = CHUNK,
     resamples: int = RESAMPLES,
@@ -149,7 +150,7 @@ def triplet(
     from xlsent.data.triplets import build_triplets, read_triplets
     from xlsent.evaluation.triplet import TRIPLET_SIMILARITIES, evaluate_triplets
 
-    choice(negatives, ("section", "random"), "--negatives")
+    choice(negatives, ("section", "random", "hard"), "--negatives")
     if bool(triplets) == bool(dataset):
         raise XlsentError("give exactly one of --triplets FILE or --dataset NAME")
     if triplets:
@@ -157,7 +158,12 @@ def triplet(
         notes = report.lines()
     else:
         loaded = load_pairs(dataset, on_bad_lines=on_bad_lines, dedupe=False)
-        ds, rep = build_triplets(loaded.dataset, negatives, seed)
+        miner = None
+        if negatives == "hard":
+            from xlsent.models.registry import load_model
+
+            miner = load_model(teacher)
+        ds, rep = build_triplets(loaded.dataset, negatives, seed, teacher=miner)
         notes = loaded.notes() + rep.lines()
     if sample and sample < len(ds):
         ds = ds.shuffle(seed=seed).select(range(sample))

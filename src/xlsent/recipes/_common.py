@@ -96,7 +96,7 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
     out: dict = {"eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": seed}, "models": {}}
     t_enc = (lambda texts: embed(teacher, texts, show_progress=False)) if teacher is not None else None
     for name, st in models.items():
-        enc = (lambda m: lambda texts: embed(m, texts, show_progress=False, chunk_words=chunk_words))(st)
+        enc = _memo((lambda m: lambda texts: embed(m, texts, show_progress=False, chunk_words=chunk_words))(st))
         g = (glossers or {}).get(name, lambda x: x)
         if console is not None:
             console.print(f"[dim]evaluating {escape(name)}…[/dim]")
@@ -118,6 +118,20 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
             r["udhr"] = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
         out["models"][name] = r
     return out
+
+
+def _memo(encode):
+    """Wrap ``encode`` so a text is embedded once per evaluation (pools, triplets and MSE share texts)."""
+    seen: dict[str, np.ndarray] = {}
+
+    def cached(texts: list[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in seen))
+        if todo:
+            for t, v in zip(todo, encode(todo)):
+                seen[t] = v
+        return np.stack([seen[t] for t in texts]) if texts else encode(texts)
+
+    return cached
 
 
 def summary_rows(metrics: dict) -> list[dict]:
