@@ -203,3 +203,12 @@ def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
     assert m["triplets"]["accuracy"]["cosine"]["accuracy"] == pytest.approx(t["accuracy"]["cosine"]["accuracy"])
     assert m["mse"]["mse_tgt"] >= 0
     assert summary_table({"models": {"a": m}}, "t").row_count == 1
+
+
+def test_stage2_token_objective(models, pairs_tsv, tmp_path):
+    from xlsent.recipes.multistage import STAGES, train_multistage
+
+    r = train_multistage(_multistage_cfg(models, pairs_tsv, "stages.stage1=false", "stage2.objective=token",
+                                         "stage2.token_steps=20"), tmp_path / "t", progress=False)
+    rec = json.loads((tmp_path / "t" / STAGES[1] / "stage.json").read_text())
+    assert len(rec["token_alignment_relative_mse"]) >= 1 and (r.model / "modules.json").exists()

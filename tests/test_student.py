@@ -91,3 +91,14 @@ def test_saved_student_loads_in_fresh_process_with_identical_embeddings(assistan
     # stage-2 view of the same weights: no layers, no normalisation
     s0 = load_student(tmp_path / "s", repeats=0, normalize=False)
     assert s0[0].auto_model.config.num_hidden_layers == 0 and len(s0) == 2
+
+
+def test_token_level_alignment_fits_the_embedding_layer(assistant):
+    from xlsent.models.student import align_bottleneck_tokens
+
+    student = build_student_st(assistant, ru_layers=2, repeats=0, bottleneck=8, normalize=False)
+    curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model, steps=200, batch_size=256,
+                                    lr=1e-2, max_position=16)
+    assert curve[-1] < 0.5 * curve[0]
+    proj = student[0].auto_model.encoder.embedding_hidden_mapping_in
+    assert torch.count_nonzero(proj.bias) == 0

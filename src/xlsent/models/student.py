@@ -245,3 +245,44 @@ def load_student(path: str | Path, repeats: int | None = None, normalize: bool |
     elif normalize is False and has_norm:
         del st[len(st) - 1]
     return st
+
+
+def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4096, lr: float = 3e-3,
+                            max_position: int = 128, seed: int = 0, progress=None) -> list[float]:
+    """Fit the bottleneck to the assistant's embedding layer token by token, over the whole vocabulary.
+
+    For random (token, position) pairs — every token of the vocabulary is equally likely, so
+    scripts the training corpus never shows are fitted too — the student's embedding output
+    ``W · LN_B(E_B[v] + P_B[p] + T_B[0])`` is fitted by MSE to the assistant's
+    ``LN_H(E_H[v] + P_H[p] + T_H[0])``. No text is needed. xlsent's option
+    (``stage2.objective: token`` or ``both``); the paper aligns mean-pooled sentences only.
+    Returns the loss relative to the targets' mean square, every 50 steps.
+    """
+    e, t = albert.embeddings, bert.embeddings
+    proj = albert.encoder.embedding_hidden_mapping_in
+    params = [p for p in list(e.parameters()) + [proj.weight] if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=lr)
+    g = torch.Generator().manual_seed(seed)
+    vocab = int(t.word_embeddings.weight.shape[0])
+    offset = int(bert.config.pad_token_id) + 1 if getattr(bert.config, "model_type", "") in ("roberta", "xlm-roberta") else 0
+    max_position = min(max_position, int(e.position_embeddings.weight.shape[0]))
+    history = []
+    albert.train()
+    for step in range(steps):
+        ids = torch.randint(0, vocab, (batch_size,), generator=g)
+        pos = torch.randint(0, max_position, (batch_size,), generator=g)
+        with torch.no_grad():
+            target = t.LayerNorm(t.word_embeddings(ids) + t.position_embeddings(pos + offset)
+                                 + t.token_type_embeddings.weight[0])
+        out = proj(e.LayerNorm(e.word_embeddings(ids) + e.position_embeddings(pos) + e.token_type_embeddings.weight[0]))
+        loss = torch.nn.functional.mse_loss(out, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        freeze_projection_bias(albert)
+        if step % 50 == 0 or step == steps - 1:
+            history.append(float(loss.detach() / target.pow(2).mean()))
+        if progress is not None:
+            progress(step + 1)
+    albert.eval()
+    return history

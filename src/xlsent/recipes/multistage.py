@@ -36,6 +36,9 @@ as given).
 
 Decisions where the paper is silent or ambiguous:
 
+* ``stage2.objective``: ``sentence`` (the paper: mean-pooled sentences), ``token`` (xlsent: every
+  (token, position) pair of the vocabulary fitted to the assistant's embedding layer, see
+  :func:`~xlsent.models.student.align_bottleneck_tokens`) or ``both`` (token, then sentence);
 * the bottleneck lookup starts from the assistant's word embeddings projected on their top-B
   principal directions (``student.init: svd``; ``random`` is the published code), so tokens
   the training corpus never shows (other scripts) still have sensible vectors;
@@ -152,14 +155,34 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
         h = config_hash(h, emb_keys, cfg["stage2"], "stage2")
         if not skip_if_done(d2, h, console):
-            en, xx = _subset(pairs, cfg["stage2"]["sample"], seed)
-            feats = LayerFeatures(assistant, assistant_path, batch_size=64)
-            z = feats.get(en + xx, ["mean:0"], show_progress=progress)["mean:0"]
-            label = np.stack([z[: len(en)], z[len(en) :]], axis=1)
             student = build_student_st(assistant, int(s["ru_layers"]), 0, bottleneck, s["init"], s["positions"], seed,
                                        normalize=False, max_seq_length=cfg["model"]["max_seq_length"])
-            train_stage(student, _pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), d2, h,
-                        console, progress, "stage 2 — embedding bottleneck", callbacks=callbacks)
+            objective = cfg["stage2"]["objective"]
+            if objective not in ("sentence", "token", "both"):
+                raise XlsentError(f"stage2.objective '{objective}': choose sentence (paper), token or both")
+            extra = {}
+            if objective in ("token", "both") and bottleneck:
+                from xlsent.models.student import align_bottleneck_tokens
+
+                if console is not None:
+                    console.print(f"stage 2 — token-level bottleneck alignment ({cfg['stage2']['token_steps']} steps)")
+                curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
+                                                int(cfg["stage2"]["token_steps"]), seed=seed,
+                                                max_position=int(cfg["model"]["max_seq_length"]))
+                extra["token_alignment_relative_mse"] = curve
+            if objective == "token":
+                from xlsent.utils.io import atomic_path as _ap
+
+                with _ap(d2 / "model") as tmp:
+                    student.save(str(tmp))
+                write_json_atomic(d2 / "stage.json", {"config_hash": h, "steps": int(cfg["stage2"]["token_steps"]), **extra})
+            else:
+                en, xx = _subset(pairs, cfg["stage2"]["sample"], seed)
+                feats = LayerFeatures(assistant, assistant_path, batch_size=64)
+                z = feats.get(en + xx, ["mean:0"], show_progress=progress)["mean:0"]
+                label = np.stack([z[: len(en)], z[len(en) :]], axis=1)
+                train_stage(student, _pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), d2, h,
+                            console, progress, "stage 2 — embedding bottleneck", callbacks=callbacks, extra_record=extra)
         result.stages[STAGES[1]] = d2 / "model"
 
         # Stage 3: recurrence on, imitate the assistant's sentence embeddings
