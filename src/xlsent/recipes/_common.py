@@ -77,8 +77,9 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
                     glossers: dict | None = None) -> dict:
     """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each model.
 
-    ``e`` is the recipe's ``eval`` section: ``pairs``, ``sample``, ``similarity``,
-    ``triplet_negatives`` (section | random), ``udhr`` (also score the bundled UDHR pools).
+    ``e`` is the recipe's ``eval`` section: ``pairs``, ``sample``, ``similarity``, ``udhr`` (also
+    score the bundled UDHR pools). Held-out triplets take their negative from another section
+    of the same document where the pool has sections (Bible, UDHR, JSONL doc/section), else at random.
     Test data is only reported, never used to choose a checkpoint. ``glossers`` maps a model
     name to a function applied to the non-English side first (word-gloss models).
     """
@@ -92,7 +93,10 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
     held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=seed).dataset
     other_col, en_col = english_side(held)
     src, tgt = list(held["src"]), list(held["tgt"])
-    trip, _ = build_triplets(held, e.get("triplet_negatives", "section") if "book" in held.column_names else "random", seed)
+    from xlsent.data.triplets import section_keys
+
+    # paper 004's negatives (another section of the same document) where the pool has sections
+    trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)
     out: dict = {"eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": seed}, "models": {}}
     t_enc = (lambda texts: embed(teacher, texts, show_progress=False)) if teacher is not None else None
     for name, st in models.items():
