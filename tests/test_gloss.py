@@ -94,9 +94,9 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     assert d is not None and d.entries.get("madzi") == "water"
     st = SentenceTransformer(str(model), device="cpu")
     assert st.encode([d.gloss("mulungu madzi")]).shape == (1, 32)
+    (tmp_path / "in.txt").write_text("Mulungu ndi madzi.\n", encoding="utf-8")
     out = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "gloss", "-m", str(model), "-i", str(tmp_path / "in.txt"),
-                          "-o", str(tmp_path / "out.txt")], capture_output=True, text=True,
-                         input=None) if (tmp_path / "in.txt").write_text("Mulungu ndi madzi.\n") else None
+                          "-o", str(tmp_path / "out.txt")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "out.txt").read_text() == "god ndi water .\n"
     meta = json.loads((model / "xlsent_gloss.json").read_text())

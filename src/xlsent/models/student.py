@@ -279,7 +279,6 @@ def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4
         opt.zero_grad()
         loss.backward()
         opt.step()
-        freeze_projection_bias(albert)
         if step % 50 == 0 or step == steps - 1:
             history.append(float(loss.detach() / target.pow(2).mean()))
         if progress is not None:

@@ -54,6 +54,14 @@ def freeze_word_embeddings(st) -> int:
     return emb.weight.numel()
 
 
+def pair_dataset(english: list[str], other: list[str], label):
+    """Columns english, other, label (teacher/assistant targets, 2-D or 3-D) for the sentence-transformers trainer."""
+    from datasets import Dataset
+
+    return Dataset.from_dict({"english": english, "other": other,
+                              "label": np.asarray(label, dtype=np.float32).tolist()})
+
+
 def load_student_for(cfg: dict, name: str, teacher):
     """The student to train: same width as the teacher, token table frozen if configured."""
     student, _ = load_st(name, cfg["model"]["max_seq_length"])
@@ -98,7 +106,7 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
     # paper 004's negatives (another section of the same document) where the pool has sections
     trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)
     out: dict = {"eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": seed}, "models": {}}
-    t_enc = (lambda texts: embed(teacher, texts, show_progress=False)) if teacher is not None else None
+    t_enc = _memo(lambda texts: embed(teacher, texts, show_progress=False)) if teacher is not None else None
     for name, st in models.items():
         enc = _memo((lambda m: lambda texts: embed(m, texts, show_progress=False, chunk_words=chunk_words))(st))
         g = (glossers or {}).get(name, lambda x: x)

@@ -63,7 +63,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes._common import TrainPairs, load_st, load_train_pairs, teacher_targets
+from xlsent.recipes._common import TrainPairs, load_st, load_train_pairs, pair_dataset, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -84,7 +84,8 @@ class MultistageResult:
 
 def _optim(cfg: dict, stage: str) -> dict:
     o = dict(cfg["optim"])
-    o.update({k: v for k, v in cfg[stage].items() if k != "sample" and v is not None})
+    not_optim = {"sample", "objective", "token_steps"}
+    o.update({k: v for k, v in cfg[stage].items() if k not in not_optim and v is not None})
     return o
 
 
@@ -93,12 +94,6 @@ def _subset(pairs: TrainPairs, n: int, seed: int) -> tuple[list[str], list[str]]
         return pairs.english, pairs.other
     idx = np.random.default_rng(seed).permutation(len(pairs.english))[:n]
     return [pairs.english[i] for i in idx], [pairs.other[i] for i in idx]
-
-
-def _pair_dataset(en: list[str], xx: list[str], label) -> object:
-    from datasets import Dataset
-
-    return Dataset.from_dict({"english": en, "other": xx, "label": np.asarray(label, dtype=np.float32).tolist()})
 
 
 def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool = True,
@@ -171,9 +166,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
                                                 max_position=int(cfg["model"]["max_seq_length"]))
                 extra["token_alignment_relative_mse"] = curve
             if objective == "token":
-                from xlsent.utils.io import atomic_path as _ap
-
-                with _ap(d2 / "model") as tmp:
+                with atomic_path(d2 / "model") as tmp:
                     student.save(str(tmp))
                 write_json_atomic(d2 / "stage.json", {"config_hash": h, "steps": int(cfg["stage2"]["token_steps"]), **extra})
             else:
@@ -181,7 +174,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
                 feats = LayerFeatures(assistant, assistant_path, batch_size=64)
                 z = feats.get(en + xx, ["mean:0"], show_progress=progress)["mean:0"]
                 label = np.stack([z[: len(en)], z[len(en) :]], axis=1)
-                train_stage(student, _pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), d2, h,
+                train_stage(student, pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), d2, h,
                             console, progress, "stage 2 — embedding bottleneck", callbacks=callbacks, extra_record=extra)
         result.stages[STAGES[1]] = d2 / "model"
 
@@ -195,7 +188,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
             label = np.stack([a[: len(en)], a[len(en) :]], axis=1)
             student = load_student(d2 / "model", repeats=repeats, normalize=True)
             student.max_seq_length = int(cfg["model"]["max_seq_length"])
-            train_stage(student, _pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage3"), d3, h,
+            train_stage(student, pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage3"), d3, h,
                         console, progress, "stage 3 — parameter recurrence", callbacks=callbacks)
         result.stages[STAGES[2]] = d3 / "model"
         student_dir = d3 / "model"
@@ -218,7 +211,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         loss = MultilingualContrastiveLoss(student, variant, float(cfg["mcl"]["temperature"]),
                                            float(cfg["mcl"]["mcl_weight"]), float(cfg["mcl"]["kd_weight"]))
         name = f"stage 4 — MCL ({variant}) + KD" if variant != "off" else "stage 4 — KD (no MCL)"
-        train_stage(student, _pair_dataset(en, xx, t_en), loss, _optim(cfg, "stage4"), d4, h, console, progress,
+        train_stage(student, pair_dataset(en, xx, t_en), loss, _optim(cfg, "stage4"), d4, h, console, progress,
                     name, no_duplicates=variant != "off", callbacks=callbacks)
     result.stages[STAGES[3]] = d4 / "model"
 

@@ -27,16 +27,10 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from xlsent.recipes._common import load_st, load_student_for, load_train_pairs, teacher_targets
+from xlsent.recipes._common import load_st, load_student_for, load_train_pairs, pair_dataset, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.io import write_text_atomic
-
-
-def xkd_dataset(english: list[str], other: list[str], targets):
-    from datasets import Dataset
-
-    return Dataset.from_dict({"english": english, "other": other, "label": [list(map(float, v)) for v in targets]})
 
 
 def train_xkd(cfg: dict, output: str | Path, console=None, progress: bool = True, stage_dir: Path | None = None,
@@ -59,7 +53,7 @@ def train_xkd(cfg: dict, output: str | Path, console=None, progress: bool = True
     teacher, teacher_path = load_st(cfg["teacher"])
     targets = teacher_targets(teacher, teacher_path, pairs.english, progress)
     student = load_student_for(cfg, student_name, teacher)
-    ds = xkd_dataset(pairs.english, pairs.other, targets)
+    ds = pair_dataset(pairs.english, pairs.other, targets)
     train_stage(student, ds, MSELoss(student), cfg["optim"], stage_dir, chash, console, progress, "X-KD",
                 extra_record={"data_notes": pairs.notes})
     return stage_dir / "model"
