@@ -76,7 +76,11 @@ def test_e5_student_copy_and_compressed_sizes(e5, tmp_path):
     model, _ = e5
     full = build_student_st(model, ru_layers=12, repeats=1, bottleneck=None, positions="copy")
     np.testing.assert_allclose(full.encode(SAMPLE[:4]), model.encode(SAMPLE[:4]), atol=1e-5)
-    small = build_student_st(model, ru_layers=3, repeats=2, bottleneck=128)
+    from xlsent.utils.config import load_config
+
+    shape = load_config("multistage", preset="compress")["student"]
+    small = build_student_st(model, ru_layers=shape["ru_layers"], repeats=shape["repeats"],
+                             bottleneck=shape["bottleneck"], init="svd")
     small.save(str(tmp_path / "s"))
     rep, base = size_report(load_student(tmp_path / "s")[0].auto_model), size_report(model[0].auto_model)
     assert rep.total <= 0.5 * base.total and rep.layer_passes == 6 and base.layer_passes == 12

@@ -95,3 +95,28 @@ def test_losses_train_a_sentence_transformer(tiny_model):
     loss = MultilingualContrastiveLoss(st, "soft")(feats[:2], labels[:, 0])
     loss.backward()
     assert torch.isfinite(loss)
+
+
+def test_contrastive_distill_is_infonce_plus_mse():
+    from xlsent.losses import ContrastiveDistillLoss, contrastive_distill_loss
+
+    g = torch.Generator().manual_seed(1)
+    s_en, s_xx, t_en, t_xx = (torch.randn(3, 4, generator=g) for _ in range(4))
+    s, t = torch.cat([s_en, s_xx]), torch.cat([t_en, t_xx])
+    logits = _cos(s, t) / 0.1
+    expected_ce = torch.nn.functional.cross_entropy(logits, torch.arange(6))
+    assert contrastive_distill_loss(s, t, 0.1).item() == pytest.approx(expected_ce.item(), rel=1e-5)
+    loss = ContrastiveDistillLoss(model=None, temperature=0.1, contrastive_weight=0.5, mse_weight=2.0)
+    labels = torch.stack([t_en, t_xx], 1)  # (batch, columns, dim), as stage 3 stores them
+    expected = 2.0 * ((s - t) ** 2).mean() + 0.5 * expected_ce
+    assert loss.compute_loss_from_embeddings([s_en, s_xx], labels).item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_contrastive_distill_counts_equal_targets_as_positives():
+    from xlsent.losses import contrastive_distill_loss
+
+    t = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # rows 0 and 1 share a target
+    s = torch.tensor([[1.0, 0.1], [0.9, 0.0], [0.0, 1.0]])
+    p = torch.softmax(_cos(s, t) / 0.5, dim=1)
+    expected = -(torch.log(p[0, 0] + p[0, 1]) + torch.log(p[1, 0] + p[1, 1]) + torch.log(p[2, 2])) / 3
+    assert contrastive_distill_loss(s, t, 0.5).item() == pytest.approx(expected.item(), rel=1e-5)

@@ -103,10 +103,12 @@ def test_too_few_pairs_is_a_clear_error(tiny_model, tmp_path):
 
 def test_config_rejects_unknown_keys_and_reads_files(tmp_path):
     f = tmp_path / "c.yaml"
-    f.write_text("optim:\n  epochs: 9\nhead:\n  type: tanh\n", encoding="utf-8")
+    f.write_text("optim:\n  epochs: 9\n  lr: 3e-5\nhead:\n  type: tanh\n", encoding="utf-8")
     cfg = load_config("siamese", f, ["loss.margin=0.5"])
     assert cfg["optim"]["epochs"] == 9 and cfg["head"]["type"] == "tanh" and cfg["loss"]["margin"] == 0.5
-    assert cfg["optim"]["lr"] == 5e-6 and cfg["features"]["layer"] == 7  # paper defaults
+    assert cfg["optim"]["lr"] == 3e-5  # "3e-5" is a number (PyYAML alone reads it as a string)
+    assert load_config("siamese", None, ["optim.lr=2e-4"])["optim"]["lr"] == 2e-4
+    assert load_config("siamese")["optim"]["lr"] == 5e-6 and cfg["features"]["layer"] == 7  # paper defaults
     with pytest.raises(XlsentError, match="did you mean optim.epochs"):
         load_config("siamese", None, ["optim.epoch=3"])
     with pytest.raises(XlsentError, match="expected key=value"):

@@ -102,3 +102,55 @@ def test_token_level_alignment_fits_the_embedding_layer(assistant):
     assert curve[-1] < 0.5 * curve[0]
     proj = student[0].auto_model.encoder.embedding_hidden_mapping_in
     assert torch.count_nonzero(proj.bias) == 0
+
+
+def test_corpus_weighted_svd_reconstructs_corpus_tokens_better(assistant):
+    from xlsent.models.student import count_tokens, principal_directions
+
+    tok = assistant[0].tokenizer
+    vocab = assistant[0].auto_model.config.vocab_size
+    counts = count_tokens(tok, TEXTS * 5, vocab)
+    ids = tok(TEXTS, add_special_tokens=True)["input_ids"]
+    assert counts.sum().item() == 5 * sum(len(x) for x in ids)
+    assert counts[ids[0][1]].item() >= 5
+    table = assistant[0].auto_model.embeddings.word_embeddings.weight.detach().double()
+    seen = counts > 0
+
+    def corpus_error(p):
+        r = table - table @ p.double() @ p.double().T
+        return ((r**2).sum(1) * counts).sum() / ((table**2).sum(1) * counts).sum()
+
+    plain = principal_directions(table, 4)
+    weighted = principal_directions(table, 4, counts + 1.0)
+    assert seen.sum() > 4 and corpus_error(weighted) < corpus_error(plain)
+    student = build_student_st(assistant, ru_layers=2, repeats=1, bottleneck=4, init="svd-corpus", corpus=TEXTS * 5)
+    proj = student[0].auto_model.encoder.embedding_hidden_mapping_in.weight.detach().double()
+    np.testing.assert_allclose(np.abs(proj.numpy()), np.abs(weighted.double().numpy()), atol=1e-5)
+    with pytest.raises(Exception, match="token counts"):
+        build_student_st(assistant, ru_layers=2, repeats=1, bottleneck=4, init="svd-corpus")
+
+
+def test_token_alignment_with_corpus_counts_touches_only_drawn_rows(assistant):
+    from xlsent.models.student import align_bottleneck_tokens
+
+    student = build_student_st(assistant, ru_layers=2, repeats=0, bottleneck=8, normalize=False)
+    table = student[0].auto_model.embeddings.word_embeddings.weight
+    before = table.detach().clone()
+    vocab = table.shape[0]
+    counts = torch.zeros(vocab, dtype=torch.float64)
+    counts[5:10] = 1.0
+    align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model, steps=3, batch_size=4,
+                            max_position=8, token_counts=counts)
+    changed = (table.detach() != before).any(1)
+    # 3 steps × (2 corpus draws among rows 5..9 + 2 uniform draws): sparse updates leave the rest as they were
+    assert changed[5:10].any() and changed.sum() <= 3 * 4
+
+
+def test_training_uses_the_models_default_prompt(assistant):
+    from xlsent.recipes._trainer import training_prompt
+
+    assert training_prompt(assistant) == "passage: "
+    student = build_student_st(assistant, ru_layers=2, repeats=1, bottleneck=8)
+    assert training_prompt(student) == "passage: "  # the student inherits it, and trains with it
+    student.default_prompt_name = None
+    assert training_prompt(student) is None

@@ -1,5 +1,6 @@
 """Losses, as sentence-transformers-compatible ``nn.Module`` classes (``forward(features, labels)``)."""
 
+from xlsent.losses.contrastive_distill_loss import ContrastiveDistillLoss, contrastive_distill_loss
 from xlsent.losses.multilingual_contrastive_loss import MultilingualContrastiveLoss, mcl_loss
 from xlsent.losses.siamese_contrastive_loss import SiameseContrastiveLoss, contrastive_loss, pair_distance
 from xlsent.losses.soft_margin_triplet_loss import (
@@ -10,9 +11,11 @@ from xlsent.losses.soft_margin_triplet_loss import (
 )
 
 __all__ = [
+    "ContrastiveDistillLoss",
     "MultilingualContrastiveLoss",
     "SiameseContrastiveLoss",
     "SoftMarginTripletDistillLoss",
+    "contrastive_distill_loss",
     "contrastive_loss",
     "mcl_loss",
     "pair_distance",

@@ -39,6 +39,8 @@ import torch
 
 from xlsent.utils.errors import XlsentError
 
+INITS = ("svd", "svd-corpus", "random")
+
 
 def _bert_parts(hf_model):
     """Embeddings module and layer list of a BERT-like encoder (BERT, XLM-R, RoBERTa, e5)."""
@@ -65,10 +67,14 @@ def copy_bert_layer(albert_layer, bert_layer) -> None:
     a.full_layer_layer_norm.load_state_dict(b.output.LayerNorm.state_dict())
 
 
-def principal_directions(weight: torch.Tensor, k: int) -> torch.Tensor:
-    """Top-``k`` right singular vectors (``H × k``) of an embedding table ``V × H``."""
+def principal_directions(weight: torch.Tensor, k: int, row_weights: torch.Tensor | None = None) -> torch.Tensor:
+    """Top-``k`` principal directions (``H × k``) of an embedding table ``V × H``.
+
+    ``row_weights`` (one per token, e.g. corpus counts) weight each row's reconstruction
+    error: the directions minimise ``Σ_v w_v ‖E_v − E_v P Pᵀ‖²``.
+    """
     w = weight.detach().double()
-    cov = w.T @ w
+    cov = w.T @ w if row_weights is None else (w * row_weights.double()[:, None]).T @ w
     vals, vecs = torch.linalg.eigh(cov)
     return vecs[:, torch.argsort(vals, descending=True)[:k]].float()
 
@@ -82,6 +88,7 @@ def albert_from_bert(
     init: str = "svd",
     positions: str = "fresh",
     seed: int = 0,
+    token_counts: torch.Tensor | None = None,
 ):
     """An ``AlbertModel`` student built from a BERT-like assistant.
 
@@ -90,14 +97,17 @@ def albert_from_bert(
         ru_layers: ``M``, the assistant's first M layers form the recurring unit.
         repeats: how many times the unit runs (0 = embedding part only, for stage 2).
         bottleneck: ``B``; ``None`` keeps the assistant's full ``vocab × H`` table (b = False).
-        init: ``svd`` or ``random`` initialisation of the ``vocab × B`` lookup and projection.
+        init: ``svd``, ``svd-corpus`` or ``random`` initialisation of the ``vocab × B`` lookup
+            and projection (``svd-corpus`` weights each token by ``token_counts + 1``).
         positions: ``fresh`` (the published code) or ``copy`` (projected from the assistant)
             position and token-type embeddings.
     """
     from transformers import AlbertConfig, AlbertModel
 
-    if init not in ("svd", "random"):
-        raise XlsentError(f"bottleneck init '{init}': choose svd or random")
+    if init not in INITS:
+        raise XlsentError(f"bottleneck init '{init}': choose {', '.join(INITS)}")
+    if init == "svd-corpus" and token_counts is None:
+        raise XlsentError("bottleneck init 'svd-corpus' needs token counts of the training corpus")
     if positions not in ("fresh", "copy"):
         raise XlsentError(f"positions '{positions}': choose fresh or copy")
     emb, layers = _bert_parts(bert)
@@ -134,8 +144,9 @@ def albert_from_bert(
             e.position_embeddings.weight[: len(src_pos)].copy_(src_pos)
             e.token_type_embeddings.weight.copy_(emb.token_type_embeddings.weight)
             e.LayerNorm.load_state_dict(emb.LayerNorm.state_dict())
-    elif init == "svd":
-        p = principal_directions(emb.word_embeddings.weight, size)  # H × B
+    elif init in ("svd", "svd-corpus"):
+        weights = None if init == "svd" else token_counts.double() + 1.0
+        p = principal_directions(emb.word_embeddings.weight, size, weights)  # H × B
         e.word_embeddings.weight.copy_(emb.word_embeddings.weight @ p)
         proj.weight.copy_(p)  # Linear(B → H).weight has shape H × B
         if positions == "copy":
@@ -146,6 +157,15 @@ def albert_from_bert(
         copy_bert_layer(albert_layer, bert_layer)
     freeze_projection_bias(student)
     return student
+
+
+def count_tokens(tokenizer, texts: list[str], vocab_size: int, batch: int = 2048) -> torch.Tensor:
+    """How often each vocabulary id occurs in ``texts`` (special tokens included), for ``svd-corpus``."""
+    counts = torch.zeros(vocab_size, dtype=torch.float64)
+    for i in range(0, len(texts), batch):
+        for ids in tokenizer(texts[i : i + batch], add_special_tokens=True, verbose=False)["input_ids"]:
+            counts += torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=vocab_size).double()
+    return counts
 
 
 def freeze_projection_bias(albert) -> None:
@@ -208,8 +228,12 @@ def size_report(hf_model) -> SizeReport:
 
 
 def build_student_st(assistant_st, ru_layers: int, repeats: int, bottleneck: int | None, init: str = "svd",
-                     positions: str = "fresh", seed: int = 0, normalize: bool = True, max_seq_length: int | None = None):
-    """A SentenceTransformer student (ALBERT → mean Pooling → [Normalize]) sharing the assistant's tokenizer and prompts."""
+                     positions: str = "fresh", seed: int = 0, normalize: bool = True, max_seq_length: int | None = None,
+                     corpus: list[str] | None = None):
+    """A SentenceTransformer student (ALBERT → mean Pooling → [Normalize]) sharing the assistant's tokenizer and prompts.
+
+    ``corpus`` (the training texts) is needed by ``init="svd-corpus"``.
+    """
     import tempfile
 
     from sentence_transformers import SentenceTransformer
@@ -217,7 +241,10 @@ def build_student_st(assistant_st, ru_layers: int, repeats: int, bottleneck: int
     from sentence_transformers.sentence_transformer.modules import Pooling
 
     tr = assistant_st[0]
-    albert = albert_from_bert(tr.auto_model, ru_layers, repeats, bottleneck, init, positions, seed)
+    counts = None
+    if init == "svd-corpus" and corpus is not None:
+        counts = count_tokens(tr.tokenizer, corpus, int(tr.auto_model.config.vocab_size))
+    albert = albert_from_bert(tr.auto_model, ru_layers, repeats, bottleneck, init, positions, seed, counts)
     with tempfile.TemporaryDirectory() as tmp:
         albert.save_pretrained(tmp)
         tr.tokenizer.save_pretrained(tmp)
@@ -248,11 +275,13 @@ def load_student(path: str | Path, repeats: int | None = None, normalize: bool |
 
 
 def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4096, lr: float = 3e-3,
-                            max_position: int = 128, seed: int = 0, progress=None) -> list[float]:
+                            max_position: int = 128, seed: int = 0, progress=None,
+                            token_counts: torch.Tensor | None = None) -> list[float]:
     """Fit the bottleneck to the assistant's embedding layer token by token, over the whole vocabulary.
 
     For random (token, position) pairs — every token of the vocabulary is equally likely, so
-    scripts the training corpus never shows are fitted too — the student's embedding output
+    scripts the training corpus never shows are fitted too; with ``token_counts`` half of each
+    batch is drawn by corpus frequency instead — the student's embedding output
     ``W · LN_B(E_B[v] + P_B[p] + T_B[0])`` is fitted by MSE to the assistant's
     ``LN_H(E_H[v] + P_H[p] + T_H[0])``. No text is needed. xlsent's option
     (``stage2.objective: token`` or ``both``); the paper aligns mean-pooled sentences only.
@@ -260,8 +289,11 @@ def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4
     """
     e, t = albert.embeddings, bert.embeddings
     proj = albert.encoder.embedding_hidden_mapping_in
-    params = [p for p in list(e.parameters()) + [proj.weight] if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr)
+    table = e.word_embeddings.weight
+    params = [p for p in list(e.parameters()) + [proj.weight] if p.requires_grad and p is not table]
+    opts = [torch.optim.Adam(params, lr=lr)]
+    if table.requires_grad:  # sparse updates: a step touches only the rows it drew, not all V × B
+        opts.append(torch.optim.SparseAdam([table], lr=lr))
     g = torch.Generator().manual_seed(seed)
     vocab = int(t.word_embeddings.weight.shape[0])
     offset = int(bert.config.pad_token_id) + 1 if getattr(bert.config, "model_type", "") in ("roberta", "xlm-roberta") else 0
@@ -270,15 +302,21 @@ def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4
     albert.train()
     for step in range(steps):
         ids = torch.randint(0, vocab, (batch_size,), generator=g)
+        if token_counts is not None:
+            half = batch_size // 2
+            ids[:half] = torch.multinomial(token_counts.double(), half, replacement=True, generator=g)
         pos = torch.randint(0, max_position, (batch_size,), generator=g)
         with torch.no_grad():
             target = t.LayerNorm(t.word_embeddings(ids) + t.position_embeddings(pos + offset)
                                  + t.token_type_embeddings.weight[0])
-        out = proj(e.LayerNorm(e.word_embeddings(ids) + e.position_embeddings(pos) + e.token_type_embeddings.weight[0]))
+        words = torch.nn.functional.embedding(ids, table, sparse=True)
+        out = proj(e.LayerNorm(words + e.position_embeddings(pos) + e.token_type_embeddings.weight[0]))
         loss = torch.nn.functional.mse_loss(out, target)
-        opt.zero_grad()
+        for opt in opts:
+            opt.zero_grad()
         loss.backward()
-        opt.step()
+        for opt in opts:
+            opt.step()
         if step % 50 == 0 or step == steps - 1:
             history.append(float(loss.detach() / target.pow(2).mean()))
         if progress is not None:

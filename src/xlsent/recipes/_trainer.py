@@ -57,6 +57,17 @@ def _latest_checkpoint(folder: Path, chash: str) -> str | None:
     return str(cks[-1]) if cks else None
 
 
+def training_prompt(model) -> str | None:
+    """The model's default prompt (e5: ``"passage: "``), so training texts look like those it encodes.
+
+    sentence-transformers' trainer adds a prompt only when told to (``args.prompts``), while
+    ``encode`` adds the default one: without this, a student would learn on bare text, be
+    scored against targets encoded with the prompt, and then be used with the prompt.
+    """
+    name = getattr(model, "default_prompt_name", None)
+    return (getattr(model, "prompts", None) or {}).get(name) if name else None
+
+
 def train_stage(
     model,
     train_dataset,
@@ -106,6 +117,7 @@ def train_stage(
         use_cpu=True,
         dataloader_num_workers=0,
         batch_sampler=BatchSamplers.NO_DUPLICATES if no_duplicates else BatchSamplers.BATCH_SAMPLER,
+        prompts=training_prompt(model),
     )
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss, callbacks=callbacks)
     t0 = time.perf_counter()

@@ -41,7 +41,17 @@ Decisions where the paper is silent or ambiguous:
   :func:`~xlsent.models.student.align_bottleneck_tokens`) or ``both`` (token, then sentence);
 * the bottleneck lookup starts from the assistant's word embeddings projected on their top-B
   principal directions (``student.init: svd``; ``random`` is the published code), so tokens
-  the training corpus never shows (other scripts) still have sensible vectors;
+  the training corpus never shows (other scripts) still have sensible vectors.
+  ``svd-corpus`` (xlsent) weights each token by its count in the training pairs (+1) when
+  choosing the directions, and draws half of each token-alignment batch by that count: on
+  e5-small at B = 128 the relative reconstruction error of the Bible's tokens falls from
+  0.52 to 0.21 (uniform error 0.38 → 0.49);
+* ``stage3.loss``: ``mse`` (the paper's Eq. 4) or ``contrastive`` (xlsent: MSE plus an in-batch
+  InfoNCE of student embeddings against the assistant's, τ = ``stage3.temperature``; see
+  :class:`~xlsent.losses.ContrastiveDistillLoss`) — on an anisotropic assistant like e5, MSE
+  alone reaches cosine 0.92 with the targets while retrieval is still at chance;
+* every stage trains on texts with the model's default prompt (e5: ``"passage: "``), the
+  prompt its targets were encoded with and the one ``encode`` adds;
 * ALBERT places position/type embeddings and the LayerNorm before the projection (size B)
   rather than after it (size H); they are freshly initialised either way;
 * single-stage baselines (Table 6): ``single-random`` = a randomly initialised bottleneck on A's
@@ -84,9 +94,14 @@ class MultistageResult:
 
 def _optim(cfg: dict, stage: str) -> dict:
     o = dict(cfg["optim"])
-    not_optim = {"sample", "objective", "token_steps"}
+    not_optim = {"sample", "objective", "token_steps", "loss", "temperature", "contrastive_weight"}
     o.update({k: v for k, v in cfg[stage].items() if k not in not_optim and v is not None})
     return o
+
+
+def _trains(cfg: dict, stage: str) -> dict:
+    """The optimiser settings that change what a stage learns (its config hash; logging/saving excluded)."""
+    return {k: v for k, v in _optim(cfg, stage).items() if k not in ("logging_steps", "save_steps")}
 
 
 def _subset(pairs: TrainPairs, n: int, seed: int) -> tuple[list[str], list[str]]:
@@ -103,7 +118,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
 
     from xlsent.encoding.cached_embeddings import cached_embeddings
     from xlsent.encoding.layer_features import LayerFeatures, model_fingerprint
-    from xlsent.losses import MultilingualContrastiveLoss
+    from xlsent.losses import ContrastiveDistillLoss, MultilingualContrastiveLoss
     from xlsent.models.registry import load_model, resolve_model_path
     from xlsent.models.student import build_student_st, load_student, size_report
     from xlsent.recipes.xkd import train_xkd
@@ -125,7 +140,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
 
     # Stage 1: the teaching assistant (X-KD from the teacher)
     base_path = resolve_model_path(cfg["assistant"])
-    h = config_hash(str(base_path), cfg["teacher"], cfg["train"], mode)
+    h = config_hash(str(base_path), cfg["teacher"], cfg["train"], mode, cfg["model"]["max_seq_length"])
     if mode == "multistage" and cfg["stages"]["stage1"]:
         sub = {"teacher": cfg["teacher"], "student": cfg["assistant"], "model": cfg["model"], "train": cfg["train"],
                "optim": _optim(cfg, "stage1")}
@@ -148,22 +163,26 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         # Stage 2: the bottleneck embedding imitates the assistant's zero-layer output
         d2 = output / STAGES[1]
         emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
-        h = config_hash(h, emb_keys, cfg["stage2"], "stage2")
+        h = config_hash(h, emb_keys, cfg["stage2"], _trains(cfg, "stage2"), "stage2")
         if not skip_if_done(d2, h, console):
+            corpus = pairs.english + pairs.other
             student = build_student_st(assistant, int(s["ru_layers"]), 0, bottleneck, s["init"], s["positions"], seed,
-                                       normalize=False, max_seq_length=cfg["model"]["max_seq_length"])
+                                       normalize=False, max_seq_length=cfg["model"]["max_seq_length"], corpus=corpus)
             objective = cfg["stage2"]["objective"]
             if objective not in ("sentence", "token", "both"):
                 raise XlsentError(f"stage2.objective '{objective}': choose sentence (paper), token or both")
             extra = {}
             if objective in ("token", "both") and bottleneck:
-                from xlsent.models.student import align_bottleneck_tokens
+                from xlsent.models.student import align_bottleneck_tokens, count_tokens
 
                 if console is not None:
                     console.print(f"stage 2 — token-level bottleneck alignment ({cfg['stage2']['token_steps']} steps)")
+                counts = None
+                if s["init"] == "svd-corpus":
+                    counts = count_tokens(assistant[0].tokenizer, corpus, int(assistant[0].auto_model.config.vocab_size))
                 curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
                                                 int(cfg["stage2"]["token_steps"]), seed=seed,
-                                                max_position=int(cfg["model"]["max_seq_length"]))
+                                                max_position=int(cfg["model"]["max_seq_length"]), token_counts=counts)
                 extra["token_alignment_relative_mse"] = curve
             if objective == "token":
                 with atomic_path(d2 / "model") as tmp:
@@ -180,7 +199,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
 
         # Stage 3: recurrence on, imitate the assistant's sentence embeddings
         d3 = output / STAGES[2]
-        h = config_hash(h, repeats, cfg["stage3"], "stage3")
+        h = config_hash(h, repeats, cfg["stage3"], _trains(cfg, "stage3"), "stage3")
         if not skip_if_done(d3, h, console):
             en, xx = _subset(pairs, cfg["stage3"]["sample"], seed)
             a = cached_embeddings(assistant, assistant_path, en + xx, show_progress=progress,
@@ -188,8 +207,15 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
             label = np.stack([a[: len(en)], a[len(en) :]], axis=1)
             student = load_student(d2 / "model", repeats=repeats, normalize=True)
             student.max_seq_length = int(cfg["model"]["max_seq_length"])
-            train_stage(student, pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage3"), d3, h,
-                        console, progress, "stage 3 — parameter recurrence", callbacks=callbacks)
+            c3 = cfg["stage3"]
+            if c3["loss"] == "mse":
+                loss3 = MSELoss(student)
+            elif c3["loss"] == "contrastive":
+                loss3 = ContrastiveDistillLoss(student, float(c3["temperature"]), float(c3["contrastive_weight"]))
+            else:
+                raise XlsentError(f"stage3.loss '{c3['loss']}': choose mse (paper) or contrastive")
+            train_stage(student, pair_dataset(en, xx, label), loss3, _optim(cfg, "stage3"), d3, h,
+                        console, progress, f"stage 3 — parameter recurrence ({c3['loss']})", callbacks=callbacks)
         result.stages[STAGES[2]] = d3 / "model"
         student_dir = d3 / "model"
 
@@ -198,7 +224,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     variant = cfg["mcl"]["variant"] if mode == "multistage" else "off"
     if student_dir is None:
         h = config_hash(h, s, "single-random")
-    h = config_hash(h, cfg["stage4"], cfg["mcl"], variant, "stage4")
+    h = config_hash(h, cfg["stage4"], cfg["mcl"], variant, _trains(cfg, "stage4"), "stage4")
     if not skip_if_done(d4, h, console):
         en, xx = _subset(pairs, cfg["stage4"]["sample"], seed)
         if student_dir is None:  # single-random: untrained bottleneck on the assistant's first M layers

@@ -8,6 +8,7 @@ the valid ones. The merged config is saved next to every run's outputs.
 from __future__ import annotations
 
 import copy
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,22 @@ from typing import Any
 import yaml
 
 from xlsent.utils.errors import XlsentError
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 floats: ``2e-4`` is a number, not the string "2e-4"."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^[-+]?(?:[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                   |[0-9][0-9_]*[eE][-+]?[0-9]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
+
+
+def _yaml(text: str):
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 — a SafeLoader subclass
 
 
 def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
@@ -44,7 +61,7 @@ def _set(d: dict, dotted: str, value: Any, valid: set[str], source: str) -> None
 
 def default_config(recipe: str) -> dict:
     text = resources.files("xlsent").joinpath("configs", f"{recipe}.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return _yaml(text)
 
 
 def presets(recipe: str) -> list[str]:
@@ -69,13 +86,13 @@ def load_config(recipe: str, config_file: str | Path | None = None, overrides: l
         if preset not in names:
             raise XlsentError(f"unknown preset '{preset}' for {recipe} — available: {', '.join(names) or 'none'}")
         text = resources.files("xlsent").joinpath("configs", f"{recipe}.{preset}.yaml").read_text(encoding="utf-8")
-        _merge(cfg, yaml.safe_load(text) or {}, valid, f"preset {preset}")
+        _merge(cfg, _yaml(text) or {}, valid, f"preset {preset}")
     if config_file:
         path = Path(config_file)
         if not path.exists():
             raise XlsentError(f"{path}: no such config file — check the path")
         try:
-            user = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            user = _yaml(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise XlsentError(f"{path}: not valid YAML ({exc})") from None
         if not isinstance(user, dict):
@@ -86,7 +103,7 @@ def load_config(recipe: str, config_file: str | Path | None = None, overrides: l
             raise XlsentError(f"--set {item!r}: expected key=value, e.g. --set train.epochs=10")
         key, raw = item.split("=", 1)
         try:
-            value = yaml.safe_load(raw)
+            value = _yaml(raw)
         except yaml.YAMLError:
             value = raw
         _set(cfg, key.strip(), value, valid, "--set")
