@@ -19,6 +19,7 @@ Variants (the paper's ablations):
   trained with KD alone for as many steps as stages 3 + 4 together (Table 6 "single-stage").
 * ``Rec. (|RU| 3 × 2)`` vs ``w/o Rec. (|RU| 3 × 1)`` — the paper's recurrence ablation: the
   same three unique layers run twice or once (Tables 3–4 "w/o Rec.").
+* ``stage-3 MSE only`` — the paper's stage-3 loss instead of xlsent's MSE + in-batch InfoNCE.
 * ``MCL bool`` / ``MCL ce`` — Table 5's MCL variants.
 
 Variants run in this order; ``--only`` picks some (a variant starts from another's stages
@@ -50,6 +51,7 @@ def variants(s3: int, s4: int) -> list[tuple[str, list[str], str | None]]:
         ("single-stage", ["stages.mode=single-random", f"stage4.max_steps={s3 + s4}"], None),
         ("Rec. (|RU| 3 x 2)", ["student.ru_layers=3", "student.repeats=2"], None),
         ("w/o Rec. (|RU| 3 x 1)", ["student.ru_layers=3", "student.repeats=1"], "Rec. (|RU| 3 x 2)"),
+        ("stage-3 MSE only (Eq. 4)", ["stage3.loss=mse"], REFERENCE),
         ("MCL bool", ["mcl.variant=bool"], REFERENCE),
         ("MCL ce", ["mcl.variant=ce"], REFERENCE),
     ]

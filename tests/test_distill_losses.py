@@ -120,3 +120,19 @@ def test_contrastive_distill_counts_equal_targets_as_positives():
     p = torch.softmax(_cos(s, t) / 0.5, dim=1)
     expected = -(torch.log(p[0, 0] + p[0, 1]) + torch.log(p[1, 0] + p[1, 1]) + torch.log(p[2, 2])) / 3
     assert contrastive_distill_loss(s, t, 0.5).item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_mcl_infonce_option_adds_contrastive_kd_against_the_english_target():
+    from xlsent.losses import contrastive_distill_loss
+
+    g = torch.Generator().manual_seed(2)
+    t, s_en, s_xx = (torch.randn(4, 6, generator=g) for _ in range(3))
+    paper = MultilingualContrastiveLoss(model=None, variant="soft")
+    plus = MultilingualContrastiveLoss(model=None, variant="soft", infonce_weight=0.5, infonce_temperature=0.1)
+    extra = contrastive_distill_loss(torch.cat([s_en, s_xx]), torch.cat([t, t]), 0.1)
+    got = plus.compute_loss_from_embeddings(s_en, s_xx, t) - paper.compute_loss_from_embeddings(s_en, s_xx, t)
+    assert got.item() == pytest.approx(0.5 * extra.item(), rel=1e-5)
+    # each row has two positives (S(en_i) and S(xx_i) share the target T(en_i)): the loss is below plain CE
+    assert extra.item() < torch.nn.functional.cross_entropy(
+        _cos(torch.cat([s_en, s_xx]), torch.cat([t, t])) / 0.1, torch.cat([torch.arange(4), torch.arange(4)])).item()
+    assert paper.get_config_dict()["infonce_weight"] == 0.0

@@ -111,7 +111,7 @@ def multistage(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = S
                     models[name] = result.stages[name]
         models["student"] = result.model
         _evaluate(cfg, models, output, "multi-stage distillation, held-out",
-                  {"sizes": result.sizes, "stages": stage_records(output)})
+                  {"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
     console.print(f"model: {result.model}  (SentenceTransformer('{result.model}'))")
 
 

@@ -17,6 +17,13 @@ For a batch of N parallel pairs (s_i, t_i), the teacher's English cosine matrix
 The total is ``mcl_weight · ℓ1 + kd_weight · ℓ2`` with ℓ2 = MSE(S(s), T(s)) + MSE(S(t), T(s))
 (Eq. 6; element-wise mean squared error, as sentence-transformers' MSELoss and the published
 code compute it); both weights are 1 in the paper.
+
+xlsent option: ``infonce_weight > 0`` adds an in-batch InfoNCE of both student sides against
+the teacher's English embeddings (each S(s_i) and S(t_i) must pick T(s_i) among the batch's
+targets, τ = ``infonce_temperature``; :func:`~xlsent.losses.contrastive_distill_loss`). With
+an anisotropic teacher (e5: any two sentences at cosine ≈ 0.8) the soft MCL and MSE terms
+alone reach a low loss while retrieval falls to chance; the InfoNCE term keeps translations
+apart from the rest of the batch. 0 (the default) is the paper's loss.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ class MultilingualContrastiveLoss(nn.Module):
     """
 
     def __init__(self, model, variant: str = "soft", temperature: float = 0.05, mcl_weight: float = 1.0,
-                 kd_weight: float = 1.0) -> None:
+                 kd_weight: float = 1.0, infonce_weight: float = 0.0, infonce_temperature: float = 0.05) -> None:
         super().__init__()
         if variant not in VARIANTS:
             raise ValueError(f"unknown MCL variant '{variant}' (choose from {', '.join(VARIANTS)})")
@@ -69,6 +76,8 @@ class MultilingualContrastiveLoss(nn.Module):
         self.temperature = float(temperature)
         self.mcl_weight = float(mcl_weight)
         self.kd_weight = float(kd_weight)
+        self.infonce_weight = float(infonce_weight)
+        self.infonce_temperature = float(infonce_temperature)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         from sentence_transformers.base.losses.merged_forward import embed_columns
@@ -81,8 +90,15 @@ class MultilingualContrastiveLoss(nn.Module):
         loss = self.mcl_weight * mcl_loss(t_src, s_src, s_tgt, self.variant, self.temperature)
         if self.kd_weight:
             loss = loss + self.kd_weight * (F.mse_loss(s_src, t_src) + F.mse_loss(s_tgt, t_src))
+        if self.infonce_weight:
+            from xlsent.losses.contrastive_distill_loss import contrastive_distill_loss
+
+            both = torch.cat([s_src, s_tgt])
+            loss = loss + self.infonce_weight * contrastive_distill_loss(both, torch.cat([t_src, t_src]),
+                                                                         self.infonce_temperature)
         return loss
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"variant": self.variant, "temperature": self.temperature, "mcl_weight": self.mcl_weight,
-                "kd_weight": self.kd_weight}
+                "kd_weight": self.kd_weight, "infonce_weight": self.infonce_weight,
+                "infonce_temperature": self.infonce_temperature}
