@@ -19,8 +19,17 @@ from xlsent.utils.errors import XlsentError
 
 
 class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader with YAML 1.2 floats: ``2e-4`` is a number, not the string "2e-4"."""
+    """PyYAML's safe loader with YAML 1.2 scalars: ``2e-4`` is a number, and only ``true``/``false``
+    are booleans (YAML 1.1 also reads ``off``, ``no``, ``on``, ``yes`` as booleans, which would turn
+    ``mcl.variant=off`` into ``False``)."""
 
+
+_Loader.yaml_implicit_resolvers = {
+    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
 
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
