@@ -109,8 +109,8 @@ def test_config_rejects_unknown_keys_and_reads_files(tmp_path):
     assert cfg["optim"]["lr"] == 3e-5  # "3e-5" is a number (PyYAML alone reads it as a string)
     assert load_config("siamese", None, ["optim.lr=2e-4"])["optim"]["lr"] == 2e-4
     # YAML 1.2 booleans: "off" stays a word (mcl.variant=off), "false" is a boolean
-    cfg = load_config("multistage", None, ["mcl.variant=off", "stages.stage1=false"])
-    assert cfg["mcl"]["variant"] == "off" and cfg["stages"]["stage1"] is False
+    ms = load_config("multistage", None, ["mcl.variant=off", "stages.stage1=false"])
+    assert ms["mcl"]["variant"] == "off" and ms["stages"]["stage1"] is False
     assert load_config("siamese")["optim"]["lr"] == 5e-6 and cfg["features"]["layer"] == 7  # paper defaults
     with pytest.raises(XlsentError, match="did you mean optim.epochs"):
         load_config("siamese", None, ["optim.epoch=3"])
