@@ -134,6 +134,26 @@ def test_single_stage_baselines_run(models, pairs_tsv, tmp_path):
     assert STAGES[0] not in r.stages and STAGES[2] in r.stages
 
 
+def test_multistage_xlsent_options_run_end_to_end(models, pairs_tsv, tmp_path):
+    """svd-corpus init + token-level stage 2 + contrastive stage 3 + stage-4 InfoNCE (the compress preset's options)."""
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.recipes.multistage import STAGES, train_multistage
+
+    cfg = _multistage_cfg(models, pairs_tsv, "stages.stage1=false", "student.init=svd-corpus", "stage2.objective=token",
+                          "stage2.token_steps=60", "stage3.loss=contrastive", "mcl.infonce_weight=1.0")
+    r = train_multistage(cfg, tmp_path / "o", progress=False)
+    rec2 = json.loads((tmp_path / "o" / STAGES[1] / "stage.json").read_text())
+    curve = rec2["token_alignment_relative_mse"]
+    assert rec2["steps"] == 60 and curve[-1] < curve[0]  # the corpus-weighted alignment fits
+    assert STAGES[0] not in r.stages and STAGES[2] in r.stages
+    st = SentenceTransformer(str(r.model), device="cpu")
+    assert np.isfinite(st.encode(TEXTS)).all() and st.get_embedding_dimension() == 32
+    with pytest.raises(Exception, match="stage3.loss 'huber'"):
+        train_multistage(_multistage_cfg(models, pairs_tsv, "stages.stage1=false", "stage3.loss=huber"),
+                         tmp_path / "bad", progress=False)
+
+
 def _cli(*args, env_cache=None):
     return subprocess.run([sys.executable, "-m", "xlsent.cli.main", *args], capture_output=True, text=True)
 

@@ -123,7 +123,7 @@ def test_corpus_weighted_svd_reconstructs_corpus_tokens_better(assistant):
     plain = principal_directions(table, 4)
     weighted = principal_directions(table, 4, counts + 1.0)
     assert seen.sum() > 4 and corpus_error(weighted) < corpus_error(plain)
-    student = build_student_st(assistant, ru_layers=2, repeats=1, bottleneck=4, init="svd-corpus", corpus=TEXTS * 5)
+    student = build_student_st(assistant, ru_layers=2, repeats=1, bottleneck=4, init="svd-corpus", token_counts=counts)
     proj = student[0].auto_model.encoder.embedding_hidden_mapping_in.weight.detach().double()
     np.testing.assert_allclose(np.abs(proj.numpy()), np.abs(weighted.double().numpy()), atol=1e-5)
     with pytest.raises(Exception, match="token counts"):

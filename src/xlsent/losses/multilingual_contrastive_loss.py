@@ -35,6 +35,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from xlsent.losses.contrastive_distill_loss import contrastive_distill_loss
+
 VARIANTS = ("soft", "bool", "ce", "off")
 
 
@@ -91,8 +93,6 @@ class MultilingualContrastiveLoss(nn.Module):
         if self.kd_weight:
             loss = loss + self.kd_weight * (F.mse_loss(s_src, t_src) + F.mse_loss(s_tgt, t_src))
         if self.infonce_weight:
-            from xlsent.losses.contrastive_distill_loss import contrastive_distill_loss
-
             both = torch.cat([s_src, s_tgt])
             loss = loss + self.infonce_weight * contrastive_distill_loss(both, torch.cat([t_src, t_src]),
                                                                          self.infonce_temperature)

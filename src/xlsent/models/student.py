@@ -229,10 +229,10 @@ def size_report(hf_model) -> SizeReport:
 
 def build_student_st(assistant_st, ru_layers: int, repeats: int, bottleneck: int | None, init: str = "svd",
                      positions: str = "fresh", seed: int = 0, normalize: bool = True, max_seq_length: int | None = None,
-                     corpus: list[str] | None = None):
+                     token_counts: torch.Tensor | None = None):
     """A SentenceTransformer student (ALBERT → mean Pooling → [Normalize]) sharing the assistant's tokenizer and prompts.
 
-    ``corpus`` (the training texts) is needed by ``init="svd-corpus"``.
+    ``token_counts`` (:func:`count_tokens` of the training texts) is needed by ``init="svd-corpus"``.
     """
     import tempfile
 
@@ -241,10 +241,7 @@ def build_student_st(assistant_st, ru_layers: int, repeats: int, bottleneck: int
     from sentence_transformers.sentence_transformer.modules import Pooling
 
     tr = assistant_st[0]
-    counts = None
-    if init == "svd-corpus" and corpus is not None:
-        counts = count_tokens(tr.tokenizer, corpus, int(tr.auto_model.config.vocab_size))
-    albert = albert_from_bert(tr.auto_model, ru_layers, repeats, bottleneck, init, positions, seed, counts)
+    albert = albert_from_bert(tr.auto_model, ru_layers, repeats, bottleneck, init, positions, seed, token_counts)
     with tempfile.TemporaryDirectory() as tmp:
         albert.save_pretrained(tmp)
         tr.tokenizer.save_pretrained(tmp)

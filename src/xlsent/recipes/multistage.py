@@ -127,7 +127,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     from xlsent.encoding.layer_features import LayerFeatures, model_fingerprint
     from xlsent.losses import ContrastiveDistillLoss, MultilingualContrastiveLoss
     from xlsent.models.registry import load_model, resolve_model_path
-    from xlsent.models.student import build_student_st, load_student, size_report
+    from xlsent.models.student import build_student_st, count_tokens, load_student, size_report
     from xlsent.recipes.xkd import train_xkd
 
     output = Path(output)
@@ -172,21 +172,22 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
         h = config_hash(h, emb_keys, cfg["stage2"], _trains(cfg, "stage2"), "stage2")
         if not skip_if_done(d2, h, console):
-            corpus = pairs.english + pairs.other
+            counts = None  # svd-corpus: token counts of the training pairs, for the init and the token alignment
+            if s["init"] == "svd-corpus":
+                counts = count_tokens(assistant[0].tokenizer, pairs.english + pairs.other,
+                                      int(assistant[0].auto_model.config.vocab_size))
             student = build_student_st(assistant, int(s["ru_layers"]), 0, bottleneck, s["init"], s["positions"], seed,
-                                       normalize=False, max_seq_length=cfg["model"]["max_seq_length"], corpus=corpus)
+                                       normalize=False, max_seq_length=cfg["model"]["max_seq_length"],
+                                       token_counts=counts)
             objective = cfg["stage2"]["objective"]
             if objective not in ("sentence", "token", "both"):
                 raise XlsentError(f"stage2.objective '{objective}': choose sentence (paper), token or both")
             extra = {}
             if objective in ("token", "both") and bottleneck:
-                from xlsent.models.student import align_bottleneck_tokens, count_tokens
+                from xlsent.models.student import align_bottleneck_tokens
 
                 if console is not None:
                     console.print(f"stage 2 — token-level bottleneck alignment ({cfg['stage2']['token_steps']} steps)")
-                counts = None
-                if s["init"] == "svd-corpus":
-                    counts = count_tokens(assistant[0].tokenizer, corpus, int(assistant[0].auto_model.config.vocab_size))
                 curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
                                                 int(cfg["stage2"]["token_steps"]), seed=seed,
                                                 max_position=int(cfg["model"]["max_seq_length"]), token_counts=counts)
