@@ -108,8 +108,18 @@ class BilingualDictionary:
 
     @classmethod
     def induce(cls, lrl: list[str], english: list[str], min_count: int = 2, min_share: float = 0.1,
-               seed: int = 0) -> "BilingualDictionary":
-        """Align ``lrl``–``english`` sentence pairs with eflomal and keep each word's most frequent link."""
+               symmetrize: str = "mean") -> "BilingualDictionary":
+        """Align ``lrl``–``english`` sentence pairs with eflomal and keep each word's most frequent link.
+
+        ``symmetrize`` says which links are counted: ``"mean"`` averages the two directions' link counts (a link
+        both directions agree on counts 1, a link only one direction makes counts ½, so ``min_count`` still means
+        about that many aligned occurrences); ``"intersection"`` counts only links both directions agree on.
+        eflomal's sampler is seeded from ``/dev/urandom`` and cannot be seeded. On small or repetitive corpora one
+        direction now and then leaves a word wholly unaligned, which drops the word from an intersection but not
+        from the mean.
+        """
+        if symmetrize not in ("mean", "intersection"):
+            raise XlsentError(f"dictionary.symmetrize must be mean or intersection, not {symmetrize!r}")
         try:
             from eflomal import Aligner
         except ImportError:
@@ -125,12 +135,15 @@ class BilingualDictionary:
                             links_filename_rev=str(rev), quiet=True)
             f_lines, r_lines = fwd.read_text().splitlines(), rev.read_text().splitlines()
         counts: dict[str, Counter] = defaultdict(Counter)
+        weight = 0.5 if symmetrize == "mean" else 1.0
         for s, t, fl, rl in zip(src, tgt, f_lines, r_lines):
             sw, tw = s.split(), t.split()
-            links = {tuple(map(int, x.split("-"))) for x in fl.split()} & {tuple(map(int, x.split("-"))) for x in rl.split()}
+            f_links = {tuple(map(int, x.split("-"))) for x in fl.split()}
+            r_links = {tuple(map(int, x.split("-"))) for x in rl.split()}
+            links = [*f_links, *r_links] if symmetrize == "mean" else f_links & r_links
             for i, j in links:
                 if i < len(sw) and j < len(tw):
-                    counts[sw[i]][tw[j]] += 1
+                    counts[sw[i]][tw[j]] += weight
         entries, rare, vague = {}, 0, 0
         for w, c in counts.items():
             best, n = c.most_common(1)[0]
@@ -140,7 +153,7 @@ class BilingualDictionary:
                 vague += 1
             else:
                 entries[w] = best
-        notes = [f"eflomal: {len(entries)} entries induced from {len(lrl)} pairs (intersection of both directions)",
+        notes = [f"eflomal: {len(entries)} entries induced from {len(lrl)} pairs ({symmetrize} of both directions' links)",
                  f"eflomal: {rare} word(s) left out: fewer than {min_count} links",
                  f"eflomal: {vague} word(s) left out: best link under {min_share:.0%} of the word's links"]
         return cls(entries, "eflomal", notes)

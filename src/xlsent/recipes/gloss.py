@@ -46,7 +46,7 @@ def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> Bilingual
         return BilingualDictionary.from_tsv(d["tsv"])
     if d["freedict"]:
         return BilingualDictionary.from_freedict(d["freedict"])
-    return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]))
+    return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]), str(d["symmetrize"]))
 
 
 def load_gloss(model_path: str | Path) -> BilingualDictionary | None:
