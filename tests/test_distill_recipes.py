@@ -154,6 +154,39 @@ def test_multistage_xlsent_options_run_end_to_end(models, pairs_tsv, tmp_path):
                          tmp_path / "bad", progress=False)
 
 
+def test_multistage_monolingual_text_joins_stages_2_and_3(models, pairs_tsv, tmp_path):
+    """train.monolingual: read with blank lines and repeats counted, two sentences to a stage-3 row; bad paths named."""
+    from rich.console import Console
+
+    from xlsent.recipes.multistage import STAGES, train_multistage
+    from xlsent.utils.errors import XlsentError
+
+    mono = tmp_path / "mono.txt"
+    mono.write_text("Ngeyomntu onelungelo.\n\nKonke abantu bazalwa bekhululekile.\nNgeyomntu onelungelo.\n"
+                    "Sonke siyalingana.\nUmthetho uyasivikela.\nAkekho oyisigqila.\nImfundo ingeyethu sonke.\n"
+                    "Umndeni uyisisekelo.\n", encoding="utf-8")
+    base = ["stages.stage1=false", "student.init=svd-corpus", "stage2.objective=token", "stage2.token_steps=20",
+            "stage3.loss=contrastive", "optim.epochs=1"]
+    con = Console(record=True, width=200)
+    train_multistage(_multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={mono}"), tmp_path / "o",
+                     console=con, progress=False)
+    text = con.export_text()
+    assert "skipped 1 line(s): blank line" in text and "skipped 1 line(s): exact repeat" in text
+    assert "7 monolingual sentences for stages 2–3" in text
+    rec3 = json.loads((tmp_path / "o" / STAGES[2] / "stage.json").read_text())
+    assert rec3["examples"] == 40 + 4  # 40 pairs + 7 sentences two to a row (the last paired with the first)
+    # another text reruns stages 2–3; a sample of it is seeded and reported
+    con = Console(record=True, width=200)
+    train_multistage(_multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={mono}", "train.monolingual_sample=4"),
+                     tmp_path / "o", console=con, progress=False)
+    text = con.export_text()
+    assert "sampled 4 of 7 sentences (seed 0)" in text and "stage2-embedding: finished earlier" not in text
+    assert json.loads((tmp_path / "o" / STAGES[2] / "stage.json").read_text())["examples"] == 40 + 2
+    with pytest.raises(XlsentError, match="nope.txt: no such file"):
+        train_multistage(_multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={tmp_path / 'nope.txt'}"),
+                         tmp_path / "bad", progress=False)
+
+
 def _cli(*args, env_cache=None):
     return subprocess.run([sys.executable, "-m", "xlsent.cli.main", *args], capture_output=True, text=True)
 

@@ -100,6 +100,29 @@ def read_fields(path: Path, names: tuple[str, ...], on_bad_lines: str, fix: str,
     return cols, report
 
 
+def read_sentences(path: str | Path) -> tuple[list[str], ReadReport]:
+    """Monolingual text, one sentence per line (``.gz`` too): NFC, whitespace collapsed, blank lines and exact
+    repeats skipped and counted in the report."""
+    from xlsent.data.cleaning import normalize_text
+
+    path = Path(path)
+    report = ReadReport(str(path))
+    out, seen = [], set()
+    for line in read_lines(path):
+        text = normalize_text(line)
+        if not text:
+            report.skipped["blank line"] += 1
+        elif text in seen:
+            report.skipped["exact repeat of an earlier line"] += 1
+        else:
+            seen.add(text)
+            out.append(text)
+    if not out:
+        raise InputFormatError(path, None, "no sentence in the file", "give one sentence per line")
+    report.rows = len(out)
+    return out, report
+
+
 class _Collector:
     def __init__(self, path: Path, on_bad_lines: str) -> None:
         if on_bad_lines not in BAD_LINE_POLICIES:

@@ -65,7 +65,12 @@ Decisions where the paper is silent or ambiguous:
   first M layers, trained with X-KD alone; ``single-predistill`` = stages 2–3 against the
   *original* assistant (no stage 1), then X-KD (stage 4 without MCL);
 * every stage trains on the same cleaned pairs (the paper adds more corpora for stages 1–3;
-  ``stageN.sample`` takes a seeded subset per stage);
+  ``stageN.sample`` takes a seeded subset per stage). ``train.monolingual`` (xlsent) adds a file
+  of monolingual sentences (one per line) to stages 2–3, which only imitate the assistant and so
+  need no translations: its tokens join the ``svd-corpus`` counts and its sentences, two to a
+  row, join stage 3's pairs (``train.monolingual_sample`` takes a seeded subset). Distilled on
+  English–Chichewa alone, the compressed student keeps its Chichewa but loses languages it never
+  sees (UDHR Hausa 0.47 → 0.08); text in the languages to keep is the remedy;
 * no checkpoint is picked on test data (the published code selected on STS test sets); the
   last step of each stage is its model.
 """
@@ -111,6 +116,25 @@ def _trains(cfg: dict, stage: str) -> dict:
     return {k: v for k, v in _optim(cfg, stage).items() if k not in ("logging_steps", "save_steps")}
 
 
+def _monolingual(t: dict, seed: int, console=None) -> list[str]:
+    """``train.monolingual`` read (blank lines and repeats counted), then a seeded subset of ``monolingual_sample``."""
+    if not t.get("monolingual"):
+        return []
+    from xlsent.data.readers import read_sentences
+
+    texts, report = read_sentences(t["monolingual"])
+    notes = report.lines()
+    n = int(t.get("monolingual_sample") or 0)
+    if n and n < len(texts):
+        idx = np.random.default_rng(seed).permutation(len(texts))[:n]
+        texts = [texts[i] for i in sorted(idx)]
+        notes.append(f"{t['monolingual']}: sampled {n} of {report.rows} sentences (seed {seed})")
+    if console is not None:
+        for line in notes + [f"{t['monolingual']}: {len(texts)} monolingual sentences for stages 2–3"]:
+            console.print(f"[dim]{line}[/dim]")
+    return texts
+
+
 def _subset(pairs: TrainPairs, n: int, seed: int) -> tuple[list[str], list[str]]:
     if not n or n >= len(pairs.english):
         return pairs.english, pairs.other
@@ -147,11 +171,12 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
 
     # Stage 1: the teaching assistant (X-KD from the teacher)
     base_path = resolve_model_path(cfg["assistant"])
-    h = config_hash(str(base_path), cfg["teacher"], cfg["train"], mode, cfg["model"]["max_seq_length"])
+    paired = {k: v for k, v in cfg["train"].items() if not k.startswith("monolingual")}  # what stages 1 and 4 read
+    h = config_hash(str(base_path), cfg["teacher"], paired, mode, cfg["model"]["max_seq_length"])
     if mode == "multistage" and cfg["stages"]["stage1"]:
-        sub = {"teacher": cfg["teacher"], "student": cfg["assistant"], "model": cfg["model"], "train": cfg["train"],
+        sub = {"teacher": cfg["teacher"], "student": cfg["assistant"], "model": cfg["model"],
+               "train": {**paired, "sample": cfg["stage1"]["sample"] or cfg["train"]["sample"]},
                "optim": _optim(cfg, "stage1")}
-        sub["train"] = {**cfg["train"], "sample": cfg["stage1"]["sample"] or cfg["train"]["sample"]}
         assistant_path = train_xkd(sub, output, console, progress, stage_dir=output / STAGES[0])
         result.stages[STAGES[0]] = assistant_path
         h = config_hash(h, sub)
@@ -163,6 +188,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     h = config_hash(h, model_fingerprint(assistant_path))
 
     pairs = load_train_pairs(cfg["train"], seed, console)
+    mono = _monolingual(cfg["train"], seed, console)
     teacher, teacher_path = load_st(cfg["teacher"])
 
     student_dir = None
@@ -170,11 +196,11 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         # Stage 2: the bottleneck embedding imitates the assistant's zero-layer output
         d2 = output / STAGES[1]
         emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
-        h = config_hash(h, emb_keys, cfg["stage2"], _trains(cfg, "stage2"), "stage2")
+        h = config_hash(h, emb_keys, cfg["stage2"], _trains(cfg, "stage2"), "stage2", *([mono] if mono else []))
         if not skip_if_done(d2, h, console):
             counts = None  # svd-corpus: token counts of the training pairs, for the init and the token alignment
             if s["init"] == "svd-corpus":
-                counts = count_tokens(assistant[0].tokenizer, pairs.english + pairs.other,
+                counts = count_tokens(assistant[0].tokenizer, pairs.english + pairs.other + mono,
                                       int(assistant[0].auto_model.config.vocab_size))
             student = build_student_st(assistant, int(s["ru_layers"]), 0, bottleneck, s["init"], s["positions"], seed,
                                        normalize=False, max_seq_length=cfg["model"]["max_seq_length"],
@@ -210,6 +236,9 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         h = config_hash(h, repeats, cfg["stage3"], _trains(cfg, "stage3"), "stage3")
         if not skip_if_done(d3, h, console):
             en, xx = _subset(pairs, cfg["stage3"]["sample"], seed)
+            if mono:  # two monolingual sentences to a row, each imitating the assistant's embedding of itself
+                odd = mono + mono[:1] if len(mono) % 2 else mono
+                en, xx = en + odd[0::2], xx + odd[1::2]
             a = cached_embeddings(assistant, assistant_path, en + xx, show_progress=progress,
                                   description="assistant embeddings")
             label = np.stack([a[: len(en)], a[len(en) :]], axis=1)
