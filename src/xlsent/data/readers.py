@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xlsent.data.cleaning import normalize_text
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 LANG_CODE = re.compile(r"^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$")
@@ -103,8 +104,6 @@ def read_fields(path: Path, names: tuple[str, ...], on_bad_lines: str, fix: str,
 def read_sentences(path: str | Path) -> tuple[list[str], ReadReport]:
     """Monolingual text, one sentence per line (``.gz`` too): NFC, whitespace collapsed, blank lines and exact
     repeats skipped and counted in the report."""
-    from xlsent.data.cleaning import normalize_text
-
     path = Path(path)
     report = ReadReport(str(path))
     out, seen = [], set()

@@ -118,15 +118,15 @@ def _trains(cfg: dict, stage: str) -> dict:
 
 def _monolingual(t: dict, seed: int, console=None) -> list[str]:
     """``train.monolingual`` read (blank lines and repeats counted), then a seeded subset of ``monolingual_sample``."""
-    if not t.get("monolingual"):
+    if not t["monolingual"]:
         return []
     from xlsent.data.readers import read_sentences
 
     texts, report = read_sentences(t["monolingual"])
     notes = report.lines()
-    n = int(t.get("monolingual_sample") or 0)
-    if n and n < len(texts):
-        idx = np.random.default_rng(seed).permutation(len(texts))[:n]
+    n = int(t["monolingual_sample"])
+    idx = _seeded_pick(len(texts), n, seed)
+    if idx is not None:
         texts = [texts[i] for i in sorted(idx)]
         notes.append(f"{t['monolingual']}: sampled {n} of {report.rows} sentences (seed {seed})")
     if console is not None:
@@ -135,10 +135,17 @@ def _monolingual(t: dict, seed: int, console=None) -> list[str]:
     return texts
 
 
+def _seeded_pick(total: int, n: int, seed: int) -> np.ndarray | None:
+    """``n`` of ``range(total)`` in a seeded random order, or None when ``n`` is 0 or takes them all."""
+    if not n or n >= total:
+        return None
+    return np.random.default_rng(seed).permutation(total)[:n]
+
+
 def _subset(pairs: TrainPairs, n: int, seed: int) -> tuple[list[str], list[str]]:
-    if not n or n >= len(pairs.english):
+    idx = _seeded_pick(len(pairs.english), n, seed)
+    if idx is None:
         return pairs.english, pairs.other
-    idx = np.random.default_rng(seed).permutation(len(pairs.english))[:n]
     return [pairs.english[i] for i in idx], [pairs.other[i] for i in idx]
 
 
