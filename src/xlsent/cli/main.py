@@ -12,6 +12,7 @@ from xlsent.cli import demo as demo_cmd
 from xlsent.cli import embed as embed_cmd
 from xlsent.cli import eval as eval_cmd
 from xlsent.cli import gloss as gloss_cmd
+from xlsent.cli import mine as mine_cmd
 from xlsent.cli import models as models_cmd
 from xlsent.cli import train as train_cmd
 from xlsent.cli.common import err_console
@@ -30,6 +31,7 @@ app.add_typer(train_cmd.app, name="train")
 app.command("embed")(embed_cmd.embed_command)
 app.command("demo")(demo_cmd.demo_command)
 app.command("gloss")(gloss_cmd.gloss_command)
+app.command("mine")(mine_cmd.mine_command)
 
 
 def main() -> None:

@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 import faiss
 import numpy as np
 
+from xlsent.mining.margin import margin
+
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin")
 KS = (1, 5, 10)
 
@@ -70,7 +72,7 @@ def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: in
     idx = np.zeros((len(q), topk), np.int64)
     for s in range(0, len(q), block):
         cos = q[s : s + block] @ c.T
-        m = cos / ((mean_q[s : s + block, None] + mean_c[None, :]) / 2)
+        m = margin(cos, (mean_q[s : s + block, None] + mean_c[None, :]) / 2, "ratio")
         part = np.argpartition(-m, topk - 1, axis=1)[:, :topk]
         ps = np.take_along_axis(m, part, 1)
         order = np.argsort(-ps, axis=1, kind="stable")

@@ -1,0 +1,163 @@
+"""A resumable bitext-mining job in a work folder.
+
+Layout of ``workdir``::
+
+    job.json              settings and fingerprints (a rerun checks them)
+    src.txt, tgt.txt      the deduplicated sentences, one per line (row i = embedding i)
+    src/, tgt/            embedding stores (:mod:`xlsent.mining.store`), one file per shard
+    index-src.faiss, index-tgt.faiss   IVF indexes, when one is used
+    knn/fwd-00000.npz …   per query shard: k nearest targets of the sources (fwd), sources of the targets (bwd)
+
+Steps: encode every shard of both sides, search every shard in both directions, then
+score the candidates and select pairs (:func:`xlsent.mining.margin.select_pairs`). Every
+file appears atomically; a killed job resumes from its last finished shard. A change of
+model, sentences, shard size or dtype makes the folder unusable (error, or ``overwrite``);
+a change of search settings (k, index) reruns only the search; selection settings are free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import resource
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from xlsent.mining.index import IndexConfig, choose_kind
+from xlsent.mining.margin import select_pairs
+from xlsent.mining.store import EmbeddingStore, StoreSpec
+from xlsent.mining.tasks import EncodeTask, SearchTask, load_knn
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import write_json_atomic, write_text_atomic
+
+
+@dataclass
+class MineConfig:
+    k: int = 4
+    mode: str = "max"
+    margin: str = "ratio"
+    threshold: float | None = None
+    dedupe: bool = True
+    index: IndexConfig = field(default_factory=IndexConfig)
+    shard_size: int = 50_000
+    dtype: str = "float16"
+    batch_size: int = 64
+    memory_gib: float = 4.0
+
+
+def _digest(lines: list[str]) -> str:
+    h = hashlib.sha1()
+    for t in lines:
+        h.update(t.encode("utf-8") + b"\n")
+    return h.hexdigest()[:16]
+
+
+def peak_rss_gib() -> float:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+class MiningJob:
+    """Encode → search → select, over two lists of unique sentences, in ``workdir``."""
+
+    def __init__(self, workdir: str | Path, src: list[str], tgt: list[str], model_name: str, cfg: MineConfig,
+                 model=None, overwrite: bool = False) -> None:
+        from xlsent.encoding.layer_features import model_fingerprint
+        from xlsent.models.registry import load_model, resolve_model_path
+
+        if not src or not tgt:
+            raise XlsentError("mining needs at least one sentence on each side")
+        if cfg.k < 1:
+            raise XlsentError(f"k = {cfg.k}: must be ≥ 1")
+        self.dir, self.cfg, self.model_name = Path(workdir), cfg, model_name
+        self.model = model if model is not None else load_model(model_name)
+        dim = int(self.model.get_embedding_dimension())
+        # a target shard at float32 plus a query shard must fit an eighth of the budget
+        shard = min(cfg.shard_size, max(1000, int(cfg.memory_gib * 2**30 / 8 / (2 * dim * 4))))
+        path = resolve_model_path(model_name) if model is None else Path(model_name)
+        encode_key = {"model": model_fingerprint(path) if path.is_dir() else model_name,
+                      "src": _digest(src), "tgt": _digest(tgt), "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
+        kind_fwd = choose_kind(len(src), len(tgt), dim, cfg.index, cfg.memory_gib)
+        kind_bwd = choose_kind(len(tgt), len(src), dim, cfg.index, cfg.memory_gib)
+        search_key = {"k": cfg.k, "index": asdict(cfg.index), "kinds": [kind_fwd, kind_bwd]}
+        record = self.dir / "job.json"
+        if record.exists():
+            old = json.loads(record.read_text())
+            if old.get("encode") != encode_key:
+                if not overwrite:
+                    raise XlsentError(f"{self.dir}: holds a mining job for other sentences or another model — "
+                                      "use a new --workdir or pass --overwrite")
+                shutil.rmtree(self.dir)
+            elif old.get("search") != search_key:  # same embeddings, new search settings
+                for p in [self.dir / "knn", self.dir / "index-src.faiss", self.dir / "index-tgt.faiss"]:
+                    shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.src_txt, self.tgt_txt = self.dir / "src.txt", self.dir / "tgt.txt"
+        for p, lines in ((self.src_txt, src), (self.tgt_txt, tgt)):
+            if not p.exists():
+                write_text_atomic(p, "".join(t + "\n" for t in lines))
+        self.src = EmbeddingStore(self.dir / "src", StoreSpec(len(src), dim, shard, cfg.dtype))
+        self.tgt = EmbeddingStore(self.dir / "tgt", StoreSpec(len(tgt), dim, shard, cfg.dtype))
+        self.kinds = {"fwd": kind_fwd, "bwd": kind_bwd}
+        write_json_atomic(record, {"encode": encode_key, "search": search_key, "config": asdict(cfg)})
+
+    # -- units of work -------------------------------------------------------------------------------------
+    def encode_tasks(self) -> list[EncodeTask]:
+        return [EncodeTask(txt, store.folder, i, self.model_name, self.cfg.batch_size)
+                for txt, store in ((self.src_txt, self.src), (self.tgt_txt, self.tgt)) for i in store.missing()]
+
+    def search_tasks(self) -> list[SearchTask]:
+        out = []
+        for d, queries, targets, name in (("fwd", self.src, self.tgt, "tgt"), ("bwd", self.tgt, self.src, "src")):
+            kind = self.kinds[d]
+            index_path = None if kind == "exact" else self.dir / f"index-{name}.faiss"
+            for i in range(queries.n_shards):
+                task = SearchTask(queries.folder, i, targets.folder, kind, self.cfg.index, index_path, self.cfg.k,
+                                  self.dir / "knn" / f"{d}-{i:05d}.npz")
+                if not task.done():
+                    out.append(task)
+        return out
+
+    def knn_paths(self, direction: str) -> list[Path]:
+        n = (self.src if direction == "fwd" else self.tgt).n_shards
+        return [self.dir / "knn" / f"{direction}-{i:05d}.npz" for i in range(n)]
+
+    # -- local runner ----------------------------------------------------------------------------------------
+    def run(self, console=None, show_progress: bool = True) -> dict:
+        """Run every unfinished task here, then nothing else; returns timings (seconds)."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0}
+        enc, todo_enc = self.encode_tasks(), self.src.n_shards + self.tgt.n_shards
+        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*cols, console=console, disable=not show_progress, transient=False) as bar:
+            t = bar.add_task("encode shards", total=todo_enc, completed=todo_enc - len(enc))
+            t0 = time.perf_counter()
+            for task in enc:
+                task.run(self.model, show_progress=False)
+                bar.advance(t)
+            timings["encode_s"] = time.perf_counter() - t0
+            tasks = self.search_tasks()
+            total = self.src.n_shards + self.tgt.n_shards
+            t = bar.add_task(f"search shards ({self.kinds['fwd']}/{self.kinds['bwd']})", total=total,
+                             completed=total - len(tasks))
+            searchers = {}
+            for task in tasks:
+                key = (task.targets, task.kind)
+                if key not in searchers:
+                    t0 = time.perf_counter()
+                    searchers[key] = task.searcher()  # builds (or reads) the IVF index once per direction
+                    timings["index_s"] += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                task.run(searchers[key])
+                timings["search_s"] += time.perf_counter() - t0
+                bar.advance(t)
+        return timings
+
+    def select(self):
+        fs, fi = load_knn(self.knn_paths("fwd"))
+        bs, bi = load_knn(self.knn_paths("bwd"))
+        c = self.cfg
+        return select_pairs(fs, fi, bs, bi, c.k, c.mode, c.margin, c.threshold, c.dedupe)

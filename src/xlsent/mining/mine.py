@@ -1,0 +1,88 @@
+"""``xlsent mine``: two monolingual files → scored sentence pairs (TSV) and a JSON summary."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from xlsent.data.readers import ReadReport, read_lines, read_sentences
+from xlsent.data.splitting import split_sentences
+from xlsent.mining.job import MineConfig, MiningJob, peak_rss_gib
+from xlsent.utils.errors import InputFormatError
+from xlsent.utils.io import atomic_path, write_json_atomic
+
+
+@dataclass
+class MineResult:
+    pairs: list[tuple[float, str, str]]
+    summary: dict
+
+
+def read_mining_input(path: str | Path, lang: str = "", documents: bool = False,
+                      splitter: str = "auto") -> tuple[list[str], ReadReport]:
+    """Unique sentences of a file: one sentence per line, or (``documents``) one document or paragraph per
+    line, split into sentences for ``lang``. Blank lines and repeats are skipped and counted."""
+    if not documents:
+        return read_sentences(path)
+    path = Path(path)
+    report = ReadReport(str(path))
+    out, seen = [], set()
+    for line in read_lines(path):
+        sents = split_sentences(line, lang or "und", splitter)
+        if not sents:
+            report.skipped["blank line"] += 1
+        for s in sents:
+            if s in seen:
+                report.skipped["sentence repeated (kept once)"] += 1
+            else:
+                seen.add(s)
+                out.append(s)
+    if not out:
+        raise InputFormatError(path, None, "no sentence in the file", "give one document or sentence per line")
+    report.rows = len(out)
+    return out, report
+
+
+def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for score, s, t in pairs:
+                f.write(f"{score:.6f}\t{s}\t{t}\n")
+
+
+def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, cfg: MineConfig,
+         model=None, overwrite: bool = False, console=None, show_progress: bool = True,
+         inputs: dict | None = None) -> MineResult:
+    """Run (or resume) a mining job over unique sentences and select pairs."""
+    t0 = time.perf_counter()
+    job = MiningJob(workdir, src, tgt, model_name, cfg, model=model, overwrite=overwrite)
+    timings = job.run(console, show_progress)
+    t = time.perf_counter()
+    mined = job.select()
+    timings["select_s"] = time.perf_counter() - t
+    timings["total_s"] = time.perf_counter() - t0
+    pairs = [(float(s), src[i], tgt[j]) for s, i, j in zip(mined.score, mined.src, mined.tgt)]
+    summary = {
+        "model": model_name, "workdir": str(workdir), "inputs": inputs or {},
+        "sentences": {"src": len(src), "tgt": len(tgt)},
+        "shards": {"src": job.src.n_shards, "tgt": job.tgt.n_shards, "shard_size": job.src.spec.shard_size},
+        "index": job.kinds, "config": asdict(cfg), "pairs": len(pairs),
+        "score": {"max": pairs[0][0], "min": pairs[-1][0]} if pairs else {},
+        "timings_s": {k: round(v, 3) for k, v in timings.items()}, "peak_rss_gib": round(peak_rss_gib(), 3),
+    }
+    return MineResult(pairs, summary)
+
+
+def input_summary(report: ReadReport) -> dict:
+    return {"file": report.source, "sentences": report.rows, "skipped": dict(Counter(report.skipped))}
+
+
+def save(result: MineResult, output: str | Path) -> Path:
+    """``output`` (TSV: score, src, tgt; best first) and ``output`` + ``.json`` (the summary)."""
+    output = Path(output)
+    write_pairs_tsv(output, result.pairs)
+    summary_path = output.with_name(output.name + ".json")
+    write_json_atomic(summary_path, result.summary)
+    return summary_path

@@ -1,0 +1,89 @@
+"""The independent units of work of a mining job: encode one shard, search one shard.
+
+Each task is a small picklable record of paths and settings whose ``run`` reads its inputs
+from the work folder and writes exactly one output file atomically. A task whose output
+exists is finished; the order in which tasks of one kind run does not matter. The local
+runner (:meth:`xlsent.mining.job.MiningJob.run`) loops over them; a distributed engine only
+has to ship the records to workers that see the same folder, and run ``select`` at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.mining.index import IndexConfig, Searcher
+from xlsent.mining.store import EmbeddingStore
+from xlsent.utils.io import atomic_path
+
+
+def read_lines_range(path: Path, start: int, stop: int) -> list[str]:
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i >= stop:
+                break
+            if i >= start:
+                out.append(line.rstrip("\n"))
+    return out
+
+
+@dataclass(frozen=True)
+class EncodeTask:
+    """Embed lines [start, stop) of ``texts`` (one sentence per line) into shard ``shard`` of ``store``."""
+
+    texts: Path
+    store: Path
+    shard: int
+    model: str
+    batch_size: int = 64
+
+    def done(self) -> bool:
+        return EmbeddingStore.open(self.store).done(self.shard)
+
+    def run(self, model=None, show_progress: bool = False) -> None:
+        from xlsent.encoding.embed import embed
+        from xlsent.models.registry import load_model
+
+        store = EmbeddingStore.open(self.store)
+        start, stop = store.bounds(self.shard)
+        model = model if model is not None else load_model(self.model)
+        texts = read_lines_range(self.texts, start, stop)
+        vecs = embed(model, texts, self.batch_size, normalize=True, show_progress=show_progress,
+                     description=f"{self.store.name} shard {self.shard}")
+        store.write(self.shard, vecs)
+
+
+@dataclass(frozen=True)
+class SearchTask:
+    """The ``k`` nearest ``targets`` of every vector in shard ``shard`` of ``queries`` → ``out`` (.npz)."""
+
+    queries: Path
+    shard: int
+    targets: Path
+    kind: str
+    index: IndexConfig
+    index_path: Path | None
+    k: int
+    out: Path
+
+    def done(self) -> bool:
+        return self.out.exists()
+
+    def searcher(self) -> Searcher:
+        return Searcher(EmbeddingStore.open(self.targets), self.kind, self.index, self.index_path)
+
+    def run(self, searcher: Searcher | None = None) -> None:
+        searcher = searcher if searcher is not None else self.searcher()
+        sims, idx = searcher.search(EmbeddingStore.open(self.queries).shard(self.shard), self.k)
+        with atomic_path(self.out) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, sims=sims, idx=idx)
+
+
+def load_knn(paths: list[Path]) -> tuple[np.ndarray, np.ndarray]:
+    """The search results of all shards of one direction, in query order."""
+    parts = [np.load(p) for p in paths]
+    return np.concatenate([p["sims"] for p in parts]), np.concatenate([p["idx"] for p in parts])

@@ -1,0 +1,200 @@
+"""Bitext mining: margin formula, retrieval modes, thresholding, sharded search, resume, CLI."""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import WORDS
+from xlsent.mining.index import IndexConfig, Searcher, choose_kind
+from xlsent.mining.job import MineConfig, MiningJob
+from xlsent.mining.margin import knn_mean, select_pairs
+from xlsent.mining.mine import mine, read_mining_input
+from xlsent.mining.store import EmbeddingStore, StoreSpec
+from xlsent.utils.errors import XlsentError
+
+# Two sources, three targets; k = 2 neighbours each way, hand-made cosines.
+FWD_SIMS = np.array([[0.9, 0.5], [0.8, 0.7]], np.float32)  # source 0: targets 0, 1; source 1: targets 1, 2
+FWD_IDX = np.array([[0, 1], [1, 2]])
+BWD_SIMS = np.array([[0.9, 0.1], [0.8, 0.5], [0.7, 0.2]], np.float32)  # target t: its nearest sources
+BWD_IDX = np.array([[0, 1], [1, 0], [1, 0]])
+
+
+def test_margin_scores_match_hand_computed_values():
+    fwd_mean = knn_mean(FWD_SIMS, FWD_IDX, 2)
+    bwd_mean = knn_mean(BWD_SIMS, BWD_IDX, 2)
+    np.testing.assert_allclose(fwd_mean, [0.7, 0.75])
+    np.testing.assert_allclose(bwd_mean, [0.5, 0.65, 0.45])
+    # forward, ratio: source 0 → target 0: 0.9 / ((0.7 + 0.5) / 2) = 1.5; → target 1: 0.5 / 0.675
+    # source 1 → target 1: 0.8 / 0.7 = 1.142857; → target 2: 0.7 / 0.6 = 1.1667 (best)
+    p = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="forward", kind="ratio")
+    assert list(zip(p.src, p.tgt)) == [(0, 0), (1, 2)]
+    np.testing.assert_allclose(p.score, [0.9 / 0.6, 0.7 / 0.6], rtol=1e-6)
+    d = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="forward", kind="distance")
+    np.testing.assert_allclose(d.score, [0.9 - 0.6, 0.7 - 0.6], rtol=1e-5)
+    a = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="forward", kind="absolute")
+    assert list(zip(a.src, a.tgt)) == [(0, 0), (1, 1)]  # plain cosine prefers target 1 for source 1
+    np.testing.assert_allclose(a.score, [0.9, 0.8])
+
+
+def test_retrieval_modes_and_threshold():
+    b = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="backward", dedupe=False)
+    # target 0 ← source 0 (1.5); target 1 ← source 1 (0.8/0.7); target 2 ← source 1 (0.7/0.6)
+    assert sorted(zip(b.src.tolist(), b.tgt.tolist())) == [(0, 0), (1, 1), (1, 2)]
+    b1 = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="backward", dedupe=True)
+    assert sorted(zip(b1.src.tolist(), b1.tgt.tolist())) == [(0, 0), (1, 2)]  # source 1 kept once, best first
+    i = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="intersect")
+    assert sorted(zip(i.src.tolist(), i.tgt.tolist())) == [(0, 0), (1, 2)]
+    m = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max")
+    assert list(zip(m.src.tolist(), m.tgt.tolist())) == [(0, 0), (1, 2)]
+    assert np.all(np.diff(m.score) <= 0)
+    t = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max", threshold=1.2)
+    assert list(zip(t.src.tolist(), t.tgt.tolist())) == [(0, 0)]
+    with pytest.raises(XlsentError, match="mining mode"):
+        select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, mode="both")
+    with pytest.raises(XlsentError, match="margin"):
+        select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, kind="cos")
+
+
+def test_missing_neighbours_are_ignored():
+    sims = np.array([[0.9, -np.inf]], np.float32)
+    idx = np.array([[0, -1]])
+    np.testing.assert_allclose(knn_mean(sims, idx, 2), [0.9])
+    p = select_pairs(sims, idx, np.array([[0.9]], np.float32), np.array([[0]]), k=2, mode="intersect")
+    assert list(zip(p.src, p.tgt)) == [(0, 0)] and p.score[0] == pytest.approx(1.0)
+
+
+def _unit(x):
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _store(tmp_path, name, vecs, shard_size, dtype="float32"):
+    store = EmbeddingStore(tmp_path / name, StoreSpec(len(vecs), vecs.shape[1], shard_size, dtype))
+    for i in range(store.n_shards):
+        a, b = store.bounds(i)
+        store.write(i, vecs[a:b])
+    return store
+
+
+def test_store_shards_roundtrip_and_spec_check(tmp_path):
+    vecs = _unit(np.random.default_rng(0).normal(size=(23, 8)))
+    store = _store(tmp_path, "s", vecs, 5, "float16")
+    assert store.n_shards == 5 and store.bounds(4) == (20, 23)
+    got = np.concatenate([store.shard(i) for i in range(store.n_shards)])
+    np.testing.assert_allclose(got, vecs, atol=1e-3)  # float16
+    assert len(store.sample(7, seed=1)) == 7 and len(store.sample(100)) == 23
+    with pytest.raises(XlsentError, match="overwrite"):
+        EmbeddingStore(tmp_path / "s", StoreSpec(23, 8, 6, "float16"))
+
+
+def test_exact_sharded_search_equals_brute_force_and_ivf_full_probe(tmp_path):
+    rng = np.random.default_rng(0)
+    targets, queries = _unit(rng.normal(size=(97, 16))), _unit(rng.normal(size=(13, 16)))
+    store = _store(tmp_path, "t", targets, 10)
+    brute = queries @ targets.T
+    want = np.argsort(-brute, axis=1)[:, :4]
+    sims, idx = Searcher(store, "exact", IndexConfig()).search(queries, 4)
+    np.testing.assert_array_equal(idx, want)
+    np.testing.assert_allclose(sims, np.take_along_axis(brute, want, 1), rtol=1e-5)
+    cfg = IndexConfig(nlist=4, nprobe=4)  # every cell visited = exact
+    s2, i2 = Searcher(store, "ivf", cfg, tmp_path / "ivf.faiss").search(queries, 4)
+    np.testing.assert_array_equal(i2, want)
+    assert (tmp_path / "ivf.faiss").exists()
+    s3, i3 = Searcher(store, "ivfpq", IndexConfig(nlist=4, nprobe=4, pq_m=4), tmp_path / "pq.faiss").search(queries, 4)
+    valid = i3 >= 0
+    np.testing.assert_allclose(s3[valid], np.take_along_axis(brute, np.where(valid, i3, 0), 1)[valid], rtol=1e-5)
+    assert choose_kind(10, 10, 16, IndexConfig(), 4.0) == "exact"
+    assert choose_kind(100_000, 100_000, 384, IndexConfig(), 4.0) == "ivf"
+    assert choose_kind(10**7, 10**7, 384, IndexConfig(), 4.0) == "ivfpq"
+
+
+def _corpus(n_gold=60, n_other=60, seed=0):
+    rng = random.Random(seed)
+    sents = list(dict.fromkeys(" ".join(rng.choice(WORDS) for _ in range(9)) for _ in range(4 * (n_gold + n_other))))
+    gold = sents[:n_gold]
+    src = gold + sents[n_gold : n_gold + n_other]
+    tgt = sents[n_gold + n_other : n_gold + 2 * n_other] + gold
+    rng.shuffle(tgt)
+    return src, tgt, set(gold)
+
+
+def test_mining_finds_hidden_copies_with_the_tiny_model(tiny_model, tmp_path):
+    src, tgt, gold = _corpus()
+    cfg = MineConfig(shard_size=32, mode="intersect", threshold=1.0)
+    r = mine(src, tgt, str(tiny_model), tmp_path / "work", cfg, show_progress=False)
+    found = {s for _, s, t in r.pairs if s == t}
+    assert found == gold  # identical texts embed identically: margin ratio ≥ 1, found both ways
+    assert r.summary["shards"] == {"src": 4, "tgt": 4, "shard_size": 32}
+    assert r.summary["index"] == {"fwd": "exact", "bwd": "exact"}
+    scores = [s for s, _, _ in r.pairs]
+    assert scores == sorted(scores, reverse=True) and min(scores) >= 1.0
+
+
+def test_killed_job_resumes_from_missing_shards(tiny_model, tmp_path):
+    src, tgt, _ = _corpus(seed=1)
+    cfg = MineConfig(shard_size=32)
+    job = MiningJob(tmp_path / "w", src, tgt, str(tiny_model), cfg)
+    job.run(show_progress=False)
+    first = job.select()
+    files = sorted((tmp_path / "w").rglob("*.np[yz]"))
+    assert len(files) == 8 + 8  # 4 + 4 embedding shards, 4 + 4 search shards
+    mtimes = {f: f.stat().st_mtime_ns for f in files}
+    # a "kill" during the second encoding shard and the third search shard: those outputs never appeared,
+    # and a temporary from the interrupted write is left behind
+    (tmp_path / "w" / "tgt" / "shard-00001.npy").unlink()
+    (tmp_path / "w" / "knn" / "bwd-00002.npz").unlink()
+    (tmp_path / "w" / "tgt" / ".shard-00001.npy.x.tmp").mkdir()
+    job2 = MiningJob(tmp_path / "w", src, tgt, str(tiny_model), cfg)
+    assert [(t.store.name, t.shard) for t in job2.encode_tasks()] == [("tgt", 1)]
+    job2.run(show_progress=False)
+    again = job2.select()
+    redone = {f for f in files if f.stat().st_mtime_ns != mtimes[f]}
+    assert redone == {tmp_path / "w" / "tgt" / "shard-00001.npy", tmp_path / "w" / "knn" / "bwd-00002.npz"}
+    np.testing.assert_array_equal(first.src, again.src)
+    np.testing.assert_array_equal(first.tgt, again.tgt)
+    np.testing.assert_allclose(first.score, again.score)
+    # other sentences in the same folder: refused unless --overwrite
+    with pytest.raises(XlsentError, match="--workdir"):
+        MiningJob(tmp_path / "w", src[:-1], tgt, str(tiny_model), cfg)
+    MiningJob(tmp_path / "w", src[:-1], tgt, str(tiny_model), cfg, overwrite=True)
+    # new search settings reuse the embeddings and redo only the search
+    job3 = MiningJob(tmp_path / "w2", src, tgt, str(tiny_model), cfg)
+    job3.run(show_progress=False)
+    job4 = MiningJob(tmp_path / "w2", src, tgt, str(tiny_model), MineConfig(shard_size=32, k=2))
+    assert job4.encode_tasks() == [] and len(job4.search_tasks()) == 8
+
+
+def test_documents_are_split_and_deduplicated(tmp_path):
+    p = tmp_path / "docs.txt"
+    p.write_text("Mulungu ndi wabwino. Madzi ndi abwino!\n\nMulungu ndi wabwino. Dziko ndi lalikulu.\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        sents, report = read_mining_input(p, "nya-test", documents=True)
+    assert sents == ["Mulungu ndi wabwino.", "Madzi ndi abwino!", "Dziko ndi lalikulu."]
+    assert report.skipped == {"blank line": 1, "sentence repeated (kept once)": 1}
+    assert any("no rules for language 'nya-test'" in str(x.message) for x in w)
+
+
+def test_cli_mine_end_to_end_and_errors(tiny_model, tmp_path):
+    from test_cli import xlsent
+
+    src, tgt, gold = _corpus(n_gold=20, n_other=20, seed=2)
+    (tmp_path / "a.txt").write_text("\n".join(src + src[:3]) + "\n", encoding="utf-8")  # 3 repeats, reported
+    (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    out = tmp_path / "mined.tsv"
+    r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
+               "--mode", "intersect", "--threshold", "1.0", "--index", "exact")
+    assert r.returncode == 0, r.stderr
+    assert "skipped 3 line(s): exact repeat" in r.stderr
+    rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {s for _, s, t in rows if s == t} == gold and all(float(x) >= 1.0 for x, _, _ in rows)
+    summary = json.loads((tmp_path / "mined.tsv.json").read_text())
+    assert summary["pairs"] == len(rows) and summary["inputs"]["src"]["skipped"] == {"exact repeat of an earlier line": 3}
+    bad = xlsent("mine", str(tmp_path / "nope.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model))
+    assert bad.returncode == 2 and "nope.txt: no such file" in bad.stderr and "Traceback" not in bad.stderr
+    bad = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "--mode", "both")
+    assert bad.returncode == 2 and "unknown --mode 'both'" in bad.stderr
