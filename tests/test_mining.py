@@ -198,3 +198,54 @@ def test_cli_mine_end_to_end_and_errors(tiny_model, tmp_path):
     assert bad.returncode == 2 and "nope.txt: no such file" in bad.stderr and "Traceback" not in bad.stderr
     bad = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "--mode", "both")
     assert bad.returncode == 2 and "unknown --mode 'both'" in bad.stderr
+
+
+def test_threshold_is_tuned_on_dev_and_ties_are_kept_together():
+    from xlsent.evaluation.mining import at_threshold, best_threshold
+
+    gold = {("a", "1"), ("b", "2"), ("c", "3")}
+    scored = [(1.5, "a", "1"), (1.4, "b", "2"), (1.3, "x", "9"), (1.3, "c", "3"), (1.1, "y", "8")]
+    thr, fig = best_threshold(scored, gold)
+    # prefixes: 1/1, 2/2, (tie at 1.3: 3 of 4), 3 of 5 → best F1 at 1.3: P 0.75, R 1.0
+    assert thr == 1.3 and fig["correct"] == 3 and fig["predicted"] == 4
+    assert fig["f1"] == pytest.approx(2 * 0.75 / 1.75)
+    test = at_threshold([(1.6, "a", "1"), (1.2, "b", "2"), (1.35, "q", "7")], gold, thr)
+    assert test["predicted"] == 2 and test["correct"] == 1
+    assert test["recall"] == pytest.approx(1 / 3) and test["precision"] == 0.5
+
+
+def test_bucc_reader_and_mining_evaluation(tiny_model, tmp_path):
+    from test_cli import xlsent
+
+    for split, seed in (("dev", 3), ("test", 4)):
+        src, tgt, gold = _corpus(n_gold=15, n_other=15, seed=seed)
+        (tmp_path / f"xx-en.{split}.xx").write_text("".join(f"s{i}\t{t}\n" for i, t in enumerate(src)), encoding="utf-8")
+        (tmp_path / f"xx-en.{split}.en").write_text("".join(f"t{i}\t{t}\n" for i, t in enumerate(tgt)), encoding="utf-8")
+        (tmp_path / f"xx-en.{split}.gold").write_text(
+            "".join(f"s{src.index(g)}\tt{tgt.index(g)}\n" for g in gold), encoding="utf-8")
+    out = tmp_path / "m.json"
+    r = xlsent("eval", "mining", "-m", str(tiny_model), "--dev", str(tmp_path / "xx-en.dev"),
+               "--test", str(tmp_path / "xx-en.test"), "--src-lang", "xx", "--tgt-lang", "en", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["test"]["gold_pairs"] == 15 and res["top1_gold_sources"] == 1.0
+    assert res["test"]["recall"] == 1.0 and res["threshold"] >= 1.0  # copies always score ≥ 1 (ratio margin)
+    (tmp_path / "bad.dev.gold").write_text("s0\tt999\n", encoding="utf-8")
+    for lang in ("xx", "en"):
+        (tmp_path / f"bad.dev.{lang}").write_text("s0\thello there\n" if lang == "xx" else "t0\thi\n", encoding="utf-8")
+    bad = xlsent("eval", "mining", "-m", str(tiny_model), "--dev", str(tmp_path / "bad.dev"),
+                 "--test", str(tmp_path / "xx-en.test"), "--src-lang", "xx", "--tgt-lang", "en")
+    assert bad.returncode == 2 and "bad.dev.gold:1" in bad.stderr and "missing from the sentence files" in bad.stderr
+
+
+def test_bundled_comparable_corpora_hide_gold_among_unrelated_sentences():
+    from xlsent.data.comparable import bible_comparable, udhr_comparable
+
+    dev, test = bible_comparable("dev", 200, 1000), bible_comparable("test", 200, 1000)
+    for c in (dev, test):
+        assert len(c.gold) == 200 and len(c.src) == len(c.tgt) == 1200
+        src_ids, tgt_ids = {i for i, _ in c.src}, {i for i, _ in c.tgt}
+        assert src_ids & tgt_ids == {s for s, _ in c.gold}  # no distractor has its translation in the corpus
+    assert not ({t for _, t in dev.src} & {t for _, t in test.src})  # dev and test share no sentence
+    u = udhr_comparable("zul", "test", 100)
+    assert len(u.gold) == 15 and len(u.tgt) == 30 and len(u.src) == 115

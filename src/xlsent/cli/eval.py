@@ -234,3 +234,50 @@ def mse(
                   f"MSE×100 en {res['mse_src_x100']:.4f}, xx {res['mse_tgt_x100']:.4f}; "
                   f"cos(S(xx), T(en)) {res['cosine_tgt_to_teacher']['mean']:.3f}")
     _write(res, output)
+
+
+@app.command("mining")
+def mining(
+    model: str = MODEL,
+    dataset: str = typer.Option(None, "--dataset", help="bundled comparable corpus: bible (en–ny) or udhr:CODE"),
+    dev: str = typer.Option(None, "--dev", help="BUCC-style dev prefix: PREFIX.SRC, PREFIX.TGT, PREFIX.gold"),
+    test: str = typer.Option(None, "--test", help="BUCC-style test prefix (same layout)"),
+    src_lang: str = typer.Option("", help="source suffix of the BUCC files (e.g. de)"),
+    tgt_lang: str = typer.Option("", help="target suffix of the BUCC files (e.g. en)"),
+    n_gold: int = typer.Option(1000, help="bible: gold pairs per split"),
+    n_distractors: int = typer.Option(7000, help="bible / udhr: unrelated sentences per side"),
+    mode: str = typer.Option("max", help="forward | backward | intersect | max"),
+    margin: str = typer.Option("ratio", help="ratio | distance | absolute"),
+    k: int = typer.Option(4, "--k", help="neighbours per direction for the margin"),
+    seed: int = typer.Option(0, help="seed of the bundled corpora"),
+    output: Path = OUT,
+) -> None:
+    """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
+    from xlsent.data.comparable import bible_comparable, read_bucc, udhr_comparable
+    from xlsent.evaluation.mining import evaluate_mining
+    from xlsent.mining.job import MineConfig
+    from xlsent.models.registry import load_model
+
+    choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
+    choice(margin, ("ratio", "distance", "absolute"), "--margin")
+    if bool(dataset) == bool(dev or test):
+        raise XlsentError("give either --dataset (bible, udhr:CODE) or --dev PREFIX and --test PREFIX")
+    if dataset:
+        if dataset == "bible":
+            corpora = [bible_comparable(s, n_gold, n_distractors, seed) for s in ("dev", "test")]
+        elif dataset.startswith("udhr:"):
+            corpora = [udhr_comparable(dataset.split(":", 1)[1], s, n_distractors, seed) for s in ("dev", "test")]
+        else:
+            raise XlsentError(f"unknown comparable corpus '{dataset}': use bible or udhr:CODE")
+    else:
+        if not (dev and test and src_lang and tgt_lang):
+            raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
+        corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
+    cfg = MineConfig(k=k, mode=mode, margin=margin)
+    res = evaluate_mining(load_model(model), corpora[0], corpora[1], cfg, model)
+    t = res["test"]
+    console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "
+                  f"{t['tgt_sentences']}): F1 {t['f1']:.3f} (P {t['precision']:.3f}, R {t['recall']:.3f}) at the dev "
+                  f"threshold {res['threshold']:.4f} [{margin} margin, {mode}]; "
+                  f"MTEB-style top-1 on gold sources {res['top1_gold_sources']:.3f}")
+    _write(res, output)

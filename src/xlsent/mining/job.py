@@ -25,6 +25,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from xlsent.mining.index import IndexConfig, choose_kind
 from xlsent.mining.margin import select_pairs
 from xlsent.mining.store import EmbeddingStore, StoreSpec
@@ -54,6 +56,10 @@ def _digest(lines: list[str]) -> str:
     return h.hexdigest()[:16]
 
 
+def _digest_array(a: np.ndarray) -> str:
+    return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
+
+
 def peak_rss_gib() -> float:
     """Peak resident memory of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
@@ -69,38 +75,55 @@ class MiningJob:
 
         if not src or not tgt:
             raise XlsentError("mining needs at least one sentence on each side")
+        self.model_name = model_name
+        self.model = model if model is not None else load_model(model_name)
+        path = resolve_model_path(model_name) if model is None else Path(model_name)
+        fingerprint = model_fingerprint(path) if path.is_dir() else model_name
+        self._setup(workdir, cfg, int(self.model.get_embedding_dimension()), len(src), len(tgt),
+                    {"model": fingerprint, "src": _digest(src), "tgt": _digest(tgt)}, overwrite)
+        for p, lines in ((self.src_txt, src), (self.tgt_txt, tgt)):
+            if not p.exists():
+                write_text_atomic(p, "".join(t + "\n" for t in lines))
+
+    @classmethod
+    def from_embeddings(cls, workdir: str | Path, src: np.ndarray, tgt: np.ndarray, cfg: MineConfig,
+                        overwrite: bool = False) -> "MiningJob":
+        """A job over embeddings computed elsewhere (L2-normalised rows): its stores are filled, nothing to encode."""
+        job = cls.__new__(cls)
+        job.model_name, job.model = "", None
+        key = {"model": "precomputed", "src": _digest_array(src), "tgt": _digest_array(tgt)}
+        job._setup(workdir, cfg, src.shape[1], len(src), len(tgt), key, overwrite)
+        for store, vecs in ((job.src, src), (job.tgt, tgt)):
+            for i in store.missing():
+                a, b = store.bounds(i)
+                store.write(i, vecs[a:b])
+        return job
+
+    def _setup(self, workdir, cfg: MineConfig, dim: int, n_src: int, n_tgt: int, key: dict, overwrite: bool) -> None:
         if cfg.k < 1:
             raise XlsentError(f"k = {cfg.k}: must be ≥ 1")
-        self.dir, self.cfg, self.model_name = Path(workdir), cfg, model_name
-        self.model = model if model is not None else load_model(model_name)
-        dim = int(self.model.get_embedding_dimension())
+        self.dir, self.cfg = Path(workdir), cfg
         # a target shard at float32 plus a query shard must fit an eighth of the budget
         shard = min(cfg.shard_size, max(1000, int(cfg.memory_gib * 2**30 / 8 / (2 * dim * 4))))
-        path = resolve_model_path(model_name) if model is None else Path(model_name)
-        encode_key = {"model": model_fingerprint(path) if path.is_dir() else model_name,
-                      "src": _digest(src), "tgt": _digest(tgt), "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
-        kind_fwd = choose_kind(len(src), len(tgt), dim, cfg.index, cfg.memory_gib)
-        kind_bwd = choose_kind(len(tgt), len(src), dim, cfg.index, cfg.memory_gib)
-        search_key = {"k": cfg.k, "index": asdict(cfg.index), "kinds": [kind_fwd, kind_bwd]}
+        encode_key = {**key, "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
+        self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib),
+                      "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib)}
+        search_key = {"k": cfg.k, "index": asdict(cfg.index), "kinds": [self.kinds["fwd"], self.kinds["bwd"]]}
         record = self.dir / "job.json"
         if record.exists():
             old = json.loads(record.read_text())
             if old.get("encode") != encode_key:
                 if not overwrite:
-                    raise XlsentError(f"{self.dir}: holds a mining job for other sentences or another model — "
-                                      "use a new --workdir or pass --overwrite")
+                    raise XlsentError(f"{self.dir}: holds a mining job for other sentences, another model or "
+                                      "other shard settings — use a new --workdir or pass --overwrite")
                 shutil.rmtree(self.dir)
             elif old.get("search") != search_key:  # same embeddings, new search settings
                 for p in [self.dir / "knn", self.dir / "index-src.faiss", self.dir / "index-tgt.faiss"]:
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.src_txt, self.tgt_txt = self.dir / "src.txt", self.dir / "tgt.txt"
-        for p, lines in ((self.src_txt, src), (self.tgt_txt, tgt)):
-            if not p.exists():
-                write_text_atomic(p, "".join(t + "\n" for t in lines))
-        self.src = EmbeddingStore(self.dir / "src", StoreSpec(len(src), dim, shard, cfg.dtype))
-        self.tgt = EmbeddingStore(self.dir / "tgt", StoreSpec(len(tgt), dim, shard, cfg.dtype))
-        self.kinds = {"fwd": kind_fwd, "bwd": kind_bwd}
+        self.src = EmbeddingStore(self.dir / "src", StoreSpec(n_src, dim, shard, cfg.dtype))
+        self.tgt = EmbeddingStore(self.dir / "tgt", StoreSpec(n_tgt, dim, shard, cfg.dtype))
         write_json_atomic(record, {"encode": encode_key, "search": search_key, "config": asdict(cfg)})
 
     # -- units of work -------------------------------------------------------------------------------------
@@ -130,7 +153,8 @@ class MiningJob:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0}
-        enc, todo_enc = self.encode_tasks(), self.src.n_shards + self.tgt.n_shards
+        enc = self.encode_tasks() if self.model is not None else []
+        todo_enc = self.src.n_shards + self.tgt.n_shards
         cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*cols, console=console, disable=not show_progress, transient=False) as bar:
             t = bar.add_task("encode shards", total=todo_enc, completed=todo_enc - len(enc))
