@@ -281,3 +281,40 @@ def mining(
                   f"threshold {res['threshold']:.4f} [{margin} margin, {mode}]; "
                   f"MTEB-style top-1 on gold sources {res['top1_gold_sources']:.3f}")
     _write(res, output)
+
+
+@app.command("documents")
+def documents(
+    model: str = MODEL,
+    dataset: str = typer.Option(None, "--dataset", help="bible-chapters | udhr-articles:CODE | SRC.jsonl,TGT.jsonl"),
+    pairs: str = typer.Option(None, "--pairs", help="pairs file whose lines are paragraphs or documents"),
+    chunk_words: int = typer.Option(20, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
+    similarity: str = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)}"),
+    resamples: int = RESAMPLES,
+    seed: int = typer.Option(0, help="bootstrap seed"),
+    on_bad_lines: str = BAD,
+    output: Path = OUT,
+) -> None:
+    """Paragraph / document matching P@1 and P@5 with chunked pooling (Huang et al. 2023 Table 12)."""
+    from xlsent.evaluation.documents import document_units
+    from xlsent.evaluation.retrieval import evaluate_retrieval
+
+    choice(similarity, SIMILARITIES, "--similarity")
+    if bool(pairs) == bool(dataset):
+        raise XlsentError("give exactly one of --dataset NAME or --pairs FILE")
+    if dataset:
+        src, tgt, sl, tl = document_units(dataset)
+    else:
+        from xlsent.data.loading import load_pairs
+
+        ds = load_pairs(pairs, on_bad_lines=on_bad_lines, dedupe=False).dataset
+        src, tgt = list(ds["src"]), list(ds["tgt"])
+        sl = ds["src_lang"][0] if "src_lang" in ds.column_names else ""
+        tl = ds["tgt_lang"][0] if "tgt_lang" in ds.column_names else ""
+    res = evaluate_retrieval(src, tgt, _encoder(model, chunk_words), model, similarity, resamples, seed, 4, sl, tl,
+                             dataset or pairs)
+    d = res.to_dict()
+    d["chunk_words"] = chunk_words
+    console.print(retrieval_table([{**d, "pool": dataset or pairs}], f"{model}: document matching ({similarity}, "
+                                  f"chunks of ≤ {chunk_words} words)" if chunk_words else f"{model}: document matching"))
+    _write(d, output)
