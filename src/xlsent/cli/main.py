@@ -34,10 +34,17 @@ app.command("gloss")(gloss_cmd.gloss_command)
 app.command("mine")(mine_cmd.mine_command)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    err_console.print(f"[yellow]warning:[/yellow] {escape(str(message))}", highlight=False, soft_wrap=True)
+
+
 def main() -> None:
+    import warnings
+
     from xlsent.models.registry import quiet_libraries
 
     quiet_libraries()
+    warnings.showwarning = _show_warning
     try:
         app()
     except XlsentError as exc:
