@@ -52,8 +52,11 @@ def test_retrieval_modes_and_threshold():
     m = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max")
     assert list(zip(m.src.tolist(), m.tgt.tolist())) == [(0, 0), (1, 2)]
     assert np.all(np.diff(m.score) <= 0)
-    t = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max", threshold=1.2)
+    counts = {}
+    t = select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max", threshold=1.2, counts=counts)
     assert list(zip(t.src.tolist(), t.tgt.tolist())) == [(0, 0)]
+    # 5 candidates (2 forward + 3 backward); 3 under 1.2; of (0,0) twice, one is a repeat
+    assert counts == {"candidates": 5, "removed_below_threshold": 3, "removed_sentence_already_paired": 1, "pairs": 1}
     with pytest.raises(XlsentError, match="mining mode"):
         select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, mode="both")
     with pytest.raises(XlsentError, match="margin"):
@@ -194,6 +197,8 @@ def test_cli_mine_end_to_end_and_errors(tiny_model, tmp_path):
     assert {s for _, s, t in rows if s == t} == gold and all(float(x) >= 1.0 for x, _, _ in rows)
     summary = json.loads((tmp_path / "mined.tsv.json").read_text())
     assert summary["pairs"] == len(rows) and summary["inputs"]["src"]["skipped"] == {"exact repeat of an earlier line": 3}
+    assert summary["selection"]["pairs"] == len(rows) and "removed_below_threshold" in summary["selection"]
+    assert "threshold 1.0: removed" in r.stderr
     bad = xlsent("mine", str(tmp_path / "nope.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model))
     assert bad.returncode == 2 and "nope.txt: no such file" in bad.stderr and "Traceback" not in bad.stderr
     bad = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "--mode", "both")

@@ -58,6 +58,13 @@ def mine_command(
     result = mine(sides[0], sides[1], model, work, cfg, overwrite=overwrite, console=err_console, inputs=inputs)
     summary = save(result, output)
     s = result.summary
+    sel = s["selection"]
+    if "removed_below_threshold" in sel:
+        err_console.print(f"[dim]threshold {threshold}: removed {sel['removed_below_threshold']} of "
+                          f"{sel['candidates']} candidate pairs[/dim]")
+    if "removed_sentence_already_paired" in sel:
+        err_console.print(f"[dim]one-to-one: removed {sel['removed_sentence_already_paired']} candidate pairs "
+                          "whose source or target was already in a better-scored pair[/dim]")
     console.print(f"{s['pairs']} pairs from {s['sentences']['src']} × {s['sentences']['tgt']} sentences "
                   f"(index {s['index']['fwd']}/{s['index']['bwd']}; search {s['timings_s']['search_s']:.1f} s, "
                   f"encode {s['timings_s']['encode_s']:.1f} s; peak {s['peak_rss_gib']:.2f} GiB)")

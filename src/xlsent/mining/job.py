@@ -180,8 +180,9 @@ class MiningJob:
                 bar.advance(t)
         return timings
 
-    def select(self):
+    def select(self, counts: dict | None = None):
+        """Score the search results and select pairs (``counts`` receives what each step removed)."""
         fs, fi = load_knn(self.knn_paths("fwd"))
         bs, bi = load_knn(self.knn_paths("bwd"))
         c = self.cfg
-        return select_pairs(fs, fi, bs, bi, c.k, c.mode, c.margin, c.threshold, c.dedupe)
+        return select_pairs(fs, fi, bs, bi, c.k, c.mode, c.margin, c.threshold, c.dedupe, counts)

@@ -88,13 +88,15 @@ def _greedy_one_to_one(src: np.ndarray, tgt: np.ndarray, score: np.ndarray) -> n
 
 def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray, bwd_idx: np.ndarray,
                  k: int = 4, mode: str = "max", kind: str = "ratio", threshold: float | None = None,
-                 dedupe: bool = True) -> MinedPairs:
+                 dedupe: bool = True, counts: dict | None = None) -> MinedPairs:
     """Score the kNN candidates of both directions and select pairs.
 
     ``fwd_sims``/``fwd_idx``: each source's nearest targets (cosine, target row), shape (n_src, ≥ k);
     ``bwd_*`` the same from targets to sources. ``k`` neighbours form the margin's average (the
-    candidate lists may be longer). Pairs scoring below ``threshold`` are dropped.
+    candidate lists may be longer). Pairs scoring below ``threshold`` are dropped. ``counts``, when
+    given, receives how many candidates each step kept or removed.
     """
+    counts = counts if counts is not None else {}
     if mode not in MODES:
         raise XlsentError(f"unknown mining mode '{mode}': use one of {', '.join(MODES)}")
     if kind not in MARGINS:
@@ -119,8 +121,16 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
         pairs = MinedPairs(np.concatenate([np.arange(n_src), b_best]), np.concatenate([f_best, np.arange(n_tgt)]),
                            np.concatenate([f_score, b_score]))
     pairs = pairs.take((pairs.src >= 0) & (pairs.tgt >= 0) & np.isfinite(pairs.score))
+    counts["candidates"] = len(pairs)
     if threshold is not None:
+        n = len(pairs)
         pairs = pairs.take(pairs.score >= threshold)
+        counts["removed_below_threshold"] = n - len(pairs)
     if mode == "max" or (dedupe and mode in ("forward", "backward")):
-        return pairs.take(_greedy_one_to_one(pairs.src, pairs.tgt, pairs.score))
-    return pairs.take(np.argsort(-pairs.score, kind="stable"))
+        n = len(pairs)
+        pairs = pairs.take(_greedy_one_to_one(pairs.src, pairs.tgt, pairs.score))
+        counts["removed_sentence_already_paired"] = n - len(pairs)
+    else:
+        pairs = pairs.take(np.argsort(-pairs.score, kind="stable"))
+    counts["pairs"] = len(pairs)
+    return pairs

@@ -60,7 +60,8 @@ def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, c
     job = MiningJob(workdir, src, tgt, model_name, cfg, model=model, overwrite=overwrite)
     timings = job.run(console, show_progress)
     t = time.perf_counter()
-    mined = job.select()
+    counts: dict = {}
+    mined = job.select(counts)
     timings["select_s"] = time.perf_counter() - t
     timings["total_s"] = time.perf_counter() - t0
     pairs = [(float(s), src[i], tgt[j]) for s, i, j in zip(mined.score, mined.src, mined.tgt)]
@@ -68,7 +69,7 @@ def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, c
         "model": model_name, "workdir": str(workdir), "inputs": inputs or {},
         "sentences": {"src": len(src), "tgt": len(tgt)},
         "shards": {"src": job.src.n_shards, "tgt": job.tgt.n_shards, "shard_size": job.src.spec.shard_size},
-        "index": job.kinds, "config": asdict(cfg), "pairs": len(pairs),
+        "index": job.kinds, "config": asdict(cfg), "pairs": len(pairs), "selection": counts,
         "score": {"max": pairs[0][0], "min": pairs[-1][0]} if pairs else {},
         "timings_s": {k: round(v, 3) for k, v in timings.items()}, "peak_rss_gib": round(peak_rss_gib(), 3),
     }
