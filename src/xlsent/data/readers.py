@@ -101,21 +101,25 @@ def read_fields(path: Path, names: tuple[str, ...], on_bad_lines: str, fix: str,
     return cols, report
 
 
-def read_sentences(path: str | Path) -> tuple[list[str], ReadReport]:
+def read_sentences(path: str | Path, split=None) -> tuple[list[str], ReadReport]:
     """Monolingual text, one sentence per line (``.gz`` too): NFC, whitespace collapsed, blank lines and exact
-    repeats skipped and counted in the report."""
+    repeats skipped and counted in the report. ``split(line) -> list[str]`` (e.g. a sentence splitter) turns
+    each line (a document or paragraph) into sentences first."""
     path = Path(path)
     report = ReadReport(str(path))
     out, seen = [], set()
+    repeat = "exact repeat of an earlier " + ("sentence" if split else "line")
     for line in read_lines(path):
-        text = normalize_text(line)
-        if not text:
+        texts = [normalize_text(t) for t in split(line)] if split else [normalize_text(line)]
+        texts = [t for t in texts if t]
+        if not texts:
             report.skipped["blank line"] += 1
-        elif text in seen:
-            report.skipped["exact repeat of an earlier line"] += 1
-        else:
-            seen.add(text)
-            out.append(text)
+        for text in texts:
+            if text in seen:
+                report.skipped[repeat] += 1
+            else:
+                seen.add(text)
+                out.append(text)
     if not out:
         raise InputFormatError(path, None, "no sentence in the file", "give one sentence per line")
     report.rows = len(out)

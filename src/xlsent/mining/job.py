@@ -75,6 +75,10 @@ class MiningJob:
 
         if not src or not tgt:
             raise XlsentError("mining needs at least one sentence on each side")
+        bad = next((t for t in (*src, *tgt) if "\n" in t or "\r" in t), None)
+        if bad is not None:
+            raise XlsentError(f"a sentence contains a line break ({bad[:40]!r}…): one sentence per line is the job's "
+                              "storage format — normalise whitespace first")
         self.model_name = model_name
         self.model = model if model is not None else load_model(model_name)
         path = resolve_model_path(model_name) if model is None else Path(model_name)

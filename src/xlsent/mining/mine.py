@@ -7,10 +7,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from xlsent.data.readers import ReadReport, read_lines, read_sentences
+from xlsent.data.readers import ReadReport, read_sentences
 from xlsent.data.splitting import split_sentences
 from xlsent.mining.job import MineConfig, MiningJob, peak_rss_gib
-from xlsent.utils.errors import InputFormatError
 from xlsent.utils.io import atomic_path, write_json_atomic
 
 
@@ -26,23 +25,7 @@ def read_mining_input(path: str | Path, lang: str = "", documents: bool = False,
     line, split into sentences for ``lang``. Blank lines and repeats are skipped and counted."""
     if not documents:
         return read_sentences(path)
-    path = Path(path)
-    report = ReadReport(str(path))
-    out, seen = [], set()
-    for line in read_lines(path):
-        sents = split_sentences(line, lang or "und", splitter)
-        if not sents:
-            report.skipped["blank line"] += 1
-        for s in sents:
-            if s in seen:
-                report.skipped["sentence repeated (kept once)"] += 1
-            else:
-                seen.add(s)
-                out.append(s)
-    if not out:
-        raise InputFormatError(path, None, "no sentence in the file", "give one document or sentence per line")
-    report.rows = len(out)
-    return out, report
+    return read_sentences(path, split=lambda line: split_sentences(line, lang or "und", splitter))
 
 
 def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> None:

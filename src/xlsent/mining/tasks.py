@@ -21,7 +21,7 @@ from xlsent.utils.io import atomic_path
 
 def read_lines_range(path: Path, start: int, stop: int) -> list[str]:
     out = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", newline="\n") as f:
         for i, line in enumerate(f):
             if i >= stop:
                 break
