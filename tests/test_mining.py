@@ -111,7 +111,8 @@ def test_exact_sharded_search_equals_brute_force_and_ivf_full_probe(tmp_path):
     valid = i3 >= 0
     np.testing.assert_allclose(s3[valid], np.take_along_axis(brute, np.where(valid, i3, 0), 1)[valid], rtol=1e-5)
     assert choose_kind(10, 10, 16, IndexConfig(), 4.0) == "exact"
-    assert choose_kind(100_000, 100_000, 384, IndexConfig(), 4.0) == "ivf"
+    assert choose_kind(100_000, 100_000, 384, IndexConfig(), 4.0) == "exact"
+    assert choose_kind(200_000, 200_000, 384, IndexConfig(), 4.0) == "ivf"
     assert choose_kind(10**7, 10**7, 384, IndexConfig(), 4.0) == "ivfpq"
 
 

@@ -278,7 +278,7 @@ def mining(
     t = res["test"]
     console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "
                   f"{t['tgt_sentences']}): F1 {t['f1']:.3f} (P {t['precision']:.3f}, R {t['recall']:.3f}) at the dev "
-                  f"threshold {res['threshold']:.4f} [{margin} margin, {mode}]; "
+                  f"threshold {res['threshold']:.4f} ({margin} margin, {mode} mode); "
                   f"MTEB-style top-1 on gold sources {res['top1_gold_sources']:.3f}")
     _write(res, output)
 
