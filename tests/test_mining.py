@@ -175,6 +175,9 @@ def test_killed_job_resumes_from_missing_shards(tiny_model, tmp_path):
 def test_documents_are_split_and_deduplicated(tmp_path):
     p = tmp_path / "docs.txt"
     p.write_text("Mulungu ndi wabwino. Madzi ndi abwino!\n\nMulungu ndi wabwino. Dziko ndi lalikulu.\n", encoding="utf-8")
+    from xlsent.data import splitting
+
+    splitting._warned.clear()  # one warning per language and process
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         sents, report = read_mining_input(p, "nya-test", documents=True)
