@@ -258,3 +258,14 @@ def test_bundled_comparable_corpora_hide_gold_among_unrelated_sentences():
     assert not ({t for _, t in dev.src} & {t for _, t in test.src})  # dev and test share no sentence
     u = udhr_comparable("zul", "test", 100)
     assert len(u.gold) == 15 and len(u.tgt) == 30 and len(u.src) == 115
+
+
+def test_bucc_reader_rejects_repeated_ids(tmp_path):
+    from xlsent.data.comparable import read_bucc
+    from xlsent.utils.errors import InputFormatError
+
+    (tmp_path / "p.xx").write_text("s1\thello\ns2\tworld\ns1\tagain\n", encoding="utf-8")
+    (tmp_path / "p.en").write_text("t1\thi\n", encoding="utf-8")
+    (tmp_path / "p.gold").write_text("s1\tt1\n", encoding="utf-8")
+    with pytest.raises(InputFormatError, match=r"p\.xx:3: id 's1' already on line 1"):
+        read_bucc(tmp_path / "p", "xx", "en")

@@ -57,10 +57,10 @@ def read_bucc(prefix: str | Path, src_lang: str, tgt_lang: str) -> ComparableCor
     for lang in (src_lang, tgt_lang):
         path = Path(f"{prefix}.{lang}")
         cols, _ = read_fields(path, ("id", "sentence"), "error", "write id<TAB>sentence")
-        ids = cols["id"]
-        dup = next((i for i in ids if ids.count(i) > 1), None) if len(set(ids)) < len(ids) else None
-        if dup is not None:
-            raise InputFormatError(path, ids.index(dup) + 1, f"id '{dup}' appears twice", "give every sentence its own id")
+        ids, first = cols["id"], {}
+        for n, i in enumerate(ids, 1):
+            if first.setdefault(i, n) != n:
+                raise InputFormatError(path, n, f"id '{i}' already on line {first[i]}", "give every sentence its own id")
         sides.append([(i, normalize_text(s)) for i, s in zip(ids, cols["sentence"])])
     gold_path = Path(f"{prefix}.gold")
     cols, _ = read_fields(gold_path, ("src_id", "tgt_id"), "error", "write src_id<TAB>tgt_id")
