@@ -106,13 +106,10 @@ class Searcher:
         if kind != "exact":
             import faiss
 
-            path = Path(index_path) if index_path else None
-            if path is not None and path.exists():
-                self.index = faiss.read_index(str(path))
-            else:
-                self.index = build_ivf(targets, kind, cfg, path) if path else None
-                if self.index is None:
-                    raise ValueError("an IVF searcher needs an index path")
+            if index_path is None:
+                raise ValueError("an IVF searcher needs an index path")
+            path = Path(index_path)
+            self.index = faiss.read_index(str(path)) if path.exists() else build_ivf(targets, kind, cfg, path)
             self.index.nprobe = min(cfg.nprobe, self.index.nlist)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

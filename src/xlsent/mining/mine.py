@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -60,7 +59,7 @@ def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, c
 
 
 def input_summary(report: ReadReport) -> dict:
-    return {"file": report.source, "sentences": report.rows, "skipped": dict(Counter(report.skipped))}
+    return {"file": report.source, "sentences": report.rows, "skipped": dict(report.skipped)}
 
 
 def save(result: MineResult, output: str | Path) -> Path:
