@@ -186,6 +186,22 @@ def test_documents_are_split_and_deduplicated(tmp_path):
     assert any("no rules for language 'nya-test'" in str(x.message) for x in w)
 
 
+def test_document_jsonl_and_bundled_documents_are_mining_input(tmp_path):
+    p = tmp_path / "docs.jsonl"
+    docs = [{"id": "a", "lang": "en", "title": "A", "sections": [
+        {"title": "One", "text": "The river is\u200c wide. It floods in March."},
+        {"title": "Two", "text": "  "},
+        {"title": "Three", "text": "It floods in March. Dr. Banda spoke."}]}]
+    p.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    sents, report = read_mining_input(p, documents=True)  # the documents' own language (en: sentencex rules)
+    assert sents == ["The river is wide.", "It floods in March.", "Dr. Banda spoke."]
+    assert report.skipped == {"empty section": 1, "exact repeat of an earlier sentence": 1}
+    bible, report = read_mining_input("bible:eng", documents=True)
+    assert bible[0] == "In the beginning God created the heaven and the earth." and report.rows == len(bible) > 20000
+    with pytest.raises(XlsentError, match="unknown bundled documents 'bible:fra'"):
+        read_mining_input("bible:fra", documents=True)
+
+
 def test_cli_mine_end_to_end_and_errors(tiny_model, tmp_path):
     from test_cli import xlsent
 

@@ -106,14 +106,21 @@ def read_sentences(path: str | Path, split=None) -> tuple[list[str], ReadReport]
     repeats skipped and counted in the report. ``split(line) -> list[str]`` (e.g. a sentence splitter) turns
     each line (a document or paragraph) into sentences first."""
     path = Path(path)
-    report = ReadReport(str(path))
+    return unique_sentences(read_lines(path), ReadReport(str(path)), split, path)
+
+
+def unique_sentences(lines, report: ReadReport, split=None, path: str | Path | None = None,
+                     blank: str = "blank line") -> tuple[list[str], ReadReport]:
+    """The unique, normalised sentences of ``lines`` (each split by ``split`` first, when given); blank
+    items (counted as ``blank``) and repeats are counted in ``report``. ``path`` names the source in the
+    error for an empty input."""
     out, seen = [], set()
     repeat = "exact repeat of an earlier " + ("sentence" if split else "line")
-    for line in read_lines(path):
+    for line in lines:
         texts = [normalize_text(t) for t in split(line)] if split else [normalize_text(line)]
         texts = [t for t in texts if t]
         if not texts:
-            report.skipped["blank line"] += 1
+            report.skipped[blank] += 1
         for text in texts:
             if text in seen:
                 report.skipped[repeat] += 1
@@ -121,7 +128,7 @@ def read_sentences(path: str | Path, split=None) -> tuple[list[str], ReadReport]
                 seen.add(text)
                 out.append(text)
     if not out:
-        raise InputFormatError(path, None, "no sentence in the file", "give one sentence per line")
+        raise InputFormatError(path or report.source, None, "no sentence in the input", "give one sentence per line")
     report.rows = len(out)
     return out, report
 

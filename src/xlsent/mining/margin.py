@@ -62,7 +62,7 @@ def knn_mean(sims: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
     """Mean cosine of each row's first ``k`` valid neighbours (faiss marks missing ones with index −1)."""
     s, valid = sims[:, :k], idx[:, :k] >= 0
     n = valid.sum(1)
-    return np.where(n > 0, np.where(valid, s, 0).sum(1) / np.maximum(n, 1), 0.0)
+    return np.where(n > 0, np.where(valid, s, 0).sum(1) / np.maximum(n, 1), 0).astype(sims.dtype, copy=False)
 
 
 def candidate_scores(sims: np.ndarray, idx: np.ndarray, own_mean: np.ndarray, other_mean: np.ndarray,
@@ -73,17 +73,22 @@ def candidate_scores(sims: np.ndarray, idx: np.ndarray, own_mean: np.ndarray, ot
     return np.where(idx >= 0, scores, -np.inf)
 
 
-def _greedy_one_to_one(src: np.ndarray, tgt: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Indices of pairs kept when taken best-first with every source and target used once."""
-    seen_s, seen_t, keep = set(), set(), []
-    for i in np.argsort(-score, kind="stable"):
-        s, t = int(src[i]), int(tgt[i])
-        if s in seen_s or t in seen_t:
-            continue
-        seen_s.add(s)
-        seen_t.add(t)
-        keep.append(i)
-    return np.asarray(keep, dtype=np.int64)
+def _greedy_one_to_one(src: np.ndarray, tgt: np.ndarray, score: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+    """Indices of pairs kept when taken best-first with every source and target used once (best first).
+
+    Memory: one byte per sentence and per candidate besides the sort order; candidates are walked in
+    chunks so that no list of Python integers as long as the input is built."""
+    if len(score) == 0:
+        return np.zeros(0, dtype=np.int64)
+    used_s, used_t = bytearray(int(src.max()) + 1), bytearray(int(tgt.max()) + 1)
+    order = np.argsort(-score, kind="stable")
+    kept = bytearray(len(order))  # by position in ``order``
+    for a in range(0, len(order), chunk):
+        o = order[a:a + chunk]
+        for j, (s, t) in enumerate(zip(src[o].tolist(), tgt[o].tolist()), a):
+            if not (used_s[s] or used_t[t]):
+                used_s[s] = used_t[t] = kept[j] = 1
+    return order[np.frombuffer(kept, dtype=bool)]
 
 
 def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray, bwd_idx: np.ndarray,

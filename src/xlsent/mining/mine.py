@@ -6,7 +6,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from xlsent.data.readers import ReadReport, read_sentences
+from xlsent.data.documents import clean, load_documents
+from xlsent.data.readers import ReadReport, read_sentences, unique_sentences
 from xlsent.data.splitting import split_sentences
 from xlsent.mining.job import MineConfig, MiningJob, peak_rss_gib
 from xlsent.utils.io import atomic_path, write_json_atomic
@@ -18,13 +19,29 @@ class MineResult:
     summary: dict
 
 
+def is_document_source(path: str | Path) -> bool:
+    """A document JSONL file (``*.jsonl``) or a bundled document set (``bible:nya``, ``udhr:zul`` …)."""
+    name = str(path)
+    return name.endswith(".jsonl") or (":" in name and not Path(name).exists())
+
+
 def read_mining_input(path: str | Path, lang: str = "", documents: bool = False,
                       splitter: str = "auto") -> tuple[list[str], ReadReport]:
     """Unique sentences of a file: one sentence per line, or (``documents``) one document or paragraph per
-    line, split into sentences for ``lang``. Blank lines and repeats are skipped and counted."""
+    line, split into sentences for ``lang``. With ``documents``, ``path`` may also be a document JSONL
+    (:mod:`xlsent.data.documents`; every section's text is split, ``lang`` defaults to the documents'
+    own) or a bundled document set such as ``bible:nya``. Blank lines and repeats are skipped and counted."""
     if not documents:
         return read_sentences(path)
-    return read_sentences(path, split=lambda line: split_sentences(line, lang or "und", splitter))
+    if not is_document_source(path):
+        return read_sentences(path, split=lambda line: split_sentences(line, lang or "und", splitter))
+    docs = load_documents(str(path))
+    texts = [(lang or d.lang, clean(s.text)) for d in docs for s in d.sections]
+
+    def split(item: tuple[str, str]) -> list[str]:
+        return split_sentences(item[1], item[0], splitter) if item[1] else []
+
+    return unique_sentences(texts, ReadReport(str(path)), split, path, blank="empty section")
 
 
 def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> None:
