@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from xlsent.data.documents import clean, load_documents
+from xlsent.data.documents import Document, clean, load_documents
 from xlsent.data.readers import ReadReport, read_sentences, unique_sentences
 from xlsent.data.splitting import split_sentences
 from xlsent.mining.job import MineConfig, MiningJob, peak_rss_gib
@@ -35,13 +35,19 @@ def read_mining_input(path: str | Path, lang: str = "", documents: bool = False,
         return read_sentences(path)
     if not is_document_source(path):
         return read_sentences(path, split=lambda line: split_sentences(line, lang or "und", splitter))
-    docs = load_documents(str(path))
+    return document_sentences(load_documents(str(path)), lang, splitter, str(path))
+
+
+def document_sentences(docs: list[Document], lang: str = "", splitter: str = "auto",
+                       source: str = "documents") -> tuple[list[str], ReadReport]:
+    """Unique sentences of every section of ``docs`` (cleaned, split for ``lang`` or each document's own
+    language); empty sections and repeats are counted in the report."""
     texts = [(lang or d.lang, clean(s.text)) for d in docs for s in d.sections]
 
     def split(item: tuple[str, str]) -> list[str]:
         return split_sentences(item[1], item[0], splitter) if item[1] else []
 
-    return unique_sentences(texts, ReadReport(str(path)), split, path, blank="empty section")
+    return unique_sentences(texts, ReadReport(source), split, source, blank="empty section")
 
 
 def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> None:
