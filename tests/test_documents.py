@@ -31,6 +31,7 @@ def _long(words: list[str], n: int, tag: str) -> str:
     return " ".join(f"{' '.join(words)} {tag}{i}." for i in range(n))
 
 
+@pytest.mark.filterwarnings("ignore:sentencex has no rules:UserWarning")  # the fallback is tested in test_splitting
 def test_pairs_from_documents_applies_every_rule_and_counts_it():
     a_words = "umodzi wa anthu onse ndi wofunika kwambiri pa dziko lapansi lero".split()
     en_words = "the unity of all people is very important in the world today".split()

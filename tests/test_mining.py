@@ -200,6 +200,9 @@ def test_document_jsonl_and_bundled_documents_are_mining_input(tmp_path):
     assert bible[0] == "In the beginning God created the heaven and the earth." and report.rows == len(bible) > 20000
     with pytest.raises(XlsentError, match="unknown bundled documents 'bible:fra'"):
         read_mining_input("bible:fra", documents=True)
+    for name in (str(p), "udhr:zul"):  # documents read as plain lines would be silently wrong
+        with pytest.raises(XlsentError, match="read with --documents"):
+            read_mining_input(name)
 
 
 def test_cli_mine_end_to_end_and_errors(tiny_model, tmp_path):

@@ -10,6 +10,7 @@ from xlsent.data.documents import Document, clean, load_documents
 from xlsent.data.readers import ReadReport, read_sentences, unique_sentences
 from xlsent.data.splitting import split_sentences
 from xlsent.mining.job import MineConfig, MiningJob, peak_rss_gib
+from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
 
 
@@ -32,6 +33,10 @@ def read_mining_input(path: str | Path, lang: str = "", documents: bool = False,
     (:mod:`xlsent.data.documents`; every section's text is split, ``lang`` defaults to the documents'
     own) or a bundled document set such as ``bible:nya``. Blank lines and repeats are skipped and counted."""
     if not documents:
+        if is_document_source(path):
+            raise XlsentError(f"{path}: a document JSONL or bundled document set is read with --documents "
+                              "(its sections are split into sentences); without it, give a text file, one "
+                              "sentence per line")
         return read_sentences(path)
     if not is_document_source(path):
         return read_sentences(path, split=lambda line: split_sentences(line, lang or "und", splitter))
