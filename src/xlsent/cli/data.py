@@ -120,12 +120,13 @@ def pairs_from_documents_command(
 
     from xlsent.cli.common import choice
     from xlsent.data.documents import load_documents, pairs_from_documents
+    from xlsent.data.splitting import SPLITTERS
     from xlsent.encoding.embed import embed
     from xlsent.models.registry import load_model
     from xlsent.utils.errors import XlsentError
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
-    choice(splitter, ("auto", "sentencex", "punctuation"), "--splitter")
+    choice(splitter, SPLITTERS, "--splitter")
     s_docs, t_docs = load_documents(src), load_documents(tgt)
     st = load_model(model)
     res = pairs_from_documents(s_docs, t_docs, lambda t: embed(st, t, normalize=True, show_progress=False),
@@ -154,14 +155,12 @@ def filter_pairs_command(
     on_bad_lines: str = typer.Option("error", help="error | skip"),
 ) -> None:
     """Clean candidate pairs (each filter counted) and keep the top N by similarity (Huang et al. 2023 §4.1)."""
-    from pathlib import Path
-
     from xlsent.cli.common import choice
     from xlsent.data.cleaning import DEFAULT_SPECIAL_PATTERN
-    from xlsent.data.pair_filter import filter_pairs, read_candidates
-    from xlsent.utils.io import write_text_atomic
+    from xlsent.data.pair_filter import RANK_BY, filter_pairs, read_candidates
+    from xlsent.mining.mine import write_pairs_tsv
 
-    choice(rank_by, ("cosine", "margin", "score"), "--rank-by")
+    choice(rank_by, RANK_BY, "--rank-by")
     ds, report = read_candidates(source, on_bad_lines)
     pattern = None if no_special else (special_pattern or DEFAULT_SPECIAL_PATTERN)
     st = None
@@ -172,5 +171,5 @@ def filter_pairs_command(
     res = filter_pairs(ds, min_words, pattern, top, rank_by, st)
     for line in report.lines() + res.notes:
         console.print(f"[dim]{escape(line)}[/dim]")
-    write_text_atomic(Path(output), "".join(f"{s:.6f}\t{a}\t{b}\n" for s, a, b in res.rows))
+    write_pairs_tsv(output, res.rows)
     console.print(f"wrote {output} ({len(res.rows)} of {res.report.rows_in} pairs, ranked by {rank_by})")

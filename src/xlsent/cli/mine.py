@@ -40,6 +40,7 @@ def mine_command(
     overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
+    from xlsent.data.splitting import SPLITTERS
     from xlsent.mining.index import IndexConfig
     from xlsent.mining.job import MineConfig
     from xlsent.mining.mine import input_summary, mine, read_mining_input, save
@@ -47,7 +48,7 @@ def mine_command(
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
     choice(index, ("auto", "exact", "ivf", "ivfpq"), "--index")
-    choice(splitter, ("auto", "sentencex", "punctuation"), "--splitter")
+    choice(splitter, SPLITTERS, "--splitter")
     inputs, sides = {}, []
     for name, path, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
         texts, report = read_mining_input(path, lang, documents, splitter)

@@ -138,16 +138,13 @@ def load_documents(spec: str) -> list[Document]:
 
 
 def match_titles(sims: np.ndarray, threshold: float = 0.7) -> list[tuple[int, int, float]]:
-    """One-to-one (i, j, cos) over a src × tgt title similarity matrix: pairs ≥ threshold, highest first."""
-    cand = [(float(sims[i, j]), i, j) for i, j in zip(*np.nonzero(sims >= threshold))]
-    cand.sort(key=lambda x: (-x[0], x[1], x[2]))
-    used_i, used_j, out = set(), set(), []
-    for s, i, j in cand:
-        if i not in used_i and j not in used_j:
-            used_i.add(i)
-            used_j.add(j)
-            out.append((i, j, s))
-    return out
+    """One-to-one (i, j, cos) over a src × tgt title similarity matrix: pairs ≥ threshold, highest first
+    (ties: lower i, then lower j) — the same greedy rule as mining's one-to-one selection."""
+    from xlsent.mining.margin import greedy_one_to_one
+
+    i, j = np.nonzero(sims >= threshold)
+    s = sims[i, j]
+    return [(int(i[n]), int(j[n]), float(s[n])) for n in greedy_one_to_one(i, j, s)]
 
 
 @dataclass

@@ -73,7 +73,7 @@ def candidate_scores(sims: np.ndarray, idx: np.ndarray, own_mean: np.ndarray, ot
     return np.where(idx >= 0, scores, -np.inf)
 
 
-def _greedy_one_to_one(src: np.ndarray, tgt: np.ndarray, score: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+def greedy_one_to_one(src: np.ndarray, tgt: np.ndarray, score: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
     """Indices of pairs kept when taken best-first with every source and target used once (best first).
 
     Memory: one byte per sentence and per candidate besides the sort order; candidates are walked in
@@ -133,7 +133,7 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
         counts["removed_below_threshold"] = n - len(pairs)
     if mode == "max" or (dedupe and mode in ("forward", "backward")):
         n = len(pairs)
-        pairs = pairs.take(_greedy_one_to_one(pairs.src, pairs.tgt, pairs.score))
+        pairs = pairs.take(greedy_one_to_one(pairs.src, pairs.tgt, pairs.score))
         counts["removed_sentence_already_paired"] = n - len(pairs)
     else:
         pairs = pairs.take(np.argsort(-pairs.score, kind="stable"))
