@@ -12,7 +12,8 @@ import pytest
 from conftest import WORDS
 from xlsent.mining.index import IndexConfig, Searcher, choose_kind
 from xlsent.mining.job import MineConfig, MiningJob
-from xlsent.mining.margin import knn_mean, select_pairs
+from xlsent.mining.margin import select_pairs
+from xlsent.similarity import knn_mean
 from xlsent.mining.mine import mine, read_mining_input
 from xlsent.mining.store import EmbeddingStore, StoreSpec
 from xlsent.utils.errors import XlsentError

@@ -3,14 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xlsent.evaluation.retrieval import (
-    bootstrap_ci,
-    direction_scores,
-    evaluate_many,
-    evaluate_retrieval,
-    margin_topk,
-    ranked_candidates,
-)
+from xlsent.evaluation.retrieval import bootstrap_ci, direction_scores, evaluate_many, evaluate_retrieval
+from xlsent.similarity import margin_topk, ranked_candidates
 
 Q = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
 C = np.array([[0.0, 1.0], [1.0, 0.0], [-1.0, 0.1]])

@@ -163,12 +163,14 @@ def filter_pairs_command(
     choice(rank_by, RANK_BY, "--rank-by")
     ds, report = read_candidates(source, on_bad_lines)
     pattern = None if no_special else (special_pattern or DEFAULT_SPECIAL_PATTERN)
-    st = None
+    encode = None
     if rank_by != "score":
+        from xlsent.encoding.embed import embed
         from xlsent.models.registry import load_model
 
         st = load_model(model)
-    res = filter_pairs(ds, min_words, pattern, top, rank_by, st)
+        encode = lambda texts, side: embed(st, texts, normalize=True, show_progress=False)  # noqa: E731
+    res = filter_pairs(ds, min_words, pattern, top, rank_by, encode)
     for line in report.lines() + res.notes:
         console.print(f"[dim]{escape(line)}[/dim]")
     write_pairs_tsv(output, res.rows)

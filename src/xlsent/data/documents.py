@@ -45,6 +45,7 @@ import numpy as np
 from xlsent.data.cleaning import count_words, normalize_text
 from xlsent.data.readers import read_lines
 from xlsent.data.splitting import split_sentences
+from xlsent.similarity import greedy_one_to_one
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 
@@ -140,8 +141,6 @@ def load_documents(spec: str) -> list[Document]:
 def match_titles(sims: np.ndarray, threshold: float = 0.7) -> list[tuple[int, int, float]]:
     """One-to-one (i, j, cos) over a src × tgt title similarity matrix: pairs ≥ threshold, highest first
     (ties: lower i, then lower j) — the same greedy rule as mining's one-to-one selection."""
-    from xlsent.mining.margin import greedy_one_to_one
-
     i, j = np.nonzero(sims >= threshold)
     s = sims[i, j]
     return [(int(i[n]), int(j[n]), float(s[n])) for n in greedy_one_to_one(i, j, s)]

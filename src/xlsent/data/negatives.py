@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from xlsent.similarity import knn
+
 STRATEGIES = ("random", "worst", "average")
 
 
@@ -42,8 +44,6 @@ def random_negatives(tgt_texts: list[str], per_positive: int, k: int, rng: np.ra
 
 def worst_negatives(src_vecs: np.ndarray, tgt_vecs: np.ndarray, tgt_texts: list[str], per_positive: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``per_positive`` most similar (cosine) non-parallel targets of each source."""
-    from xlsent.evaluation.retrieval import knn
-
     n = len(tgt_texts)
     extra = max(len(v) for v in _same_text_mask(tgt_texts).values())
     _, idx = knn(src_vecs, tgt_vecs, min(n, per_positive + extra), "cosine")

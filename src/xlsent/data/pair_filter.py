@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from xlsent.data.cleaning import CleanReport, clean_pairs
 from xlsent.data.readers import read_fields, read_lines, read_pairs
+from xlsent.similarity import pair_margins, unit
 from xlsent.utils.errors import XlsentError
 
 RANK_BY = ("cosine", "margin", "score")
@@ -64,11 +66,10 @@ def read_candidates(path: str | Path, on_bad_lines: str = "error"):
 
 
 def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top: int = 0, rank_by: str = "cosine",
-                 model=None, k: int = 4) -> FilteredPairs:
-    """Clean (every filter counted), score and keep the ``top`` best."""
-    from xlsent.encoding.embed import embed
-    from xlsent.mining.margin import knn_mean, margin
+                 encode: Callable[[list[str], str], np.ndarray] | None = None, k: int = 4) -> FilteredPairs:
+    """Clean (every filter counted), score and keep the ``top`` best.
 
+    ``encode(texts, side)`` embeds one side (``"src"`` or ``"tgt"``) for ``cosine`` / ``margin`` ranking."""
     if rank_by not in RANK_BY:
         raise XlsentError(f"unknown --rank-by '{rank_by}': use one of {', '.join(RANK_BY)}")
     if rank_by == "score" and "score" not in ds.column_names:
@@ -81,20 +82,10 @@ def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top
     if rank_by == "score":
         scores = np.asarray(ds["score"], dtype=np.float64)
     else:
-        if model is None:
+        if encode is None:
             raise XlsentError(f"--rank-by {rank_by} needs a model")
-        a = embed(model, src, normalize=True, show_progress=False)
-        b = embed(model, tgt, normalize=True, show_progress=False)
-        cos = np.sum(a * b, axis=1)
-        if rank_by == "cosine":
-            scores = cos
-        else:
-            from xlsent.evaluation.retrieval import knn
-
-            kk = min(k, len(src))
-            fs, fi = knn(a, b, kk, "cosine")
-            bs, bi = knn(b, a, kk, "cosine")
-            scores = margin(cos, (knn_mean(fs, fi, kk) + knn_mean(bs, bi, kk)) / 2, "ratio")
+        a, b = unit(encode(src, "src")), unit(encode(tgt, "tgt"))
+        scores = np.sum(a * b, axis=1) if rank_by == "cosine" else pair_margins(a, b, k, "ratio")
     order = np.argsort(-scores, kind="stable")
     if top and top < len(order):
         notes.append(f"top {top} by {rank_by}: removed {len(order) - top} lower-scored pair(s)")

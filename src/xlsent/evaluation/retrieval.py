@@ -21,70 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import faiss
 import numpy as np
 
-from xlsent.mining.margin import margin
+from xlsent.similarity import SIMILARITIES, ranked_candidates
 
-SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin")
 KS = (1, 5, 10)
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    return x / np.clip(np.linalg.norm(x, axis=1, keepdims=True), 1e-12, None)
-
-
-def knn(queries: np.ndarray, candidates: np.ndarray, k: int, similarity: str) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` candidates per query with faiss (exact). Returns ``(scores, indices)``, best first."""
-    k = min(k, len(candidates))
-    d = candidates.shape[1]
-    if similarity == "cosine":
-        queries, candidates = _unit(queries), _unit(candidates)
-    queries = np.ascontiguousarray(queries, dtype=np.float32)
-    candidates = np.ascontiguousarray(candidates, dtype=np.float32)
-    if similarity in ("cosine", "dot"):
-        index = faiss.IndexFlatIP(d)
-    elif similarity == "euclidean":
-        index = faiss.IndexFlatL2(d)
-    elif similarity == "manhattan":
-        index = faiss.IndexFlat(d, faiss.METRIC_L1)
-    else:
-        raise ValueError(f"unknown similarity {similarity!r}")
-    index.add(candidates)
-    scores, idx = index.search(queries, k)
-    if similarity == "euclidean":
-        scores = -np.sqrt(np.maximum(scores, 0))
-    elif similarity == "manhattan":
-        scores = -scores
-    return scores, idx
-
-
-def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: int = 4, block: int = 1024):
-    """Exact ratio-margin top-``topk`` over the whole pool (LASER's margin, k_nn neighbours each way)."""
-    q, c = _unit(queries), _unit(candidates)
-    kq = min(k_nn, len(c))
-    kc = min(k_nn, len(q))
-    mean_q = knn(q, c, kq, "cosine")[0].mean(1)  # (nq,)
-    mean_c = knn(c, q, kc, "cosine")[0].mean(1)  # (nc,)
-    topk = min(topk, len(c))
-    scores = np.zeros((len(q), topk), np.float32)
-    idx = np.zeros((len(q), topk), np.int64)
-    for s in range(0, len(q), block):
-        cos = q[s : s + block] @ c.T
-        m = margin(cos, (mean_q[s : s + block, None] + mean_c[None, :]) / 2, "ratio")
-        part = np.argpartition(-m, topk - 1, axis=1)[:, :topk]
-        ps = np.take_along_axis(m, part, 1)
-        order = np.argsort(-ps, axis=1, kind="stable")
-        idx[s : s + block] = np.take_along_axis(part, order, 1)
-        scores[s : s + block] = np.take_along_axis(ps, order, 1)
-    return scores, idx
-
-
-def ranked_candidates(queries: np.ndarray, candidates: np.ndarray, similarity: str, topk: int, k_nn: int = 4):
-    if similarity == "margin":
-        return margin_topk(queries, candidates, topk, k_nn)
-    return knn(queries, candidates, topk, similarity)
 
 
 def hits(top_idx: np.ndarray, gold_texts: Sequence[str], candidate_texts: Sequence[str]) -> np.ndarray:

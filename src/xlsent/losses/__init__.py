@@ -1,16 +1,17 @@
 """Losses, as sentence-transformers-compatible ``nn.Module`` classes (``forward(features, labels)``)."""
 
+from xlsent.losses.distances import DISTANCES, pair_distance
 from xlsent.losses.contrastive_distill_loss import ContrastiveDistillLoss, contrastive_distill_loss
 from xlsent.losses.multilingual_contrastive_loss import MultilingualContrastiveLoss, mcl_loss
-from xlsent.losses.siamese_contrastive_loss import SiameseContrastiveLoss, contrastive_loss, pair_distance
+from xlsent.losses.siamese_contrastive_loss import SiameseContrastiveLoss, contrastive_loss
 from xlsent.losses.soft_margin_triplet_loss import (
     SoftMarginTripletDistillLoss,
     soft_margin_triplet_loss,
     squared_error_kd,
-    triplet_distance,
 )
 
 __all__ = [
+    "DISTANCES",
     "ContrastiveDistillLoss",
     "MultilingualContrastiveLoss",
     "SiameseContrastiveLoss",
@@ -21,5 +22,4 @@ __all__ = [
     "pair_distance",
     "soft_margin_triplet_loss",
     "squared_error_kd",
-    "triplet_distance",
 ]

@@ -7,19 +7,7 @@ from typing import Iterable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-DISTANCES = ("euclidean", "manhattan", "cosine")
-
-
-def pair_distance(a: Tensor, b: Tensor, distance: str = "euclidean") -> Tensor:
-    """Row-wise distance between ``a`` and ``b`` (same shape, or broadcastable)."""
-    if distance == "euclidean":
-        return (a - b).pow(2).sum(-1).clamp(min=1e-12).sqrt()
-    if distance == "manhattan":
-        return (a - b).abs().sum(-1)
-    if distance == "cosine":
-        return 1 - F.cosine_similarity(a, b, dim=-1)
-    raise ValueError(f"distance must be one of {DISTANCES}, not {distance!r}")
-
+from xlsent.losses.distances import DISTANCES, pair_distance
 
 def contrastive_loss(
     a: Tensor, b: Tensor, labels: Tensor, margin: float = 1.0, distance: str = "euclidean", reduction: str = "mean"

@@ -21,23 +21,11 @@ from typing import Any
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-DISTANCES = ("euclidean", "cosine", "manhattan")
-
-
-def triplet_distance(x: Tensor, y: Tensor, distance: str = "euclidean") -> Tensor:
-    """Row-wise distance between ``x`` and ``y`` (shape ``(N, d)`` each)."""
-    if distance == "euclidean":
-        return (x - y).pow(2).sum(-1).clamp_min(1e-12).sqrt()
-    if distance == "manhattan":
-        return (x - y).abs().sum(-1)
-    if distance == "cosine":
-        return 1 - F.cosine_similarity(x, y, dim=-1)
-    raise ValueError(f"unknown distance '{distance}' (choose from {', '.join(DISTANCES)})")
-
+from xlsent.losses.distances import DISTANCES, pair_distance
 
 def soft_margin_triplet_loss(a: Tensor, p: Tensor, n: Tensor, margin: float = 1.0, distance: str = "euclidean") -> Tensor:
     """Eq. 3.1: mean of ``log(1 + exp(d(a,p) − d(a,n) + α))``."""
-    return F.softplus(triplet_distance(a, p, distance) - triplet_distance(a, n, distance) + margin).mean()
+    return F.softplus(pair_distance(a, p, distance) - pair_distance(a, n, distance) + margin).mean()
 
 
 def squared_error_kd(student: list[Tensor], teacher: list[Tensor]) -> Tensor:
@@ -63,7 +51,7 @@ class SoftMarginTripletDistillLoss(nn.Module):
     def __init__(self, model, margin: float = 1.0, kd_weight: float = 0.9, distance: str = "euclidean") -> None:
         super().__init__()
         if distance not in DISTANCES:
-            raise ValueError(f"unknown distance '{distance}' (choose from {', '.join(DISTANCES)})")
+            raise ValueError(f"distance must be one of {DISTANCES}, not {distance!r}")
         self.model = model
         self.margin = float(margin)
         self.kd_weight = float(kd_weight)

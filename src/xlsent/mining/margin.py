@@ -1,13 +1,6 @@
-"""Margin scoring and pair selection for bitext mining (Artetxe & Schwenk 2019, LASER).
+"""Candidate scoring and pair selection for bitext mining (Artetxe & Schwenk 2019, LASER).
 
-With ``x`` a source sentence, ``y`` a target sentence, cos their cosine and
-``NN_k(x)`` the ``k`` nearest targets of ``x`` (``NN_k(y)`` the ``k`` nearest sources of ``y``)::
-
-    b(x, y)  = ( mean_{z ∈ NN_k(x)} cos(x, z) + mean_{z ∈ NN_k(y)} cos(y, z) ) / 2
-    ratio    = cos(x, y) / b(x, y)          (the default, "ratio margin")
-    distance = cos(x, y) − b(x, y)
-    absolute = cos(x, y)                    (no margin)
-
+The margins themselves (ratio, distance, absolute) are :func:`xlsent.similarity.margin`.
 Candidates are the ``k`` nearest neighbours found in each direction; retrieval modes:
 
 * ``forward``: each source keeps its best-scored target;
@@ -26,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xlsent.similarity import MARGINS, greedy_one_to_one, knn_mean, margin
 from xlsent.utils.errors import XlsentError
 
-MARGINS = ("ratio", "distance", "absolute")
 MODES = ("forward", "backward", "intersect", "max")
 
 
@@ -47,48 +40,12 @@ class MinedPairs:
         return MinedPairs(self.src[keep], self.tgt[keep], self.score[keep])
 
 
-def margin(cos: np.ndarray, b: np.ndarray, kind: str = "ratio") -> np.ndarray:
-    """``cos`` against the neighbourhood average ``b`` (same shape), by ``kind``."""
-    if kind == "ratio":
-        return cos / b
-    if kind == "distance":
-        return cos - b
-    if kind == "absolute":
-        return cos.copy()
-    raise XlsentError(f"unknown margin '{kind}': use one of {', '.join(MARGINS)}")
-
-
-def knn_mean(sims: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
-    """Mean cosine of each row's first ``k`` valid neighbours (faiss marks missing ones with index −1)."""
-    s, valid = sims[:, :k], idx[:, :k] >= 0
-    n = valid.sum(1)
-    return np.where(n > 0, np.where(valid, s, 0).sum(1) / np.maximum(n, 1), 0).astype(sims.dtype, copy=False)
-
-
 def candidate_scores(sims: np.ndarray, idx: np.ndarray, own_mean: np.ndarray, other_mean: np.ndarray,
                      kind: str) -> np.ndarray:
     """Margin score of every (row, candidate) pair; missing candidates get −inf."""
     safe = np.where(idx >= 0, idx, 0)
     scores = margin(sims, (own_mean[:, None] + other_mean[safe]) / 2, kind)
     return np.where(idx >= 0, scores, -np.inf)
-
-
-def greedy_one_to_one(src: np.ndarray, tgt: np.ndarray, score: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
-    """Indices of pairs kept when taken best-first with every source and target used once (best first).
-
-    Memory: one byte per sentence and per candidate besides the sort order; candidates are walked in
-    chunks so that no list of Python integers as long as the input is built."""
-    if len(score) == 0:
-        return np.zeros(0, dtype=np.int64)
-    used_s, used_t = bytearray(int(src.max()) + 1), bytearray(int(tgt.max()) + 1)
-    order = np.argsort(-score, kind="stable")
-    kept = bytearray(len(order))  # by position in ``order``
-    for a in range(0, len(order), chunk):
-        o = order[a:a + chunk]
-        for j, (s, t) in enumerate(zip(src[o].tolist(), tgt[o].tolist()), a):
-            if not (used_s[s] or used_t[t]):
-                used_s[s] = used_t[t] = kept[j] = 1
-    return order[np.frombuffer(kept, dtype=bool)]
 
 
 def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray, bwd_idx: np.ndarray,

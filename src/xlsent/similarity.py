@@ -1,0 +1,136 @@
+"""Shared numeric primitives: unit vectors, exact k-NN (faiss), LASER margins, one-to-one selection.
+
+The lowest layer of xlsent: it imports nothing of xlsent but :mod:`xlsent.utils`. Data
+preparation (``data/``), evaluation (``evaluation/``) and mining (``mining/``) all score
+sentence pairs with these functions, so a margin or a nearest neighbour means the same thing
+everywhere.
+
+LASER's margin (Artetxe & Schwenk 2019), with ``NN_k(x)`` the ``k`` nearest candidates of ``x``
+on the other side and ``NN_k(y)`` those of ``y``::
+
+    b(x, y)  = ( mean_{z ∈ NN_k(x)} cos(x, z) + mean_{z ∈ NN_k(y)} cos(y, z) ) / 2
+    ratio    = cos(x, y) / b(x, y)          (the default, "ratio margin")
+    distance = cos(x, y) − b(x, y)
+    absolute = cos(x, y)                    (no margin)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xlsent.utils.errors import XlsentError
+
+SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin")
+MARGINS = ("ratio", "distance", "absolute")
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` scaled to unit length (float32, contiguous; zero rows stay zero)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    return x / np.clip(np.linalg.norm(x, axis=1, keepdims=True), 1e-12, None)
+
+
+def knn(queries: np.ndarray, candidates: np.ndarray, k: int, similarity: str = "cosine") -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` candidates per query with faiss (exact). Returns ``(scores, indices)``, best first.
+
+    ``similarity``: ``cosine``, ``dot``, ``euclidean`` or ``manhattan`` (distances are negated,
+    so a higher score is always closer).
+    """
+    import faiss
+
+    k = min(k, len(candidates))
+    d = candidates.shape[1]
+    if similarity == "cosine":
+        queries, candidates = unit(queries), unit(candidates)
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    candidates = np.ascontiguousarray(candidates, dtype=np.float32)
+    if similarity in ("cosine", "dot"):
+        index = faiss.IndexFlatIP(d)
+    elif similarity == "euclidean":
+        index = faiss.IndexFlatL2(d)
+    elif similarity == "manhattan":
+        index = faiss.IndexFlat(d, faiss.METRIC_L1)
+    else:
+        raise ValueError(f"unknown similarity {similarity!r}")
+    index.add(candidates)
+    scores, idx = index.search(queries, k)
+    if similarity == "euclidean":
+        scores = -np.sqrt(np.maximum(scores, 0))
+    elif similarity == "manhattan":
+        scores = -scores
+    return scores, idx
+
+
+def margin(cos: np.ndarray, b: np.ndarray, kind: str = "ratio") -> np.ndarray:
+    """``cos`` against the neighbourhood average ``b`` (same shape), by ``kind``."""
+    if kind == "ratio":
+        return cos / b
+    if kind == "distance":
+        return cos - b
+    if kind == "absolute":
+        return cos.copy()
+    raise XlsentError(f"unknown margin '{kind}': use one of {', '.join(MARGINS)}")
+
+
+def knn_mean(sims: np.ndarray, idx: np.ndarray, k: int) -> np.ndarray:
+    """Mean cosine of each row's first ``k`` valid neighbours (faiss marks missing ones with index −1)."""
+    s, valid = sims[:, :k], idx[:, :k] >= 0
+    n = valid.sum(1)
+    return np.where(n > 0, np.where(valid, s, 0).sum(1) / np.maximum(n, 1), 0).astype(sims.dtype, copy=False)
+
+
+def pair_margins(a: np.ndarray, b: np.ndarray, k: int = 4, kind: str = "ratio") -> np.ndarray:
+    """Margin of each aligned pair ``(a[i], b[i])``, the neighbourhoods taken over all rows of the other side."""
+    a, b = unit(a), unit(b)
+    cos = np.sum(a * b, axis=1)
+    ka, kb = min(k, len(b)), min(k, len(a))
+    fs, fi = knn(a, b, ka, "cosine")
+    bs, bi = knn(b, a, kb, "cosine")
+    return margin(cos, (knn_mean(fs, fi, ka) + knn_mean(bs, bi, kb)) / 2, kind)
+
+
+def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: int = 4, block: int = 1024):
+    """Exact ratio-margin top-``topk`` over the whole pool (LASER's margin, ``k_nn`` neighbours each way)."""
+    q, c = unit(queries), unit(candidates)
+    kq = min(k_nn, len(c))
+    kc = min(k_nn, len(q))
+    mean_q = knn(q, c, kq, "cosine")[0].mean(1)  # (nq,)
+    mean_c = knn(c, q, kc, "cosine")[0].mean(1)  # (nc,)
+    topk = min(topk, len(c))
+    scores = np.zeros((len(q), topk), np.float32)
+    idx = np.zeros((len(q), topk), np.int64)
+    for s in range(0, len(q), block):
+        cos = q[s : s + block] @ c.T
+        m = margin(cos, (mean_q[s : s + block, None] + mean_c[None, :]) / 2, "ratio")
+        part = np.argpartition(-m, topk - 1, axis=1)[:, :topk]
+        ps = np.take_along_axis(m, part, 1)
+        order = np.argsort(-ps, axis=1, kind="stable")
+        idx[s : s + block] = np.take_along_axis(part, order, 1)
+        scores[s : s + block] = np.take_along_axis(ps, order, 1)
+    return scores, idx
+
+
+def ranked_candidates(queries: np.ndarray, candidates: np.ndarray, similarity: str, topk: int, k_nn: int = 4):
+    """Top-``topk`` candidates by any of :data:`SIMILARITIES` (``margin`` = exact ratio margin)."""
+    if similarity == "margin":
+        return margin_topk(queries, candidates, topk, k_nn)
+    return knn(queries, candidates, topk, similarity)
+
+
+def greedy_one_to_one(src: np.ndarray, tgt: np.ndarray, score: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+    """Indices of pairs kept when taken best-first with every source and target used once (best first;
+    ties keep their input order).
+
+    Memory: one byte per sentence and per candidate besides the sort order; candidates are walked in
+    chunks so that no list of Python integers as long as the input is built."""
+    if len(score) == 0:
+        return np.zeros(0, dtype=np.int64)
+    used_s, used_t = bytearray(int(src.max()) + 1), bytearray(int(tgt.max()) + 1)
+    order = np.argsort(-score, kind="stable")
+    kept = bytearray(len(order))  # by position in ``order``
+    for a in range(0, len(order), chunk):
+        o = order[a:a + chunk]
+        for j, (s, t) in enumerate(zip(src[o].tolist(), tgt[o].tolist()), a):
+            if not (used_s[s] or used_t[t]):
+                used_s[s] = used_t[t] = kept[j] = 1
+    return order[np.frombuffer(kept, dtype=bool)]
