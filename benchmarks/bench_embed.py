@@ -27,12 +27,13 @@ def main() -> None:
 
     from xlsent.data.loading import load_pairs
     from xlsent.encoding.embed import embed
-    from xlsent.models.registry import load_model, quiet_libraries
+    from xlsent.models.handle import load_model
+    from xlsent.models.registry import quiet_libraries
 
     quiet_libraries()
     ds = load_pairs("bible-en-ny:test", dedupe=False, sample=args.n, seed=0).dataset
     texts = list(ds["src"]) + list(ds["tgt"])
-    model = load_model(args.model)
+    model = load_model(args.model).model
     print(f"model {args.model}, {len(texts)} texts, batch {args.batch_size}, torch threads {torch.get_num_threads()}")
 
     best = {"xlsent": float("inf"), "sentence-transformers": float("inf")}

@@ -34,7 +34,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="xlsent-bench-"))
     from xlsent.data.loading import load_pairs
     from xlsent.encoding.layer_features import LayerFeatures
-    from xlsent.models.registry import load_model, quiet_libraries, resolve_model_path
+    from xlsent.models.handle import load_model
+    from xlsent.models.registry import quiet_libraries
     from xlsent.recipes.siamese import train_siamese
     from xlsent.utils.config import load_config
 
@@ -44,8 +45,7 @@ def main() -> None:
     cfg["model"] = args.model
     loaded = load_pairs(cfg["train"]["pairs"], min_words=5, sample=args.pairs, seed=0)
     texts = list(loaded.dataset["src"]) + list(loaded.dataset["tgt"])
-    path = resolve_model_path(args.model)
-    lf = LayerFeatures(load_model(args.model), path)
+    lf = LayerFeatures(load_model(args.model))
     spec = f"mean:{args.layer}"
 
     # encoding the corpus once (what a cold cache costs; compute() never reads the cache)

@@ -35,13 +35,14 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     from xlsent.data.bundled import load_bundled
-    from xlsent.models.registry import load_model, quiet_libraries
+    from xlsent.models.handle import load_model
+    from xlsent.models.registry import quiet_libraries
     from xlsent.models.student import build_student_st, load_student, size_report
 
     quiet_libraries()
     ds = load_bundled("bible-en-ny:test").shuffle(seed=0).select(range(args.n // 2))
     texts = list(ds["src"]) + list(ds["tgt"])
-    assistant = load_model(args.assistant)
+    assistant = load_model(args.assistant).model
     student = (load_student(args.student) if args.student else
                build_student_st(assistant, args.ru_layers, args.repeats, args.bottleneck))
     for m in (assistant, student):

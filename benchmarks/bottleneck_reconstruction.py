@@ -29,10 +29,10 @@ def main() -> None:
     import torch
 
     from xlsent.data.loading import load_pairs
-    from xlsent.models.registry import load_model
+    from xlsent.models.handle import load_model
     from xlsent.models.student import count_tokens, principal_directions
 
-    model = load_model(args.assistant)
+    model = load_model(args.assistant).model
     table = model[0].auto_model.embeddings.word_embeddings.weight.detach().double()
     ds = load_pairs(args.pairs).dataset
     counts = count_tokens(model[0].tokenizer, list(ds["src"]) + list(ds["tgt"]), table.shape[0])

@@ -32,10 +32,10 @@ def fitted_gaussian(model_name: str, dim: int, seed: int):
         return np.zeros(dim), np.eye(dim) / dim
     from xlsent.data.loading import load_pairs
     from xlsent.encoding.embed import embed
-    from xlsent.models.registry import load_model
+    from xlsent.models.handle import load_model
 
     ds = load_pairs("bible-en-ny:test", dedupe=False, sample=1000, seed=seed).dataset
-    vecs = embed(load_model(model_name), list(ds["src"]) + list(ds["tgt"]), normalize=True, show_progress=False)
+    vecs = embed(load_model(model_name).model, list(ds["src"]) + list(ds["tgt"]), normalize=True, show_progress=False)
     return vecs.mean(0), np.cov(vecs, rowvar=False)
 
 

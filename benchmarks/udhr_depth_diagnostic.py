@@ -27,7 +27,8 @@ def main() -> None:
     from xlsent.data.loading import load_pairs
     from xlsent.encoding.embed import embed
     from xlsent.evaluation.retrieval import evaluate_many
-    from xlsent.models.registry import load_model, quiet_libraries
+    from xlsent.models.handle import load_model
+    from xlsent.models.registry import quiet_libraries
     from xlsent.models.student import load_student
 
     quiet_libraries()
@@ -41,7 +42,7 @@ def main() -> None:
         per = {r.tgt_lang: round(r.tgt2src["p@1"], 2) for r in res}
         print(f"{name}: mean xx→en P@1 {np.mean(list(per.values())):.3f}\n  {json.dumps(per)}", flush=True)
 
-    cut = load_model("e5-small")
+    cut = load_model("e5-small").model
     bert = cut[0].auto_model
     bert.encoder.layer = bert.encoder.layer[: args.layers]
     bert.config.num_hidden_layers = args.layers

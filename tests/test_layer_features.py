@@ -5,15 +5,16 @@ import pytest
 import torch
 
 from xlsent.encoding.layer_features import LayerFeatures, parse_spec
-from xlsent.models.registry import load_model
+from xlsent.models.handle import load_model
 from xlsent.utils.errors import XlsentError
 
 TEXTS = ["god is good", "the river is wide and the water is light", "mulungu ndi wabwino", "madzi"]
 
 
 def test_cut_encoder_features_equal_full_hidden_states(tiny_model, tmp_path):
-    model = load_model(str(tiny_model))
-    lf = LayerFeatures(model, tiny_model, batch_size=2, cache_root=tmp_path)
+    handle = load_model(str(tiny_model))
+    model = handle.model
+    lf = LayerFeatures(handle, batch_size=2, cache_root=tmp_path)
     feats = lf.compute(TEXTS, ["mean:1", "cls:2", "mean:all"], show_progress=False)
     batch = model[0].preprocess(TEXTS)
     with torch.no_grad():
@@ -28,17 +29,18 @@ def test_cut_encoder_features_equal_full_hidden_states(tiny_model, tmp_path):
 
 
 def test_mean_last_equals_model_encode(tiny_model, tmp_path):
-    model = load_model(str(tiny_model))
-    lf = LayerFeatures(model, tiny_model, cache_root=tmp_path)
+    handle = load_model(str(tiny_model))
+    model = handle.model
+    lf = LayerFeatures(handle, cache_root=tmp_path)
     x = lf.get(TEXTS, ["mean:last"], show_progress=False)["mean:last"]
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     np.testing.assert_allclose(x, model.encode(TEXTS), atol=1e-5)
 
 
 def test_cache_hits_do_not_recompute(tiny_model, tmp_path, monkeypatch):
-    model = load_model(str(tiny_model))
-    first = LayerFeatures(model, tiny_model, cache_root=tmp_path).get(TEXTS, ["mean:3"], show_progress=False)["mean:3"]
-    again = LayerFeatures(model, tiny_model, cache_root=tmp_path)
+    handle = load_model(str(tiny_model))
+    first = LayerFeatures(handle, cache_root=tmp_path).get(TEXTS, ["mean:3"], show_progress=False)["mean:3"]
+    again = LayerFeatures(handle, cache_root=tmp_path)
     monkeypatch.setattr(again, "compute", lambda *a, **k: pytest.fail("recomputed cached features"))
     np.testing.assert_array_equal(again.get(TEXTS[::-1], ["mean:last"], show_progress=False)["mean:last"], first[::-1])
 

@@ -39,9 +39,9 @@ def stats(
     loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
     tokenizer = None
     if model:
-        from xlsent.models.registry import load_model
+        from xlsent.models.handle import load_model
 
-        tokenizer = load_model(model).tokenizer
+        tokenizer = load_model(model).model.tokenizer
     result = corpus_stats(loaded.dataset, tokenizer)
     result["source"] = source
     result["notes"] = loaded.notes()
@@ -88,9 +88,9 @@ def triplets(
     loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
     model = None
     if negatives == "hard":
-        from xlsent.models.registry import load_model
+        from xlsent.models.handle import load_model
 
-        model = load_model(teacher)
+        model = load_model(teacher).model
     ds, report = build_triplets(loaded.dataset, negatives, seed, teacher=model, relative_margin=relative_margin)
     for line in loaded.notes() + report.lines():
         console.print(f"[dim]{escape(line)}[/dim]")
@@ -122,13 +122,13 @@ def pairs_from_documents_command(
     from xlsent.data.documents import load_documents, pairs_from_documents
     from xlsent.data.splitting import SPLITTERS
     from xlsent.encoding.embed import embed
-    from xlsent.models.registry import load_model
+    from xlsent.models.handle import load_model
     from xlsent.utils.errors import XlsentError
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
     choice(splitter, SPLITTERS, "--splitter")
     s_docs, t_docs = load_documents(src), load_documents(tgt)
-    st = load_model(model)
+    st = load_model(model).model
     res = pairs_from_documents(s_docs, t_docs, lambda t: embed(st, t, normalize=True, show_progress=False),
                                title_threshold, min_section_chars, max_short_words, strip_chars, splitter, seed)
     for line in res.lines():
@@ -166,9 +166,9 @@ def filter_pairs_command(
     encode = None
     if rank_by != "score":
         from xlsent.encoding.embed import embed
-        from xlsent.models.registry import load_model
+        from xlsent.models.handle import load_model
 
-        st = load_model(model)
+        st = load_model(model).model
         encode = lambda texts, side: embed(st, texts, normalize=True, show_progress=False)  # noqa: E731
     res = filter_pairs(ds, min_words, pattern, top, rank_by, encode)
     for line in report.lines() + res.notes:

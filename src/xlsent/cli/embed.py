@@ -9,7 +9,8 @@ import typer
 
 from xlsent.cli.common import console
 from xlsent.data.readers import read_lines
-from xlsent.models.registry import DEFAULT_MODEL, load_model
+from xlsent.models.handle import load_model
+from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import InputFormatError, XlsentError
 from xlsent.utils.io import atomic_path
 
@@ -31,7 +32,7 @@ def embed_command(
     for i, t in enumerate(texts, 1):
         if not t.strip():
             raise InputFormatError(input, i, "blank line", "remove it, or put a text on it; rows must match lines")
-    st = load_model(model)
+    st = load_model(model).model
     vecs = embed(st, texts, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words)
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as fh:

@@ -43,7 +43,7 @@ def retrieval(
     from xlsent.data.bundled import split_by_language
     from xlsent.data.loading import load_pairs
     from xlsent.encoding.embed import embed
-    from xlsent.models.registry import load_model
+    from xlsent.models.handle import load_model
 
     choice(similarity, SIMILARITIES, "--similarity")
     if bool(pairs) == bool(dataset):
@@ -60,7 +60,7 @@ def retrieval(
     parts = split_by_language(ds) if split else {source: ds}
     groups = {name: (list(p["src"]), list(p["tgt"]), (p["src_lang"][0] if "src_lang" in p.column_names else ""),
                      (p["tgt_lang"][0] if "tgt_lang" in p.column_names and split else "")) for name, p in parts.items()}
-    st = load_model(model)
+    st = load_model(model).model
     results = evaluate_many(groups, lambda texts: embed(st, texts, chunk_words=chunk_words), model, similarity, resamples, seed, k_nn, source)
     rows = retrieval_rows(results)
     table = retrieval_table(rows, f"{model} on {source} ({similarity})")
@@ -91,9 +91,9 @@ BAD = typer.Option("error", help="error | skip")
 
 def _encoder(model: str, chunk_words: int):
     from xlsent.encoding.embed import embed
-    from xlsent.models.registry import load_model
+    from xlsent.models.handle import load_model
 
-    st = load_model(model)
+    st = load_model(model).model
     return lambda texts: embed(st, texts, chunk_words=chunk_words)
 
 
@@ -160,9 +160,9 @@ def triplet(
         loaded = load_pairs(dataset, on_bad_lines=on_bad_lines, dedupe=False)
         miner = None
         if negatives == "hard":
-            from xlsent.models.registry import load_model
+            from xlsent.models.handle import load_model
 
-            miner = load_model(teacher)
+            miner = load_model(teacher).model
         ds, rep = build_triplets(loaded.dataset, negatives, seed, teacher=miner)
         notes = loaded.notes() + rep.lines()
     if sample and sample < len(ds):
@@ -256,7 +256,7 @@ def mining(
     from xlsent.data.comparable import bible_comparable, read_bucc, udhr_comparable
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
-    from xlsent.models.registry import load_model
+    from xlsent.models.handle import load_model
 
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")

@@ -7,7 +7,8 @@ import typer
 from rich.table import Table
 
 from xlsent.cli.common import console
-from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, load_model, resolve_model_path
+from xlsent.models.handle import load_model
+from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 
 app = typer.Typer(help="Offline models: list, info, prepare.", no_args_is_help=True)
 
@@ -32,8 +33,8 @@ def prepare(name: str = typer.Argument(DEFAULT_MODEL, help="registered model nam
 
 
 def model_info(name: str) -> dict:
-    model = load_model(name)
-    path = resolve_model_path(name)
+    handle = load_model(name)
+    model, path = handle.model, handle.path
     auto = model[0].auto_model
     cfg = auto.config
     total = sum(p.numel() for p in model.parameters())

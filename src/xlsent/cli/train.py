@@ -48,12 +48,12 @@ def siamese(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET,
 
 def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | None = None,
               glossers: dict | None = None) -> None:
-    from xlsent.models.registry import load_model
+    from xlsent.models.handle import load_model
     from xlsent.recipes._common import evaluate_models, summary_table
 
     err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
-    teacher = load_model(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"])
-    loaded = {name: load_model(str(path)) for name, path in models.items()}
+    teacher = load_model(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"]).model
+    loaded = {name: load_model(str(path)).model for name, path in models.items()}
     metrics = evaluate_models(loaded, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console,
                               chunk_words=int(cfg["eval"]["chunk_words"]), glossers=glossers)
     metrics.update(extra or {})

@@ -14,30 +14,30 @@ from typing import Sequence
 import numpy as np
 
 from xlsent.encoding.feature_cache import FeatureCache, cached_features
-from xlsent.encoding.layer_features import model_fingerprint
+from xlsent.models.handle import ModelHandle
 from xlsent.utils.io import cache_dir
 
 
-def embedding_cache(model_path: str | Path, name: str = "sentence_embedding", cache_root: str | Path | None = None) -> FeatureCache:
+def embedding_cache(fingerprint: str, name: str = "sentence_embedding", cache_root: str | Path | None = None) -> FeatureCache:
     root = Path(cache_root) if cache_root else cache_dir() / "features"
-    return FeatureCache(root / model_fingerprint(model_path) / name)
+    return FeatureCache(root / fingerprint / name)
 
 
 def cached_embeddings(
-    model,
-    model_path: str | Path,
+    handle: ModelHandle,
     texts: Sequence[str],
     batch_size: int = 64,
     show_progress: bool = True,
     description: str = "teacher embeddings",
     cache_root: str | Path | None = None,
 ) -> np.ndarray:
-    """``model``'s sentence embeddings of ``texts``; only texts never seen before are encoded."""
+    """The model's sentence embeddings of ``texts``; only texts never seen before are encoded."""
     from xlsent.encoding.embed import embed
 
-    cache = embedding_cache(model_path, cache_root=cache_root)
+    cache = embedding_cache(handle.fingerprint, cache_root=cache_root)
     out = cached_features(
         {"emb": cache}, list(texts),
-        lambda todo: {"emb": embed(model, todo, batch_size=batch_size, show_progress=show_progress, description=description)},
+        lambda todo: {"emb": embed(handle.model, todo, batch_size=batch_size, show_progress=show_progress,
+                                   description=description)},
     )["emb"]
-    return out.reshape(len(texts), -1) if len(texts) else np.zeros((0, model.get_embedding_dimension()), np.float32)
+    return out.reshape(len(texts), -1) if len(texts) else np.zeros((0, handle.dimension), np.float32)

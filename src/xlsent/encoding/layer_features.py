@@ -9,7 +9,6 @@ as many layers as the deepest spec needs.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Sequence
 
@@ -17,6 +16,7 @@ import numpy as np
 import torch
 
 from xlsent.encoding.feature_cache import FeatureCache, cached_features
+from xlsent.models.handle import ModelHandle, load_transformer_module
 from xlsent.modules.hidden_layer_pooling import HiddenLayerPooling
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import cache_dir
@@ -39,66 +39,26 @@ def parse_spec(spec: str, num_layers: int) -> tuple[str, list[int]]:
     return mode, [int(layer)]
 
 
-def model_fingerprint(path: str | Path) -> str:
-    """Identity of a model folder: names, sizes and modification times of its files."""
-    h = hashlib.sha1()
-    root = Path(path).resolve()
-    h.update(str(root).encode())
-    for f in sorted(root.rglob("*")):
-        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".model", ".txt"}:
-            st = f.stat()
-            h.update(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
-    return h.hexdigest()[:16]
-
-
-def transformer_subfolder(model_path: str | Path) -> str:
-    """Folder (relative to the model) of a sentence-transformers model's Transformer module."""
-    modules = Path(model_path) / "modules.json"
-    if not modules.exists():
-        return ""
-    import json
-
-    first = json.loads(modules.read_text())[0]
-    return "" if first.get("path") in ("", None) else first["path"]
-
-
-def load_cut_transformer(model_path: str | Path, num_layers: int, hidden_states: bool = True):
-    """The model's Transformer module with only its first ``num_layers`` layers.
-
-    ``hidden_states`` sets ``config.output_hidden_states`` (needed by layer-averaging modules).
-
-    Loaded afresh from disk (never by editing a live model: Hugging Face
-    records hidden states with hooks that keep the layer count they first saw).
-    """
-    from sentence_transformers.base.modules import Transformer
-
-    return Transformer.load(
-        str(model_path),
-        subfolder=transformer_subfolder(model_path),
-        local_files_only=True,
-        config_kwargs={"num_hidden_layers": int(num_layers), "output_hidden_states": hidden_states},
-    )
-
-
 class LayerFeatures:
     """Pooled hidden-layer features of a frozen sentence-transformers model.
 
     Args:
-        model: a loaded ``SentenceTransformer`` whose first module is a Transformer.
-        model_path: its folder (for the cache fingerprint).
+        handle: the loaded model (:func:`xlsent.models.handle.load_model`); its first module is a Transformer.
         batch_size: texts per forward pass; batches are sorted by token length.
         cache_root: where features are stored (default ``<xlsent cache>/features``).
     """
 
-    def __init__(self, model, model_path: str | Path, batch_size: int = 32, cache_root: str | Path | None = None):
+    def __init__(self, handle: ModelHandle, batch_size: int = 32, cache_root: str | Path | None = None):
+        model = handle.model
+        self.handle = handle
         self.model = model
         self.transformer = model[0]
         self.auto_model = self.transformer.auto_model
         self.num_layers = int(self.auto_model.config.num_hidden_layers)
         self.batch_size = batch_size
-        self.prompt = model.prompts.get(model.default_prompt_name, "") if model.default_prompt_name else ""
-        self.model_path = Path(model_path)
-        self.fingerprint = model_fingerprint(model_path)
+        self.prompt = handle.prompt
+        self.model_path = handle.path
+        self.fingerprint = handle.fingerprint
         self._cut_models: dict = {}
         self.cache_root = Path(cache_root) if cache_root else cache_dir() / "features"
 
@@ -108,7 +68,7 @@ class LayerFeatures:
             if deepest == self.num_layers:
                 transformer = self.transformer
             else:
-                transformer = load_cut_transformer(self.model_path, deepest)
+                transformer = load_transformer_module(self.model_path, deepest)
             transformer.auto_model.eval()
             self._cut_models[deepest] = transformer
         return self._cut_models[deepest]

@@ -70,8 +70,7 @@ class MiningJob:
 
     def __init__(self, workdir: str | Path, src: list[str], tgt: list[str], model_name: str, cfg: MineConfig,
                  model=None, overwrite: bool = False) -> None:
-        from xlsent.encoding.layer_features import model_fingerprint
-        from xlsent.models.registry import load_model, resolve_model_path
+        from xlsent.models.handle import load_model
 
         if not src or not tgt:
             raise XlsentError("mining needs at least one sentence on each side")
@@ -80,9 +79,9 @@ class MiningJob:
             raise XlsentError(f"a sentence contains a line break ({bad[:40]!r}…): one sentence per line is the job's "
                               "storage format — normalise whitespace first")
         self.model_name = model_name
-        self.model = model if model is not None else load_model(model_name)
-        path = resolve_model_path(model_name) if model is None else Path(model_name)
-        fingerprint = model_fingerprint(path) if path.is_dir() else model_name
+        handle = model if model is not None else load_model(model_name)
+        self.model = handle.model
+        fingerprint = handle.fingerprint
         self._setup(workdir, cfg, int(self.model.get_embedding_dimension()), len(src), len(tgt),
                     {"model": fingerprint, "src": _digest(src), "tgt": _digest(tgt)}, overwrite)
         for p, lines in ((self.src_txt, src), (self.tgt_txt, tgt)):

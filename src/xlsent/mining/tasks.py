@@ -45,11 +45,11 @@ class EncodeTask:
 
     def run(self, model=None, show_progress: bool = False) -> None:
         from xlsent.encoding.embed import embed
-        from xlsent.models.registry import load_model
+        from xlsent.models.handle import load_model
 
         store = EmbeddingStore.open(self.store)
         start, stop = store.bounds(self.shard)
-        model = model if model is not None else load_model(self.model)
+        model = model if model is not None else load_model(self.model).model
         texts = read_lines_range(self.texts, start, stop)
         vecs = embed(model, texts, self.batch_size, normalize=True, show_progress=show_progress,
                      description=f"{self.store.name} shard {self.shard}")

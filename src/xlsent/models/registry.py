@@ -99,17 +99,3 @@ def resolve_model_path(name_or_path: str) -> Path:
         f"unknown model '{name_or_path}': not a registered name ({names}) and no such folder — "
         "use one of those names or a local model folder (xlsent never downloads from a hub)"
     )
-
-
-def load_model(name_or_path: str, device: str = "cpu"):
-    """Load a :class:`~sentence_transformers.SentenceTransformer` from a name or folder.
-
-    A plain Hugging Face folder gets mean pooling (sentence-transformers' default).
-    """
-    from sentence_transformers import SentenceTransformer
-
-    path = resolve_model_path(name_or_path)
-    try:
-        return SentenceTransformer(str(path), device=device, local_files_only=True)
-    except OSError as exc:  # a broken folder, not a user typo we can name better
-        raise XlsentError(f"{path}: could not load the model ({exc}) — is the folder complete?") from exc

@@ -256,12 +256,12 @@ def build_student_st(assistant_st, ru_layers: int, repeats: int, bottleneck: int
 
 def load_student(path: str | Path, repeats: int | None = None, normalize: bool | None = None):
     """Load a saved student; optionally change its repeats or add/remove the final Normalize."""
-    from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Normalize
 
+    from xlsent.models.handle import load_model
+
     config_kwargs = {"num_hidden_layers": int(repeats)} if repeats is not None else None
-    st = SentenceTransformer(str(path), device="cpu", local_files_only=True,
-                             model_kwargs=None, config_kwargs=config_kwargs)
+    st = load_model(path, config_kwargs=config_kwargs).model
     freeze_projection_bias(st[0].auto_model)
     has_norm = isinstance(st[-1], Normalize)
     if normalize is True and not has_norm:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-
 import numpy as np
 from rich.markup import escape
 
 from xlsent.data.loading import load_pairs
 from xlsent.data.triplets import english_side
+from xlsent.models.handle import ModelHandle, load_model
 from xlsent.utils.errors import XlsentError
 
 
@@ -37,16 +36,6 @@ def load_train_pairs(t: dict, seed: int, console=None) -> TrainPairs:
     return TrainPairs(list(ds[en_col]), list(ds[other_col]), ds, notes)
 
 
-def load_st(name: str, max_seq_length: int | None = None):
-    from xlsent.models.registry import load_model, resolve_model_path
-
-    path = resolve_model_path(name)
-    st = load_model(str(path))
-    if max_seq_length:
-        st.max_seq_length = int(max_seq_length)
-    return st, path
-
-
 def freeze_word_embeddings(st) -> int:
     """Stop training the token table (the 96M-parameter bulk of e5-small); returns the frozen count."""
     emb = st[0].auto_model.get_input_embeddings()
@@ -62,23 +51,23 @@ def pair_dataset(english: list[str], other: list[str], label):
                               "label": np.asarray(label, dtype=np.float32).tolist()})
 
 
-def load_student_for(cfg: dict, name: str, teacher):
+def load_student_for(cfg: dict, name: str, teacher: ModelHandle):
     """The student to train: same width as the teacher, token table frozen if configured."""
-    student, _ = load_st(name, cfg["model"]["max_seq_length"])
-    if student.get_embedding_dimension() != teacher.get_embedding_dimension():
+    student = load_model(name, max_seq_length=cfg["model"]["max_seq_length"]).model
+    if student.get_embedding_dimension() != teacher.dimension:
         raise XlsentError(
             f"student dimension {student.get_embedding_dimension()} ≠ teacher dimension "
-            f"{teacher.get_embedding_dimension()} — choose a teacher and student of the same width"
+            f"{teacher.dimension} — choose a teacher and student of the same width"
         )
     if cfg["model"]["freeze_word_embeddings"]:
         freeze_word_embeddings(student)
     return student
 
 
-def teacher_targets(teacher, teacher_path: Path, texts: list[str], progress: bool = True) -> np.ndarray:
+def teacher_targets(teacher: ModelHandle, texts: list[str], progress: bool = True) -> np.ndarray:
     from xlsent.encoding.cached_embeddings import cached_embeddings
 
-    return cached_embeddings(teacher, teacher_path, texts, show_progress=progress, description="teacher embeddings")
+    return cached_embeddings(teacher, texts, show_progress=progress, description="teacher embeddings")
 
 
 def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=None, chunk_words: int = 0,

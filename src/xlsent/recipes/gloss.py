@@ -30,7 +30,8 @@ import json
 from pathlib import Path
 
 from xlsent.data.dictionary import BilingualDictionary
-from xlsent.recipes._common import load_st, teacher_targets
+from xlsent.models.handle import load_model
+from xlsent.recipes._common import teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -85,7 +86,8 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     notes = loaded.notes() + dictionary.notes + [f"dictionary covers {cov:.1%} of the training words"]
     if len(dictionary) == 0:
         raise XlsentError("the bilingual dictionary is empty — give dictionary.tsv or more parallel pairs")
-    sbert, sbert_path = load_st(cfg["model"]["name"], cfg["model"]["max_seq_length"])
+    sbert_handle = load_model(cfg["model"]["name"], max_seq_length=cfg["model"]["max_seq_length"])
+    sbert = sbert_handle.model
     triplets, rep = build_triplets(ds, cfg["negatives"]["strategy"], seed, teacher=sbert,
                                    relative_margin=float(cfg["negatives"]["relative_margin"]))
     notes += rep.lines()
@@ -99,7 +101,7 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     if lam:
         import numpy as np
 
-        tp = teacher_targets(sbert, sbert_path, cols["positive"] + cols["negative"], progress)
+        tp = teacher_targets(sbert_handle, cols["positive"] + cols["negative"], progress)
         n = len(cols["positive"])
         cols["label"] = np.stack([tp[:n], tp[n:]], axis=1).tolist()
     loss = SoftMarginTripletDistillLoss(sbert, float(cfg["loss"]["margin"]), lam, cfg["loss"]["distance"])

@@ -85,7 +85,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes._common import TrainPairs, load_st, load_train_pairs, pair_dataset, teacher_targets
+from xlsent.recipes._common import TrainPairs, load_train_pairs, pair_dataset, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -155,9 +155,10 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     from sentence_transformers.sentence_transformer.losses import MSELoss
 
     from xlsent.encoding.cached_embeddings import cached_embeddings
-    from xlsent.encoding.layer_features import LayerFeatures, model_fingerprint
+    from xlsent.encoding.layer_features import LayerFeatures
     from xlsent.losses import ContrastiveDistillLoss, MultilingualContrastiveLoss
-    from xlsent.models.registry import load_model, resolve_model_path
+    from xlsent.models.handle import load_model
+    from xlsent.models.registry import resolve_model_path
     from xlsent.models.student import build_student_st, count_tokens, load_student, size_report
     from xlsent.recipes.xkd import train_xkd
 
@@ -190,13 +191,13 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     else:
         assistant_path = base_path
     result.assistant = assistant_path
-    assistant = load_model(str(assistant_path))
-    assistant.max_seq_length = int(cfg["model"]["max_seq_length"])
-    h = config_hash(h, model_fingerprint(assistant_path))
+    assistant_handle = load_model(assistant_path, max_seq_length=int(cfg["model"]["max_seq_length"]))
+    assistant = assistant_handle.model
+    h = config_hash(h, assistant_handle.fingerprint)
 
     pairs = load_train_pairs(cfg["train"], seed, console)
     mono = _monolingual(cfg["train"], seed, console)
-    teacher, teacher_path = load_st(cfg["teacher"])
+    teacher = load_model(cfg["teacher"])
 
     student_dir = None
     if mode in ("multistage", "single-predistill"):
@@ -231,7 +232,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
                 write_json_atomic(d2 / "stage.json", {"config_hash": h, "steps": int(cfg["stage2"]["token_steps"]), **extra})
             else:
                 en, xx = _subset(pairs, cfg["stage2"]["sample"], seed)
-                feats = LayerFeatures(assistant, assistant_path, batch_size=64)
+                feats = LayerFeatures(assistant_handle, batch_size=64)
                 z = feats.get(en + xx, ["mean:0"], show_progress=progress)["mean:0"]
                 label = np.stack([z[: len(en)], z[len(en) :]], axis=1)
                 train_stage(student, pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), d2, h,
@@ -246,7 +247,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
             if mono:  # two monolingual sentences to a row, each imitating the assistant's embedding of itself
                 odd = mono + mono[:1] if len(mono) % 2 else mono
                 en, xx = en + odd[0::2], xx + odd[1::2]
-            a = cached_embeddings(assistant, assistant_path, en + xx, show_progress=progress,
+            a = cached_embeddings(assistant_handle, en + xx, show_progress=progress,
                                   description="assistant embeddings")
             label = np.stack([a[: len(en)], a[len(en) :]], axis=1)
             student = load_student(d2 / "model", repeats=repeats, normalize=True)
@@ -277,7 +278,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         else:
             student = load_student(student_dir)
             student.max_seq_length = int(cfg["model"]["max_seq_length"])
-        t_en = teacher_targets(teacher, teacher_path, en, progress)
+        t_en = teacher_targets(teacher, en, progress)
         loss = MultilingualContrastiveLoss(student, variant, float(cfg["mcl"]["temperature"]),
                                            float(cfg["mcl"]["mcl_weight"]), float(cfg["mcl"]["kd_weight"]),
                                            float(cfg["mcl"]["infonce_weight"]), float(cfg["mcl"]["temperature"]))

@@ -68,9 +68,9 @@ from rich.markup import escape
 
 from xlsent.data.loading import load_pairs
 from xlsent.data.negatives import build_negatives
-from xlsent.encoding.layer_features import LayerFeatures, load_cut_transformer, parse_spec
+from xlsent.encoding.layer_features import LayerFeatures, parse_spec
 from xlsent.losses.siamese_contrastive_loss import contrastive_loss
-from xlsent.models.registry import load_model, resolve_model_path
+from xlsent.models.handle import load_model, load_transformer_module
 from xlsent.modules import CenterNormalize, SiameseHead
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -165,9 +165,9 @@ def train_siamese(
     write_text_atomic(output / "config.yaml", dump_config(cfg))
 
     # 1. Frozen encoder and its cached features
-    model_path = resolve_model_path(cfg["model"])
-    base = load_model(str(model_path))
-    lf = LayerFeatures(base, model_path, batch_size=cfg["features"]["batch_size"])
+    handle = load_model(cfg["model"])
+    model_path, base = handle.path, handle.model
+    lf = LayerFeatures(handle, batch_size=cfg["features"]["batch_size"])
     spec = feature_spec(cfg)
     _, layers = parse_spec(spec, lf.num_layers)
 
@@ -315,7 +315,7 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
 
     mode = result.config["features"]["pooling"]
     all_layers = len(layers) > 1
-    transformer = load_cut_transformer(result.model_path, max(layers), hidden_states=all_layers)
+    transformer = load_transformer_module(result.model_path, max(layers), hidden_states=all_layers)
     dim = int(transformer.auto_model.config.hidden_size)
     modules: list = [transformer]
     if all_layers:

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes._common import load_st, load_student_for, load_train_pairs, teacher_targets
+from xlsent.models.handle import load_model
+from xlsent.recipes._common import load_student_for, load_train_pairs, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.io import write_text_atomic
@@ -74,13 +75,13 @@ def train_triplet_kd(cfg: dict, output: str | Path, console=None, progress: bool
     chash = config_hash(cfg["teacher"], cfg["student"], cfg["train"], cfg["negatives"], cfg["loss"], cfg["optim"], cfg["model"])
     if skip_if_done(output, chash, console):
         return output / "model"
-    teacher, teacher_path = load_st(cfg["teacher"])
-    triplets, notes = load_training_triplets(cfg, teacher, console)
+    teacher = load_model(cfg["teacher"])
+    triplets, notes = load_training_triplets(cfg, teacher.model, console)
     student = load_student_for(cfg, cfg["student"], teacher)
     lam = float(cfg["loss"]["kd_weight"])
     cols = {c: list(triplets[c]) for c in ("anchor", "positive", "negative")}
     if lam:
-        tp = teacher_targets(teacher, teacher_path, cols["positive"] + cols["negative"], progress)
+        tp = teacher_targets(teacher, cols["positive"] + cols["negative"], progress)
         n = len(cols["positive"])
         cols["label"] = np.stack([tp[:n], tp[n:]], axis=1).tolist()
     loss = SoftMarginTripletDistillLoss(student, margin=float(cfg["loss"]["margin"]), kd_weight=lam,

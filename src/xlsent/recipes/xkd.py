@@ -27,7 +27,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from xlsent.recipes._common import load_st, load_student_for, load_train_pairs, pair_dataset, teacher_targets
+from xlsent.models.handle import load_model
+from xlsent.recipes._common import load_student_for, load_train_pairs, pair_dataset, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.io import write_text_atomic
@@ -50,8 +51,8 @@ def train_xkd(cfg: dict, output: str | Path, console=None, progress: bool = True
         return stage_dir / "model"
     seed = int(cfg["optim"]["seed"])
     pairs = load_train_pairs(cfg["train"], seed, console)
-    teacher, teacher_path = load_st(cfg["teacher"])
-    targets = teacher_targets(teacher, teacher_path, pairs.english, progress)
+    teacher = load_model(cfg["teacher"])
+    targets = teacher_targets(teacher, pairs.english, progress)
     student = load_student_for(cfg, student_name, teacher)
     ds = pair_dataset(pairs.english, pairs.other, targets)
     train_stage(student, ds, MSELoss(student), cfg["optim"], stage_dir, chash, console, progress, "X-KD",
