@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
 
-    from xlsent.data.loading import load_pairs
+    from xlsent.data.pairs import load_pairs
     from xlsent.encoding.embed import embed
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries

@@ -32,7 +32,7 @@ def main() -> None:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="xlsent-bench-"))
-    from xlsent.data.loading import load_pairs
+    from xlsent.data.pairs import load_pairs
     from xlsent.encoding.layer_features import LayerFeatures
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries

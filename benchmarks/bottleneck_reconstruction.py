@@ -28,7 +28,7 @@ def main() -> None:
 
     import torch
 
-    from xlsent.data.loading import load_pairs
+    from xlsent.data.pairs import load_pairs
     from xlsent.models.handle import load_model
     from xlsent.models.student import count_tokens, principal_directions
 

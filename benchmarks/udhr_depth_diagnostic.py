@@ -24,7 +24,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from xlsent.data.bundled import split_by_language
-    from xlsent.data.loading import load_pairs
+    from xlsent.data.pairs import load_pairs
     from xlsent.encoding.embed import embed
     from xlsent.evaluation.retrieval import evaluate_many
     from xlsent.models.handle import load_model

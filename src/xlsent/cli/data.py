@@ -10,7 +10,7 @@ from rich.table import Table
 
 from xlsent.cli.common import console
 from xlsent.data.bundled import BUNDLED, data_dir
-from xlsent.data.loading import load_pairs
+from xlsent.data.pairs import load_pairs
 
 app = typer.Typer(help="Bundled datasets and corpus statistics.", no_args_is_help=True)
 

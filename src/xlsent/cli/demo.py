@@ -29,7 +29,7 @@ def demo_command(
 ) -> None:
     """Train and evaluate the siamese recipe on English–Chichewa; write a report."""
     from xlsent.data.bundled import split_by_language
-    from xlsent.data.loading import load_pairs
+    from xlsent.data.pairs import load_pairs
     from xlsent.evaluation.retrieval import evaluate_many, mean_row
     from xlsent.models.registry import resolve_model_path
     from xlsent.recipes.siamese import base_encoder, evaluate_run, train_siamese

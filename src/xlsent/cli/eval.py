@@ -41,7 +41,7 @@ def retrieval(
 ) -> None:
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs."""
     from xlsent.data.bundled import split_by_language
-    from xlsent.data.loading import load_pairs
+    from xlsent.data.pairs import load_pairs
     from xlsent.encoding.embed import embed
     from xlsent.models.handle import load_model
 
@@ -146,7 +146,7 @@ def triplet(
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
     from rich.table import Table
 
-    from xlsent.data.loading import load_pairs
+    from xlsent.data.pairs import load_pairs
     from xlsent.data.triplets import build_triplets, read_triplets
     from xlsent.evaluation.triplet import TRIPLET_SIMILARITIES, evaluate_triplets
 
@@ -217,8 +217,8 @@ def mse(
     output: Path = OUT,
 ) -> None:
     """MSE of the student (both sides) to the teacher's embedding of the English side."""
-    from xlsent.data.loading import load_pairs
-    from xlsent.data.triplets import english_side
+    from xlsent.data.pairs import load_pairs
+    from xlsent.data.pairs import english_side
     from xlsent.evaluation.mse import evaluate_mse
 
     if bool(pairs) == bool(dataset):
@@ -305,7 +305,7 @@ def documents(
     if dataset:
         src, tgt, sl, tl = document_units(dataset)
     else:
-        from xlsent.data.loading import load_pairs
+        from xlsent.data.pairs import load_pairs
 
         ds = load_pairs(pairs, on_bad_lines=on_bad_lines, dedupe=False).dataset
         src, tgt = list(ds["src"]), list(ds["tgt"])

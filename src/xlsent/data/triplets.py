@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.data.pairs import english_side, section_keys
 from xlsent.data.readers import read_fields
 from xlsent.utils.errors import InputFormatError, XlsentError
 
@@ -44,27 +45,6 @@ class TripletReport:
         out = [f"triplets: {self.rows} built with '{self.strategy}' negatives"]
         out += [f"triplets: {n} negative(s) drawn at random instead, because {why}" for why, n in self.fallbacks.items() if n]
         return out
-
-
-def english_side(ds) -> tuple[str, str]:
-    """(anchor column, positive column): the anchor is the non-English side."""
-    src_lang = (ds["src_lang"][0] if "src_lang" in ds.column_names and len(ds) else "") or ""
-    tgt_lang = (ds["tgt_lang"][0] if "tgt_lang" in ds.column_names and len(ds) else "") or ""
-    if tgt_lang.lower().startswith("en") and not src_lang.lower().startswith("en"):
-        return "src", "tgt"
-    return "tgt", "src"
-
-
-def section_keys(ds) -> list[tuple[str, str]] | None:
-    """(document, section) of every row, or None when the corpus has no such structure."""
-    cols = ds.column_names
-    if {"book", "chapter"} <= set(cols):  # Bible: book = document, chapter = section
-        return [(str(b), str(c)) for b, c in zip(ds["book"], ds["chapter"])]
-    if "udhr_code" in cols and "id" in cols:  # UDHR: declaration = document, article = section
-        return [(str(code), str(i).split(".")[0]) for code, i in zip(ds["udhr_code"], ds["id"])]
-    if {"doc", "section"} <= set(cols):
-        return [(str(d), str(s)) for d, s in zip(ds["doc"], ds["section"])]
-    return None
 
 
 def _random_other(i: int, positives: list[str], rng: np.random.Generator) -> int:

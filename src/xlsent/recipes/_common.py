@@ -2,38 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import numpy as np
 from rich.markup import escape
 
-from xlsent.data.loading import load_pairs
-from xlsent.data.triplets import english_side
+from xlsent.data.pairs import english_side, load_pairs
 from xlsent.models.handle import ModelHandle, load_model
 from xlsent.utils.errors import XlsentError
 
 
-@dataclass
-class TrainPairs:
-    """English side, other side, and the cleaning/sampling notes."""
-
-    english: list[str]
-    other: list[str]
-    dataset: object
-    notes: list[str] = field(default_factory=list)
-
-
-def load_train_pairs(t: dict, seed: int, console=None) -> TrainPairs:
-    loaded = load_pairs(t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True,
-                        t["sample"], seed)
-    ds = loaded.dataset
-    if len(ds) < 2:
-        raise XlsentError(f"{t['pairs']}: only {len(ds)} pair(s) left after cleaning — need at least 2")
-    other_col, en_col = english_side(ds)
-    notes = loaded.notes()
+def say(console, lines: list[str]) -> None:
+    """Show data notes (what a reader or filter skipped or removed) on ``console``, when there is one."""
     if console is not None:
-        for line in notes:
+        for line in lines:
             console.print(f"[dim]{escape(line)}[/dim]")
-    return TrainPairs(list(ds[en_col]), list(ds[other_col]), ds, notes)
 
 
 def freeze_word_embeddings(st) -> int:
@@ -90,7 +71,7 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
     held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=seed).dataset
     other_col, en_col = english_side(held)
     src, tgt = list(held["src"]), list(held["tgt"])
-    from xlsent.data.triplets import section_keys
+    from xlsent.data.pairs import section_keys
 
     # paper 004's negatives (another section of the same document) where the pool has sections
     trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)

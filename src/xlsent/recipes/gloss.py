@@ -31,7 +31,7 @@ from pathlib import Path
 
 from xlsent.data.dictionary import BilingualDictionary
 from xlsent.models.handle import load_model
-from xlsent.recipes._common import teacher_targets
+from xlsent.recipes._common import say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -63,10 +63,9 @@ def load_gloss(model_path: str | Path) -> BilingualDictionary | None:
 
 def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = True) -> Path:
     from datasets import Dataset
-    from rich.markup import escape
 
-    from xlsent.data.loading import load_pairs
-    from xlsent.data.triplets import build_triplets, english_side
+    from xlsent.data.pairs import load_train_pairs
+    from xlsent.data.triplets import build_triplets
     from xlsent.losses import SoftMarginTripletDistillLoss
 
     output = Path(output)
@@ -77,13 +76,11 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     if skip_if_done(output, chash, console):
         return output / "model"
     t, seed = cfg["train"], int(cfg["optim"]["seed"])
-    loaded = load_pairs(t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True,
-                        t["sample"], seed)
-    ds = loaded.dataset
-    other_col, en_col = english_side(ds)
-    dictionary = build_dictionary(cfg, list(ds[other_col]), list(ds[en_col]))
-    cov = dictionary.coverage(list(ds[other_col]))
-    notes = loaded.notes() + dictionary.notes + [f"dictionary covers {cov:.1%} of the training words"]
+    pairs = load_train_pairs(t, seed)
+    ds = pairs.dataset
+    dictionary = build_dictionary(cfg, pairs.other, pairs.english)
+    cov = dictionary.coverage(pairs.other)
+    notes = pairs.notes + dictionary.notes + [f"dictionary covers {cov:.1%} of the training words"]
     if len(dictionary) == 0:
         raise XlsentError("the bilingual dictionary is empty — give dictionary.tsv or more parallel pairs")
     sbert_handle = load_model(cfg["model"]["name"], max_seq_length=cfg["model"]["max_seq_length"])
@@ -91,9 +88,7 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     triplets, rep = build_triplets(ds, cfg["negatives"]["strategy"], seed, teacher=sbert,
                                    relative_margin=float(cfg["negatives"]["relative_margin"]))
     notes += rep.lines()
-    if console is not None:
-        for line in notes:
-            console.print(f"[dim]{escape(line)}[/dim]")
+    say(console, notes)
     unknown = cfg["dictionary"]["unknown"]
     cols = {"anchor": [dictionary.gloss(a, unknown) for a in triplets["anchor"]],
             "positive": list(triplets["positive"]), "negative": list(triplets["negative"])}

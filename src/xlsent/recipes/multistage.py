@@ -85,7 +85,8 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes._common import TrainPairs, load_train_pairs, pair_dataset, teacher_targets
+from xlsent.data.pairs import TrainPairs, load_train_pairs
+from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -195,7 +196,8 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     assistant = assistant_handle.model
     h = config_hash(h, assistant_handle.fingerprint)
 
-    pairs = load_train_pairs(cfg["train"], seed, console)
+    pairs = load_train_pairs(cfg["train"], seed)
+    say(console, pairs.notes)
     mono = _monolingual(cfg["train"], seed, console)
     teacher = load_model(cfg["teacher"])
 

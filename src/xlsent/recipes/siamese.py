@@ -66,7 +66,7 @@ import numpy as np
 import torch
 from rich.markup import escape
 
-from xlsent.data.loading import load_pairs
+from xlsent.data.pairs import load_pairs, load_train_pairs
 from xlsent.data.negatives import build_negatives
 from xlsent.encoding.layer_features import LayerFeatures, parse_spec
 from xlsent.losses.siamese_contrastive_loss import contrastive_loss
@@ -174,14 +174,10 @@ def train_siamese(
     # 2. Training pairs, cleaned with counts, sampled
     t = cfg["train"]
     seed = int(cfg["optim"]["seed"])
-    loaded = load_pairs(
-        t["pairs"], t["on_bad_lines"], t["min_words"], t["max_words"], t["special_pattern"], True, t["sample"], seed
-    )
-    for line in loaded.notes():
+    pairs = load_train_pairs(t, seed)
+    for line in pairs.notes:
         console.print(f"[dim]{escape(line)}[/dim]")
-    src_texts, tgt_texts = list(loaded.dataset["src"]), list(loaded.dataset["tgt"])
-    if len(src_texts) < 2:
-        raise XlsentError(f"{t['pairs']}: only {len(src_texts)} pair(s) left after cleaning — need at least 2")
+    src_texts, tgt_texts = list(pairs.dataset["src"]), list(pairs.dataset["tgt"])
 
     # 3. Features (computed once, cached on disk)
     feats = lf.get(src_texts + tgt_texts, [spec], show_progress=progress)[spec]
@@ -290,7 +286,7 @@ def train_siamese(
     elif list(cfg["output_norm"]) != ["unit"]:
         raise XlsentError(f"output_norm must be [unit, center, unit] or [unit], not {cfg['output_norm']}")
 
-    result = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg["features"]["normalize_input"]), log, loaded.notes())
+    result = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg["features"]["normalize_input"]), log, pairs.notes)
     save_siamese_model(result, base, output / "model", layers)
     return result
 

@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.models.handle import load_model
-from xlsent.recipes._common import load_student_for, load_train_pairs, teacher_targets
+from xlsent.data.pairs import load_train_pairs
+from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.io import write_text_atomic
@@ -40,8 +41,6 @@ from xlsent.utils.io import write_text_atomic
 
 def load_training_triplets(cfg: dict, teacher, console=None):
     """Triplets from ``train.triplets`` (a TSV) or built from ``train.pairs``; plus notes."""
-    from rich.markup import escape
-
     from xlsent.data.triplets import build_triplets, read_triplets
 
     t = cfg["train"]
@@ -57,9 +56,7 @@ def load_training_triplets(cfg: dict, teacher, console=None):
         ds, report = build_triplets(pairs.dataset, cfg["negatives"]["strategy"], seed, teacher=teacher,
                                     relative_margin=float(cfg["negatives"]["relative_margin"]))
         notes = pairs.notes + report.lines()
-    if console is not None:
-        for line in notes:
-            console.print(f"[dim]{escape(line)}[/dim]")
+    say(console, notes)
     return ds, notes
 
 

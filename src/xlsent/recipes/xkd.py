@@ -28,7 +28,8 @@ import copy
 from pathlib import Path
 
 from xlsent.models.handle import load_model
-from xlsent.recipes._common import load_student_for, load_train_pairs, pair_dataset, teacher_targets
+from xlsent.data.pairs import load_train_pairs
+from xlsent.recipes._common import load_student_for, pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.io import write_text_atomic
@@ -50,7 +51,8 @@ def train_xkd(cfg: dict, output: str | Path, console=None, progress: bool = True
     if skip_if_done(stage_dir, chash, console):
         return stage_dir / "model"
     seed = int(cfg["optim"]["seed"])
-    pairs = load_train_pairs(cfg["train"], seed, console)
+    pairs = load_train_pairs(cfg["train"], seed)
+    say(console, pairs.notes)
     teacher = load_model(cfg["teacher"])
     targets = teacher_targets(teacher, pairs.english, progress)
     student = load_student_for(cfg, student_name, teacher)
