@@ -56,7 +56,7 @@ def test_cached_last_layer_features_equal_encode(e5, tmp_path):
     from xlsent.models.handle import load_model
 
     lf = LayerFeatures(load_model(path), cache_root=tmp_path)
-    np.testing.assert_allclose(base_encoder(model, lf)(SAMPLE), model.encode(SAMPLE, normalize_embeddings=True), atol=1e-5)
+    np.testing.assert_allclose(base_encoder(lf).encode(SAMPLE), model.encode(SAMPLE, normalize_embeddings=True), atol=1e-5)
 
 
 def test_siamese_on_real_model_reloads_identically(tmp_path):

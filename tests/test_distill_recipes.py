@@ -242,9 +242,11 @@ def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
     from xlsent.recipes._common import evaluate_models, summary_table
 
     st = SentenceTransformer(str(models["assistant"]), device="cpu")
-    teacher = SentenceTransformer(str(models["teacher"]), device="cpu")
     e = {"pairs": str(pairs_tsv), "sample": 0, "similarity": "cosine", "udhr": False}
-    m = evaluate_models({"a": st}, e, teacher, seed=0)["models"]["a"]
+    from xlsent.encoding.encoder import Encoder
+
+    m = evaluate_models({"a": Encoder.load(models["assistant"], memo=True)}, e,
+                        Encoder.load(models["teacher"]), seed=0)["models"]["a"]
     ds, _ = read_tsv(pairs_tsv)
     direct = evaluate_retrieval(ds["src"], ds["tgt"], lambda t: st.encode(t), similarity="cosine")
     assert m["retrieval"]["tgt2src"]["p@1"] == direct.tgt2src["p@1"]

@@ -47,7 +47,8 @@ def test_pairs_from_documents_applies_every_rule_and_counts_it():
     ])]
     names = {"Mbiri": 0, "History": 0, "Chuma": 1, "Economy": 1, "Zina": 2, "Other": 2}
 
-    def encode(titles):
+    def encode(titles, lang):
+        assert lang in ("ny", "en")
         return np.eye(3)[[names[t] for t in titles]]
 
     res = pairs_from_documents(src, tgt, encode, min_section_chars=100, max_short_words=10)

@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from xlsent.data.dictionary import _B64, BilingualDictionary
@@ -89,7 +90,8 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     pytest.importorskip("eflomal")
     from sentence_transformers import SentenceTransformer
 
-    from xlsent.recipes.gloss import load_gloss, train_gloss
+    from xlsent.models.gloss import load_gloss
+    from xlsent.recipes.gloss import train_gloss
     from xlsent.utils.config import load_config
 
     ny, en = _parallel(120)
@@ -98,7 +100,9 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     cfg = load_config("gloss", overrides=[f"model.name={tiny_model}", f"train.pairs={pairs}", "negatives.strategy=random",
                                           "optim.epochs=1", "optim.lr=1e-3"])
     model = train_gloss(cfg, tmp_path / "run", progress=False)
-    d = load_gloss(model)
+    g = load_gloss(model)
+    assert g is not None
+    d = g.dictionary
     assert d is not None and d.entries.get("madzi") == "water"
     st = SentenceTransformer(str(model), device="cpu")
     assert st.encode([d.gloss("mulungu madzi")]).shape == (1, 32)
@@ -109,3 +113,20 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     assert (tmp_path / "out.txt").read_text() == "god ndi water .\n"
     meta = json.loads((model / "xlsent_gloss.json").read_text())
     assert meta["entries"] == len(d)
+    # one encoder everywhere: the evaluation after training and `xlsent eval retrieval` give the same scores,
+    # and both gloss the Chichewa side (only)
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.recipes._common import evaluate_models
+
+    enc = Encoder.load(model, memo=True)
+    assert enc.preprocess(["Mulungu madzi"], "ny") == ["god water"] and enc.preprocess(["a madzi"], "en") == ["a madzi"]
+    e = {"pairs": str(pairs), "sample": 0, "similarity": "cosine", "udhr": False}
+    ours = evaluate_models({"g": enc}, e)["models"]["g"]["retrieval"]
+    out = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "eval", "retrieval", "-m", str(model), "--pairs",
+                          str(pairs), "-o", str(tmp_path / "r.json")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    cli = json.loads((tmp_path / "r.json").read_text())
+    for d_ in ("src2tgt", "tgt2src"):
+        assert cli[d_]["p@1"] == ours[d_]["p@1"] and cli[d_]["p@5"] == ours[d_]["p@5"]
+    bare = Encoder.load(model, gloss=None)
+    assert not np.allclose(bare.encode(["Mulungu madzi"]), enc.encode(["Mulungu madzi"], "ny"))

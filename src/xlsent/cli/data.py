@@ -121,15 +121,14 @@ def pairs_from_documents_command(
     from xlsent.cli.common import choice
     from xlsent.data.documents import load_documents, pairs_from_documents
     from xlsent.data.splitting import SPLITTERS
-    from xlsent.encoding.embed import embed
-    from xlsent.models.handle import load_model
+    from xlsent.encoding.encoder import Encoder
     from xlsent.utils.errors import XlsentError
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
     choice(splitter, SPLITTERS, "--splitter")
     s_docs, t_docs = load_documents(src), load_documents(tgt)
-    st = load_model(model).model
-    res = pairs_from_documents(s_docs, t_docs, lambda t: embed(st, t, normalize=True, show_progress=False),
+    encoder = Encoder.load(model, normalize=True)
+    res = pairs_from_documents(s_docs, t_docs, encoder.encode,
                                title_threshold, min_section_chars, max_short_words, strip_chars, splitter, seed)
     for line in res.lines():
         console.print(f"[dim]{escape(line)}[/dim]")
@@ -165,11 +164,11 @@ def filter_pairs_command(
     pattern = None if no_special else (special_pattern or DEFAULT_SPECIAL_PATTERN)
     encode = None
     if rank_by != "score":
-        from xlsent.encoding.embed import embed
-        from xlsent.models.handle import load_model
+        from xlsent.data.pairs import side_langs
+        from xlsent.encoding.encoder import Encoder
 
-        st = load_model(model).model
-        encode = lambda texts, side: embed(st, texts, normalize=True, show_progress=False)  # noqa: E731
+        encoder, langs = Encoder.load(model, normalize=True), dict(zip(("src", "tgt"), side_langs(ds)))
+        encode = lambda texts, side: encoder.encode(texts, langs[side] or None)  # noqa: E731
     res = filter_pairs(ds, min_words, pattern, top, rank_by, encode)
     for line in report.lines() + res.notes:
         console.print(f"[dim]{escape(line)}[/dim]")

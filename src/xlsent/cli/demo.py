@@ -53,7 +53,7 @@ def demo_command(
     t = time.perf_counter()
     result = train_siamese(cfg, output / "siamese", console=err_console)
     timings["train"] = time.perf_counter() - t
-    base = base_encoder(result.features.model, result.features)
+    base, trained = base_encoder(result.features, memo=True, name="e5-small"), result.encoder(memo=True, name="siamese")
 
     console.rule("3/4 evaluation (held-out data only)")
     t = time.perf_counter()
@@ -67,7 +67,7 @@ def demo_command(
     udhr = split_by_language(load_pairs("udhr", dedupe=False).dataset)
     groups = {lang: (list(p["src"]), list(p["tgt"]), "eng", lang) for lang, p in udhr.items()}
     u_base = evaluate_many(groups, base, "e5-small", e["similarity"], dataset="udhr")
-    u_trained = evaluate_many(groups, result.encode, "siamese", e["similarity"], dataset="udhr")
+    u_trained = evaluate_many(groups, trained, "siamese", e["similarity"], dataset="udhr")
     timings["evaluate"] = time.perf_counter() - t
 
     mb, mt = mean_row(u_base), mean_row(u_trained)
@@ -93,8 +93,8 @@ def demo_command(
     n_plot = min(300, len(nt_src))
     png = embedding_space_png(
         [
-            ("base e5-small", base(nt_src[:n_plot]), base(nt_tgt[:n_plot])),
-            ("after siamese fine-tuning", result.encode(nt_src[:n_plot]), result.encode(nt_tgt[:n_plot])),
+            ("base e5-small", base.encode(nt_src[:n_plot], "eng"), base.encode(nt_tgt[:n_plot], "nya")),
+            ("after siamese fine-tuning", trained.encode(nt_src[:n_plot], "eng"), trained.encode(nt_tgt[:n_plot], "nya")),
         ],
         "English",
         "Chichewa",

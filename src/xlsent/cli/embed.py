@@ -9,7 +9,6 @@ import typer
 
 from xlsent.cli.common import console
 from xlsent.data.readers import read_lines
-from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import InputFormatError, XlsentError
 from xlsent.utils.io import atomic_path
@@ -22,9 +21,11 @@ def embed_command(
     batch_size: int = typer.Option(64, help="texts per batch (batches are sorted by token length)"),
     normalize: bool = typer.Option(False, help="L2-normalise the embeddings"),
     chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
+    lang: str = typer.Option("", help="language of the texts (e.g. ny, en): a word-gloss model glosses any "
+                             "language but English; unknown = glossed"),
 ) -> None:
     """Embed every line of a file (blank lines are an error: they would shift the rows)."""
-    from xlsent.encoding.embed import embed
+    from xlsent.encoding.encoder import Encoder
 
     if output.suffix != ".npy":
         raise XlsentError(f"{output}: the output must end in .npy")
@@ -32,8 +33,9 @@ def embed_command(
     for i, t in enumerate(texts, 1):
         if not t.strip():
             raise InputFormatError(input, i, "blank line", "remove it, or put a text on it; rows must match lines")
-    st = load_model(model).model
-    vecs = embed(st, texts, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words)
+    encoder = Encoder.load(model, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words,
+                           show_progress=True)
+    vecs = encoder.encode(texts, lang or None)
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, vecs)

@@ -41,9 +41,7 @@ def retrieval(
 ) -> None:
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs."""
     from xlsent.data.bundled import split_by_language
-    from xlsent.data.pairs import load_pairs
-    from xlsent.encoding.embed import embed
-    from xlsent.models.handle import load_model
+    from xlsent.data.pairs import load_pairs, side_langs
 
     choice(similarity, SIMILARITIES, "--similarity")
     if bool(pairs) == bool(dataset):
@@ -58,10 +56,8 @@ def retrieval(
     langs = list(dict.fromkeys(ds["tgt_lang"])) if "tgt_lang" in ds.column_names else [""]
     split = by_language if by_language is not None else len(langs) > 1
     parts = split_by_language(ds) if split else {source: ds}
-    groups = {name: (list(p["src"]), list(p["tgt"]), (p["src_lang"][0] if "src_lang" in p.column_names else ""),
-                     (p["tgt_lang"][0] if "tgt_lang" in p.column_names and split else "")) for name, p in parts.items()}
-    st = load_model(model).model
-    results = evaluate_many(groups, lambda texts: embed(st, texts, chunk_words=chunk_words), model, similarity, resamples, seed, k_nn, source)
+    groups = {name: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for name, p in parts.items()}
+    results = evaluate_many(groups, _encoder(model, chunk_words), model, similarity, resamples, seed, k_nn, source)
     rows = retrieval_rows(results)
     table = retrieval_table(rows, f"{model} on {source} ({similarity})")
     if len(results) > 1:
@@ -90,11 +86,10 @@ BAD = typer.Option("error", help="error | skip")
 
 
 def _encoder(model: str, chunk_words: int):
-    from xlsent.encoding.embed import embed
-    from xlsent.models.handle import load_model
+    """The model's encoder (a word-gloss model glosses non-English text itself)."""
+    from xlsent.encoding.encoder import Encoder
 
-    st = load_model(model).model
-    return lambda texts: embed(st, texts, chunk_words=chunk_words)
+    return Encoder.load(model, chunk_words=chunk_words, show_progress=True, memo=True)
 
 
 @app.command("sts")
@@ -146,13 +141,14 @@ def triplet(
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
     from rich.table import Table
 
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.pairs import english_side, load_pairs, side_langs
     from xlsent.data.triplets import build_triplets, read_triplets
     from xlsent.evaluation.triplet import TRIPLET_SIMILARITIES, evaluate_triplets
 
     choice(negatives, ("section", "random", "hard"), "--negatives")
     if bool(triplets) == bool(dataset):
         raise XlsentError("give exactly one of --triplets FILE or --dataset NAME")
+    anchor_lang = None  # a triplet file's anchors: the low-resource side, language not given
     if triplets:
         ds, report = read_triplets(triplets, on_bad_lines)
         notes = report.lines()
@@ -165,6 +161,8 @@ def triplet(
             miner = load_model(teacher).model
         ds, rep = build_triplets(loaded.dataset, negatives, seed, teacher=miner)
         notes = loaded.notes() + rep.lines()
+        langs = side_langs(loaded.dataset)
+        anchor_lang = langs[0 if english_side(loaded.dataset)[0] == "src" else 1] or None
     if sample and sample < len(ds):
         ds = ds.shuffle(seed=seed).select(range(sample))
         notes.append(f"sampled {sample} triplets (seed {seed})")
@@ -172,7 +170,7 @@ def triplet(
         err_console.print(f"[dim]{escape(line)}[/dim]")
     source = str(triplets or dataset)
     results = [evaluate_triplets(ds["anchor"], ds["positive"], ds["negative"], _encoder(m, chunk_words), m, source,
-                                 resamples, seed) for m in models]
+                                 resamples, seed, anchor_lang=anchor_lang) for m in models]
     t = Table(title=f"triplet accuracy on {source} (n = {len(ds)})")
     for c in ("model", *TRIPLET_SIMILARITIES, "max", "cos(a,p) mean±std", "cos(a,n) mean±std"):
         t.add_column(c, justify="left" if c == "model" else "right")
@@ -217,8 +215,7 @@ def mse(
     output: Path = OUT,
 ) -> None:
     """MSE of the student (both sides) to the teacher's embedding of the English side."""
-    from xlsent.data.pairs import load_pairs
-    from xlsent.data.pairs import english_side
+    from xlsent.data.pairs import english_side, load_pairs, side_langs
     from xlsent.evaluation.mse import evaluate_mse
 
     if bool(pairs) == bool(dataset):
@@ -228,8 +225,9 @@ def mse(
     for line in loaded.notes():
         err_console.print(f"[dim]{escape(line)}[/dim]")
     other, en = english_side(loaded.dataset)
+    other_lang = side_langs(loaded.dataset)[0 if other == "src" else 1]
     res = evaluate_mse(loaded.dataset[en], loaded.dataset[other], _encoder(model, chunk_words),
-                       _encoder(teacher, chunk_words), model, teacher, source)
+                       _encoder(teacher, chunk_words), model, teacher, source, tgt_lang=other_lang or None)
     console.print(f"{model} vs teacher {teacher} on {source} (n = {res['n']}): "
                   f"MSE×100 en {res['mse_src_x100']:.4f}, xx {res['mse_tgt_x100']:.4f}; "
                   f"cos(S(xx), T(en)) {res['cosine_tgt_to_teacher']['mean']:.3f}")
@@ -256,7 +254,7 @@ def mining(
     from xlsent.data.comparable import bible_comparable, read_bucc, udhr_comparable
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
-    from xlsent.models.handle import load_model
+    from xlsent.encoding.encoder import Encoder
 
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
@@ -274,7 +272,7 @@ def mining(
             raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
         corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
     cfg = MineConfig(k=k, mode=mode, margin=margin)
-    res = evaluate_mining(load_model(model), corpora[0], corpora[1], cfg, model)
+    res = evaluate_mining(Encoder.load(model), corpora[0], corpora[1], cfg, model)
     t = res["test"]
     console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "
                   f"{t['tgt_sentences']}): F1 {t['f1']:.3f} (P {t['precision']:.3f}, R {t['recall']:.3f}) at the dev "
@@ -305,12 +303,11 @@ def documents(
     if dataset:
         src, tgt, sl, tl = document_units(dataset)
     else:
-        from xlsent.data.pairs import load_pairs
+        from xlsent.data.pairs import load_pairs, side_langs
 
         ds = load_pairs(pairs, on_bad_lines=on_bad_lines, dedupe=False).dataset
         src, tgt = list(ds["src"]), list(ds["tgt"])
-        sl = ds["src_lang"][0] if "src_lang" in ds.column_names else ""
-        tl = ds["tgt_lang"][0] if "tgt_lang" in ds.column_names else ""
+        sl, tl = side_langs(ds)
     res = evaluate_retrieval(src, tgt, _encoder(model, chunk_words), model, similarity, resamples, seed, 4, sl, tl,
                              dataset or pairs)
     d = res.to_dict()

@@ -21,11 +21,15 @@ def gloss_command(
 ) -> None:
     """Replace every word found in the dictionary by its translation (paper 004's word mapping layer)."""
     from xlsent.data.dictionary import BilingualDictionary
-    from xlsent.recipes.gloss import load_gloss
+    from xlsent.models.gloss import load_gloss
 
     if bool(model) == bool(dictionary):
         raise XlsentError("give exactly one of --model GLOSS_MODEL or --dictionary FILE.tsv")
-    d = BilingualDictionary.from_tsv(dictionary) if dictionary else load_gloss(model)
+    if dictionary:
+        d = BilingualDictionary.from_tsv(dictionary)
+    else:
+        g = load_gloss(model)
+        d = g.dictionary if g is not None else None
     if d is None:
         raise XlsentError(f"{model}: not a gloss model (no xlsent_gloss.json) — train one with 'xlsent train gloss'")
     lines = read_lines(input)

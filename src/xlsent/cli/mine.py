@@ -60,7 +60,8 @@ def mine_command(
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
                      dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib)
     work = workdir or output.with_name(output.name + ".work")
-    result = mine(sides[0], sides[1], model, work, cfg, overwrite=overwrite, console=err_console, inputs=inputs)
+    result = mine(sides[0], sides[1], model, work, cfg, overwrite=overwrite, console=err_console, inputs=inputs,
+                  src_lang=src_lang, tgt_lang=tgt_lang)
     summary = save(result, output)
     s = result.summary
     sel = s["selection"]

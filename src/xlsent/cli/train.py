@@ -47,15 +47,19 @@ def siamese(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET,
 
 
 def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | None = None,
-              glossers: dict | None = None) -> None:
-    from xlsent.models.handle import load_model
+              gloss=None) -> None:
+    """``models``: report name → model name or folder; ``gloss`` (a gloss model's) is also applied to every
+    other model, so the base English SBERT is scored on glossed input too."""
+    from xlsent.encoding.encoder import Encoder
     from xlsent.recipes._common import evaluate_models, summary_table
 
     err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
-    teacher = load_model(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"]).model
-    loaded = {name: load_model(str(path)).model for name, path in models.items()}
-    metrics = evaluate_models(loaded, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console,
-                              chunk_words=int(cfg["eval"]["chunk_words"]), glossers=glossers)
+    chunk = int(cfg["eval"]["chunk_words"])
+    teacher = Encoder.load(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"], memo=True, gloss=None)
+    kw = {"gloss": gloss} if gloss is not None else {}
+    encoders = {name: Encoder.load(str(path), chunk_words=chunk, memo=True, name=name, **kw)
+                for name, path in models.items()}
+    metrics = evaluate_models(encoders, cfg["eval"], teacher, int(cfg["optim"]["seed"]), err_console)
     metrics.update(extra or {})
     write_json_atomic(output / "metrics.json", metrics)
     console.print(summary_table(metrics, title))
@@ -119,17 +123,14 @@ def multistage(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = S
 def gloss(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
           show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
     """Word-gloss SBERT (Manafi 2025, "Finetuned-SBERT"): dictionary gloss + triplet fine-tuning of an English SBERT."""
-    from xlsent.recipes.gloss import load_gloss, train_gloss
+    from xlsent.models.gloss import load_gloss
+    from xlsent.recipes.gloss import train_gloss
 
     cfg = _config("gloss", config, set_, preset, show_config)
     if cfg is None:
         return
     model = train_gloss(cfg, output, err_console)
     if not no_eval:
-        d = load_gloss(model)
-        unknown = cfg["dictionary"]["unknown"]
         _evaluate(cfg, {f"base {cfg['model']['name']} (glossed input)": cfg["model"]["name"], "gloss": model}, output,
-                  "word-gloss SBERT, held-out (low-resource side glossed)",
-                  glossers={name: (lambda t: d.gloss(t, unknown)) for name in
-                            (f"base {cfg['model']['name']} (glossed input)", "gloss")})
+                  "word-gloss SBERT, held-out (low-resource side glossed)", gloss=load_gloss(model))
     console.print(f"model: {model}  (low-resource text: gloss it first — xlsent gloss -m {model})")

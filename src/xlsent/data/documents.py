@@ -160,7 +160,7 @@ def pairs_from_documents(src_docs: list[Document], tgt_docs: list[Document], enc
                          min_section_chars: int = 200, max_short_words: int = 10, strip_chars: str = "\u200c",
                          splitter: str = "auto", seed: int = 0) -> DocumentPairs:
     """Sentence pairs (+ negatives from other sections) from documents matched by id; ``encode`` embeds titles
-    (L2-normalised rows)."""
+    (L2-normalised rows) with ``encode(texts, lang)``."""
     src_langs, tgt_langs = {d.lang for d in src_docs}, {d.lang for d in tgt_docs}
     if len(src_langs) != 1 or len(tgt_langs) != 1:
         raise XlsentError(f"each side must be one language: the source files hold {sorted(src_langs)}, "
@@ -178,7 +178,7 @@ def pairs_from_documents(src_docs: list[Document], tgt_docs: list[Document], enc
             continue
         s_titles = [clean(s.title, strip_chars) for s in sd.sections]
         t_titles = [clean(s.title, strip_chars) for s in td.sections]
-        sims = encode(s_titles) @ encode(t_titles).T
+        sims = encode(s_titles, src_lang) @ encode(t_titles, tgt_lang).T
         matches = match_titles(sims, title_threshold)
         out.counts["section pairs matched by title"] += len(matches)
         out.counts[f"sections left unmatched (title cosine < {title_threshold} or taken)"] += (

@@ -95,6 +95,20 @@ def english_side(ds) -> tuple[str, str]:
     return "tgt", "src"
 
 
+def side_langs(ds) -> tuple[str, str]:
+    """(source, target) language codes of a pairs dataset for encoding; where a side's code is missing,
+    the side :func:`english_side` takes as English is marked ``"en"`` (a word-gloss encoder then leaves it
+    alone and glosses the other side)."""
+    src = (ds["src_lang"][0] if "src_lang" in ds.column_names and len(ds) else "") or ""
+    tgt = (ds["tgt_lang"][0] if "tgt_lang" in ds.column_names and len(ds) else "") or ""
+    en_col = english_side(ds)[1]
+    if en_col == "src" and not src:
+        src = "en"
+    if en_col == "tgt" and not tgt:
+        tgt = "en"
+    return src, tgt
+
+
 def section_keys(ds) -> list[tuple[str, str]] | None:
     """(document, section) of every row, or None when the corpus has no such structure."""
     cols = ds.column_names

@@ -55,7 +55,7 @@ def at_threshold(scored: list[tuple[float, str, str]], gold: set[tuple[str, str]
     return prf(sum(p in gold for p in kept), len(kept), len(gold))
 
 
-def mine_candidates(model, corpus: ComparableCorpus, cfg, model_name: str = "", workdir=None,
+def mine_candidates(encoder, corpus: ComparableCorpus, cfg, model_name: str = "", workdir=None,
                     show_progress: bool = False) -> Candidates:
     """Mine ``corpus`` with ``cfg`` (its threshold ignored) and return all selected pairs with ids."""
     from dataclasses import replace
@@ -67,7 +67,8 @@ def mine_candidates(model, corpus: ComparableCorpus, cfg, model_name: str = "", 
     src_text = [t for _, t in corpus.src]
     tgt_text = [t for _, t in corpus.tgt]
     with tempfile.TemporaryDirectory() as tmp:
-        job = MiningJob(workdir or tmp, src_text, tgt_text, model_name or "model", cfg, model=model)
+        job = MiningJob(workdir or tmp, src_text, tgt_text, model_name or "model", cfg, encoder=encoder,
+                        src_lang=corpus.src_lang, tgt_lang=corpus.tgt_lang)
         job.run(show_progress=show_progress)
         pairs = job.select()
         fwd = load_knn(job.knn_paths("fwd"))[1][:, 0]
@@ -76,13 +77,13 @@ def mine_candidates(model, corpus: ComparableCorpus, cfg, model_name: str = "", 
     return Candidates(scored, top1)
 
 
-def evaluate_mining(model, dev: ComparableCorpus, test: ComparableCorpus, cfg, model_name: str = "",
+def evaluate_mining(encoder, dev: ComparableCorpus, test: ComparableCorpus, cfg, model_name: str = "",
                     show_progress: bool = False) -> dict:
     """Tune the threshold on ``dev``, apply it to ``test``; JSON-ready result."""
     from dataclasses import asdict
 
-    d = mine_candidates(model, dev, cfg, model_name, show_progress=show_progress)
-    t = mine_candidates(model, test, cfg, model_name, show_progress=show_progress)
+    d = mine_candidates(encoder, dev, cfg, model_name, show_progress=show_progress)
+    t = mine_candidates(encoder, test, cfg, model_name, show_progress=show_progress)
     threshold, dev_best = best_threshold(d.scored, dev.gold)
     result = at_threshold(t.scored, test.gold, threshold)
     gold_src = {s: tt for s, tt in test.gold}

@@ -11,24 +11,28 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from xlsent.encoding.encoder import TextEncoder, as_encoder
+
 
 def evaluate_mse(
     src_texts: Sequence[str],
     tgt_texts: Sequence[str],
-    student_encode: Callable[[list[str]], np.ndarray],
-    teacher_encode: Callable[[list[str]], np.ndarray],
+    student: TextEncoder | Callable[[list[str]], np.ndarray],
+    teacher: TextEncoder | Callable[[list[str]], np.ndarray],
     model_name: str = "",
     teacher_name: str = "",
     dataset: str = "",
+    tgt_lang: str | None = None,
 ) -> dict:
-    """MSE of the student on both sides to the teacher's embedding of the English side."""
+    """MSE of the student on both sides to the teacher's embedding of the English side (``src_texts``)."""
     if len(src_texts) != len(tgt_texts) or not len(src_texts):
         raise ValueError("MSE evaluation needs aligned, non-empty source and target lists")
-    t = np.asarray(teacher_encode(list(src_texts)), dtype=np.float64)
-    s = np.asarray(student_encode(list(src_texts) + list(tgt_texts)), dtype=np.float64)
-    if s.shape[1] != t.shape[1]:
-        raise ValueError(f"student dimension {s.shape[1]} differs from the teacher's {t.shape[1]}")
-    ss, st = s[: len(t)], s[len(t) :]
+    student, teacher = as_encoder(student), as_encoder(teacher)
+    t = np.asarray(teacher.encode(list(src_texts), "en"), dtype=np.float64)
+    ss = np.asarray(student.encode(list(src_texts), "en"), dtype=np.float64)
+    st = np.asarray(student.encode(list(tgt_texts), tgt_lang), dtype=np.float64)
+    if ss.shape[1] != t.shape[1]:
+        raise ValueError(f"student dimension {ss.shape[1]} differs from the teacher's {t.shape[1]}")
     cos = (st * t).sum(1) / np.maximum(np.linalg.norm(st, axis=1) * np.linalg.norm(t, axis=1), 1e-12)
     mse_src, mse_tgt = float(((ss - t) ** 2).mean()), float(((st - t) ** 2).mean())
     out = {"model": model_name, "teacher": teacher_name, "n": len(t)}

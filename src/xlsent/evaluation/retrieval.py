@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from xlsent.encoding.encoder import TextEncoder, as_encoder
 from xlsent.similarity import SIMILARITIES, ranked_candidates
 
 KS = (1, 5, 10)
@@ -96,7 +97,7 @@ class RetrievalResult:
 def evaluate_retrieval(
     src_texts: Sequence[str],
     tgt_texts: Sequence[str],
-    encode: Callable[[list[str]], np.ndarray],
+    encoder: TextEncoder | Callable[[list[str]], np.ndarray],
     model_name: str = "",
     similarity: str = "cosine",
     n_resamples: int = 1000,
@@ -106,11 +107,12 @@ def evaluate_retrieval(
     tgt_lang: str = "",
     dataset: str = "",
 ) -> RetrievalResult:
-    """Evaluate one pool of aligned pairs with an ``encode(texts) -> array`` function."""
+    """Evaluate one pool of aligned pairs; each side is encoded with its language (``encoder.encode(texts, lang)``)."""
     if similarity not in SIMILARITIES:
         raise ValueError(f"similarity must be one of {SIMILARITIES}")
+    enc = as_encoder(encoder)
     src_texts, tgt_texts = list(src_texts), list(tgt_texts)
-    s, t = encode(src_texts), encode(tgt_texts)
+    s, t = enc.encode(src_texts, src_lang or None), enc.encode(tgt_texts, tgt_lang or None)
     return RetrievalResult(
         model=model_name,
         n=len(src_texts),
@@ -125,7 +127,7 @@ def evaluate_retrieval(
 
 def evaluate_many(
     groups: dict[str, tuple[list[str], list[str], str, str]],
-    encode: Callable[[list[str]], np.ndarray],
+    encoder: TextEncoder | Callable[[list[str]], np.ndarray],
     model_name: str = "",
     similarity: str = "cosine",
     n_resamples: int = 1000,
@@ -133,14 +135,25 @@ def evaluate_many(
     k_nn: int = 4,
     dataset: str = "",
 ) -> list[RetrievalResult]:
-    """Evaluate several pools (e.g. one per language); every distinct text is encoded once."""
-    unique = list(dict.fromkeys(t for src, tgt, _, _ in groups.values() for t in (*src, *tgt)))
-    vecs = encode(unique)
-    row = {t: i for i, t in enumerate(unique)}
+    """Evaluate several pools (e.g. one per language); every distinct text of a language is encoded once."""
+    enc = as_encoder(encoder)
+    by_lang: dict[str, list[str]] = {}
+    for src, tgt, sl, tl in groups.values():
+        by_lang.setdefault(sl, []).extend(src)
+        by_lang.setdefault(tl, []).extend(tgt)
+    rows: dict[tuple[str, str], np.ndarray] = {}
+    for lang, texts in by_lang.items():
+        unique = list(dict.fromkeys(texts))
+        for t, v in zip(unique, enc.encode(unique, lang or None)):
+            rows[(lang, t)] = v
 
-    def lookup(texts: list[str]) -> np.ndarray:
-        return vecs[[row[t] for t in texts]]
+    class _Lookup:
+        name, dimension = model_name, enc.dimension
 
+        def encode(self, texts: list[str], lang: str | None = None) -> np.ndarray:
+            return np.stack([rows[(lang or "", t)] for t in texts])
+
+    lookup = _Lookup()
     return [
         evaluate_retrieval(src, tgt, lookup, model_name, similarity, n_resamples, seed, k_nn, sl, tl, dataset or name)
         for name, (src, tgt, sl, tl) in groups.items()

@@ -12,6 +12,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from xlsent.encoding.encoder import TextEncoder, as_encoder
+
 STS_SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
 
 
@@ -41,11 +43,13 @@ def evaluate_sts(
     sentences1: Sequence[str],
     sentences2: Sequence[str],
     scores: Sequence[float],
-    encode: Callable[[list[str]], np.ndarray],
+    encoder: TextEncoder | Callable[[list[str]], np.ndarray],
     model_name: str = "",
     dataset: str = "",
     n_resamples: int = 1000,
     seed: int = 0,
+    lang1: str | None = None,
+    lang2: str | None = None,
 ) -> dict:
     """Pearson r and Spearman ρ for every similarity, with a bootstrap CI on each ρ."""
     from scipy.stats import pearsonr, spearmanr
@@ -53,8 +57,8 @@ def evaluate_sts(
     gold = np.asarray(scores, dtype=float)
     if len(gold) < 2:
         raise ValueError("STS evaluation needs at least 2 scored pairs")
-    emb = encode(list(sentences1) + list(sentences2))
-    a, b = emb[: len(gold)], emb[len(gold) :]
+    enc = as_encoder(encoder)
+    a, b = enc.encode(list(sentences1), lang1), enc.encode(list(sentences2), lang2)
     out: dict = {"model": model_name, "n": int(len(gold))}
     if dataset:
         out["dataset"] = dataset

@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from xlsent.encoding.encoder import TextEncoder, as_encoder
 from xlsent.evaluation.retrieval import bootstrap_ci
 
 TRIPLET_SIMILARITIES = ("cosine", "dot", "manhattan", "euclidean")
@@ -44,19 +45,25 @@ def evaluate_triplets(
     anchors: Sequence[str],
     positives: Sequence[str],
     negatives: Sequence[str],
-    encode: Callable[[list[str]], np.ndarray],
+    encoder: TextEncoder | Callable[[list[str]], np.ndarray],
     model_name: str = "",
     dataset: str = "",
     n_resamples: int = 1000,
     seed: int = 0,
     bin_width: int = 5,
     max_bins: int = 6,
+    anchor_lang: str | None = None,
+    positive_lang: str | None = "en",
 ) -> dict:
+    """Anchors are encoded with ``anchor_lang`` (the low-resource side; None = unknown), positives and
+    negatives with ``positive_lang`` (English)."""
     n = len(anchors)
     if n == 0 or len(positives) != n or len(negatives) != n:
         raise ValueError("triplet evaluation needs equally many anchors, positives and negatives (at least one)")
-    emb = encode(list(anchors) + list(positives) + list(negatives))
-    a, p, g = emb[:n], emb[n : 2 * n], emb[2 * n :]
+    enc = as_encoder(encoder)
+    a = enc.encode(list(anchors), anchor_lang)
+    pn = enc.encode(list(positives) + list(negatives), positive_lang)
+    p, g = pn[:n], pn[n:]
     sp, sn = _scores(a, p), _scores(a, g)
     out: dict = {"model": model_name, "n": n}
     if dataset:

@@ -69,8 +69,8 @@ class MiningJob:
     """Encode → search → select, over two lists of unique sentences, in ``workdir``."""
 
     def __init__(self, workdir: str | Path, src: list[str], tgt: list[str], model_name: str, cfg: MineConfig,
-                 model=None, overwrite: bool = False) -> None:
-        from xlsent.models.handle import load_model
+                 encoder=None, overwrite: bool = False, src_lang: str = "", tgt_lang: str = "") -> None:
+        from xlsent.encoding.encoder import Encoder
 
         if not src or not tgt:
             raise XlsentError("mining needs at least one sentence on each side")
@@ -79,11 +79,10 @@ class MiningJob:
             raise XlsentError(f"a sentence contains a line break ({bad[:40]!r}…): one sentence per line is the job's "
                               "storage format — normalise whitespace first")
         self.model_name = model_name
-        handle = model if model is not None else load_model(model_name)
-        self.model = handle.model
-        fingerprint = handle.fingerprint
-        self._setup(workdir, cfg, int(self.model.get_embedding_dimension()), len(src), len(tgt),
-                    {"model": fingerprint, "src": _digest(src), "tgt": _digest(tgt)}, overwrite)
+        self.encoder = encoder if encoder is not None else Encoder.load(model_name)
+        self.langs = {"src": src_lang, "tgt": tgt_lang}
+        self._setup(workdir, cfg, self.encoder.dimension, len(src), len(tgt),
+                    {"model": self.encoder.fingerprint, "src": _digest(src), "tgt": _digest(tgt)}, overwrite)
         for p, lines in ((self.src_txt, src), (self.tgt_txt, tgt)):
             if not p.exists():
                 write_text_atomic(p, "".join(t + "\n" for t in lines))
@@ -93,7 +92,7 @@ class MiningJob:
                         overwrite: bool = False) -> "MiningJob":
         """A job over embeddings computed elsewhere (L2-normalised rows): its stores are filled, nothing to encode."""
         job = cls.__new__(cls)
-        job.model_name, job.model = "", None
+        job.model_name, job.encoder, job.langs = "", None, {"src": "", "tgt": ""}
         key = {"model": "precomputed", "src": _digest_array(src), "tgt": _digest_array(tgt)}
         job._setup(workdir, cfg, src.shape[1], len(src), len(tgt), key, overwrite)
         for store, vecs in ((job.src, src), (job.tgt, tgt)):
@@ -131,8 +130,9 @@ class MiningJob:
 
     # -- units of work -------------------------------------------------------------------------------------
     def encode_tasks(self) -> list[EncodeTask]:
-        return [EncodeTask(txt, store.folder, i, self.model_name, self.cfg.batch_size)
-                for txt, store in ((self.src_txt, self.src), (self.tgt_txt, self.tgt)) for i in store.missing()]
+        return [EncodeTask(txt, store.folder, i, self.model_name, self.cfg.batch_size, self.langs[side])
+                for side, txt, store in (("src", self.src_txt, self.src), ("tgt", self.tgt_txt, self.tgt))
+                for i in store.missing()]
 
     def search_tasks(self) -> list[SearchTask]:
         out = []
@@ -156,14 +156,14 @@ class MiningJob:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0}
-        enc = self.encode_tasks() if self.model is not None else []
+        enc = self.encode_tasks() if self.encoder is not None else []
         todo_enc = self.src.n_shards + self.tgt.n_shards
         cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*cols, console=console, disable=not show_progress, transient=False) as bar:
             t = bar.add_task("encode shards", total=todo_enc, completed=todo_enc - len(enc))
             t0 = time.perf_counter()
             for task in enc:
-                task.run(self.model, show_progress=False)
+                task.run(self.encoder, show_progress=False)
                 bar.advance(t)
             timings["encode_s"] = time.perf_counter() - t0
             tasks = self.search_tasks()

@@ -63,11 +63,12 @@ def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> No
 
 
 def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, cfg: MineConfig,
-         model=None, overwrite: bool = False, console=None, show_progress: bool = True,
-         inputs: dict | None = None) -> MineResult:
-    """Run (or resume) a mining job over unique sentences and select pairs."""
+         encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
+         inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "") -> MineResult:
+    """Run (or resume) a mining job over unique sentences and select pairs (``encoder`` default: the model by name)."""
     t0 = time.perf_counter()
-    job = MiningJob(workdir, src, tgt, model_name, cfg, model=model, overwrite=overwrite)
+    job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
+                    tgt_lang=tgt_lang)
     timings = job.run(console, show_progress)
     t = time.perf_counter()
     counts: dict = {}

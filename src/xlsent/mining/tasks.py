@@ -39,21 +39,22 @@ class EncodeTask:
     shard: int
     model: str
     batch_size: int = 64
+    lang: str = ""  # the texts' language (a word-gloss model glosses non-English text)
 
     def done(self) -> bool:
         return EmbeddingStore.open(self.store).done(self.shard)
 
-    def run(self, model=None, show_progress: bool = False) -> None:
-        from xlsent.encoding.embed import embed
-        from xlsent.models.handle import load_model
+    def run(self, encoder=None, show_progress: bool = False) -> None:
+        """Encode the shard with ``encoder`` (default: the model loaded by name), L2-normalised."""
+        from xlsent.encoding.encoder import Encoder
 
         store = EmbeddingStore.open(self.store)
         start, stop = store.bounds(self.shard)
-        model = model if model is not None else load_model(self.model).model
+        if encoder is None:
+            encoder = Encoder.load(self.model)
+        encoder = encoder.replace(normalize=True, batch_size=self.batch_size, show_progress=show_progress, memo=False)
         texts = read_lines_range(self.texts, start, stop)
-        vecs = embed(model, texts, self.batch_size, normalize=True, show_progress=show_progress,
-                     description=f"{self.store.name} shard {self.shard}")
-        store.write(self.shard, vecs)
+        store.write(self.shard, encoder.encode(texts, self.lang or None))
 
 
 @dataclass(frozen=True)

@@ -51,19 +51,19 @@ def teacher_targets(teacher: ModelHandle, texts: list[str], progress: bool = Tru
     return cached_embeddings(teacher, texts, show_progress=progress, description="teacher embeddings")
 
 
-def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=None, chunk_words: int = 0,
-                    glossers: dict | None = None) -> dict:
-    """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each model.
+def evaluate_models(encoders: dict, e: dict, teacher=None, seed: int = 0, console=None) -> dict:
+    """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each encoder.
 
+    ``encoders`` maps a report name to a :class:`~xlsent.encoding.encoder.TextEncoder` (a gloss
+    model's encoder glosses the non-English side itself); ``teacher`` is the teacher's encoder.
     ``e`` is the recipe's ``eval`` section: ``pairs``, ``sample``, ``similarity``, ``udhr`` (also
     score the bundled UDHR pools). Held-out triplets take their negative from another section
     of the same document where the pool has sections (Bible, UDHR, JSONL doc/section), else at random.
-    Test data is only reported, never used to choose a checkpoint. ``glossers`` maps a model
-    name to a function applied to the non-English side first (word-gloss models).
+    Test data is only reported, never used to choose a checkpoint.
     """
     from xlsent.data.bundled import split_by_language
+    from xlsent.data.pairs import section_keys, side_langs
     from xlsent.data.triplets import build_triplets
-    from xlsent.encoding.embed import embed
     from xlsent.evaluation.mse import evaluate_mse
     from xlsent.evaluation.retrieval import evaluate_many, evaluate_retrieval, mean_row
     from xlsent.evaluation.triplet import evaluate_triplets
@@ -71,25 +71,21 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
     held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=seed).dataset
     other_col, en_col = english_side(held)
     src, tgt = list(held["src"]), list(held["tgt"])
-    from xlsent.data.pairs import section_keys
-
+    sl, tl = side_langs(held)
+    other_lang = sl if other_col == "src" else tl
     # paper 004's negatives (another section of the same document) where the pool has sections
     trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)
     out: dict = {"eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": seed}, "models": {}}
-    t_enc = _memo(lambda texts: embed(teacher, texts, show_progress=False)) if teacher is not None else None
-    for name, st in models.items():
-        enc = _memo((lambda m: lambda texts: embed(m, texts, show_progress=False, chunk_words=chunk_words))(st))
-        g = (glossers or {}).get(name, lambda x: x)
+    for name, enc in encoders.items():
         if console is not None:
             console.print(f"[dim]evaluating {escape(name)}…[/dim]")
-        g_src = [g(x) for x in src] if other_col == "src" else src
-        g_tgt = [g(x) for x in tgt] if other_col == "tgt" else tgt
-        r = {"retrieval": evaluate_retrieval(g_src, g_tgt, enc, name, e["similarity"], dataset=e["pairs"]).to_dict(),
-             "triplets": evaluate_triplets([g(x) for x in trip["anchor"]], trip["positive"], trip["negative"], enc, name,
-                                           e["pairs"])}
-        if t_enc is not None and st.get_embedding_dimension() == teacher.get_embedding_dimension():
-            r["mse"] = evaluate_mse(list(held[en_col]), [g(x) for x in held[other_col]], enc, t_enc, name,
-                                    dataset=e["pairs"])
+        r = {"retrieval": evaluate_retrieval(src, tgt, enc, name, e["similarity"], dataset=e["pairs"], src_lang=sl,
+                                             tgt_lang=tl).to_dict(),
+             "triplets": evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], enc, name, e["pairs"],
+                                           anchor_lang=other_lang or None)}
+        if teacher is not None and enc.dimension == teacher.dimension:
+            r["mse"] = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, teacher, name,
+                                    dataset=e["pairs"], tgt_lang=other_lang or None)
         if e.get("udhr"):
             from xlsent.data.bundled import load_bundled
 
@@ -100,20 +96,6 @@ def evaluate_models(models: dict, e: dict, teacher=None, seed: int = 0, console=
             r["udhr"] = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
         out["models"][name] = r
     return out
-
-
-def _memo(encode):
-    """Wrap ``encode`` so a text is embedded once per evaluation (pools, triplets and MSE share texts)."""
-    seen: dict[str, np.ndarray] = {}
-
-    def cached(texts: list[str]) -> np.ndarray:
-        todo = list(dict.fromkeys(t for t in texts if t not in seen))
-        if todo:
-            for t, v in zip(todo, encode(todo)):
-                seen[t] = v
-        return np.stack([seen[t] for t in texts]) if texts else encode(texts)
-
-    return cached
 
 
 def summary_rows(metrics: dict) -> list[dict]:

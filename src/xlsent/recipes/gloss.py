@@ -12,9 +12,10 @@ Languages* (dissertation), §3.2.2 "Fine-tuned SBERT model".
 Output: ``model/`` is the fine-tuned English sentence-transformer (``SentenceTransformer(path)``
 loads it); the dictionary is saved inside it as ``gloss_dictionary.tsv`` with
 ``xlsent_gloss.json``. Low-resource text must be glossed before encoding — xlsent does this
-itself where it knows which side is the low-resource one (the evaluation after training);
-``xlsent gloss -m MODEL`` glosses a file for ``xlsent embed`` or ``eval``; Python code calls
-:func:`load_gloss` and ``dictionary.gloss(text)`` first. The gloss cannot live inside the
+everywhere it encodes: :class:`xlsent.encoding.encoder.Encoder` finds the dictionary in the model
+folder (:mod:`xlsent.models.gloss`) and glosses every non-English text, so ``embed``, ``eval``,
+``mine`` and the evaluation after training agree; ``xlsent gloss -m MODEL`` writes a glossed file;
+Python code uses ``Encoder.load(MODEL).encode(texts, lang)``. The gloss cannot live inside the
 tokenizer: a shared tokenizer would also "translate" English words that happen to be
 low-resource headwords (Chichewa "a", "ndi"…).
 
@@ -26,19 +27,16 @@ for this model is Eq. 3.1 alone; ``loss.kd_weight`` can add Eq. 3.2 against the 
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 from xlsent.data.dictionary import BilingualDictionary
+from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
 from xlsent.utils.config import dump_config
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import write_json_atomic, write_text_atomic
-
-GLOSS_FILE = "gloss_dictionary.tsv"
-GLOSS_META = "xlsent_gloss.json"
+from xlsent.utils.io import write_text_atomic
 
 
 def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> BilingualDictionary:
@@ -48,17 +46,6 @@ def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> Bilingual
     if d["freedict"]:
         return BilingualDictionary.from_freedict(d["freedict"])
     return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]), str(d["symmetrize"]))
-
-
-def load_gloss(model_path: str | Path) -> BilingualDictionary | None:
-    """The dictionary stored in a gloss model's folder (None for other models)."""
-    meta = Path(model_path) / GLOSS_META
-    if not meta.exists():
-        return None
-    info = json.loads(meta.read_text())
-    d = BilingualDictionary.from_tsv(Path(model_path) / info["dictionary"])
-    d.source = str(model_path)
-    return d
 
 
 def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = True) -> Path:
@@ -103,7 +90,5 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     train_stage(sbert, Dataset.from_dict(cols), loss, cfg["optim"], output, chash, console, progress,
                 "word-gloss SBERT", extra_record={"data_notes": notes})
     model = output / "model"
-    write_text_atomic(model / GLOSS_FILE, dictionary.to_tsv())
-    write_json_atomic(model / GLOSS_META, {"dictionary": GLOSS_FILE, "unknown": unknown, "entries": len(dictionary),
-                                           "source": dictionary.source})
+    save_gloss(model, dictionary, unknown)
     return model

@@ -66,8 +66,9 @@ import numpy as np
 import torch
 from rich.markup import escape
 
-from xlsent.data.pairs import load_pairs, load_train_pairs
+from xlsent.data.pairs import load_pairs, load_train_pairs, side_langs
 from xlsent.data.negatives import build_negatives
+from xlsent.encoding.encoder import Encoder, FunctionBackend
 from xlsent.encoding.layer_features import LayerFeatures, parse_spec
 from xlsent.losses.siamese_contrastive_loss import contrastive_loss
 from xlsent.models.handle import load_model, load_transformer_module
@@ -103,22 +104,26 @@ class SiameseResult:
         return y.numpy()
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Embeddings of the trained model, computed from the feature cache."""
+        """Embeddings of the trained model, computed from the feature cache (equal to the saved model's)."""
         return self.transform(self.features.get(texts, [self.spec])[self.spec])
+
+    def encoder(self, **kwargs) -> Encoder:
+        """The trained model as an :class:`~xlsent.encoding.encoder.Encoder` over the feature cache."""
+        name = kwargs.pop("name", str(self.output / "model"))
+        backend = FunctionBackend(lambda texts: self.encode(texts), name, int(self.head.dimension), normalizes=True)
+        return Encoder(backend, name=name, **kwargs)
 
 
 def feature_spec(cfg: dict) -> str:
     return f"{cfg['features']['pooling']}:{cfg['features']['layer']}"
 
 
-def base_encoder(model, features: LayerFeatures) -> Callable[[list[str]], np.ndarray]:
-    """``encode`` for the unchanged base model; from cached features when its pipeline is mean pooling."""
+def base_encoder(features: LayerFeatures, **kwargs) -> Encoder:
+    """The unchanged base model as an encoder; from cached features when its pipeline is mean pooling."""
     from sentence_transformers.base.modules import Normalize, Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
 
-    from xlsent.encoding.embed import embed
-
-    mods = list(model)
+    mods = list(features.model)
     mean_pool = (
         len(mods) in (2, 3)
         and isinstance(mods[0], Transformer)
@@ -131,8 +136,9 @@ def base_encoder(model, features: LayerFeatures) -> Callable[[list[str]], np.nda
             x = features.get(texts, ["mean:last"])["mean:last"]
             return x / np.linalg.norm(x, axis=1, keepdims=True) if len(mods) == 3 else x
 
-        return from_cache
-    return lambda texts: embed(model, texts, show_progress=False)
+        backend = FunctionBackend(from_cache, features.handle.name, features.handle.dimension, len(mods) == 3)
+        return Encoder(backend, **kwargs)
+    return Encoder.load(features.handle, **kwargs)
 
 
 def _config_hash(cfg: dict) -> str:
@@ -347,9 +353,11 @@ def evaluate_run(result: SiameseResult, console=None) -> dict:
     held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(result.config["optim"]["seed"]))
     src, tgt = list(held.dataset["src"]), list(held.dataset["tgt"])
     base_name = str(result.config["model"])
-    base = evaluate_retrieval(src, tgt, base_encoder(result.features.model, result.features), base_name,
-                              e["similarity"], dataset=e["pairs"])
-    trained = evaluate_retrieval(src, tgt, result.encode, str(result.output / "model"), e["similarity"], dataset=e["pairs"])
+    sl, tl = side_langs(held.dataset)
+    base = evaluate_retrieval(src, tgt, base_encoder(result.features), base_name, e["similarity"], dataset=e["pairs"],
+                              src_lang=sl, tgt_lang=tl)
+    trained = evaluate_retrieval(src, tgt, result.encoder(), str(result.output / "model"), e["similarity"],
+                                 dataset=e["pairs"], src_lang=sl, tgt_lang=tl)
     return {
         "eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": int(result.config["optim"]["seed"])},
         "base": base.to_dict(),

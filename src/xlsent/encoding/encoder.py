@@ -1,0 +1,184 @@
+"""The one path from texts to vectors: :class:`Encoder` = backend + gloss + chunked pooling + normalisation.
+
+Every command that embeds text — ``embed``, each ``eval`` command, ``mine``, the demo and the
+evaluation after training — goes through an :class:`Encoder`, so a model gets the same vectors,
+and the same scores, wherever it is used.
+
+An encoder has a small explicit interface (:class:`TextEncoder`): ``name``, ``dimension`` and
+``encode(texts, lang=None) -> float32 array``. What actually runs the model is a
+:class:`Backend` (``embed(texts) -> array``, the model's own prompt included):
+
+* :class:`SentenceTransformerBackend` — a loaded sentence-transformers model, batches sorted by
+  token length (:func:`xlsent.encoding.embed.embed`);
+* the siamese recipe's cached-feature backend (the same vectors as its saved model, from the
+  feature cache; :mod:`xlsent.recipes.siamese`); later backends (ONNX, a remote service) plug in here.
+
+The encoder adds, in this order:
+
+1. **gloss** — a word-gloss model (:mod:`xlsent.models.gloss`) maps every word of non-English
+   text through its dictionary first. ``lang`` says the texts' language: English (``en``,
+   ``eng``) is never glossed; any other code, or ``None`` (unknown), is;
+2. **chunked pooling** (``chunk_words > 0``) — long texts are embedded in ≤ N-word chunks and
+   averaged (:mod:`xlsent.encoding.chunked`);
+3. **normalisation** (``normalize``) — unit-length rows;
+4. **memo** (``memo=True``) — a text is embedded once for the encoder's lifetime (evaluation
+   pools, triplets and MSE share texts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from xlsent.data.pairs import is_english
+from xlsent.models.gloss import Gloss, load_gloss
+from xlsent.models.handle import ModelHandle, load_model
+
+
+@runtime_checkable
+class TextEncoder(Protocol):
+    """What evaluators, mining and the CLI need from an encoder."""
+
+    name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    def encode(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray: ...
+
+
+class Backend(Protocol):
+    """Runs a model: ``embed(texts)`` → one row per text, in input order (the model's prompt applied)."""
+
+    name: str
+    dimension: int
+    normalizes: bool  # rows come out unit-length
+
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray: ...
+
+
+class SentenceTransformerBackend:
+    """A sentence-transformers model behind a :class:`~xlsent.models.handle.ModelHandle`."""
+
+    def __init__(self, handle: ModelHandle) -> None:
+        from xlsent.encoding.chunked import model_normalizes
+
+        self.handle = handle
+        self.name = handle.name
+        self.dimension = handle.dimension
+        self.normalizes = model_normalizes(handle.model)
+
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
+        from xlsent.encoding.embed import embed
+
+        return embed(self.handle.model, texts, batch_size=batch_size, show_progress=show_progress)
+
+
+class FunctionBackend:
+    """Any ``texts -> array`` function as a backend (tests, precomputed tables)."""
+
+    def __init__(self, fn: Callable[[list[str]], np.ndarray], name: str = "function", dimension: int = 0,
+                 normalizes: bool = False) -> None:
+        self.fn, self.name, self.dimension, self.normalizes = fn, name, dimension, normalizes
+
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
+        return np.asarray(self.fn(list(texts)), dtype=np.float32)
+
+
+class Encoder:
+    """Texts → float32 rows: gloss (non-English text of gloss models) → chunked pooling → normalisation.
+
+    Args:
+        backend: what runs the model (:class:`Backend`).
+        gloss: the word gloss applied to non-English text (gloss models; found by :meth:`load`).
+        chunk_words: chunked pooling over ≤ N-word chunks (0 = off).
+        normalize: unit-length output rows.
+        batch_size: texts per forward pass.
+        show_progress: a progress bar while embedding.
+        memo: remember every text's vector for the encoder's lifetime.
+    """
+
+    def __init__(self, backend: Backend, *, gloss: Gloss | None = None, chunk_words: int = 0,
+                 normalize: bool = False, batch_size: int = 64, show_progress: bool = False,
+                 memo: bool = False, name: str | None = None) -> None:
+        self.backend = backend
+        self.gloss = gloss
+        self.chunk_words = int(chunk_words or 0)
+        self.normalize = bool(normalize)
+        self.batch_size = int(batch_size)
+        self.show_progress = show_progress
+        self.name = name or backend.name
+        self._memo: dict[str, np.ndarray] | None = {} if memo else None
+
+    @classmethod
+    def load(cls, name_or_path: str | Path | ModelHandle, **kwargs) -> "Encoder":
+        """An encoder for a registered name, a model folder or a loaded handle; a gloss model's
+        dictionary is picked up from its folder."""
+        handle = name_or_path if isinstance(name_or_path, ModelHandle) else load_model(name_or_path)
+        kwargs.setdefault("gloss", load_gloss(handle.path))
+        return cls(SentenceTransformerBackend(handle), **kwargs)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.backend.dimension)
+
+    @property
+    def fingerprint(self) -> str:
+        """What makes this encoder's vectors what they are: the model folder's fingerprint (or the backend's
+        name), the gloss and the chunking. Keys caches and mining work folders."""
+        handle = getattr(self.backend, "handle", None)
+        base = handle.fingerprint if handle is not None else self.backend.name
+        return f"{base}|gloss={len(self.gloss.dictionary) if self.gloss else 0}|chunk={self.chunk_words}"
+
+    def replace(self, **kwargs) -> "Encoder":
+        """A copy with some options changed (``normalize``, ``batch_size``, ``chunk_words``…); no memo is shared."""
+        opts = {"gloss": self.gloss, "chunk_words": self.chunk_words, "normalize": self.normalize,
+                "batch_size": self.batch_size, "show_progress": self.show_progress,
+                "memo": self._memo is not None, "name": self.name}
+        opts.update(kwargs)
+        return Encoder(self.backend, **opts)
+
+    def preprocess(self, texts: Sequence[str], lang: str | None = None) -> list[str]:
+        """The texts the model sees: glossed when this is a gloss model and ``lang`` is not English."""
+        if self.gloss is None or is_english(lang):
+            return list(texts)
+        return [self.gloss(t) for t in texts]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        def run(batch: list[str]) -> np.ndarray:
+            return self.backend.embed(batch, self.batch_size, self.show_progress)
+
+        if self.chunk_words > 0:
+            from xlsent.encoding.chunked import chunked_encode
+
+            vecs = chunked_encode(run, texts, self.chunk_words, renormalize=self.normalize or self.backend.normalizes)
+        else:
+            vecs = run(texts) if texts else np.zeros((0, self.dimension), np.float32)
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if self.normalize and len(vecs):
+            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return vecs
+
+    def encode(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
+        """One float32 row per text, in input order."""
+        seen = self.preprocess(texts, lang)
+        if self._memo is None:
+            return self._embed(seen)
+        todo = list(dict.fromkeys(t for t in seen if t not in self._memo))
+        if todo:
+            for t, v in zip(todo, self._embed(todo)):
+                self._memo[t] = v
+        return np.stack([self._memo[t] for t in seen]) if seen else np.zeros((0, self.dimension), np.float32)
+
+    __call__ = encode
+
+
+def as_encoder(x) -> TextEncoder:
+    """``x`` if it is an encoder, else a plain ``texts -> array`` function wrapped as one."""
+    if isinstance(x, Encoder) or all(hasattr(x, a) for a in ("encode", "dimension", "name")):
+        return x
+    if callable(x) and not hasattr(x, "encode"):  # a SentenceTransformer is no encoder: wrap it with Encoder.load
+        return Encoder(FunctionBackend(x))
+    raise TypeError(f"not an encoder: {type(x).__name__}")
