@@ -46,6 +46,9 @@ def test_registered_model_shape(e5):
     assert 115e6 < sum(p.numel() for p in model.parameters()) < 120e6
     assert model.prompts["passage"] == "passage: " and model.default_prompt_name == "passage"
     assert (path / "modules.json").exists()
+    from xlsent.models.handle import is_sentence_encoder
+
+    assert is_sentence_encoder(path)  # so siamese features.layer=auto reads it at its last layer
 
 
 def test_cached_last_layer_features_equal_encode(e5, tmp_path):

@@ -111,7 +111,8 @@ def test_config_rejects_unknown_keys_and_reads_files(tmp_path):
     # YAML 1.2 booleans: "off" stays a word (mcl.variant=off), "false" is a boolean
     ms = load_config("multistage", None, ["mcl.variant=off", "stages.stage1=false"])
     assert ms["mcl"]["variant"] == "off" and ms["stages"]["stage1"] is False
-    assert load_config("siamese")["optim"]["lr"] == 5e-6 and cfg["features"]["layer"] == 7  # paper defaults
+    assert load_config("siamese")["optim"]["lr"] == 5e-6 and cfg["features"]["layer"] == "auto"
+    assert load_config("siamese", preset="paper")["features"]["layer"] == 7  # the paper's mBERT layer
     with pytest.raises(XlsentError, match="did you mean optim.epochs"):
         load_config("siamese", None, ["optim.epoch=3"])
     with pytest.raises(XlsentError, match="expected key=value"):

@@ -8,6 +8,7 @@ import typer
 
 from xlsent.cli.common import console, err_console, retrieval_table
 from xlsent.utils.config import dump_config, load_config
+from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
 app = typer.Typer(help="Train a model with one of the recipes.", no_args_is_help=True)
@@ -20,8 +21,11 @@ SHOW = typer.Option(False, help="print the merged config and exit")
 NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training")
 
 
-def _config(recipe: str, config, set_, preset, show: bool) -> dict | None:
+def _config(recipe: str, config, set_, preset, show: bool, output: Path | None = None) -> dict | None:
+    """The merged, validated config (every value checked before any model loads); None after --show-config."""
     cfg = load_config(recipe, config, set_, preset)
+    if output is not None and output.exists() and not output.is_dir():
+        raise XlsentError(f"--output {output}: exists and is a file — give a folder for the run")
     if show:
         console.print(dump_config(cfg), markup=False)
         return None
@@ -32,11 +36,11 @@ def _config(recipe: str, config, set_, preset, show: bool) -> dict | None:
 def siamese(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
             show_config: bool = SHOW) -> None:
     """Siamese fine-tuning over a frozen encoder (Huang et al. 2023, "mBERT-SF")."""
-    from xlsent.recipes.siamese import evaluate_run, train_siamese
-
-    cfg = _config("siamese", config, set_, preset, show_config)
+    cfg = _config("siamese", config, set_, preset, show_config, output)
     if cfg is None:
         return
+    from xlsent.recipes.siamese import evaluate_run, train_siamese
+
     result = train_siamese(cfg, output, console=err_console)
     metrics = evaluate_run(result, err_console)
     write_json_atomic(output / "metrics.json", metrics)
@@ -68,12 +72,12 @@ def _evaluate(cfg: dict, models: dict, output: Path, title: str, extra: dict | N
 
 def _distil(recipe: str, label: str, output: Path, config, set_, preset, show: bool, no_eval: bool) -> None:
     """Train a one-student recipe (xkd, triplet-kd), then evaluate base vs trained on held-out data."""
+    cfg = _config(recipe, config, set_, preset, show, output)
+    if cfg is None:
+        return
     from xlsent.recipes.triplet_kd import train_triplet_kd
     from xlsent.recipes.xkd import train_xkd
 
-    cfg = _config(recipe, config, set_, preset, show)
-    if cfg is None:
-        return
     model = {"xkd": train_xkd, "triplet-kd": train_triplet_kd}[recipe](cfg, output, err_console)
     if not no_eval:
         _evaluate(cfg, {f"base {cfg['student']}": cfg["student"], recipe: model}, output, f"{label}, held-out")
@@ -98,11 +102,11 @@ def triplet_kd(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = S
 def multistage(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
                show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
     """Multi-stage distillation (Ding et al. 2022): assistant → bottleneck → recurrence → MCL; resumable."""
-    from xlsent.recipes.multistage import size_table, stage_records, train_multistage
-
-    cfg = _config("multistage", config, set_, preset, show_config)
+    cfg = _config("multistage", config, set_, preset, show_config, output)
     if cfg is None:
         return
+    from xlsent.recipes.multistage import size_table, stage_records, train_multistage
+
     result = train_multistage(cfg, output, err_console)
     console.print(size_table(result.sizes))
     if not no_eval:
@@ -123,12 +127,12 @@ def multistage(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = S
 def gloss(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
           show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
     """Word-gloss SBERT (Manafi 2025, "Finetuned-SBERT"): dictionary gloss + triplet fine-tuning of an English SBERT."""
+    cfg = _config("gloss", config, set_, preset, show_config, output)
+    if cfg is None:
+        return
     from xlsent.models.gloss import load_gloss
     from xlsent.recipes.gloss import train_gloss
 
-    cfg = _config("gloss", config, set_, preset, show_config)
-    if cfg is None:
-        return
     model = train_gloss(cfg, output, err_console)
     if not no_eval:
         _evaluate(cfg, {f"base {cfg['model']['name']} (glossed input)": cfg["model"]["name"], "gloss": model}, output,

@@ -116,7 +116,9 @@ def load_config(recipe: str, config_file: str | Path | None = None, overrides: l
         except yaml.YAMLError:
             value = raw
         _set(cfg, key.strip(), value, valid, "--set")
-    return cfg
+    from xlsent.utils.config_schema import validate_config
+
+    return validate_config(recipe, cfg, default_config(recipe))
 
 
 def dump_config(cfg: dict) -> str:

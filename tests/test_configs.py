@@ -1,0 +1,110 @@
+"""Shipped configs and presets load; every value is validated before a model is loaded, fast, in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from importlib import resources
+
+import pytest
+
+from xlsent.utils.config import load_config, presets
+from xlsent.utils.config_schema import CHOICES
+from xlsent.utils.errors import XlsentError
+
+RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage")
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_every_shipped_config_and_preset_loads_and_validates(recipe):
+    cfg = load_config(recipe)
+    assert cfg["train"]["pairs"] and cfg["eval"]["pairs"]
+    for name in presets(recipe):
+        merged = load_config(recipe, preset=name)
+        assert merged.keys() == cfg.keys()
+
+
+def test_siamese_demo_config_validates():
+    with resources.as_file(resources.files("xlsent").joinpath("configs", "siamese-demo.yaml")) as path:
+        assert load_config("siamese", path)["features"]["layer"] == "last"
+
+
+def test_choice_lists_agree_with_the_modules_that_use_them():
+    from xlsent.data import negatives, triplets
+    from xlsent.losses.distances import DISTANCES
+    from xlsent.losses.multilingual_contrastive_loss import VARIANTS
+    from xlsent.models.student import INITS
+    from xlsent.modules.siamese_head import HEAD_TYPES
+    from xlsent.recipes.multistage import MODES
+    from xlsent.similarity import SIMILARITIES
+
+    assert set(CHOICES["siamese"]["head.type"]) == set(HEAD_TYPES)
+    assert set(CHOICES["siamese"]["loss.distance"]) == set(DISTANCES)
+    assert set(CHOICES["siamese"]["negatives.strategy"]) == set(negatives.STRATEGIES)
+    assert set(CHOICES["triplet-kd"]["negatives.strategy"]) == set(triplets.STRATEGIES)
+    assert set(CHOICES["multistage"]["mcl.variant"]) == set(VARIANTS)
+    assert set(CHOICES["multistage"]["student.init"]) == set(INITS)
+    assert set(CHOICES["multistage"]["stages.mode"]) == set(MODES)
+    assert set(CHOICES["*"]["eval.similarity"]) == set(SIMILARITIES)
+
+
+@pytest.mark.parametrize("recipe, setting, message", [
+    ("siamese", "optim.epochs=many", "optim.epochs='many': expected a whole number"),
+    ("siamese", "optim.lr=-1", "optim.lr=-1.0: must be > 0"),
+    ("siamese", "head.type=cubic", "head.type='cubic': not an allowed value — use one of linear"),
+    ("siamese", "features.layer=seven", "features.layer='seven': not an allowed value"),
+    ("siamese", "head.dropout=1.5", "head.dropout=1.5: must lie in [0, 1)"),
+    ("siamese", "negatives.use_negatives=maybe", "expected true or false"),
+    ("siamese", "train.pairs=no-such.tsv", "train.pairs='no-such.tsv': no such file and not a bundled dataset"),
+    ("siamese", "model=no-such-model", "model='no-such-model': not a registered model and no such folder"),
+    ("siamese", "output_norm=[center]", "output_norm=['center']: not an allowed normalisation"),
+    ("xkd", "optim.batch_size=0", "optim.batch_size=0: must be ≥ 1"),
+    ("xkd", "teacher=/nowhere", "teacher='/nowhere': not a registered model"),
+    ("triplet-kd", "negatives.strategy=nearest", "negatives.strategy='nearest': not an allowed value"),
+    ("triplet-kd", "train.triplets=missing.tsv", "train.triplets='missing.tsv': no such file"),
+    ("gloss", "dictionary.unknown=maybe", "dictionary.unknown='maybe': not an allowed value — use one of keep, drop"),
+    ("multistage", "stage1.lr=abc", "stage1.lr='abc': expected a number or null"),
+    ("multistage", "mcl.variant=hard", "mcl.variant='hard': not an allowed value"),
+    ("multistage", "student.repeats=0", "student.repeats=0: must be ≥ 1"),
+    ("multistage", "train.monolingual=nope.txt", "train.monolingual='nope.txt': no such file"),
+    ("multistage", "eval.similarity=jaccard", "eval.similarity='jaccard': not an allowed value"),
+])
+def test_bad_config_values_fail_in_one_line_before_any_model_loads(recipe, setting, message):
+    with pytest.raises(XlsentError) as exc:
+        load_config(recipe, overrides=[setting])
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_wrong_value_fails_from_the_cli_in_under_5_seconds(tmp_path):
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "train", "siamese", "-o", str(tmp_path / "r"),
+                        "--set", "optim.epochs=many"], capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    assert p.returncode == 2 and "optim.epochs='many'" in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert elapsed < 5, elapsed
+    assert not (tmp_path / "r").exists()  # nothing was written or loaded
+    f = tmp_path / "file"
+    f.write_text("x")
+    p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "train", "xkd", "-o", str(f)], capture_output=True,
+                       text=True)
+    assert p.returncode == 2 and "exists and is a file" in p.stderr
+
+
+def test_siamese_layer_auto_follows_the_model(tiny_model):
+    from xlsent.models.handle import load_model
+    from xlsent.recipes.siamese import resolve_layer
+
+    assert resolve_layer("auto", load_model(tiny_model)) == "last"  # a sentence-transformers folder with pooling
+    raw = tiny_model.parent / (tiny_model.name + "-hf")  # the plain Hugging Face BERT it was built from
+    assert resolve_layer("auto", load_model(raw)) == 7
+    assert resolve_layer(3, load_model(raw)) == 3
+
+
+def test_default_siamese_run_on_a_sentence_encoder_is_the_demo_run():
+    """`xlsent train siamese -o DIR` on e5-small (auto → last layer) trains exactly the demo's config."""
+    default = load_config("siamese")
+    default["features"]["layer"] = "last"  # what auto resolves to for a sentence encoder (tested above)
+    with resources.as_file(resources.files("xlsent").joinpath("configs", "siamese-demo.yaml")) as path:
+        assert default == load_config("siamese", path)
