@@ -108,3 +108,29 @@ def test_default_siamese_run_on_a_sentence_encoder_is_the_demo_run():
     default["features"]["layer"] = "last"  # what auto resolves to for a sentence encoder (tested above)
     with resources.as_file(resources.files("xlsent").joinpath("configs", "siamese-demo.yaml")) as path:
         assert default == load_config("siamese", path)
+
+
+def test_registry_names_importable_functions_and_every_recipe_has_a_config():
+    from xlsent.recipes.registry import REGISTRY
+
+    assert set(REGISTRY) == set(RECIPES)
+    for r in REGISTRY.values():
+        assert callable(r.train_fn()) and callable(r.evaluate_fn())
+        load_config(r.name)
+
+
+@pytest.mark.parametrize("recipe", ["siamese", "xkd"])
+def test_train_commands_built_from_the_registry_run_end_to_end(recipe, tiny_model, pairs_tsv, tmp_path):
+    import json
+
+    common = [f"train.pairs={pairs_tsv}", f"eval.pairs={pairs_tsv}", "eval.sample=0", "train.min_words=0"]
+    extra = {"siamese": [f"model={tiny_model}", "optim.epochs=2", "train.sample=0", "features.layer=2"],
+             "xkd": [f"teacher={tiny_model}", f"student={tiny_model}", "optim.epochs=1", "optim.batch_size=8",
+                     "eval.udhr=false"]}[recipe]
+    args = [a for s in common + extra for a in ("--set", s)]
+    p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "train", recipe, "-o", str(tmp_path / "r"), *args],
+                       capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "200"})
+    assert p.returncode == 0, p.stderr
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert metrics["eval_pool"]["n"] == 40 and (tmp_path / "r" / "model" / "modules.json").exists()
+    assert "model: " in p.stdout and "metrics: " in p.stdout

@@ -149,9 +149,8 @@ def test_multistage_xlsent_options_run_end_to_end(models, pairs_tsv, tmp_path):
     assert STAGES[0] not in r.stages and STAGES[2] in r.stages
     st = SentenceTransformer(str(r.model), device="cpu")
     assert np.isfinite(st.encode(TEXTS)).all() and st.get_embedding_dimension() == 32
-    with pytest.raises(Exception, match="stage3.loss 'huber'"):
-        train_multistage(_multistage_cfg(models, pairs_tsv, "stages.stage1=false", "stage3.loss=huber"),
-                         tmp_path / "bad", progress=False)
+    with pytest.raises(Exception, match="stage3.loss='huber': not an allowed value — use one of mse, contrastive"):
+        _multistage_cfg(models, pairs_tsv, "stages.stage1=false", "stage3.loss=huber")  # refused before training
 
 
 def test_multistage_monolingual_text_joins_stages_2_and_3(models, pairs_tsv, tmp_path):
@@ -182,9 +181,8 @@ def test_multistage_monolingual_text_joins_stages_2_and_3(models, pairs_tsv, tmp
     text = con.export_text()
     assert "sampled 4 of 7 sentences (seed 0)" in text and "stage2-embedding: finished earlier" not in text
     assert json.loads((tmp_path / "o" / STAGES[2] / "stage.json").read_text())["examples"] == 40 + 2
-    with pytest.raises(XlsentError, match="nope.txt: no such file"):
-        train_multistage(_multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={tmp_path / 'nope.txt'}"),
-                         tmp_path / "bad", progress=False)
+    with pytest.raises(XlsentError, match="nope.txt': no such file"):  # refused when the config is read
+        _multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={tmp_path / 'nope.txt'}")
 
 
 def _cli(*args, env_cache=None):
@@ -239,7 +237,8 @@ def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
     from xlsent.data.readers import read_tsv
     from xlsent.evaluation.retrieval import evaluate_retrieval
     from xlsent.evaluation.triplet import evaluate_triplets
-    from xlsent.recipes._common import evaluate_models, summary_table
+    from xlsent.cli.common import summary_table
+    from xlsent.recipes._common import evaluate_models
 
     st = SentenceTransformer(str(models["assistant"]), device="cpu")
     e = {"pairs": str(pairs_tsv), "sample": 0, "similarity": "cosine", "udhr": False}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from xlsent.utils.errors import XlsentError
@@ -30,4 +31,48 @@ def retrieval_table(rows: list[dict], title: str, extra_cols: tuple[str, ...] = 
             cells.append(f"{x['p@1']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""))
             cells += [f"{x['p@5']:.3f}", f"{x['p@10']:.3f}"]
         t.add_row(*cells)
+    return t
+
+
+def summary_rows(metrics: dict) -> list[dict]:
+    """One row per model for the CLI table."""
+    rows = []
+    for name, r in metrics["models"].items():
+        ret = r["retrieval"]
+        row = {"model": name, "x2en": ret["tgt2src"]["p@1"], "en2x": ret["src2tgt"]["p@1"],
+               "triplet_cos": r["triplets"]["accuracy"]["cosine"]["accuracy"],
+               "mse_tgt": r.get("mse", {}).get("mse_tgt_x100")}
+        if "udhr" in r:
+            row["udhr_x2en"] = r["udhr"]["mean"]["tgt2src"]["p@1"]
+            row["udhr_en2x"] = r["udhr"]["mean"]["src2tgt"]["p@1"]
+        rows.append(row)
+    return rows
+
+
+def summary_table(metrics: dict, title: str):
+    from rich.table import Table
+
+    rows = summary_rows(metrics)
+    table = Table(title=title)
+    cols = ["model", "x2en", "en2x", "triplet_cos", "mse_tgt"] + (["udhr_x2en", "udhr_en2x"] if "udhr_x2en" in rows[0] else [])
+    heads = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
+             "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx"}
+    for c in cols:
+        table.add_column(heads.get(c, c), justify="left" if c == "model" else "right")
+    for r in rows:
+        table.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
+    return table
+
+
+def size_table(sizes: dict):
+    from rich.table import Table
+
+    t = Table(title="model size (Ding et al. Tables 1–2 style)")
+    for c in ("model", "embedding", "encoder", "total", "layers (unique / passes)"):
+        t.add_column(c, justify="left" if c == "model" else "right")
+    for name in ("assistant", "student"):
+        r = sizes[name]
+        t.add_row(name, f"{r['embedding_params'] / 1e6:.2f}M", f"{r['encoder_params'] / 1e6:.2f}M",
+                  f"{r['total_params'] / 1e6:.2f}M", f"{r['unique_layers']} / {r['layer_passes']}")
+    t.caption = f"student = {100 * sizes['student_share_of_assistant']:.1f}% of the assistant's parameters"
     return t

@@ -98,31 +98,23 @@ def evaluate_models(encoders: dict, e: dict, teacher=None, seed: int = 0, consol
     return out
 
 
-def summary_rows(metrics: dict) -> list[dict]:
-    """One row per model for the CLI table."""
-    rows = []
-    for name, r in metrics["models"].items():
-        ret = r["retrieval"]
-        row = {"model": name, "x2en": ret["tgt2src"]["p@1"], "en2x": ret["src2tgt"]["p@1"],
-               "triplet_cos": r["triplets"]["accuracy"]["cosine"]["accuracy"],
-               "mse_tgt": r.get("mse", {}).get("mse_tgt_x100")}
-        if "udhr" in r:
-            row["udhr_x2en"] = r["udhr"]["mean"]["tgt2src"]["p@1"]
-            row["udhr_en2x"] = r["udhr"]["mean"]["src2tgt"]["p@1"]
-        rows.append(row)
-    return rows
+def evaluate_named(cfg: dict, models: dict, gloss=None, console=None) -> dict:
+    """Held-out metrics of ``models`` (report name → model name or folder) with the recipe's ``eval`` section;
+    ``gloss`` (a gloss model's) is applied to every model, so a base English SBERT is scored on glossed input."""
+    from xlsent.encoding.encoder import Encoder
+
+    chunk = int(cfg["eval"]["chunk_words"])
+    teacher = Encoder.load(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"], memo=True, gloss=None)
+    kw = {"gloss": gloss} if gloss is not None else {}
+    encoders = {name: Encoder.load(str(path), chunk_words=chunk, memo=True, name=name, **kw)
+                for name, path in models.items()}
+    return evaluate_models(encoders, cfg["eval"], teacher, int(cfg["optim"]["seed"]), console)
 
 
-def summary_table(metrics: dict, title: str):
-    from rich.table import Table
+def evaluate_student(cfg: dict, model, output, console=None, no_eval: bool = False):
+    """Evaluation hook of the one-student distillation recipes (xkd, triplet-kd): base student vs trained."""
+    from xlsent.recipes.registry import Report
 
-    rows = summary_rows(metrics)
-    table = Table(title=title)
-    cols = ["model", "x2en", "en2x", "triplet_cos", "mse_tgt"] + (["udhr_x2en", "udhr_en2x"] if "udhr_x2en" in rows[0] else [])
-    heads = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
-             "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx"}
-    for c in cols:
-        table.add_column(heads.get(c, c), justify="left" if c == "model" else "right")
-    for r in rows:
-        table.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
-    return table
+    metrics = None if no_eval else evaluate_named(
+        cfg, {f"base {cfg['student']}": cfg["student"], "trained": model}, console=console)
+    return Report(model, metrics, title="held-out, base student vs trained")

@@ -48,6 +48,19 @@ def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> Bilingual
     return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]), str(d["symmetrize"]))
 
 
+def evaluate_after(cfg: dict, model: Path, output: Path, console=None, no_eval: bool = False):
+    """Evaluation hook: the base SBERT and the fine-tuned one, both on glossed low-resource input."""
+    from xlsent.models.gloss import load_gloss
+    from xlsent.recipes._common import evaluate_named
+    from xlsent.recipes.registry import Report
+
+    base = f"base {cfg['model']['name']} (glossed input)"
+    metrics = None if no_eval else evaluate_named(cfg, {base: cfg["model"]["name"], "gloss": model},
+                                                  gloss=load_gloss(model), console=console)
+    return Report(model, metrics, title="word-gloss SBERT, held-out (low-resource side glossed)",
+                  usage=f"low-resource text is glossed by xlsent's encoder; elsewhere gloss it first: xlsent gloss -m {model}")
+
+
 def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = True) -> Path:
     from datasets import Dataset
 

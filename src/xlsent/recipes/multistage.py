@@ -302,18 +302,25 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     return result
 
 
-def size_table(sizes: dict):
-    from rich.table import Table
+def evaluate_after(cfg: dict, result: MultistageResult, output: Path, console=None, no_eval: bool = False):
+    """Evaluation hook: the assistant as given, the stage-1 assistant, the stage-2/3 students (``eval.each_stage``)
+    and the final student; the size report and the stage records join the metrics."""
+    from xlsent.recipes._common import evaluate_named
+    from xlsent.recipes.registry import Report
 
-    t = Table(title="model size (Ding et al. Tables 1–2 style)")
-    for c in ("model", "embedding", "encoder", "total", "layers (unique / passes)"):
-        t.add_column(c, justify="left" if c == "model" else "right")
-    for name in ("assistant", "student"):
-        r = sizes[name]
-        t.add_row(name, f"{r['embedding_params'] / 1e6:.2f}M", f"{r['encoder_params'] / 1e6:.2f}M",
-                  f"{r['total_params'] / 1e6:.2f}M", f"{r['unique_layers']} / {r['layer_passes']}")
-    t.caption = f"student = {100 * sizes['student_share_of_assistant']:.1f}% of the assistant's parameters"
-    return t
+    metrics = None
+    if not no_eval:
+        models = {f"base {cfg['assistant']}": cfg["assistant"]} if cfg["eval"]["base"] else {}
+        if STAGES[0] in result.stages:
+            models["assistant (stage 1)"] = result.assistant
+        if cfg["eval"]["each_stage"]:
+            for name in STAGES[1:3]:
+                if name in result.stages:
+                    models[name] = result.stages[name]
+        models["student"] = result.model
+        metrics = evaluate_named(cfg, models, console=console)
+        metrics.update({"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
+    return Report(result.model, metrics, result.sizes, "multi-stage distillation, held-out")
 
 
 def stage_records(output: Path, stages=STAGES) -> dict:

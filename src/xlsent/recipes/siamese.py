@@ -360,6 +360,14 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
     return path
 
 
+def evaluate_after(cfg: dict, result: SiameseResult, output: Path, console=None, no_eval: bool = False):
+    """Evaluation hook: base vs trained retrieval on the held-out pool, from the feature cache."""
+    from xlsent.recipes.registry import Report
+
+    return Report(Path(output) / "model", None if no_eval else evaluate_run(result, console),
+                  title=f"held-out retrieval ({cfg['eval']['pairs']})")
+
+
 def evaluate_run(result: SiameseResult, console=None) -> dict:
     """Base vs trained retrieval on the held-out ``eval.pairs`` pool (reported, never used for selection)."""
     from xlsent.evaluation.retrieval import evaluate_retrieval

@@ -1,0 +1,76 @@
+"""The recipes, by name: what ``xlsent train <name>`` runs, with which config, presets and held-out report.
+
+Each :class:`Recipe` names its training function and its evaluation hook by dotted path, so the
+registry (and ``xlsent train --help``) loads no torch; the CLI builds one command per entry
+(:mod:`xlsent.cli.train`). A recipe's defaults are ``configs/<name>.yaml``, its presets
+``configs/<name>.<preset>.yaml``.
+
+A training function is ``train(cfg, output, console=None, progress=True) -> result``; an
+evaluation hook is ``evaluate(cfg, result, output, console=None) -> Report`` (data only: the CLI
+prints). :class:`Report` carries the trained model's folder, the metrics to save as
+``metrics.json`` and, for recipes that have one, a size report.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from xlsent.utils.config import presets
+
+
+@dataclass
+class Report:
+    """What a run produced: the model folder, held-out metrics (None with --no-eval) and extras."""
+
+    model: Path
+    metrics: dict | None = None
+    sizes: dict | None = None
+    title: str = ""
+    usage: str = ""  # a line on how to use the model, when it needs more than SentenceTransformer(path)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    help: str
+    paper: str
+    train: str  # "module:function"
+    evaluate: str  # "module:function"
+    report_models: tuple[str, ...] = field(default_factory=tuple)  # what the held-out report compares
+
+    @staticmethod
+    def _load(dotted: str) -> Callable[..., Any]:
+        module, _, fn = dotted.partition(":")
+        return getattr(importlib.import_module(module), fn)
+
+    def train_fn(self) -> Callable[..., Any]:
+        return self._load(self.train)
+
+    def evaluate_fn(self) -> Callable[..., Report]:
+        return self._load(self.evaluate)
+
+    @property
+    def presets(self) -> list[str]:
+        return presets(self.name)
+
+
+REGISTRY: dict[str, Recipe] = {r.name: r for r in (
+    Recipe("siamese", "Siamese fine-tuning over a frozen encoder (Huang et al. 2023, \"mBERT-SF\").",
+           "Huang et al. 2023, ACM TALLIP 22(6)", "xlsent.recipes.siamese:train_siamese",
+           "xlsent.recipes.siamese:evaluate_after", ("base model", "trained")),
+    Recipe("xkd", "X-KD (Reimers & Gurevych 2020): MSE(S(en), T(en)) + MSE(S(xx), T(en)).",
+           "Reimers & Gurevych 2020, EMNLP", "xlsent.recipes.xkd:train_xkd",
+           "xlsent.recipes._common:evaluate_student", ("base student", "trained")),
+    Recipe("triplet-kd", "Triplet KD (Manafi 2025, \"Distill-XLMR-Triplet\"): soft-margin triplet loss + λ·KD.",
+           "Manafi 2025, §3.2.2", "xlsent.recipes.triplet_kd:train_triplet_kd",
+           "xlsent.recipes._common:evaluate_student", ("base student", "trained")),
+    Recipe("gloss", "Word-gloss SBERT (Manafi 2025, \"Finetuned-SBERT\"): dictionary gloss + triplet fine-tuning "
+           "of an English SBERT.", "Manafi 2025, §3.2.2", "xlsent.recipes.gloss:train_gloss",
+           "xlsent.recipes.gloss:evaluate_after", ("base SBERT on glossed input", "trained")),
+    Recipe("multistage", "Multi-stage distillation (Ding et al. 2022): assistant → bottleneck → recurrence → MCL; "
+           "resumable.", "Ding et al. 2022, Findings of NAACL", "xlsent.recipes.multistage:train_multistage",
+           "xlsent.recipes.multistage:evaluate_after", ("base assistant", "each stage", "student")),
+)}
