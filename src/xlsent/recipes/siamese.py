@@ -217,7 +217,7 @@ def train_siamese(
     chash = _config_hash(cfg)
     start_epoch, log = 0, []
     if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, weights_only=False)
+        ckpt = torch.load(ckpt_path, weights_only=True)  # no pickle: tensors, numbers, strings only
         if ckpt.get("config_hash") == chash:
             head.load_state_dict(ckpt["head"])
             opt.load_state_dict(ckpt["optim"])
