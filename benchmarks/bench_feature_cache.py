@@ -37,7 +37,7 @@ def main() -> None:
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries
     from xlsent.recipes.siamese import train_siamese
-    from xlsent.utils.config import load_config
+    from xlsent.recipes.config import load_config
 
     quiet_libraries()
     overrides = [f"train.sample={args.pairs}", f"features.layer={args.layer}", f"optim.epochs={args.measure_epochs}"]

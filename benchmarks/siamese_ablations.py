@@ -44,7 +44,7 @@ def main() -> None:
 
     from xlsent.models.registry import quiet_libraries
     from xlsent.recipes.siamese import evaluate_run, train_siamese
-    from xlsent.utils.config import load_config
+    from xlsent.recipes.config import load_config
 
     quiet_libraries()
     rows = []

@@ -9,8 +9,8 @@ from importlib import resources
 
 import pytest
 
-from xlsent.utils.config import load_config, presets
-from xlsent.utils.config_schema import CHOICES
+from xlsent.recipes.config import load_config, presets
+from xlsent.recipes.config_schema import CHOICES
 from xlsent.utils.errors import XlsentError
 
 RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage")

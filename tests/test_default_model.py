@@ -66,7 +66,7 @@ def test_siamese_on_real_model_reloads_identically(tmp_path):
     from sentence_transformers import SentenceTransformer
 
     from xlsent.recipes.siamese import train_siamese
-    from xlsent.utils.config import load_config
+    from xlsent.recipes.config import load_config
 
     cfg = load_config("siamese", overrides=["train.sample=48", "optim.epochs=2", "features.layer=7"])
     result = train_siamese(cfg, tmp_path / "run", progress=False)
@@ -82,7 +82,7 @@ def test_e5_student_copy_and_compressed_sizes(e5, tmp_path):
     model, _ = e5
     full = build_student_st(model, ru_layers=12, repeats=1, bottleneck=None, positions="copy")
     np.testing.assert_allclose(full.encode(SAMPLE[:4]), model.encode(SAMPLE[:4]), atol=1e-5)
-    from xlsent.utils.config import load_config
+    from xlsent.recipes.config import load_config
 
     shape = load_config("multistage", preset="compress")["student"]
     small = build_student_st(model, ru_layers=shape["ru_layers"], repeats=shape["repeats"],

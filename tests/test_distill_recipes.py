@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import build_tiny_model
-from xlsent.utils.config import load_config
+from xlsent.recipes.config import load_config
 
 TEXTS = ["god is good and the river is wide", "mulungu ndi wabwino madzi", "he said unto them"]
 

@@ -92,7 +92,7 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
 
     from xlsent.models.gloss import load_gloss
     from xlsent.recipes.gloss import train_gloss
-    from xlsent.utils.config import load_config
+    from xlsent.recipes.config import load_config
 
     ny, en = _parallel(120)
     pairs = tmp_path / "p.tsv"

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import build_tiny_model
 from xlsent.recipes.siamese import evaluate_run, train_siamese
-from xlsent.utils.config import load_config
+from xlsent.recipes.config import load_config
 from xlsent.utils.errors import XlsentError
 
 

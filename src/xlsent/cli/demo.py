@@ -35,7 +35,7 @@ def demo_command(
     from xlsent.recipes.siamese import base_encoder, evaluate_run, train_siamese
     from xlsent.report.html import comparison_table, page
     from xlsent.report.plots import embedding_space_png
-    from xlsent.utils.config import load_config
+    from xlsent.recipes.config import load_config
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
     timings: dict[str, float] = {}

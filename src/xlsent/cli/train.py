@@ -13,7 +13,7 @@ import typer
 
 from xlsent.cli.common import console, err_console, retrieval_table, size_table, summary_table
 from xlsent.recipes.registry import REGISTRY, Recipe
-from xlsent.utils.config import dump_config, load_config
+from xlsent.recipes.config import dump_config, load_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 

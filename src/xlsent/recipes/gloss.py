@@ -34,7 +34,7 @@ from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
-from xlsent.utils.config import dump_config
+from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 

@@ -88,7 +88,7 @@ import numpy as np
 from xlsent.data.pairs import TrainPairs, load_train_pairs
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
-from xlsent.utils.config import dump_config
+from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from xlsent.utils.config import presets
+from xlsent.recipes.config import presets
 
 
 @dataclass

@@ -78,7 +78,7 @@ from xlsent.encoding.layer_features import LayerFeatures, parse_spec
 from xlsent.losses.siamese_contrastive_loss import contrastive_loss
 from xlsent.models.handle import is_sentence_encoder, load_model, load_transformer_module
 from xlsent.modules import CenterNormalize, SiameseHead
-from xlsent.utils.config import dump_config
+from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_text_atomic
 

@@ -35,7 +35,7 @@ from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
-from xlsent.utils.config import dump_config
+from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 
 

@@ -116,7 +116,7 @@ def load_config(recipe: str, config_file: str | Path | None = None, overrides: l
         except yaml.YAMLError:
             value = raw
         _set(cfg, key.strip(), value, valid, "--set")
-    from xlsent.utils.config_schema import validate_config
+    from xlsent.recipes.config_schema import validate_config
 
     return validate_config(recipe, cfg, default_config(recipe))
 

@@ -1,0 +1,63 @@
+"""The README's layering rules, checked on the source: a lower layer never imports a higher one."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import xlsent
+
+# lowest first; a module may import its own layer and any layer before it
+LAYERS = [
+    {"utils", "similarity"},
+    {"data"},
+    {"models", "modules", "losses"},
+    {"encoding"},
+    {"mining"},
+    {"evaluation"},
+    {"recipes"},
+    {"report"},
+    {"cli"},
+]
+RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+ROOT = Path(xlsent.__file__).parent
+
+
+def _part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "xlsent" and len(parts) > 1 else None
+
+
+def _imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return {p for p in map(_part, out) if p}
+
+
+def test_every_package_has_a_layer():
+    names = {p.name for p in ROOT.iterdir() if (p.is_dir() and (p / "__init__.py").exists())}
+    names |= {p.stem for p in ROOT.glob("*.py") if p.stem != "__init__"}
+    assert names <= set(RANK), names - set(RANK)
+
+
+def test_no_module_imports_a_higher_layer():
+    bad = []
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        own = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+        if own == "__init__":
+            continue
+        for target in _imports(path):
+            if RANK[target] > RANK[own]:
+                bad.append(f"{rel} imports xlsent.{target}")
+    assert not bad, bad
+
+
+def test_evaluators_never_load_models():
+    for path in (ROOT / "evaluation").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "load_model" not in text and "SentenceTransformer(" not in text, path.name
