@@ -60,6 +60,7 @@ class LayerFeatures:
         self.model_path = handle.path
         self.fingerprint = handle.fingerprint
         self._cut_models: dict = {}
+        self._caches: dict[str, FeatureCache] = {}
         self.cache_root = Path(cache_root) if cache_root else cache_dir() / "features"
 
     def _cut(self, deepest: int):
@@ -74,9 +75,12 @@ class LayerFeatures:
         return self._cut_models[deepest]
 
     def cache(self, spec: str) -> FeatureCache:
+        """The on-disk cache of one spec; one object per spec, so its chunks are read from disk once."""
         mode, layers = parse_spec(spec, self.num_layers)
         name = f"{mode}-all" if spec.endswith(":all") else f"{mode}-{layers[0]}"
-        return FeatureCache(self.cache_root / self.fingerprint / name)
+        if name not in self._caches:
+            self._caches[name] = FeatureCache(self.cache_root / self.fingerprint / name)
+        return self._caches[name]
 
     @torch.inference_mode()
     def compute(self, texts: Sequence[str], specs: Sequence[str], show_progress: bool = True) -> dict[str, np.ndarray]:
