@@ -69,7 +69,7 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
     assert bootstrap_ci(np.ones(20)) == (1.0, 1.0)
 
 
-def test_evaluate_many_encodes_each_text_once_per_language():
+def test_evaluate_many_encodes_each_text_once():
     calls = []
     table = {"a": [1.0, 0.0], "b": [0.0, 1.0], "x": [1.0, 0.1], "y": [0.1, 1.0]}
 
@@ -78,6 +78,24 @@ def test_evaluate_many_encodes_each_text_once_per_language():
         return np.array([table[t] for t in texts])
 
     res = evaluate_many({"l1": (["a", "b"], ["x", "y"], "en", "l1"), "l2": (["a", "b"], ["x", "y"], "en", "l2")}, enc)
-    # once per (language, text): a word-gloss encoder glosses one language and not another
-    assert sorted(map(sorted, calls)) == [["a", "b"], ["x", "y"], ["x", "y"]]
+    # a language-independent encoder: every text once, in one call (batched by length across languages)
+    assert len(calls) == 1 and sorted(calls[0]) == ["a", "b", "x", "y"]
     assert [r.tgt_lang for r in res] == ["l1", "l2"] and res[0].src2tgt["p@1"] == 1.0
+
+
+def test_evaluate_many_encodes_per_language_for_a_gloss_encoder():
+    from xlsent.data.dictionary import BilingualDictionary
+    from xlsent.encoding.encoder import Encoder, FunctionBackend
+    from xlsent.models.gloss import Gloss
+
+    calls = []
+    table = {"a": [1.0, 0.0], "b": [0.0, 1.0], "x": [1.0, 0.1], "y": [0.1, 1.0], "aa": [1.0, 0.0]}
+
+    def fn(texts):
+        calls.append(list(texts))
+        return np.array([table[t] for t in texts])
+
+    enc = Encoder(FunctionBackend(fn, dimension=2), gloss=Gloss(BilingualDictionary({"x": "aa"})))
+    res = evaluate_many({"l1": (["a", "b"], ["x", "y"], "en", "l1"), "l2": (["a", "b"], ["x", "y"], "en", "l2")}, enc)
+    assert sorted(map(sorted, calls)) == [["a", "b"], ["aa", "y"], ["aa", "y"]]  # English never glossed
+    assert res[0].src2tgt["p@1"] == 1.0

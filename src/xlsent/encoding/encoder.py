@@ -140,6 +140,12 @@ class Encoder:
         opts.update(kwargs)
         return Encoder(self.backend, **opts)
 
+    @property
+    def language_dependent(self) -> bool:
+        """Whether a text's vector depends on its language (a gloss model's does); if not, callers may
+        encode texts of many languages in one call, which batches them by length better."""
+        return self.gloss is not None
+
     def preprocess(self, texts: Sequence[str], lang: str | None = None) -> list[str]:
         """The texts the model sees: glossed when this is a gloss model and ``lang`` is not English."""
         if self.gloss is None or is_english(lang):

@@ -135,12 +135,15 @@ def evaluate_many(
     k_nn: int = 4,
     dataset: str = "",
 ) -> list[RetrievalResult]:
-    """Evaluate several pools (e.g. one per language); every distinct text of a language is encoded once."""
+    """Evaluate several pools (e.g. one per language). Every distinct text is encoded once, in one call
+    (batched by length across languages); an encoder whose vectors depend on the language (a word-gloss
+    model) is called once per language instead."""
     enc = as_encoder(encoder)
+    per_lang = getattr(enc, "language_dependent", True)
     by_lang: dict[str, list[str]] = {}
     for src, tgt, sl, tl in groups.values():
-        by_lang.setdefault(sl, []).extend(src)
-        by_lang.setdefault(tl, []).extend(tgt)
+        by_lang.setdefault(sl if per_lang else "", []).extend(src)
+        by_lang.setdefault(tl if per_lang else "", []).extend(tgt)
     rows: dict[tuple[str, str], np.ndarray] = {}
     for lang, texts in by_lang.items():
         unique = list(dict.fromkeys(texts))
@@ -151,7 +154,8 @@ def evaluate_many(
         name, dimension = model_name, enc.dimension
 
         def encode(self, texts: list[str], lang: str | None = None) -> np.ndarray:
-            return np.stack([rows[(lang or "", t)] for t in texts])
+            key = (lang or "") if per_lang else ""
+            return np.stack([rows[(key, t)] for t in texts])
 
     lookup = _Lookup()
     return [
