@@ -49,9 +49,7 @@ def summary_rows(metrics: dict) -> list[dict]:
     return rows
 
 
-def summary_table(metrics: dict, title: str):
-    from rich.table import Table
-
+def summary_table(metrics: dict, title: str) -> Table:
     rows = summary_rows(metrics)
     table = Table(title=title)
     cols = ["model", "x2en", "en2x", "triplet_cos", "mse_tgt"] + (["udhr_x2en", "udhr_en2x"] if "udhr_x2en" in rows[0] else [])
@@ -64,9 +62,7 @@ def summary_table(metrics: dict, title: str):
     return table
 
 
-def size_table(sizes: dict):
-    from rich.table import Table
-
+def size_table(sizes: dict) -> Table:
     t = Table(title="model size (Ding et al. Tables 1–2 style)")
     for c in ("model", "embedding", "encoder", "total", "layers (unique / passes)"):
         t.add_column(c, justify="left" if c == "model" else "right")

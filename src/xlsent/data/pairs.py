@@ -86,10 +86,17 @@ def load_train_pairs(train: dict, seed: int) -> TrainPairs:
     return TrainPairs(list(ds[en_col]), list(ds[other_col]), ds, other_col, loaded.notes())
 
 
+def _codes(ds) -> tuple[str, str]:
+    """The (source, target) language codes of a pairs dataset's first row ("" where missing)."""
+    def code(col: str) -> str:
+        return (ds[col][0] if col in ds.column_names and len(ds) else "") or ""
+
+    return code("src_lang"), code("tgt_lang")
+
+
 def english_side(ds) -> tuple[str, str]:
     """(other column, English column): the non-English side is the anchor; the target side when unknown."""
-    src_lang = (ds["src_lang"][0] if "src_lang" in ds.column_names and len(ds) else "") or ""
-    tgt_lang = (ds["tgt_lang"][0] if "tgt_lang" in ds.column_names and len(ds) else "") or ""
+    src_lang, tgt_lang = _codes(ds)
     if is_english(tgt_lang) and not is_english(src_lang):
         return "src", "tgt"
     return "tgt", "src"
@@ -99,8 +106,7 @@ def side_langs(ds) -> tuple[str, str]:
     """(source, target) language codes of a pairs dataset for encoding; where a side's code is missing,
     the side :func:`english_side` takes as English is marked ``"en"`` (a word-gloss encoder then leaves it
     alone and glosses the other side)."""
-    src = (ds["src_lang"][0] if "src_lang" in ds.column_names and len(ds) else "") or ""
-    tgt = (ds["tgt_lang"][0] if "tgt_lang" in ds.column_names and len(ds) else "") or ""
+    src, tgt = _codes(ds)
     en_col = english_side(ds)[1]
     if en_col == "src" and not src:
         src = "en"

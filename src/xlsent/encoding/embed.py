@@ -22,23 +22,16 @@ def embed(
     normalize: bool = False,
     show_progress: bool = True,
     description: str = "embedding",
-    chunk_words: int = 0,
 ) -> np.ndarray:
     """Encode ``texts`` with ``model`` (the model's default prompt applies).
 
     Texts are ordered by token count (not characters, as ``encode`` does), so a
     batch pads to a similar length; results come back in input order.
-    ``chunk_words > 0`` switches on chunked pooling (:mod:`xlsent.encoding.chunked`).
+    Chunked pooling, glossing and the rest of the text → vector path are
+    :class:`xlsent.encoding.encoder.Encoder`'s; this is its sentence-transformers backend.
     """
     from rich.progress import Progress
 
-    if chunk_words and chunk_words > 0:
-        from xlsent.encoding.chunked import chunked_encode, model_normalizes
-
-        return chunked_encode(
-            lambda chunks: embed(model, chunks, batch_size, normalize, show_progress, description),
-            texts, chunk_words, renormalize=normalize or model_normalizes(model),
-        )
     texts = list(texts)
     dim = model.get_embedding_dimension()
     out = np.zeros((len(texts), dim), dtype=np.float32)

@@ -69,7 +69,6 @@ from typing import Callable
 
 import numpy as np
 import torch
-from rich.markup import escape
 
 from xlsent.data.pairs import load_pairs, load_train_pairs, side_langs
 from xlsent.data.negatives import build_negatives
@@ -78,6 +77,7 @@ from xlsent.encoding.layer_features import LayerFeatures, parse_spec
 from xlsent.losses.siamese_contrastive_loss import contrastive_loss
 from xlsent.models.handle import is_sentence_encoder, load_model, load_transformer_module
 from xlsent.modules import CenterNormalize, SiameseHead
+from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_text_atomic
@@ -196,8 +196,7 @@ def train_siamese(
     t = cfg["train"]
     seed = int(cfg["optim"]["seed"])
     pairs = load_train_pairs(t, seed)
-    for line in pairs.notes:
-        console.print(f"[dim]{escape(line)}[/dim]")
+    say(console, pairs.notes)
     src_texts, tgt_texts = list(pairs.dataset["src"]), list(pairs.dataset["tgt"])
 
     # 3. Features (computed once, cached on disk)
