@@ -76,7 +76,7 @@ def _multistage_cfg(models, pairs_tsv, *extra):
     return load_config("multistage", overrides=[
         *_common(models, pairs_tsv), f"assistant={models['assistant']}", "student.bottleneck=8", "student.ru_layers=2",
         "student.repeats=2", "stage1.epochs=1", "stage2.epochs=1", "stage3.epochs=2", "stage4.epochs=1",
-        "optim.save_steps=1", *extra])
+        "optim.checkpoint_every=1", *extra])
 
 
 def test_multistage_interrupted_stage_resumes_and_finished_stages_are_skipped(models, pairs_tsv, tmp_path):
@@ -98,11 +98,9 @@ def test_multistage_interrupted_stage_resumes_and_finished_stages_are_skipped(mo
     assert (out / STAGES[2] / "checkpoints" / "checkpoint-2").exists()
     done = {s: (out / s / "stage.json").stat().st_mtime_ns for s in STAGES[:2]}
 
-    from rich.console import Console
-
-    con = Console(record=True, width=200)
-    result = train_multistage(cfg, out, console=con, progress=False)
-    text = con.export_text()
+    notes: list[str] = []
+    result = train_multistage(cfg, out, on_note=notes.append, progress=False)
+    text = "\n".join(notes)
     assert "stage1-assistant: finished earlier with this config — skipping" in text
     assert "stage2-embedding: finished earlier with this config — skipping" in text
     assert "resuming from" in text and "checkpoint-2" in text
@@ -119,9 +117,9 @@ def test_multistage_interrupted_stage_resumes_and_finished_stages_are_skipped(mo
     for s in STAGES:
         assert (out / s / "model" / "modules.json").exists()
     # a changed stage-4 setting reruns stage 4 only
-    con = Console(record=True, width=200)
-    train_multistage(_multistage_cfg(models, pairs_tsv, "mcl.variant=bool"), out, console=con, progress=False)
-    text = con.export_text()
+    notes: list[str] = []
+    train_multistage(_multistage_cfg(models, pairs_tsv, "mcl.variant=bool"), out, on_note=notes.append, progress=False)
+    text = "\n".join(notes)
     assert "stage3-recurrence: finished earlier" in text and "stage 4 — MCL (bool)" in text
 
 
@@ -155,8 +153,6 @@ def test_multistage_xlsent_options_run_end_to_end(models, pairs_tsv, tmp_path):
 
 def test_multistage_monolingual_text_joins_stages_2_and_3(models, pairs_tsv, tmp_path):
     """train.monolingual: read with blank lines and repeats counted, two sentences to a stage-3 row; bad paths named."""
-    from rich.console import Console
-
     from xlsent.recipes.multistage import STAGES, train_multistage
     from xlsent.utils.errors import XlsentError
 
@@ -166,19 +162,19 @@ def test_multistage_monolingual_text_joins_stages_2_and_3(models, pairs_tsv, tmp
                     "Umndeni uyisisekelo.\n", encoding="utf-8")
     base = ["stages.stage1=false", "student.init=svd-corpus", "stage2.objective=token", "stage2.token_steps=20",
             "stage3.loss=contrastive", "optim.epochs=1"]
-    con = Console(record=True, width=200)
+    notes: list[str] = []
     train_multistage(_multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={mono}"), tmp_path / "o",
-                     console=con, progress=False)
-    text = con.export_text()
+                     on_note=notes.append, progress=False)
+    text = "\n".join(notes)
     assert "skipped 1 line(s): blank line" in text and "skipped 1 line(s): exact repeat" in text
     assert "7 monolingual sentences for stages 2–3" in text
     rec3 = json.loads((tmp_path / "o" / STAGES[2] / "stage.json").read_text())
     assert rec3["examples"] == 40 + 4  # 40 pairs + 7 sentences two to a row (the last paired with the first)
     # another text reruns stages 2–3; a sample of it is seeded and reported
-    con = Console(record=True, width=200)
+    notes: list[str] = []
     train_multistage(_multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={mono}", "train.monolingual_sample=4"),
-                     tmp_path / "o", console=con, progress=False)
-    text = con.export_text()
+                     tmp_path / "o", on_note=notes.append, progress=False)
+    text = "\n".join(notes)
     assert "sampled 4 of 7 sentences (seed 0)" in text and "stage2-embedding: finished earlier" not in text
     assert json.loads((tmp_path / "o" / STAGES[2] / "stage.json").read_text())["examples"] == 40 + 2
     with pytest.raises(XlsentError, match="nope.txt': no such file"):  # refused when the config is read

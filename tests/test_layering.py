@@ -61,3 +61,20 @@ def test_evaluators_never_load_models():
     for path in (ROOT / "evaluation").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "load_model" not in text and "SentenceTransformer(" not in text, path.name
+
+
+def test_recipes_and_evaluators_never_print():
+    """Recipes hand what they report to ``on_note``; only ``cli/`` prints (progress bars aside)."""
+    bad = []
+    for part in ("recipes", "evaluation", "mining", "data", "encoding", "models"):
+        for path in (ROOT / part).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                    owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+                    if name == "print" and owner in ("", "console"):
+                        bad.append(f"{part}/{path.name}:{node.lineno}")
+                    if name == "Console":
+                        bad.append(f"{part}/{path.name}:{node.lineno} builds a Console")
+    assert not bad, bad

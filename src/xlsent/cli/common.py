@@ -12,6 +12,11 @@ console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
 
 
+def show_note(text: str) -> None:
+    """How the CLI shows what a recipe reports (``on_note``): dimmed, on stderr, never parsed as markup."""
+    err_console.print(escape(text), style="dim")
+
+
 def choice(value: str, allowed: tuple[str, ...], option: str) -> str:
     if value not in allowed:
         raise XlsentError(f"unknown {option} '{value}': use one of {', '.join(allowed)}")

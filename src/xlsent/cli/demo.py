@@ -18,7 +18,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import console, err_console
+from xlsent.cli.common import console, show_note
 
 DEMO_CONFIG = "siamese-demo.yaml"
 
@@ -51,7 +51,7 @@ def demo_command(
     with resources.as_file(cfg_file) as path:
         cfg = load_config("siamese", path, set_)
     t = time.perf_counter()
-    result = train_siamese(cfg, output / "siamese", console=err_console)
+    result = train_siamese(cfg, output / "siamese", on_note=show_note)
     timings["train"] = time.perf_counter() - t
     base, trained = base_encoder(result.features, memo=True, name="e5-small"), result.encoder(memo=True, name="siamese")
 

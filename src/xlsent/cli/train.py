@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import console, err_console, retrieval_table, size_table, summary_table
+from xlsent.cli.common import console, err_console, retrieval_table, show_note, size_table, summary_table
 from xlsent.recipes.registry import REGISTRY, Recipe
 from xlsent.recipes.config import dump_config, load_config
 from xlsent.utils.errors import XlsentError
@@ -62,10 +62,10 @@ def _command(recipe: Recipe):
         cfg = _config(recipe.name, config, set_, preset, show_config, output)
         if cfg is None:
             return
-        result = recipe.train_fn()(cfg, output, err_console)
+        result = recipe.train_fn()(cfg, output, show_note)
         if not no_eval:
             err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
-        _render(recipe.evaluate_fn()(cfg, result, output, err_console, no_eval), output)
+        _render(recipe.evaluate_fn()(cfg, result, output, show_note, no_eval), output)
 
     command.__doc__ = recipe.help
     command.__name__ = recipe.name.replace("-", "_")

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
-from rich.markup import escape
 
 from xlsent.data.pairs import english_side, load_pairs
 from xlsent.models.handle import ModelHandle, load_model
 from xlsent.utils.errors import XlsentError
 
 
-def say(console, lines: list[str]) -> None:
-    """Show data notes (what a reader or filter skipped or removed) on ``console``, when there is one."""
-    if console is not None:
+def say(on_note: Callable[[str], None] | None, lines: list[str]) -> None:
+    """Hand notes (what a reader or filter skipped or removed, what a stage did) to ``on_note``, when given.
+
+    Recipes never print: the CLI passes a function that shows each note, tests one that collects them.
+    """
+    if on_note is not None:
         for line in lines:
-            console.print(f"[dim]{escape(line)}[/dim]")
+            on_note(line)
 
 
 def freeze_word_embeddings(st) -> int:
@@ -51,7 +55,7 @@ def teacher_targets(teacher: ModelHandle, texts: list[str], progress: bool = Tru
     return cached_embeddings(teacher, texts, show_progress=progress, description="teacher embeddings")
 
 
-def evaluate_models(encoders: dict, e: dict, teacher=None, seed: int = 0, console=None) -> dict:
+def evaluate_models(encoders: dict, e: dict, teacher=None, seed: int = 0, on_note=None) -> dict:
     """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each encoder.
 
     ``encoders`` maps a report name to a :class:`~xlsent.encoding.encoder.TextEncoder` (a gloss
@@ -77,8 +81,7 @@ def evaluate_models(encoders: dict, e: dict, teacher=None, seed: int = 0, consol
     trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)
     out: dict = {"eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": seed}, "models": {}}
     for name, enc in encoders.items():
-        if console is not None:
-            console.print(f"[dim]evaluating {escape(name)}…[/dim]")
+        say(on_note, [f"evaluating {name}…"])
         r = {"retrieval": evaluate_retrieval(src, tgt, enc, name, e["similarity"], dataset=e["pairs"], src_lang=sl,
                                              tgt_lang=tl).to_dict(),
              "triplets": evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], enc, name, e["pairs"],
@@ -98,7 +101,7 @@ def evaluate_models(encoders: dict, e: dict, teacher=None, seed: int = 0, consol
     return out
 
 
-def evaluate_named(cfg: dict, models: dict, gloss=None, console=None) -> dict:
+def evaluate_named(cfg: dict, models: dict, gloss=None, on_note=None) -> dict:
     """Held-out metrics of ``models`` (report name → model name or folder) with the recipe's ``eval`` section;
     ``gloss`` (a gloss model's) is applied to every model, so a base English SBERT is scored on glossed input."""
     from xlsent.encoding.encoder import Encoder
@@ -108,13 +111,13 @@ def evaluate_named(cfg: dict, models: dict, gloss=None, console=None) -> dict:
     kw = {"gloss": gloss} if gloss is not None else {}
     encoders = {name: Encoder.load(str(path), chunk_words=chunk, memo=True, name=name, **kw)
                 for name, path in models.items()}
-    return evaluate_models(encoders, cfg["eval"], teacher, int(cfg["optim"]["seed"]), console)
+    return evaluate_models(encoders, cfg["eval"], teacher, int(cfg["optim"]["seed"]), on_note)
 
 
-def evaluate_student(cfg: dict, model, output, console=None, no_eval: bool = False):
+def evaluate_student(cfg: dict, model, output, on_note=None, no_eval: bool = False):
     """Evaluation hook of the one-student distillation recipes (xkd, triplet-kd): base student vs trained."""
     from xlsent.recipes.registry import Report
 
     metrics = None if no_eval else evaluate_named(
-        cfg, {f"base {cfg['student']}": cfg["student"], "trained": model}, console=console)
+        cfg, {f"base {cfg['student']}": cfg["student"], "trained": model}, on_note=on_note)
     return Report(model, metrics, title="held-out, base student vs trained")

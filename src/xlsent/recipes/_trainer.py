@@ -1,60 +1,25 @@
-"""Shared training plumbing for the distillation recipes: sentence-transformers' trainer, configured
-from a recipe's ``optim`` section, with resumable checkpoints and an atomically written model.
+"""Shared training plumbing for the recipes that fine-tune a whole sentence-transformer:
+sentence-transformers' trainer, configured from a recipe's ``optim`` section, inside a
+:class:`~xlsent.recipes.run_folder.StageFolder` (resumable checkpoints, model written atomically,
+done marker last).
 
 Optimiser (the published multi-stage code, Ding et al. 2022, and Hugging Face defaults):
 AdamW with ε = ``adam_epsilon``, weight decay on every weight except biases and LayerNorm,
 a linear schedule with ``warmup_ratio`` warm-up, gradient clipping at ``max_grad_norm``.
 
-Resume: the trainer checkpoints into ``<stage>/checkpoints`` every ``save_steps`` steps; a rerun
-with the same stage config resumes from the newest one. The finished model is written to
-``<stage>/model`` atomically, then ``<stage>/stage.json`` marks the stage done (see
-:func:`stage_done`); a rerun skips a finished stage whose config has not changed.
+Checkpoints: after every ``optim.checkpoint_every`` of the stage (a fraction of its steps) and
+every ``optim.checkpoint_minutes`` (:class:`~xlsent.recipes.run_folder.CheckpointPolicy`); a rerun
+with the same config resumes from the newest one, mid-epoch included (the trainer restores the
+optimiser, schedule, data order and random state).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import shutil
 import time
 from pathlib import Path
+from typing import Callable
 
-from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
-
-
-def config_hash(*parts) -> str:
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-def stage_done(stage_dir: Path, chash: str) -> dict | None:
-    """The stage's record if it finished with this config hash, else None."""
-    marker = stage_dir / "stage.json"
-    if (stage_dir / "model" / "modules.json").exists() and marker.exists():
-        rec = json.loads(marker.read_text())
-        if rec.get("config_hash") == chash:
-            return rec
-    return None
-
-
-def skip_if_done(stage_dir: Path, chash: str, console=None) -> bool:
-    """True (and say so) when ``stage_dir`` holds a finished model trained with this config."""
-    if stage_done(Path(stage_dir), chash):
-        if console is not None:
-            console.print(f"{Path(stage_dir).name}: finished earlier with this config — skipping")
-        return True
-    return False
-
-
-def _latest_checkpoint(folder: Path, chash: str) -> str | None:
-    if not folder.exists():
-        return None
-    tag = folder / "config_hash.txt"
-    if not tag.exists() or tag.read_text().strip() != chash:
-        shutil.rmtree(folder, ignore_errors=True)  # another config's checkpoints: start afresh
-        return None
-    cks = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    cks = [c for c in cks if (c / "trainer_state.json").exists()]
-    return str(cks[-1]) if cks else None
+from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder
 
 
 def training_prompt(model) -> str | None:
@@ -68,35 +33,50 @@ def training_prompt(model) -> str | None:
     return (getattr(model, "prompts", None) or {}).get(name) if name else None
 
 
+def _policy_callback(optim: dict):
+    from transformers import TrainerCallback
+
+    class SaveByPolicy(TrainerCallback):
+        policy: CheckpointPolicy | None = None
+
+        def on_train_begin(self, args, state, control, **kw):
+            self.policy = CheckpointPolicy(state.max_steps, float(optim.get("checkpoint_every", 0.2)),
+                                           float(optim.get("checkpoint_minutes", 10)))
+
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step < state.max_steps and self.policy.due(state.global_step):
+                control.should_save = True
+            return control
+
+    return SaveByPolicy()
+
+
 def train_stage(
     model,
     train_dataset,
     loss,
     optim: dict,
-    stage_dir: Path,
-    chash: str,
-    console=None,
+    folder: StageFolder,
     progress: bool = True,
     name: str = "training",
     no_duplicates: bool = False,
     extra_record: dict | None = None,
     callbacks: list | None = None,
+    finalize: Callable[[Path], None] | None = None,
 ) -> dict:
-    """Train ``model`` on ``train_dataset`` with ``loss``; save ``stage_dir/model`` atomically; return the stage record."""
+    """Train ``model`` on ``train_dataset`` with ``loss`` in ``folder``; return the stage record.
+
+    ``finalize(model_folder)`` adds files to the saved model (a gloss dictionary, a model card)
+    before it is moved into place and before the done marker is written.
+    """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    stage_dir = Path(stage_dir)
-    stage_dir.mkdir(parents=True, exist_ok=True)
-    ck_dir = stage_dir / "checkpoints"
-    resume = _latest_checkpoint(ck_dir, chash)
-    ck_dir.mkdir(exist_ok=True)
-    (ck_dir / "config_hash.txt").write_text(chash)
-    if console is not None:
-        console.print(f"[bold]{name}[/bold]: {len(train_dataset)} examples"
-                      + (f" — resuming from {resume}" if resume else ""))
+    folder.begin()
+    resume = folder.latest_trainer_checkpoint()
+    folder.note(f"{name}: {len(train_dataset)} examples" + (f" — resuming from {resume}" if resume else ""))
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(ck_dir),
+        output_dir=str(folder.checkpoints),
         num_train_epochs=float(optim["epochs"]),
         max_steps=int(optim.get("max_steps", 0) or -1),
         per_device_train_batch_size=int(optim["batch_size"]),
@@ -107,8 +87,7 @@ def train_stage(
         max_grad_norm=float(optim.get("max_grad_norm", 1.0)),
         lr_scheduler_type="linear",
         seed=int(optim.get("seed", 0)),
-        save_strategy="steps",
-        save_steps=int(optim.get("save_steps", 200)),
+        save_strategy="no",  # saving is decided by the checkpoint policy (fraction of the stage, minutes)
         save_total_limit=1,
         logging_steps=int(optim.get("logging_steps", 10)),
         logging_first_step=True,
@@ -119,17 +98,19 @@ def train_stage(
         batch_sampler=BatchSamplers.NO_DUPLICATES if no_duplicates else BatchSamplers.BATCH_SAMPLER,
         prompts=training_prompt(model),
     )
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss, callbacks=callbacks)
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
+                                         callbacks=[_policy_callback(optim), *(callbacks or [])])
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume)
     seconds = time.perf_counter() - t0
     log = [e for e in trainer.state.log_history if "loss" in e or "train_loss" in e]
-    with atomic_path(stage_dir / "model") as tmp:
+
+    def save(tmp: Path) -> None:
         model.save(str(tmp))
-    write_text_atomic(stage_dir / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
-    record = {"config_hash": chash, "seconds": seconds, "steps": trainer.state.global_step,
-              "examples": len(train_dataset), "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
-              **(extra_record or {})}
-    write_json_atomic(stage_dir / "stage.json", record)
-    shutil.rmtree(ck_dir, ignore_errors=True)
-    return record
+        if finalize is not None:
+            finalize(tmp)
+
+    return folder.finish(save, log, {
+        "seconds": seconds, "steps": trainer.state.global_step, "examples": len(train_dataset),
+        "resumed_from": resume, "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
+        **(extra_record or {})})

@@ -97,11 +97,11 @@ def _check_range(key: str, value: Any) -> None:
     leaf = key.split(".")[-1]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return
-    if leaf in ("lr", "temperature") and not value > 0:
+    if leaf in ("lr", "temperature", "checkpoint_every") and not value > 0:
         raise _fail(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
     if leaf in ("batch_size", "token_steps", "shard_size") and value < 1:
         raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
-    if leaf in ("epochs", "max_steps", "sample", "min_words", "max_words", "save_steps", "logging_steps",
+    if leaf in ("epochs", "max_steps", "sample", "min_words", "max_words", "checkpoint_minutes", "logging_steps",
                 "min_count", "monolingual_sample", "per_positive", "average_k", "chunk_words", "seed",
                 "max_seq_length", "bottleneck", "warmup_ratio", "weight_decay", "adam_epsilon", "max_grad_norm",
                 "margin", "kd_weight", "mcl_weight", "infonce_weight", "contrastive_weight",

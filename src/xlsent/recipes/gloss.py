@@ -33,7 +33,8 @@ from xlsent.data.dictionary import BilingualDictionary
 from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
-from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
+from xlsent.recipes._trainer import train_stage
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
@@ -48,7 +49,7 @@ def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> Bilingual
     return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]), str(d["symmetrize"]))
 
 
-def evaluate_after(cfg: dict, model: Path, output: Path, console=None, no_eval: bool = False):
+def evaluate_after(cfg: dict, model: Path, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: the base SBERT and the fine-tuned one, both on glossed low-resource input."""
     from xlsent.models.gloss import load_gloss
     from xlsent.recipes._common import evaluate_named
@@ -56,12 +57,12 @@ def evaluate_after(cfg: dict, model: Path, output: Path, console=None, no_eval: 
 
     base = f"base {cfg['model']['name']} (glossed input)"
     metrics = None if no_eval else evaluate_named(cfg, {base: cfg["model"]["name"], "gloss": model},
-                                                  gloss=load_gloss(model), console=console)
+                                                  gloss=load_gloss(model), on_note=on_note)
     return Report(model, metrics, title="word-gloss SBERT, held-out (low-resource side glossed)",
                   usage=f"low-resource text is glossed by xlsent's encoder; elsewhere gloss it first: xlsent gloss -m {model}")
 
 
-def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = True) -> Path:
+def train_gloss(cfg: dict, output: str | Path, on_note=None, progress: bool = True) -> Path:
     from datasets import Dataset
 
     from xlsent.data.pairs import load_train_pairs
@@ -72,9 +73,10 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    chash = config_hash(cfg["model"], cfg["train"], cfg["dictionary"], cfg["negatives"], cfg["loss"], cfg["optim"])
-    if skip_if_done(output, chash, console):
-        return output / "model"
+    folder = StageFolder(output, config_hash(cfg["model"], cfg["train"], cfg["dictionary"], cfg["negatives"], cfg["loss"],
+                                             learning_optim(cfg["optim"])), on_note=on_note)
+    if folder.skip_if_done():
+        return folder.model_dir
     t, seed = cfg["train"], int(cfg["optim"]["seed"])
     pairs = load_train_pairs(t, seed)
     ds = pairs.dataset
@@ -88,7 +90,7 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
     triplets, rep = build_triplets(ds, cfg["negatives"]["strategy"], seed, teacher=sbert,
                                    relative_margin=float(cfg["negatives"]["relative_margin"]))
     notes += rep.lines()
-    say(console, notes)
+    say(on_note, notes)
     unknown = cfg["dictionary"]["unknown"]
     cols = {"anchor": [dictionary.gloss(a, unknown) for a in triplets["anchor"]],
             "positive": list(triplets["positive"]), "negative": list(triplets["negative"])}
@@ -100,8 +102,7 @@ def train_gloss(cfg: dict, output: str | Path, console=None, progress: bool = Tr
         n = len(cols["positive"])
         cols["label"] = np.stack([tp[:n], tp[n:]], axis=1).tolist()
     loss = SoftMarginTripletDistillLoss(sbert, float(cfg["loss"]["margin"]), lam, cfg["loss"]["distance"])
-    train_stage(sbert, Dataset.from_dict(cols), loss, cfg["optim"], output, chash, console, progress,
-                "word-gloss SBERT", extra_record={"data_notes": notes})
-    model = output / "model"
-    save_gloss(model, dictionary, unknown)
-    return model
+    # the dictionary goes inside the model folder before it is moved into place and marked done
+    train_stage(sbert, Dataset.from_dict(cols), loss, cfg["optim"], folder, progress, "word-gloss SBERT",
+                extra_record={"data_notes": notes}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
+    return folder.model_dir

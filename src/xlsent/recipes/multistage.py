@@ -87,7 +87,8 @@ import numpy as np
 
 from xlsent.data.pairs import TrainPairs, load_train_pairs
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
-from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
+from xlsent.recipes._trainer import train_stage
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
@@ -114,10 +115,10 @@ def _optim(cfg: dict, stage: str) -> dict:
 
 def _trains(cfg: dict, stage: str) -> dict:
     """The optimiser settings that change what a stage learns (its config hash; logging/saving excluded)."""
-    return {k: v for k, v in _optim(cfg, stage).items() if k not in ("logging_steps", "save_steps")}
+    return learning_optim(_optim(cfg, stage))
 
 
-def _monolingual(t: dict, seed: int, console=None) -> list[str]:
+def _monolingual(t: dict, seed: int, on_note=None) -> list[str]:
     """``train.monolingual`` read (blank lines and repeats counted), then a seeded subset of ``monolingual_sample``."""
     if not t["monolingual"]:
         return []
@@ -130,9 +131,7 @@ def _monolingual(t: dict, seed: int, console=None) -> list[str]:
     if idx is not None:
         texts = [texts[i] for i in sorted(idx)]
         notes.append(f"{t['monolingual']}: sampled {n} of {report.rows} sentences (seed {seed})")
-    if console is not None:
-        for line in notes + [f"{t['monolingual']}: {len(texts)} monolingual sentences for stages 2–3"]:
-            console.print(f"[dim]{line}[/dim]")
+    say(on_note, notes + [f"{t['monolingual']}: {len(texts)} monolingual sentences for stages 2–3"])
     return texts
 
 
@@ -150,7 +149,7 @@ def _subset(pairs: TrainPairs, n: int, seed: int) -> tuple[list[str], list[str]]
     return [pairs.english[i] for i in idx], [pairs.other[i] for i in idx]
 
 
-def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool = True,
+def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool = True,
                      callbacks: list | None = None) -> MultistageResult:
     """Run the configured stages into ``output`` (finished stages are skipped); ``callbacks`` go to every trainer."""
     from sentence_transformers.sentence_transformer.losses import MSELoss
@@ -186,7 +185,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         sub = {"teacher": cfg["teacher"], "student": cfg["assistant"], "model": cfg["model"],
                "train": {**paired, "sample": cfg["stage1"]["sample"] or cfg["train"]["sample"]},
                "optim": _optim(cfg, "stage1")}
-        assistant_path = train_xkd(sub, output, console, progress, stage_dir=output / STAGES[0])
+        assistant_path = train_xkd(sub, output, on_note, progress, stage_dir=output / STAGES[0])
         result.stages[STAGES[0]] = assistant_path
         h = config_hash(h, sub)
     else:
@@ -197,8 +196,8 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     h = config_hash(h, assistant_handle.fingerprint)
 
     pairs = load_train_pairs(cfg["train"], seed)
-    say(console, pairs.notes)
-    mono = _monolingual(cfg["train"], seed, console)
+    say(on_note, pairs.notes)
+    mono = _monolingual(cfg["train"], seed, on_note)
     teacher = load_model(cfg["teacher"])
 
     student_dir = None
@@ -207,7 +206,8 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
         d2 = output / STAGES[1]
         emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
         h = config_hash(h, emb_keys, cfg["stage2"], _trains(cfg, "stage2"), "stage2", *([mono] if mono else []))
-        if not skip_if_done(d2, h, console):
+        f2 = StageFolder(d2, h, on_note=on_note)
+        if not f2.skip_if_done():
             counts = None  # svd-corpus: token counts of the training pairs, for the init and the token alignment
             if s["init"] == "svd-corpus":
                 counts = count_tokens(assistant[0].tokenizer, pairs.english + pairs.other + mono,
@@ -222,29 +222,28 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
             if objective in ("token", "both") and bottleneck:
                 from xlsent.models.student import align_bottleneck_tokens
 
-                if console is not None:
-                    console.print(f"stage 2 — token-level bottleneck alignment ({cfg['stage2']['token_steps']} steps)")
+                f2.note(f"stage 2 — token-level bottleneck alignment ({cfg['stage2']['token_steps']} steps)")
                 curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
                                                 int(cfg["stage2"]["token_steps"]), seed=seed,
                                                 max_position=int(cfg["model"]["max_seq_length"]), token_counts=counts)
                 extra["token_alignment_relative_mse"] = curve
             if objective == "token":
-                with atomic_path(d2 / "model") as tmp:
-                    student.save(str(tmp))
-                write_json_atomic(d2 / "stage.json", {"config_hash": h, "steps": int(cfg["stage2"]["token_steps"]), **extra})
+                f2.begin()
+                f2.finish(lambda tmp: student.save(str(tmp)), [], {"steps": int(cfg["stage2"]["token_steps"]), **extra})
             else:
                 en, xx = _subset(pairs, cfg["stage2"]["sample"], seed)
                 feats = LayerFeatures(assistant_handle, batch_size=64)
                 z = feats.get(en + xx, ["mean:0"], show_progress=progress)["mean:0"]
                 label = np.stack([z[: len(en)], z[len(en) :]], axis=1)
-                train_stage(student, pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), d2, h,
-                            console, progress, "stage 2 — embedding bottleneck", callbacks=callbacks, extra_record=extra)
+                train_stage(student, pair_dataset(en, xx, label), MSELoss(student), _optim(cfg, "stage2"), f2,
+                            progress, "stage 2 — embedding bottleneck", callbacks=callbacks, extra_record=extra)
         result.stages[STAGES[1]] = d2 / "model"
 
         # Stage 3: recurrence on, imitate the assistant's sentence embeddings
         d3 = output / STAGES[2]
         h = config_hash(h, repeats, cfg["stage3"], _trains(cfg, "stage3"), "stage3")
-        if not skip_if_done(d3, h, console):
+        f3 = StageFolder(d3, h, on_note=on_note)
+        if not f3.skip_if_done():
             en, xx = _subset(pairs, cfg["stage3"]["sample"], seed)
             if mono:  # two monolingual sentences to a row, each imitating the assistant's embedding of itself
                 odd = mono + mono[:1] if len(mono) % 2 else mono
@@ -261,8 +260,8 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
                 loss3 = ContrastiveDistillLoss(student, float(c3["temperature"]), float(c3["contrastive_weight"]))
             else:
                 raise XlsentError(f"stage3.loss '{c3['loss']}': choose mse (paper) or contrastive")
-            train_stage(student, pair_dataset(en, xx, label), loss3, _optim(cfg, "stage3"), d3, h,
-                        console, progress, f"stage 3 — parameter recurrence ({c3['loss']})", callbacks=callbacks)
+            train_stage(student, pair_dataset(en, xx, label), loss3, _optim(cfg, "stage3"), f3,
+                        progress, f"stage 3 — parameter recurrence ({c3['loss']})", callbacks=callbacks)
         result.stages[STAGES[2]] = d3 / "model"
         student_dir = d3 / "model"
 
@@ -272,7 +271,8 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     if student_dir is None:
         h = config_hash(h, s, "single-random")
     h = config_hash(h, cfg["stage4"], cfg["mcl"], variant, _trains(cfg, "stage4"), "stage4")
-    if not skip_if_done(d4, h, console):
+    f4 = StageFolder(d4, h, on_note=on_note)
+    if not f4.skip_if_done():
         en, xx = _subset(pairs, cfg["stage4"]["sample"], seed)
         if student_dir is None:  # single-random: untrained bottleneck on the assistant's first M layers
             student = build_student_st(assistant, int(s["ru_layers"]), repeats, bottleneck, "random", "fresh", seed,
@@ -285,7 +285,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
                                            float(cfg["mcl"]["mcl_weight"]), float(cfg["mcl"]["kd_weight"]),
                                            float(cfg["mcl"]["infonce_weight"]), float(cfg["mcl"]["temperature"]))
         name = f"stage 4 — MCL ({variant}) + KD" if variant != "off" else "stage 4 — KD (no MCL)"
-        train_stage(student, pair_dataset(en, xx, t_en), loss, _optim(cfg, "stage4"), d4, h, console, progress,
+        train_stage(student, pair_dataset(en, xx, t_en), loss, _optim(cfg, "stage4"), f4, progress,
                     name, no_duplicates=variant != "off", callbacks=callbacks)
     result.stages[STAGES[3]] = d4 / "model"
 
@@ -302,7 +302,7 @@ def train_multistage(cfg: dict, output: str | Path, console=None, progress: bool
     return result
 
 
-def evaluate_after(cfg: dict, result: MultistageResult, output: Path, console=None, no_eval: bool = False):
+def evaluate_after(cfg: dict, result: MultistageResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: the assistant as given, the stage-1 assistant, the stage-2/3 students (``eval.each_stage``)
     and the final student; the size report and the stage records join the metrics."""
     from xlsent.recipes._common import evaluate_named
@@ -318,7 +318,7 @@ def evaluate_after(cfg: dict, result: MultistageResult, output: Path, console=No
                 if name in result.stages:
                     models[name] = result.stages[name]
         models["student"] = result.model
-        metrics = evaluate_named(cfg, models, console=console)
+        metrics = evaluate_named(cfg, models, on_note=on_note)
         metrics.update({"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
     return Report(result.model, metrics, result.sizes, "multi-stage distillation, held-out")
 

@@ -5,9 +5,9 @@ registry (and ``xlsent train --help``) loads no torch; the CLI builds one comman
 (:mod:`xlsent.cli.train`). A recipe's defaults are ``configs/<name>.yaml``, its presets
 ``configs/<name>.<preset>.yaml``.
 
-A training function is ``train(cfg, output, console=None, progress=True) -> result``; an
-evaluation hook is ``evaluate(cfg, result, output, console=None) -> Report`` (data only: the CLI
-prints). :class:`Report` carries the trained model's folder, the metrics to save as
+A training function is ``train(cfg, output, on_note=None, progress=True) -> result``; an
+evaluation hook is ``evaluate(cfg, result, output, on_note=None, no_eval=False) -> Report`` (data
+only: recipes never print; ``on_note(text)`` hands what they report to the CLI, which shows it). :class:`Report` carries the trained model's folder, the metrics to save as
 ``metrics.json`` and, for recipes that have one, a size report.
 """
 

@@ -45,23 +45,23 @@ Decisions where the paper is silent or ambiguous:
 * **Center** = mean of the unit-normalised head outputs on the training
   sentences (both sides), estimated after training and stored in the model.
 * **No checkpoint selection on test data**: the last epoch is the model.
-* **Checkpoint/resume**: the head and optimiser are saved atomically after
-  every epoch; rerunning into the same output folder with the same config
-  resumes from the last finished epoch.
+* **Checkpoint/resume** (:mod:`xlsent.recipes.run_folder`, as every recipe): the head,
+  optimiser and random state are saved atomically after every epoch (an epoch over cached
+  features takes seconds); rerunning into the same output folder with the same config resumes
+  from the last finished epoch, and a finished run is reused, not retrained.
 
 Output folder: ``model/`` — a sentence-transformers model built only from
 sentence-transformers' own modules (Transformer cut to the needed layers →
 Pooling → Normalize → Dense head → Dropout → Normalize → Dense centering →
 Normalize; see :func:`save_siamese_model`), so ``SentenceTransformer(path)``
 loads it without ``trust_remote_code``;
-``config.yaml``, ``metrics.json``, ``train_log.jsonl``, ``checkpoint.pt``.
+``config.yaml``, ``metrics.json``, ``train_log.jsonl``, ``stage.json`` (done marker),
+``checkpoints/state.pt`` (the head's last state, kept so a rerun can report without training).
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,8 +79,9 @@ from xlsent.models.handle import is_sentence_encoder, load_model, load_transform
 from xlsent.modules import CenterNormalize, SiameseHead
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import atomic_path, write_text_atomic
+from xlsent.utils.io import write_text_atomic
 
 
 @dataclass
@@ -156,8 +157,7 @@ def base_encoder(features: LayerFeatures, **kwargs) -> Encoder:
 
 
 def _config_hash(cfg: dict) -> str:
-    relevant = {k: v for k, v in cfg.items() if k != "eval"}
-    return hashlib.sha1(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return config_hash({k: (learning_optim(v) if k == "optim" else v) for k, v in cfg.items() if k != "eval"})
 
 
 def _build_head(cfg: dict, dim: int) -> SiameseHead:
@@ -168,17 +168,15 @@ def _build_head(cfg: dict, dim: int) -> SiameseHead:
 def train_siamese(
     cfg: dict,
     output: str | Path,
-    console=None,
+    on_note: Callable[[str], None] | None = None,
     progress: bool = True,
     on_epoch_end: Callable[[int], None] | None = None,
 ) -> SiameseResult:
     """Train the siamese head as configured; write the model folder and run files into ``output``.
 
-    ``on_epoch_end(epoch)`` is called after each epoch's checkpoint is written.
+    ``on_note(text)`` receives what the run reports (data notes, resume); ``on_epoch_end(epoch)``
+    is called after each epoch's checkpoint is written.
     """
-    from rich.console import Console
-
-    console = console or Console(stderr=True, emoji=False)
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
@@ -196,7 +194,7 @@ def train_siamese(
     t = cfg["train"]
     seed = int(cfg["optim"]["seed"])
     pairs = load_train_pairs(t, seed)
-    say(console, pairs.notes)
+    say(on_note, pairs.notes)
     src_texts, tgt_texts = list(pairs.dataset["src"]), list(pairs.dataset["tgt"])
 
     # 3. Features (computed once, cached on disk)
@@ -212,20 +210,21 @@ def train_siamese(
     rng = np.random.default_rng(seed)
     head = _build_head(cfg, dim)
     opt = torch.optim.Adam(head.parameters(), lr=float(cfg["optim"]["lr"]))
-    ckpt_path = output / "checkpoint.pt"
-    chash = _config_hash(cfg)
+    folder = StageFolder(output, _config_hash(cfg), "siamese", on_note)
+    done = folder.record() is not None
+    if not done:
+        folder.begin()  # another config's checkpoints or finished run are discarded, never resumed
     start_epoch, log = 0, []
-    if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, weights_only=True)  # no pickle: tensors, numbers, strings only
-        if ckpt.get("config_hash") == chash:
-            head.load_state_dict(ckpt["head"])
-            opt.load_state_dict(ckpt["optim"])
-            rng.bit_generator.state = ckpt["rng"]
-            torch.set_rng_state(ckpt["torch_rng"])
-            start_epoch, log = ckpt["epoch"], ckpt["log"]
-            console.print(f"resuming from {ckpt_path} after epoch {start_epoch}")
-        else:
-            console.print(f"[yellow]{ckpt_path} belongs to another config; starting afresh[/yellow]")
+    ckpt = folder.load_state()  # no pickle: tensors, numbers, strings only
+    if ckpt is not None:
+        head.load_state_dict(ckpt["head"])
+        opt.load_state_dict(ckpt["optim"])
+        rng.bit_generator.state = ckpt["rng"]
+        torch.set_rng_state(ckpt["torch_rng"])
+        start_epoch, log = ckpt["epoch"], ckpt["log"]
+        say(on_note, ["siamese: finished earlier with this config — reusing its head" if done
+                      else f"siamese: resuming from {folder.checkpoints} after epoch {start_epoch}"])
+    done = done and ckpt is not None
 
     n = len(src_texts)
     neg_cfg = cfg["negatives"]
@@ -284,18 +283,13 @@ def train_siamese(
                 losses.append(float(loss.detach()))
             entry = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "pairs": len(items), "seconds": time.perf_counter() - t0}
             log.append(entry)
-            with atomic_path(ckpt_path) as tmp:
-                torch.save(
-                    {"config_hash": chash, "epoch": epoch + 1, "head": head.state_dict(), "optim": opt.state_dict(),
-                     "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "log": log},
-                    tmp,
-                )
+            folder.save_state({"epoch": epoch + 1, "head": head.state_dict(), "optim": opt.state_dict(),
+                               "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "log": log})
             bar.advance(task)
             if on_epoch_end is not None:
                 on_epoch_end(epoch + 1)
-    write_text_atomic(output / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
-    if log:
-        console.print(f"trained {len(log)} epochs; final loss {log[-1]['loss']:.4f}")
+    if log and not done:
+        say(on_note, [f"trained {len(log)} epochs; final loss {log[-1]['loss']:.4f}"])
 
     # 5. Output normalisation: unit → center → unit, center from the training sentences
     head.eval()
@@ -307,7 +301,11 @@ def train_siamese(
         raise XlsentError(f"output_norm must be [unit, center, unit] or [unit], not {cfg['output_norm']}")
 
     result = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg["features"]["normalize_input"]), log, pairs.notes)
-    save_siamese_model(result, base, output / "model", layers)
+    if not done:  # model, log, then the done marker; the head's state stays for reruns
+        folder.finish(lambda tmp: save_siamese_model(result, base, tmp, layers), log,
+                      {"epochs": len(log), "seconds": sum(e["seconds"] for e in log),
+                       "final_loss": log[-1]["loss"] if log else None, "data_notes": pairs.notes},
+                      keep_checkpoints=True)
     return result
 
 
@@ -354,20 +352,19 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
     st = SentenceTransformer(
         modules=modules, prompts=dict(base.prompts), default_prompt_name=base.default_prompt_name, device="cpu"
     )
-    with atomic_path(path) as tmp:
-        st.save(str(tmp))
+    st.save(str(path))  # the caller writes it atomically (StageFolder.finish)
     return path
 
 
-def evaluate_after(cfg: dict, result: SiameseResult, output: Path, console=None, no_eval: bool = False):
+def evaluate_after(cfg: dict, result: SiameseResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: base vs trained retrieval on the held-out pool, from the feature cache."""
     from xlsent.recipes.registry import Report
 
-    return Report(Path(output) / "model", None if no_eval else evaluate_run(result, console),
+    return Report(Path(output) / "model", None if no_eval else evaluate_run(result),
                   title=f"held-out retrieval ({cfg['eval']['pairs']})")
 
 
-def evaluate_run(result: SiameseResult, console=None) -> dict:
+def evaluate_run(result: SiameseResult) -> dict:
     """Base vs trained retrieval on the held-out ``eval.pairs`` pool (reported, never used for selection)."""
     from xlsent.evaluation.retrieval import evaluate_retrieval
 

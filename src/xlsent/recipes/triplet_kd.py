@@ -34,12 +34,13 @@ import numpy as np
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
-from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
+from xlsent.recipes._trainer import train_stage
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 
 
-def load_training_triplets(cfg: dict, teacher, console=None):
+def load_training_triplets(cfg: dict, teacher, on_note=None):
     """Triplets from ``train.triplets`` (a TSV) or built from ``train.pairs``; plus notes."""
     from xlsent.data.triplets import build_triplets, read_triplets
 
@@ -56,11 +57,11 @@ def load_training_triplets(cfg: dict, teacher, console=None):
         ds, report = build_triplets(pairs.dataset, cfg["negatives"]["strategy"], seed, teacher=teacher,
                                     relative_margin=float(cfg["negatives"]["relative_margin"]))
         notes = pairs.notes + report.lines()
-    say(console, notes)
+    say(on_note, notes)
     return ds, notes
 
 
-def train_triplet_kd(cfg: dict, output: str | Path, console=None, progress: bool = True) -> Path:
+def train_triplet_kd(cfg: dict, output: str | Path, on_note=None, progress: bool = True) -> Path:
     from datasets import Dataset
 
     from xlsent.losses import SoftMarginTripletDistillLoss
@@ -69,11 +70,12 @@ def train_triplet_kd(cfg: dict, output: str | Path, console=None, progress: bool
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    chash = config_hash(cfg["teacher"], cfg["student"], cfg["train"], cfg["negatives"], cfg["loss"], cfg["optim"], cfg["model"])
-    if skip_if_done(output, chash, console):
-        return output / "model"
+    folder = StageFolder(output, config_hash(cfg["teacher"], cfg["student"], cfg["train"], cfg["negatives"], cfg["loss"],
+                                             learning_optim(cfg["optim"]), cfg["model"]), on_note=on_note)
+    if folder.skip_if_done():
+        return folder.model_dir
     teacher = load_model(cfg["teacher"])
-    triplets, notes = load_training_triplets(cfg, teacher.model, console)
+    triplets, notes = load_training_triplets(cfg, teacher.model, on_note)
     student = load_student_for(cfg, cfg["student"], teacher)
     lam = float(cfg["loss"]["kd_weight"])
     cols = {c: list(triplets[c]) for c in ("anchor", "positive", "negative")}
@@ -83,6 +85,6 @@ def train_triplet_kd(cfg: dict, output: str | Path, console=None, progress: bool
         cols["label"] = np.stack([tp[:n], tp[n:]], axis=1).tolist()
     loss = SoftMarginTripletDistillLoss(student, margin=float(cfg["loss"]["margin"]), kd_weight=lam,
                                         distance=cfg["loss"]["distance"])
-    train_stage(student, Dataset.from_dict(cols), loss, cfg["optim"], output, chash, console, progress,
+    train_stage(student, Dataset.from_dict(cols), loss, cfg["optim"], folder, progress,
                 "triplet KD", extra_record={"data_notes": notes})
-    return output / "model"
+    return folder.model_dir

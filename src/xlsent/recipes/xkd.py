@@ -30,12 +30,13 @@ from pathlib import Path
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, pair_dataset, say, teacher_targets
-from xlsent.recipes._trainer import config_hash, skip_if_done, train_stage
+from xlsent.recipes._trainer import train_stage
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 
 
-def train_xkd(cfg: dict, output: str | Path, console=None, progress: bool = True, stage_dir: Path | None = None,
+def train_xkd(cfg: dict, output: str | Path, on_note=None, progress: bool = True, stage_dir: Path | None = None,
               student_name: str | None = None) -> Path:
     """Run X-KD as configured; returns the model folder (``<output>/model`` unless ``stage_dir`` is given)."""
     from sentence_transformers.sentence_transformer.losses import MSELoss
@@ -47,16 +48,17 @@ def train_xkd(cfg: dict, output: str | Path, console=None, progress: bool = True
         write_text_atomic(output / "config.yaml", dump_config(cfg))
     stage_dir = stage_dir or output
     student_name = student_name or cfg["student"]
-    chash = config_hash(cfg["teacher"], student_name, cfg["train"], cfg["optim"], cfg["model"])
-    if skip_if_done(stage_dir, chash, console):
-        return stage_dir / "model"
+    folder = StageFolder(stage_dir, config_hash(cfg["teacher"], student_name, cfg["train"], learning_optim(cfg["optim"]),
+                                                cfg["model"]), on_note=on_note)
+    if folder.skip_if_done():
+        return folder.model_dir
     seed = int(cfg["optim"]["seed"])
     pairs = load_train_pairs(cfg["train"], seed)
-    say(console, pairs.notes)
+    say(on_note, pairs.notes)
     teacher = load_model(cfg["teacher"])
     targets = teacher_targets(teacher, pairs.english, progress)
     student = load_student_for(cfg, student_name, teacher)
     ds = pair_dataset(pairs.english, pairs.other, targets)
-    train_stage(student, ds, MSELoss(student), cfg["optim"], stage_dir, chash, console, progress, "X-KD",
+    train_stage(student, ds, MSELoss(student), cfg["optim"], folder, progress, "X-KD",
                 extra_record={"data_notes": pairs.notes})
-    return stage_dir / "model"
+    return folder.model_dir

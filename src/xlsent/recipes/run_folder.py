@@ -1,0 +1,163 @@
+"""Run folders: the one way every recipe keeps a training stage's config, checkpoints and result.
+
+A stage folder (a recipe's ``--output``, or one of the multi-stage recipe's stage sub-folders) holds::
+
+    model/            the finished sentence-transformers model, written atomically with every extra
+                      file it needs (a gloss dictionary, the model card) already inside
+    train_log.jsonl   the training log
+    checkpoints/      resumable state while the stage runs, tagged with the config hash
+                      (``checkpoints/config_hash.txt``); removed when the stage is done
+    stage.json        the done marker: config hash + the stage's record; written last
+
+Rules, the same for every recipe:
+
+* **Config hash.** :func:`config_hash` over everything that changes what the stage learns; how often
+  it checkpoints or logs is not part of it (:data:`NOT_LEARNING`).
+* **Done.** A stage is done when ``model/`` and ``stage.json`` exist and the marker's hash is this
+  config's: a rerun skips it. Everything (model, dictionary, log) is written before the marker, so a
+  kill at any moment leaves either a finished stage or a resumable one, never a half-finished
+  "done" stage.
+* **Resume, never mix.** A rerun with the same config resumes from the newest checkpoint. State of
+  another config (checkpoints, a done marker) is never resumed or reused: it is discarded, and the
+  recipe is told so through ``on_note``.
+* **Checkpoint by fraction and time.** :class:`CheckpointPolicy` saves after every
+  ``checkpoint_every`` of the stage (a fraction < 1 of its steps, or a whole number of steps) and
+  whenever ``checkpoint_minutes`` have passed since the last save, so an interrupted run of any
+  size loses at most that much.
+* **No pickle.** Custom-loop state (:meth:`StageFolder.save_state`) is tensors, numbers and strings,
+  written with ``torch.save`` and read back with ``weights_only=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
+
+NOT_LEARNING = ("checkpoint_every", "checkpoint_minutes", "logging_steps")
+MARKER = "stage.json"
+STATE = "state.pt"
+
+
+def learning_optim(optim: dict) -> dict:
+    """An ``optim`` section without the keys that change only how often a run saves or logs."""
+    return {k: v for k, v in optim.items() if k not in NOT_LEARNING}
+
+
+def config_hash(*parts: Any) -> str:
+    """A short, stable hash of JSON-able parts (``optim`` dicts should go through :func:`learning_optim`)."""
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+class CheckpointPolicy:
+    """When to save: every ``every`` of ``total`` steps (a fraction < 1, or whole steps) or every ``minutes``."""
+
+    def __init__(self, total_steps: int, every: float = 0.2, minutes: float = 10.0):
+        self.interval = max(1, math.ceil(total_steps * every)) if every < 1 else max(1, int(every))
+        self.seconds = float(minutes) * 60
+        self.last = time.monotonic()
+
+    def due(self, step: int) -> bool:
+        if step % self.interval == 0 or (self.seconds > 0 and time.monotonic() - self.last >= self.seconds):
+            self.last = time.monotonic()
+            return True
+        return False
+
+
+class StageFolder:
+    """One stage's folder; see the module docstring for the rules it enforces."""
+
+    def __init__(self, path: str | Path, chash: str, name: str = "", on_note: Callable[[str], None] | None = None):
+        self.path = Path(path)
+        self.hash = chash
+        self.name = name or self.path.name
+        self.on_note = on_note
+
+    def note(self, text: str) -> None:
+        if self.on_note is not None:
+            self.on_note(text)
+
+    @property
+    def model_dir(self) -> Path:
+        return self.path / "model"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.path / "checkpoints"
+
+    def record(self) -> dict | None:
+        """The done marker's record when the stage finished with this config, else None."""
+        marker = self.path / MARKER
+        if (self.model_dir / "modules.json").exists() and marker.exists():
+            rec = json.loads(marker.read_text())
+            if rec.get("config_hash") == self.hash:
+                return rec
+        return None
+
+    def skip_if_done(self) -> bool:
+        """True (and a note) when the stage finished earlier with this config."""
+        if self.record() is not None:
+            self.note(f"{self.name}: finished earlier with this config — skipping")
+            return True
+        return False
+
+    def begin(self) -> None:
+        """Prepare to train: discard another config's checkpoints and done marker, tag the checkpoint folder."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        tag = self.checkpoints / "config_hash.txt"
+        if self.checkpoints.exists() and (not tag.exists() or tag.read_text().strip() != self.hash):
+            self.note(f"{self.name}: checkpoints of another config found — discarded, starting afresh")
+            shutil.rmtree(self.checkpoints, ignore_errors=True)
+        marker = self.path / MARKER
+        if marker.exists() and self.record() is None:
+            self.note(f"{self.name}: a finished run of another config is here — it will be replaced")
+            marker.unlink()
+        self.checkpoints.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(tag, self.hash)
+
+    def latest_trainer_checkpoint(self) -> str | None:
+        """The newest complete Hugging Face trainer checkpoint of this config, if any."""
+        cks = [c for c in self.checkpoints.glob("checkpoint-*") if (c / "trainer_state.json").exists()]
+        return str(max(cks, key=lambda p: int(p.name.split("-")[-1]))) if cks else None
+
+    def save_state(self, state: dict) -> None:
+        """Write a custom loop's state (tensors, numbers, strings) atomically."""
+        import torch
+
+        with atomic_path(self.checkpoints / STATE) as tmp:
+            torch.save({"config_hash": self.hash, **state}, tmp)
+
+    def load_state(self) -> dict | None:
+        """The custom loop's last state for this config, or None."""
+        import torch
+
+        p = self.checkpoints / STATE
+        if not p.exists():
+            return None
+        state = torch.load(p, weights_only=True)
+        return state if state.get("config_hash") == self.hash else None
+
+    def finish(self, save_model: Callable[[Path], None], log: list[dict], record: dict,
+               keep_checkpoints: bool = False) -> dict:
+        """Write the model (``save_model(tmp_folder)``: everything it needs inside), the log, then the marker."""
+        with atomic_path(self.model_dir) as tmp:
+            save_model(tmp)
+        write_text_atomic(self.path / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
+        record = {"config_hash": self.hash, **record}
+        write_json_atomic(self.path / MARKER, record)
+        if not keep_checkpoints:
+            shutil.rmtree(self.checkpoints, ignore_errors=True)
+        return record
+
+    def mark_done(self, record: dict) -> dict:
+        """Write the marker for a stage whose model was written by other means (atomically, before this call)."""
+        record = {"config_hash": self.hash, **record}
+        write_json_atomic(self.path / MARKER, record)
+        shutil.rmtree(self.checkpoints, ignore_errors=True)
+        return record

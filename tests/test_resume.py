@@ -1,0 +1,129 @@
+"""Every recipe, at its shipped checkpoint settings, resumes from a SIGKILL mid-stage to the model an
+uninterrupted run trains (:mod:`xlsent.recipes.run_folder`).
+
+A child process runs the recipe's training function as ``xlsent train`` would and kills itself with
+SIGKILL at a chosen training step (counted by wrapping the loss call, so the kill lands mid-epoch and
+between checkpoints); a second child reruns it into the same folder. Models are tiny and random, the
+data 200 toy pairs in JSONL with document sections; everything else is the recipe's default config or CPU preset, so checkpoints come
+from ``optim.checkpoint_every`` as shipped (no ``save_steps=1``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import WORDS, build_tiny_model
+
+TEXTS = ["god is good and the river is wide", "mulungu ndi wabwino madzi", "he said unto them"]
+
+CHILD = r"""
+import json, os, signal, sys
+
+from xlsent.recipes.config import load_config
+from xlsent.recipes.registry import REGISTRY
+
+recipe, preset, output, kill_at, overrides = sys.argv[1], sys.argv[2] or None, sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])
+calls = {"n": 0}
+
+
+def counting(fn):
+    def wrapped(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return fn(*a, **k)
+    return wrapped
+
+
+if recipe == "siamese":
+    import xlsent.recipes.siamese as m
+    m.contrastive_loss = counting(m.contrastive_loss)
+else:
+    from sentence_transformers import SentenceTransformerTrainer as T
+    T.compute_loss = counting(T.compute_loss)
+cfg = load_config(recipe, None, overrides, preset)
+REGISTRY[recipe].train_fn()(cfg, output, None, False)
+"""
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("resume")
+    rng = random.Random(1)
+    en, ny = WORDS[:12], WORDS[13:22]
+    rows = {" ".join(rng.choice(en) for _ in range(6)): " ".join(rng.choice(ny) for _ in range(6)) for _ in range(260)}
+    pairs = root / "pairs.jsonl"  # with document sections: the triplet recipes' default negatives need them
+    pairs.write_text("".join(json.dumps({"src": a, "tgt": b, "src_lang": "en", "tgt_lang": "ny", "doc": f"d{i % 4}",
+                                         "section": str(i // 4 % 10)}) + "\n"
+                             for i, (a, b) in enumerate(list(rows.items())[:200])), encoding="utf-8")
+    return {"pairs": pairs, "teacher": build_tiny_model(root / "teacher", layers=2, seed=1),
+            "student": build_tiny_model(root / "student", layers=4, seed=2, prompt="passage: ")}
+
+
+def _overrides(recipe: str, s: dict) -> list[str]:
+    common = [f"train.pairs={s['pairs']}"]
+    return {
+        "siamese": [f"model={s['student']}", *common],
+        "xkd": [f"teacher={s['teacher']}", f"student={s['student']}", *common],
+        "triplet-kd": [f"teacher={s['teacher']}", f"student={s['student']}", *common],
+        "gloss": [f"model.name={s['teacher']}", *common],
+        "multistage": [f"teacher={s['teacher']}", f"assistant={s['student']}", "student.bottleneck=8",
+                       "student.ru_layers=2", "student.repeats=2", *common],
+    }[recipe]
+
+
+def _child(recipe, preset, out, kill_at, overrides):
+    return subprocess.run([sys.executable, "-c", CHILD, recipe, preset or "", str(out), str(kill_at),
+                           json.dumps(overrides)], capture_output=True, text=True)
+
+
+def _encode(path) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device="cpu").encode(TEXTS)
+
+
+# (recipe, preset, loss call at which the run is killed, the stage folder that must resume)
+CASES = [
+    ("siamese", None, 301, ""),  # 7 batches × 2 loss calls an epoch: killed in epoch 22 of 70
+    ("xkd", "small", 8, ""),  # 13 steps, checkpoints every 3: killed after checkpoint-6
+    ("triplet-kd", "small", 8, ""),
+    ("gloss", "small", 50, ""),  # max_steps 190, checkpoints every 38: killed after checkpoint-38
+    ("multistage", "small", 13 + 4 + 8, "stage3-recurrence"),  # stages 1 (13 steps) and 2 (4) done, killed in 3
+]
+
+
+@pytest.mark.parametrize("recipe,preset,kill_at,stage", CASES, ids=[c[0] for c in CASES])
+def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, recipe, preset, kill_at, stage):
+    overrides = _overrides(recipe, setup)
+    straight = _child(recipe, preset, tmp_path / "straight", 0, overrides)
+    assert straight.returncode == 0, straight.stderr[-3000:]
+
+    out = tmp_path / "killed"
+    killed = _child(recipe, preset, out, kill_at, overrides)
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    folder = out / stage
+    assert not (folder / "stage.json").exists() and not (out / "model").exists()
+    saved = list((folder / "checkpoints").glob("checkpoint-*")) + list((folder / "checkpoints").glob("state.pt"))
+    assert saved, "the run was killed before its first checkpoint: nothing to resume from"
+
+    resumed = _child(recipe, preset, out, 0, overrides)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    rec = json.loads((folder / "stage.json").read_text())
+    if recipe == "siamese":
+        log = [json.loads(x) for x in (folder / "train_log.jsonl").read_text().splitlines()]
+        assert [e["epoch"] for e in log] == list(range(1, 71))
+    else:
+        assert rec["resumed_from"] and "checkpoint-" in rec["resumed_from"]
+        assert rec["steps"] == json.loads((tmp_path / "straight" / stage / "stage.json").read_text())["steps"]
+    np.testing.assert_allclose(_encode(out / "model"), _encode(tmp_path / "straight" / "model"), atol=1e-5)
+    if recipe == "gloss":  # written inside the model folder before the done marker
+        from xlsent.models.gloss import GLOSS_FILE
+
+        assert (out / "model" / GLOSS_FILE).read_text() == (tmp_path / "straight" / "model" / GLOSS_FILE).read_text()
