@@ -82,7 +82,7 @@ def main() -> None:
     print(f"{args.n} × {args.n} vectors, dim {len(mean)} (distribution of {args.fit}); {args.gold} gold pairs, "
           f"mean cosine gold {gold_cos:.3f}, random {rand_cos:.3f}; torch threads {torch.get_num_threads()}")
 
-    cfg = MineConfig(k=args.k, mode="max", dtype="float32",
+    cfg = MineConfig(k=args.k, mode="max", dtype="float32", threshold=None,
                      index=IndexConfig(kind=args.index, nprobe=args.nprobe, seed=args.seed))
     with tempfile.TemporaryDirectory() as work:
         job = MiningJob.from_embeddings(work, src, tgt, cfg)

@@ -227,6 +227,47 @@ def test_cli_mine_end_to_end_and_errors(tiny_model, tmp_path):
     assert bad.returncode == 2 and "nope.txt: no such file" in bad.stderr and "Traceback" not in bad.stderr
     bad = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "--mode", "both")
     assert bad.returncode == 2 and "unknown --mode 'both'" in bad.stderr
+    bad = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "--threshold", "high")
+    assert bad.returncode == 2 and "--threshold high: not a number" in bad.stderr
+    # the default: an automatic cut, printed and stored; --threshold none keeps every candidate
+    r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
+               "--index", "exact")
+    assert r.returncode == 0, r.stderr
+    auto = json.loads((tmp_path / "mined.tsv.json").read_text())["selection"]["auto_threshold"]
+    assert "threshold auto:" in r.stderr and auto["method"].startswith("auto")
+    n_auto = len(out.read_text(encoding="utf-8").splitlines())
+    r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
+               "--index", "exact", "--threshold", "none")
+    sel = json.loads((tmp_path / "mined.tsv.json").read_text())["selection"]
+    assert "auto_threshold" not in sel and "removed_below_threshold" not in sel
+    assert len(out.read_text(encoding="utf-8").splitlines()) == sel["pairs"] >= n_auto
+
+
+def test_auto_threshold_finds_the_gap_without_gold():
+    from xlsent.evaluation.mining import best_threshold
+    from xlsent.mining.threshold import auto_threshold
+
+    rng = np.random.default_rng(0)
+    for share in (0.2, 0.33, 0.6):  # a fifth, a third, most of the sentences have a translation
+        n_true = int(1000 * share)
+        scores = np.r_[rng.normal(1.045, 0.006, n_true), rng.normal(1.012, 0.006, 1000 - n_true)]
+        gold = {(str(i), str(i)) for i in range(n_true)}
+        scored = sorted(((float(x), str(i), str(i) if i < n_true else "-") for i, x in enumerate(scores)), reverse=True)
+        oracle, best = best_threshold(scored, gold)
+        est = auto_threshold(scores)
+        kept = [(a, b) for x, a, b in scored if x >= est.threshold]
+        tp = sum(p in gold for p in kept)
+        f1 = 2 * tp / (len(kept) + len(gold))
+        assert abs(f1 - best["f1"]) < 0.03, (share, f1, best)
+        assert est.share_translations == pytest.approx(share, abs=0.08)
+    # one population only, or too few scores: no cut, said so
+    flat = auto_threshold(rng.normal(1.02, 0.01, 2000))
+    assert flat.threshold is None and "no second population" in flat.note
+    assert auto_threshold(np.array([1.0, 1.1, 1.2])).threshold is None
+    # select_pairs records the estimate and applies it after the one-to-one selection
+    counts: dict = {}
+    select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max", threshold="auto", counts=counts)
+    assert counts["auto_threshold"]["threshold"] is None and "too few" in counts["auto_threshold"]["note"]
 
 
 def test_threshold_is_tuned_on_dev_and_ties_are_kept_together():

@@ -278,6 +278,10 @@ def mining(
                   f"{t['tgt_sentences']}): F1 {t['f1']:.3f} (P {t['precision']:.3f}, R {t['recall']:.3f}) at the dev "
                   f"threshold {res['threshold']:.4f} ({margin} margin, {mode} mode); "
                   f"MTEB-style top-1 on gold sources {res['top1_gold_sources']:.3f}")
+    a = res["auto_threshold"]
+    console.print("auto threshold (xlsent mine's default, from the test scores alone): "
+                  + (f"{a['threshold']:.4f}" if a["threshold"] is not None else "none (all kept)")
+                  + f" → F1 {a['test']['f1']:.3f} (P {a['test']['precision']:.3f}, R {a['test']['recall']:.3f})")
     _write(res, output)
 
 

@@ -6,8 +6,23 @@ from pathlib import Path
 
 import typer
 
+from rich.markup import escape
+
 from xlsent.cli.common import choice, console, err_console
 from xlsent.models.registry import DEFAULT_MODEL
+from xlsent.utils.errors import XlsentError
+
+
+def parse_threshold(value: str) -> float | str | None:
+    """``--threshold``: auto, none, or a number — checked before any model loads."""
+    v = value.strip().lower()
+    if v in ("auto", "none"):
+        return None if v == "none" else "auto"
+    try:
+        return float(v)
+    except ValueError:
+        raise XlsentError(f"--threshold {value}: not a number — give auto (default), none (keep all) "
+                          "or a number such as 1.02") from None
 
 
 def mine_command(
@@ -21,7 +36,9 @@ def mine_command(
     k: int = typer.Option(4, "--k", help="neighbours per direction for the margin"),
     mode: str = typer.Option("max", help="forward | backward | intersect | max"),
     margin: str = typer.Option("ratio", help="ratio | distance | absolute (plain cosine)"),
-    threshold: float = typer.Option(None, help="keep pairs scoring at least this (ratio margin: ~1.05–1.2)"),
+    threshold: str = typer.Option("auto", help="auto: a cut estimated from the score distribution (printed and "
+                                  "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
+                                  "scoring at least this"),
     dedupe: bool = typer.Option(True, help="forward/backward: each sentence in at most one pair"),
     index: str = typer.Option("auto", help="auto | exact | ivf | ivfpq"),
     nprobe: int = typer.Option(64, help="IVF cells visited per query"),
@@ -49,6 +66,7 @@ def mine_command(
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
     choice(index, ("auto", "exact", "ivf", "ivfpq"), "--index")
     choice(splitter, SPLITTERS, "--splitter")
+    cut = parse_threshold(threshold)
     inputs, sides = {}, []
     for name, path, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
         texts, report = read_mining_input(path, lang, documents, splitter)
@@ -56,7 +74,7 @@ def mine_command(
             err_console.print(f"[dim]{line}[/dim]")
         inputs[name] = input_summary(report)
         sides.append(texts)
-    cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=threshold, dedupe=dedupe,
+    cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
                      dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib)
     work = workdir or output.with_name(output.name + ".work")
@@ -65,8 +83,17 @@ def mine_command(
     summary = save(result, output)
     s = result.summary
     sel = s["selection"]
+    if "auto_threshold" in sel:
+        a = sel["auto_threshold"]
+        if a["threshold"] is None:
+            err_console.print(f"[yellow]threshold auto: {escape(a['note'])}[/yellow]")
+        else:
+            err_console.print(f"threshold auto: {a['threshold']:.4f} (expected precision {a['expected_precision']:.2f}, "
+                              f"recall {a['expected_recall']:.2f}; {a['share_translations']:.0%} of the candidates "
+                              "look like translations) — --threshold none keeps all, a number fixes the cut")
     if "removed_below_threshold" in sel:
-        err_console.print(f"[dim]threshold {threshold}: removed {sel['removed_below_threshold']} of "
+        shown = f"{sel['auto_threshold']['threshold']:.4f}" if "auto_threshold" in sel else threshold
+        err_console.print(f"[dim]threshold {shown}: removed {sel['removed_below_threshold']} of "
                           f"{sel['candidates']} candidate pairs[/dim]")
     if "removed_sentence_already_paired" in sel:
         err_console.print(f"[dim]one-to-one: removed {sel['removed_sentence_already_paired']} candidate pairs "

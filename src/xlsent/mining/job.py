@@ -40,7 +40,7 @@ class MineConfig:
     k: int = 4
     mode: str = "max"
     margin: str = "ratio"
-    threshold: float | None = None
+    threshold: float | str | None = "auto"  # "auto" (estimated from the scores), a number, or None (all)
     dedupe: bool = True
     index: IndexConfig = field(default_factory=IndexConfig)
     shard_size: int = 50_000

@@ -49,14 +49,16 @@ def candidate_scores(sims: np.ndarray, idx: np.ndarray, own_mean: np.ndarray, ot
 
 
 def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray, bwd_idx: np.ndarray,
-                 k: int = 4, mode: str = "max", kind: str = "ratio", threshold: float | None = None,
+                 k: int = 4, mode: str = "max", kind: str = "ratio", threshold: float | str | None = None,
                  dedupe: bool = True, counts: dict | None = None) -> MinedPairs:
     """Score the kNN candidates of both directions and select pairs.
 
     ``fwd_sims``/``fwd_idx``: each source's nearest targets (cosine, target row), shape (n_src, ≥ k);
     ``bwd_*`` the same from targets to sources. ``k`` neighbours form the margin's average (the
-    candidate lists may be longer). Pairs scoring below ``threshold`` are dropped. ``counts``, when
-    given, receives how many candidates each step kept or removed.
+    candidate lists may be longer). Pairs scoring below ``threshold`` are dropped; ``"auto"``
+    estimates it from the selected candidates' scores (:func:`xlsent.mining.threshold.auto_threshold`;
+    the cut commutes with the greedy one-to-one selection, which takes pairs best first). ``counts``,
+    when given, receives how many candidates each step kept or removed, and the auto estimate.
     """
     counts = counts if counts is not None else {}
     if mode not in MODES:
@@ -84,9 +86,9 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
                            np.concatenate([f_score, b_score]))
     pairs = pairs.take((pairs.src >= 0) & (pairs.tgt >= 0) & np.isfinite(pairs.score))
     counts["candidates"] = len(pairs)
-    if threshold is not None:
+    if threshold is not None and threshold != "auto":
         n = len(pairs)
-        pairs = pairs.take(pairs.score >= threshold)
+        pairs = pairs.take(pairs.score >= float(threshold))
         counts["removed_below_threshold"] = n - len(pairs)
     if mode == "max" or (dedupe and mode in ("forward", "backward")):
         n = len(pairs)
@@ -94,5 +96,14 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
         counts["removed_sentence_already_paired"] = n - len(pairs)
     else:
         pairs = pairs.take(np.argsort(-pairs.score, kind="stable"))
+    if threshold == "auto":
+        from xlsent.mining.threshold import auto_threshold
+
+        est = auto_threshold(pairs.score)
+        counts["auto_threshold"] = est.to_dict()
+        if est.threshold is not None:
+            n = len(pairs)
+            pairs = pairs.take(pairs.score >= est.threshold)
+            counts["removed_below_threshold"] = n - len(pairs)
     counts["pairs"] = len(pairs)
     return pairs

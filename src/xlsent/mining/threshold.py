@@ -1,0 +1,82 @@
+"""``--threshold auto``: a mining cut estimated from the score distribution alone.
+
+Margin scores depend on the model: e5-small's ratio margins sit between 1.00 and 1.06, where
+LASER's usual 1.04–1.06 would keep almost nothing, so no fixed number serves every model. The
+best-candidate scores of a comparable corpus are a mixture of two populations — sentences whose
+translation is there (high) and sentences without one (low) — so:
+
+1. fit a two-component Gaussian mixture (scikit-learn) to the standardised scores of the
+   selected one-to-one candidates;
+2. read each candidate's posterior of belonging to the higher-mean component as the chance that
+   it is a translation;
+3. cut where the mixture's **expected F1** peaks: keeping the ``n`` best candidates gives expected
+   true pairs ``Σ p`` over them and expected gold ``Σ p`` over all, so
+   ``F1(n) = 2 Σ_{i≤n} p_i / (n + Σ_i p_i)``.
+
+No gold pair is looked at. When the scores show no second population — too few candidates, a
+single Gaussian fits better (BIC), or the components overlap (Ashman's D < 2, the usual bound for
+a bimodal mixture) — there is nothing to cut between; every candidate is kept and the note says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+MIN_CANDIDATES = 20
+MIN_ASHMAN_D = 2.0  # D = √2·|μ₁ − μ₂| / √(σ₁² + σ₂²); D > 2 separates the two components
+
+
+@dataclass
+class AutoThreshold:
+    threshold: float | None  # keep pairs scoring ≥ this; None = keep all
+    expected_precision: float
+    expected_recall: float
+    expected_f1: float
+    share_translations: float  # mixture weight of the high component
+    means: tuple[float, float]  # component means, in score units (low, high)
+    stds: tuple[float, float]
+    ashman_d: float = 0.0  # separation of the two components (> 2: bimodal)
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"method": "auto (2-component Gaussian mixture, expected-F1 cut)", **asdict(self)}
+
+
+def auto_threshold(scores: np.ndarray, seed: int = 0) -> AutoThreshold:
+    """The cut over best-candidate ``scores`` (any order) where the mixture's expected F1 peaks."""
+    from sklearn.mixture import GaussianMixture
+
+    x = np.asarray(scores, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if len(x) < MIN_CANDIDATES:
+        return AutoThreshold(None, 0.0, 1.0, 0.0, 1.0, (0.0, 0.0), (0.0, 0.0),
+                             note=f"only {len(x)} candidates: too few to estimate a cut — all kept")
+    mu, sd = float(x.mean()), float(x.std()) or 1.0
+    z = ((x - mu) / sd).reshape(-1, 1)
+    gm = GaussianMixture(2, covariance_type="full", n_init=3, random_state=seed).fit(z)
+    hi = int(np.argmax(gm.means_[:, 0]))
+    lo = 1 - hi
+    means = gm.means_[:, 0] * sd + mu
+    stds = np.sqrt(gm.covariances_[:, 0, 0]) * sd
+    ashman = float(np.sqrt(2) * abs(means[hi] - means[lo]) / np.sqrt(stds[0] ** 2 + stds[1] ** 2))
+    one = GaussianMixture(1, random_state=seed).fit(z)
+    order = np.argsort(-x, kind="stable")
+    xs = x[order]
+    p = gm.predict_proba(z[order])[:, hi]
+    tp = np.cumsum(p)
+    n = np.arange(1, len(xs) + 1)
+    f1 = 2 * tp / (n + tp[-1])
+    last_of_tie = np.r_[xs[1:] < xs[:-1], True]  # a cut keeps every pair tied with the last one kept
+    f1 = np.where(last_of_tie, f1, -1.0)
+    i = int(np.argmax(f1))
+    est = AutoThreshold(float(xs[i]), float(tp[i] / n[i]), float(tp[i] / tp[-1]), float(f1[i]),
+                        float(gm.weights_[hi]), (float(means[lo]), float(means[hi])),
+                        (float(stds[lo]), float(stds[hi])))
+    est.ashman_d = ashman
+    if one.bic(z) <= gm.bic(z) or ashman < MIN_ASHMAN_D:
+        est.threshold = None
+        est.note = (f"the scores show no second population (means {means[lo]:.4f} and {means[hi]:.4f}, Ashman's D "
+                    f"{ashman:.2f} < {MIN_ASHMAN_D:g} or one Gaussian fits better) — all candidates kept")
+    return est
