@@ -134,3 +134,14 @@ def test_train_commands_built_from_the_registry_run_end_to_end(recipe, tiny_mode
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert metrics["eval_pool"]["n"] == 40 and (tmp_path / "r" / "model" / "modules.json").exists()
     assert "model: " in p.stdout and "metrics: " in p.stdout
+    # one metrics.json schema for every recipe; a model card filled in from the run
+    assert metrics["schema"] == "xlsent.metrics/1" and metrics["recipe"] == recipe and len(metrics["models"]) == 2
+    assert all("retrieval" in m and "triplets" in m for m in metrics["models"].values())
+    assert ("udhr" in metrics["models"]["trained"]) == (recipe == "siamese")
+    card = (tmp_path / "r" / "model" / "README.md").read_text()
+    for text in (f"base_model: {tiny_model}", "- training examples: 40", "- languages: en ↔ ny", "## Licences",
+                 f"xlsent train {recipe} -c", "| trained | "):
+        assert text in card, text
+    trained = metrics["models"]["trained"]["retrieval"]["src2tgt"]
+    assert f"{trained['p@1']:.3f} [{trained['ci95']['p@1'][0]:.3f}" in card  # the held-out figures with CIs
+    assert "Unknown" not in card

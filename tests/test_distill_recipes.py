@@ -234,14 +234,16 @@ def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
     from xlsent.evaluation.retrieval import evaluate_retrieval
     from xlsent.evaluation.triplet import evaluate_triplets
     from xlsent.cli.common import summary_table
-    from xlsent.recipes._common import evaluate_models
+    from xlsent.evaluation.suite import HeldOut, evaluate_held_out
 
     st = SentenceTransformer(str(models["assistant"]), device="cpu")
     e = {"pairs": str(pairs_tsv), "sample": 0, "similarity": "cosine", "udhr": False}
     from xlsent.encoding.encoder import Encoder
 
-    m = evaluate_models({"a": Encoder.load(models["assistant"], memo=True)}, e,
-                        Encoder.load(models["teacher"]), seed=0)["models"]["a"]
+    held = evaluate_held_out({"a": Encoder.load(models["assistant"], memo=True)}, e,
+                             Encoder.load(models["teacher"]), seed=0)
+    assert HeldOut.from_dict(json.loads(json.dumps(held.to_dict()))).to_dict() == held.to_dict()  # the JSON schema
+    m = held.to_dict()["models"]["a"]
     ds, _ = read_tsv(pairs_tsv)
     direct = evaluate_retrieval(ds["src"], ds["tgt"], lambda t: st.encode(t), similarity="cosine")
     assert m["retrieval"]["tgt2src"]["p@1"] == direct.tgt2src["p@1"]

@@ -116,12 +116,12 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     # one encoder everywhere: the evaluation after training and `xlsent eval retrieval` give the same scores,
     # and both gloss the Chichewa side (only)
     from xlsent.encoding.encoder import Encoder
-    from xlsent.recipes._common import evaluate_models
+    from xlsent.evaluation.suite import evaluate_held_out
 
     enc = Encoder.load(model, memo=True)
     assert enc.preprocess(["Mulungu madzi"], "ny") == ["god water"] and enc.preprocess(["a madzi"], "en") == ["a madzi"]
     e = {"pairs": str(pairs), "sample": 0, "similarity": "cosine", "udhr": False}
-    ours = evaluate_models({"g": enc}, e)["models"]["g"]["retrieval"]
+    ours = evaluate_held_out({"g": enc}, e).models["g"].retrieval
     out = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "eval", "retrieval", "-m", str(model), "--pairs",
                           str(pairs), "-o", str(tmp_path / "r.json")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

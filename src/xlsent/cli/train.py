@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import console, err_console, retrieval_table, show_note, size_table, summary_table
+from xlsent.cli.common import console, err_console, show_note, size_table, summary_table
 from xlsent.recipes.registry import REGISTRY, Recipe
 from xlsent.recipes.config import dump_config, load_config
 from xlsent.utils.errors import XlsentError
@@ -39,19 +39,22 @@ def _config(recipe: str, config, set_, preset, show: bool, output: Path | None =
     return cfg
 
 
-def _render(report, output: Path) -> None:
+def _render(recipe: Recipe, report, output: Path) -> None:
+    from xlsent.report.model_card import write_model_card
+
     if report.sizes:
         console.print(size_table(report.sizes))
-    m = report.metrics
-    if m is not None:
-        write_json_atomic(output / "metrics.json", m)
-        if "models" in m:
-            console.print(summary_table(m, report.title))
-        else:
-            rows = [{**m[k], "pool": f"{k} ({m['eval_pool']['pairs']})"} for k in ("base", "trained")]
-            console.print(retrieval_table(rows, f"{report.title}, {m['eval_pool']['n']} pairs"))
+    m = None
+    if report.metrics is not None:
+        report.metrics.recipe = recipe.name
+        m = report.metrics.to_dict()
+        write_json_atomic(output / "metrics.json", m)  # schema xlsent.metrics/1 (README)
+        console.print(summary_table(m, report.title))
         console.print(f"metrics: {output / 'metrics.json'}")
-    console.print(f"model: {report.model}  (SentenceTransformer('{report.model}'))")
+    elif (output / "metrics.json").exists():
+        (output / "metrics.json").unlink()  # an earlier run's figures must not sit beside this model
+    card = write_model_card(recipe, output, report.model, m)
+    console.print(f"model: {report.model}  (SentenceTransformer('{report.model}')); model card: {card}")
     if report.usage:
         console.print(report.usage)
 
@@ -65,7 +68,7 @@ def _command(recipe: Recipe):
         result = recipe.train_fn()(cfg, output, show_note)
         if not no_eval:
             err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
-        _render(recipe.evaluate_fn()(cfg, result, output, show_note, no_eval), output)
+        _render(recipe, recipe.evaluate_fn()(cfg, result, output, show_note, no_eval), output)
 
     command.__doc__ = recipe.help
     command.__name__ = recipe.name.replace("-", "_")

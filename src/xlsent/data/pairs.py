@@ -72,6 +72,13 @@ class TrainPairs:
     dataset: object
     other_column: str = "tgt"
     notes: list[str] = field(default_factory=list)
+    source: str = ""
+
+    def summary(self) -> dict:
+        """What a run trained on, for its record and model card: source, pair count, languages, notes."""
+        sl, tl = side_langs(self.dataset)
+        return {"pairs": self.source, "examples": len(self.english), "languages": [x for x in (sl, tl) if x],
+                "notes": self.notes}
 
 
 def load_train_pairs(train: dict, seed: int) -> TrainPairs:
@@ -83,7 +90,7 @@ def load_train_pairs(train: dict, seed: int) -> TrainPairs:
     if len(ds) < 2:
         raise XlsentError(f"{train['pairs']}: only {len(ds)} pair(s) left after cleaning — need at least 2")
     other_col, en_col = english_side(ds)
-    return TrainPairs(list(ds[en_col]), list(ds[other_col]), ds, other_col, loaded.notes())
+    return TrainPairs(list(ds[en_col]), list(ds[other_col]), ds, other_col, loaded.notes(), str(train["pairs"]))
 
 
 def _codes(ds) -> tuple[str, str]:

@@ -43,6 +43,11 @@ def _yaml(text: str):
     return yaml.load(text, Loader=_Loader)  # noqa: S506 — a SafeLoader subclass
 
 
+def read_yaml(path: str | Path) -> dict:
+    """A YAML file as written by :func:`dump_config` (numbers such as 3e-5 read as numbers)."""
+    return _yaml(Path(path).read_text(encoding="utf-8")) or {}
+
+
 def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
     out = {}
     for k, v in d.items():

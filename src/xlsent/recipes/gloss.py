@@ -104,5 +104,5 @@ def train_gloss(cfg: dict, output: str | Path, on_note=None, progress: bool = Tr
     loss = SoftMarginTripletDistillLoss(sbert, float(cfg["loss"]["margin"]), lam, cfg["loss"]["distance"])
     # the dictionary goes inside the model folder before it is moved into place and marked done
     train_stage(sbert, Dataset.from_dict(cols), loss, cfg["optim"], folder, progress, "word-gloss SBERT",
-                extra_record={"data_notes": notes}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
+                extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
     return folder.model_dir

@@ -286,7 +286,8 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
                                            float(cfg["mcl"]["infonce_weight"]), float(cfg["mcl"]["temperature"]))
         name = f"stage 4 — MCL ({variant}) + KD" if variant != "off" else "stage 4 — KD (no MCL)"
         train_stage(student, pair_dataset(en, xx, t_en), loss, _optim(cfg, "stage4"), f4, progress,
-                    name, no_duplicates=variant != "off", callbacks=callbacks)
+                    name, no_duplicates=variant != "off", callbacks=callbacks,
+                    extra_record={"train_data": {**pairs.summary(), "examples": len(en)}})
     result.stages[STAGES[3]] = d4 / "model"
 
     # The final student, its size next to the assistant's
@@ -319,7 +320,7 @@ def evaluate_after(cfg: dict, result: MultistageResult, output: Path, on_note=No
                     models[name] = result.stages[name]
         models["student"] = result.model
         metrics = evaluate_named(cfg, models, on_note=on_note)
-        metrics.update({"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
+        metrics.run.update({"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
     return Report(result.model, metrics, result.sizes, "multi-stage distillation, held-out")
 
 

@@ -26,7 +26,7 @@ class Report:
     """What a run produced: the model folder, held-out metrics (None with --no-eval) and extras."""
 
     model: Path
-    metrics: dict | None = None
+    metrics: Any = None  # an xlsent.evaluation.suite.HeldOut
     sizes: dict | None = None
     title: str = ""
     usage: str = ""  # a line on how to use the model, when it needs more than SentenceTransformer(path)

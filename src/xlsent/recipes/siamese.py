@@ -70,7 +70,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from xlsent.data.pairs import load_pairs, load_train_pairs, side_langs
+from xlsent.data.pairs import load_train_pairs
 from xlsent.data.negatives import build_negatives
 from xlsent.encoding.encoder import Encoder, FunctionBackend
 from xlsent.encoding.layer_features import LayerFeatures, parse_spec
@@ -304,7 +304,7 @@ def train_siamese(
     if not done:  # model, log, then the done marker; the head's state stays for reruns
         folder.finish(lambda tmp: save_siamese_model(result, base, tmp, layers), log,
                       {"epochs": len(log), "seconds": sum(e["seconds"] for e in log),
-                       "final_loss": log[-1]["loss"] if log else None, "data_notes": pairs.notes},
+                       "final_loss": log[-1]["loss"] if log else None, "data_notes": pairs.notes, "train_data": pairs.summary()},
                       keep_checkpoints=True)
     return result
 
@@ -357,30 +357,22 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
 
 
 def evaluate_after(cfg: dict, result: SiameseResult, output: Path, on_note=None, no_eval: bool = False):
-    """Evaluation hook: base vs trained retrieval on the held-out pool, from the feature cache."""
+    """Evaluation hook: base vs trained on the held-out pool (and UDHR with ``eval.udhr``), from the feature cache."""
     from xlsent.recipes.registry import Report
 
-    return Report(Path(output) / "model", None if no_eval else evaluate_run(result),
-                  title=f"held-out retrieval ({cfg['eval']['pairs']})")
+    return Report(Path(output) / "model", None if no_eval else evaluate_run(result, on_note),
+                  title=f"held-out ({cfg['eval']['pairs']})")
 
 
-def evaluate_run(result: SiameseResult) -> dict:
-    """Base vs trained retrieval on the held-out ``eval.pairs`` pool (reported, never used for selection)."""
-    from xlsent.evaluation.retrieval import evaluate_retrieval
+def evaluate_run(result: SiameseResult, on_note=None):
+    """Base vs trained on the held-out ``eval`` pool (reported, never used for selection): an
+    :class:`~xlsent.evaluation.suite.HeldOut`, the same suite and schema as every recipe."""
+    from xlsent.evaluation.suite import evaluate_held_out
 
-    e = result.config["eval"]
-    held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(result.config["optim"]["seed"]))
-    src, tgt = list(held.dataset["src"]), list(held.dataset["tgt"])
-    base_name = str(result.config["model"])
-    sl, tl = side_langs(held.dataset)
-    base = evaluate_retrieval(src, tgt, base_encoder(result.features), base_name, e["similarity"], dataset=e["pairs"],
-                              src_lang=sl, tgt_lang=tl)
-    trained = evaluate_retrieval(src, tgt, result.encoder(), str(result.output / "model"), e["similarity"],
-                                 dataset=e["pairs"], src_lang=sl, tgt_lang=tl)
-    return {
-        "eval_pool": {"pairs": e["pairs"], "n": len(src), "sample_seed": int(result.config["optim"]["seed"])},
-        "base": base.to_dict(),
-        "trained": trained.to_dict(),
-        "train_log": result.log,
-        "data_notes": result.notes,
-    }
+    cfg = result.config
+    encoders = {f"base {cfg['model']}": base_encoder(result.features, memo=True, name=str(cfg["model"])),
+                "trained": result.encoder(memo=True)}
+    held = evaluate_held_out(encoders, cfg["eval"], None, int(cfg["optim"]["seed"]), on_note)
+    held.recipe = "siamese"
+    held.run = {"train_log": result.log, "data_notes": result.notes}
+    return held

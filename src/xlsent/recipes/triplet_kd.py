@@ -86,5 +86,7 @@ def train_triplet_kd(cfg: dict, output: str | Path, on_note=None, progress: bool
     loss = SoftMarginTripletDistillLoss(student, margin=float(cfg["loss"]["margin"]), kd_weight=lam,
                                         distance=cfg["loss"]["distance"])
     train_stage(student, Dataset.from_dict(cols), loss, cfg["optim"], folder, progress,
-                "triplet KD", extra_record={"data_notes": notes})
+                "triplet KD", extra_record={"data_notes": notes, "train_data": {
+                    "pairs": cfg["train"].get("triplets") or cfg["train"]["pairs"], "examples": len(cols["anchor"]),
+                    "languages": [], "notes": notes}})
     return folder.model_dir

@@ -60,5 +60,5 @@ def train_xkd(cfg: dict, output: str | Path, on_note=None, progress: bool = True
     student = load_student_for(cfg, student_name, teacher)
     ds = pair_dataset(pairs.english, pairs.other, targets)
     train_stage(student, ds, MSELoss(student), cfg["optim"], folder, progress, "X-KD",
-                extra_record={"data_notes": pairs.notes})
+                extra_record={"data_notes": pairs.notes, "train_data": pairs.summary()})
     return folder.model_dir

@@ -1,0 +1,136 @@
+"""Model cards: the ``README.md`` of every model xlsent trains, filled in from its run folder.
+
+sentence-transformers writes a generic card ("Unknown" base model, data and language). After a run,
+:func:`write_model_card` replaces it with what the run knows: the recipe and its paper, the base
+model(s) with their sources and licences, the training data with counts and languages (from the
+done marker, ``stage.json``), the held-out metrics with their 95% bootstrap CIs (``metrics.json``,
+schema ``xlsent.metrics/1``), the licences and the command that reproduces the run. Hugging Face
+metadata (``base_model``, ``language``, ``license``, ``tags``) goes in the YAML front matter.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from xlsent.utils.io import write_text_atomic
+
+MODEL_KEYS = {"siamese": ("model",), "xkd": ("student", "teacher"), "triplet-kd": ("student", "teacher"),
+              "gloss": ("model.name",), "multistage": ("assistant", "teacher")}
+ROLES = {"model": "base (frozen encoder)", "student": "student (initialisation)", "teacher": "teacher (frozen)",
+         "model.name": "base English SBERT", "assistant": "teaching assistant (initialisation)"}
+
+
+def _get(cfg: dict, dotted: str):
+    for part in dotted.split("."):
+        cfg = cfg.get(part, {}) if isinstance(cfg, dict) else {}
+    return cfg or None
+
+
+def _model_row(name: str) -> tuple[str, str]:
+    from xlsent.models.registry import REGISTRY
+
+    if name in REGISTRY:
+        r = REGISTRY[name]
+        return f"`{name}` — {r.description}", r.source
+    return f"`{name}` (local folder)", "see that model's own card"
+
+
+def _ci(x: dict) -> str:
+    ci = x.get("ci95", {}).get("p@1")
+    return f"{x['p@1']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def _metrics_section(metrics: dict) -> list[str]:
+    pool = metrics["eval_pool"]
+    lines = ["## Held-out evaluation", "",
+             f"Pool: `{pool['pairs']}`, {pool['n']} pairs (sample seed {pool['sample_seed']}); reported only, never "
+             "used to choose a checkpoint. P@1 with 95% bootstrap CIs (tie-aware).", "",
+             "| model | src→tgt P@1 [95% CI] | tgt→src P@1 [95% CI] | triplet acc (cos) | UDHR mean xx→en | UDHR mean en→xx |",
+             "|---|---|---|---|---|---|"]
+    for name, m in metrics["models"].items():
+        r = m["retrieval"]
+        trip = m.get("triplets", {}).get("accuracy", {}).get("cosine", {}).get("accuracy")
+        u = m.get("udhr", {}).get("mean")
+        lines.append(f"| {name} | {_ci(r['src2tgt'])} | {_ci(r['tgt2src'])} | "
+                     f"{'—' if trip is None else f'{trip:.3f}'} | {'—' if not u else _ci(u['tgt2src'])} | "
+                     f"{'—' if not u else _ci(u['src2tgt'])} |")
+    return lines + [""]
+
+
+def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | None, run_dir: Path) -> str:
+    """The card's Markdown for a run of ``recipe`` (:class:`~xlsent.recipes.registry.Recipe`)."""
+    from xlsent.data.bundled import licence_of
+
+    bases = [(key, _get(cfg, key)) for key in MODEL_KEYS.get(recipe.name, ())]
+    bases = [(k, str(v)) for k, v in bases if v]
+    data = (record or {}).get("train_data") or {}
+    langs = data.get("languages") or []
+    eval_pairs = _get(cfg, "eval.pairs")
+    meta = {"library_name": "sentence-transformers", "pipeline_tag": "sentence-similarity",
+            "tags": ["sentence-transformers", "xlsent", recipe.name, "cross-lingual"],
+            "base_model": bases[0][1] if bases else None, "language": langs or None,
+            "license": "mit" if bases and all(b in ("e5-small", "minilm-en") for _, b in bases) else "other"}
+    meta = {k: v for k, v in meta.items() if v is not None}
+    out = ["---", yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).strip(), "---", "",
+           f"# {recipe.name} model trained with xlsent", "",
+           f"{recipe.help} Paper: {recipe.paper}.", "",
+           "```python", "from sentence_transformers import SentenceTransformer", "",
+           f"model = SentenceTransformer({str(Path(run_dir) / 'model')!r})",
+           "embeddings = model.encode([\"Mulungu ndi wabwino.\", \"God is good.\"])", "```", ""]
+    if recipe.name == "gloss":
+        out += ["Low-resource text must be glossed word by word first: xlsent's encoder does it from the "
+                "dictionary in this folder (`gloss_dictionary.tsv`); elsewhere run `xlsent gloss -m MODEL`.", ""]
+    out += ["## Base models", "", "| role | model | source and licence |", "|---|---|---|"]
+    for key, name in bases:
+        desc, src = _model_row(name)
+        out.append(f"| {ROLES.get(key, key)} | {desc} | {src} |")
+    out += ["", "## Training data", ""]
+    if data:
+        lic = licence_of(str(data.get("pairs", "")))
+        out += [f"- source: `{data.get('pairs')}`" + (f" ({lic})" if lic else ""),
+                f"- training examples: {data.get('examples')}",
+                f"- languages: {' ↔ '.join(langs) if langs else 'not recorded in the data'}"]
+        out += [f"- {n}" for n in data.get("notes", [])]
+    else:
+        out.append("- not recorded (the run has no done marker)")
+    out.append("")
+    if record:
+        keep = {k: record[k] for k in ("steps", "epochs", "examples", "seconds", "final_loss") if k in record}
+        out += ["Training: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in keep.items())
+                + ".", ""]
+    if metrics:
+        out += _metrics_section(metrics)
+    else:
+        out += ["## Held-out evaluation", "", "Not run (`--no-eval`); run `xlsent eval retrieval -m MODEL` "
+                f"on held-out pairs{f' such as `{eval_pairs}`' if eval_pairs else ''}.", ""]
+    lic = licence_of(str(data.get("pairs", ""))) if data else ""
+    out += ["## Licences", "",
+            "- weights: derived from the base models above (their licences apply)",
+            f"- training data: {lic or 'the licence of the data you trained on'}",
+            "- xlsent (the code that trained it): MIT", "",
+            "## Reproduce", "", "The run's full config is saved next to the model:", "",
+            "```bash", f"xlsent train {recipe.name} -c {Path(run_dir) / 'config.yaml'} -o NEW_FOLDER", "```", ""]
+    return "\n".join(out)
+
+
+def write_model_card(recipe, run_dir: str | Path, model_dir: str | Path | None = None,
+                     metrics: dict | None = None) -> Path:
+    """Write ``model/README.md`` of the run in ``run_dir`` from its ``config.yaml``, done marker and metrics."""
+    from xlsent.recipes.config import read_yaml
+
+    run_dir = Path(run_dir)
+    model_dir = Path(model_dir) if model_dir else run_dir / "model"
+    cfg = read_yaml(run_dir / "config.yaml") if (run_dir / "config.yaml").exists() else {}
+    record = None
+    for marker in (model_dir.parent / "stage.json", run_dir / "stage.json"):
+        if marker.exists():
+            record = json.loads(marker.read_text())
+            break
+    if metrics is None and (run_dir / "metrics.json").exists():
+        metrics = json.loads((run_dir / "metrics.json").read_text())
+    path = model_dir / "README.md"
+    write_text_atomic(path, render_model_card(recipe, cfg, record, metrics, run_dir))
+    return path
