@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -15,6 +18,29 @@ err_console = Console(stderr=True, emoji=False)
 def show_note(text: str) -> None:
     """How the CLI shows what a recipe reports (``on_note``): dimmed, on stderr, never parsed as markup."""
     err_console.print(escape(text), style="dim")
+
+
+def output_file(path: Path | None, option: str = "--output") -> Path | None:
+    """Check an output file's path before any heavy work: not a folder, and its folder can be created."""
+    if path is None:
+        return None
+    path = Path(path)
+    if path.is_dir():
+        raise XlsentError(f"{option} {path}: is a folder — give a file name")
+    for parent in (path.parent, *path.parent.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise XlsentError(f"{option} {path}: cannot be created — {parent} is a file; choose another path")
+            if not os.access(parent, os.W_OK):
+                raise XlsentError(f"{option} {path}: {parent} is not writable — choose another path")
+            break
+    return path
+
+
+def at_least(value: float, minimum: float, option: str) -> None:
+    """One line for a numeric option out of range (checked before any model loads)."""
+    if value < minimum:
+        raise XlsentError(f"{option} {value}: must be ≥ {minimum:g}")
 
 
 def choice(value: str, allowed: tuple[str, ...], option: str) -> str:

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.cli.common import console
+from xlsent.cli.common import choice, console, output_file
 from xlsent.data.bundled import BUNDLED, data_dir
 from xlsent.data.pairs import load_pairs
 
@@ -77,6 +77,7 @@ def triplets(
     on_bad_lines: str = typer.Option("error", help="error | skip"),
 ) -> None:
     """Cross-lingual triplets from parallel data: anchor = low-resource side, positive = its English translation."""
+    output_file(output)
     from pathlib import Path
 
     from xlsent.data.triplets import build_triplets
@@ -116,9 +117,9 @@ def pairs_from_documents_command(
     seed: int = typer.Option(0, help="seed for the negatives"),
 ) -> None:
     """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1)."""
+    output_file(output)
     from pathlib import Path
 
-    from xlsent.cli.common import choice
     from xlsent.data.documents import load_documents, pairs_from_documents
     from xlsent.data.splitting import SPLITTERS
     from xlsent.encoding.encoder import Encoder
@@ -154,7 +155,7 @@ def filter_pairs_command(
     on_bad_lines: str = typer.Option("error", help="error | skip"),
 ) -> None:
     """Clean candidate pairs (each filter counted) and keep the top N by similarity (Huang et al. 2023 §4.1)."""
-    from xlsent.cli.common import choice
+    output_file(output)
     from xlsent.data.cleaning import DEFAULT_SPECIAL_PATTERN
     from xlsent.data.pair_filter import RANK_BY, filter_pairs, read_candidates
     from xlsent.mining.mine import write_pairs_tsv

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from xlsent.cli.common import console
+from xlsent.cli.common import at_least, console, output_file
 from xlsent.data.readers import read_lines
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import InputFormatError, XlsentError
@@ -29,6 +29,9 @@ def embed_command(
 
     if output.suffix != ".npy":
         raise XlsentError(f"{output}: the output must end in .npy")
+    output_file(output)
+    at_least(batch_size, 1, "--batch-size")
+    at_least(chunk_words, 0, "--chunk-words")
     texts = read_lines(input)
     for i, t in enumerate(texts, 1):
         if not t.strip():

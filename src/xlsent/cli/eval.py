@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import choice, console, err_console, retrieval_table
+from xlsent.cli.common import at_least, choice, console, err_console, output_file, retrieval_table
 from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many, mean_row
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -40,12 +40,19 @@ def retrieval(
     chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
 ) -> None:
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs."""
-    from xlsent.data.bundled import split_by_language
+    output_file(output)
+    from xlsent.data.bundled import is_bundled, split_by_language
     from xlsent.data.pairs import load_pairs, side_langs
 
     choice(similarity, SIMILARITIES, "--similarity")
     if bool(pairs) == bool(dataset):
         raise XlsentError("give exactly one of --pairs FILE or --dataset NAME")
+    if dataset and not is_bundled(dataset):
+        raise XlsentError(f"unknown dataset '{dataset}': see xlsent data list (e.g. bible-en-ny:test, udhr, udhr:nya); "
+                          "a file goes in --pairs")
+    for value, minimum, option in ((sample, 0, "--sample"), (resamples, 1, "--resamples"), (k_nn, 1, "--k-nn"),
+                                   (chunk_words, 0, "--chunk-words")):
+        at_least(value, minimum, option)
     if resamples < 1000:
         err_console.print(f"[yellow]note: {resamples} bootstrap resamples (< 1,000) give rough CIs[/yellow]")
     source = pairs or dataset
@@ -103,6 +110,7 @@ def sts(
     output: Path = OUT,
 ) -> None:
     """Pearson and Spearman correlation with gold scores for cosine, Euclidean, Manhattan and dot."""
+    output_file(output)
     from rich.table import Table
 
     from xlsent.data.sts import read_sts
@@ -139,6 +147,7 @@ def triplet(
     output: Path = OUT,
 ) -> None:
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
+    output_file(output)
     from rich.table import Table
 
     from xlsent.data.pairs import english_side, load_pairs, side_langs
@@ -215,6 +224,7 @@ def mse(
     output: Path = OUT,
 ) -> None:
     """MSE of the student (both sides) to the teacher's embedding of the English side."""
+    output_file(output)
     from xlsent.data.pairs import english_side, load_pairs, side_langs
     from xlsent.evaluation.mse import evaluate_mse
 
@@ -251,6 +261,7 @@ def mining(
     output: Path = OUT,
 ) -> None:
     """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
+    output_file(output)
     from xlsent.data.comparable import bible_comparable, read_bucc, udhr_comparable
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
@@ -298,6 +309,7 @@ def documents(
     output: Path = OUT,
 ) -> None:
     """Paragraph / document matching P@1 and P@5 with chunked pooling (Huang et al. 2023 Table 12)."""
+    output_file(output)
     from xlsent.evaluation.documents import document_units
     from xlsent.evaluation.retrieval import evaluate_retrieval
 

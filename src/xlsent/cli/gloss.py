@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import console
+from xlsent.cli.common import choice, console, output_file
 from xlsent.data.readers import read_lines
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
@@ -23,6 +23,8 @@ def gloss_command(
     from xlsent.data.dictionary import BilingualDictionary
     from xlsent.models.gloss import load_gloss
 
+    choice(unknown, ("keep", "drop"), "--unknown")
+    output_file(output)
     if bool(model) == bool(dictionary):
         raise XlsentError("give exactly one of --model GLOSS_MODEL or --dictionary FILE.tsv")
     if dictionary:

@@ -8,7 +8,7 @@ import typer
 
 from rich.markup import escape
 
-from xlsent.cli.common import choice, console, err_console
+from xlsent.cli.common import at_least, choice, console, err_console, output_file
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -67,6 +67,11 @@ def mine_command(
     choice(index, ("auto", "exact", "ivf", "ivfpq"), "--index")
     choice(splitter, SPLITTERS, "--splitter")
     cut = parse_threshold(threshold)
+    output_file(output)
+    for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
+                                   (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
+                                   (memory_gib, 0.01, "--memory-gib")):
+        at_least(value, minimum, option)
     inputs, sides = {}, []
     for name, path, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
         texts, report = read_mining_input(path, lang, documents, splitter)

@@ -108,7 +108,7 @@ def load_config(recipe: str, config_file: str | Path | None = None, overrides: l
         try:
             user = _yaml(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
-            raise XlsentError(f"{path}: not valid YAML ({exc})") from None
+            raise XlsentError(f"{path}: not valid YAML ({' '.join(str(exc).split())}) — fix the file") from None
         if not isinstance(user, dict):
             raise XlsentError(f"{path}: expected a mapping of config keys")
         _merge(cfg, user, valid, str(path))
