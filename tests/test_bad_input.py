@@ -121,6 +121,7 @@ CASES = [
     ("not a gloss model", ["gloss", "-i", F("ok.txt"), "-o", F("g.txt"), "-m", TINY], "gloss"),
     # output paths
     ("train output is a file", ["train", "xkd", "-o", F("a_file")], "exists and is a file"),
+    ("train output under a file", ["train", "siamese", "-o", F("a_file") + "/run"], "a_file is a file"),
     ("demo output is a file", ["demo", "-o", F("a_file"), "-m", TINY], "exists and is a file"),
     ("embed output under a file", ["embed", "-i", F("ok.txt"), "-o", F("a_file") + "/x.npy", "-m", TINY], "a_file"),
     ("mine output under a file", ["mine", F("ok.txt"), F("ok.txt"), "-o", F("a_file") + "/m.tsv", "-m", TINY], "a_file"),

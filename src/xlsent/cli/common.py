@@ -37,6 +37,14 @@ def output_file(path: Path | None, option: str = "--output") -> Path | None:
     return path
 
 
+def output_folder(path: Path, option: str = "--output") -> Path:
+    """Check a run folder's path before any heavy work: not a file, and creatable."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise XlsentError(f"{option} {path}: exists and is a file — give a folder for the run")
+    return output_file(path / "config.yaml", option).parent
+
+
 def at_least(value: float, minimum: float, option: str) -> None:
     """One line for a numeric option out of range (checked before any model loads)."""
     if value < minimum:

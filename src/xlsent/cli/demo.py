@@ -18,7 +18,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import console, show_note
+from xlsent.cli.common import console, output_folder, show_note
 
 DEMO_CONFIG = "siamese-demo.yaml"
 
@@ -38,11 +38,9 @@ def demo_command(
     from xlsent.report.html import comparison_table, page
     from xlsent.report.model_card import write_model_card
     from xlsent.report.plots import embedding_space_png
-    from xlsent.utils.errors import XlsentError
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
-    if output.exists() and not output.is_dir():
-        raise XlsentError(f"--output {output}: exists and is a file — give a folder for the run")
+    output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
     with resources.as_file(cfg_file) as path:
         cfg = load_config("siamese", path, [f"model={model}", *set_])  # every value checked before any model loads

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import console, err_console, show_note, size_table, summary_table
+from xlsent.cli.common import console, err_console, output_folder, show_note, size_table, summary_table
 from xlsent.recipes.registry import REGISTRY, Recipe
 from xlsent.recipes.config import dump_config, load_config
-from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
 app = typer.Typer(help="Train a model with one of the recipes.", no_args_is_help=True)
@@ -31,8 +30,8 @@ NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation af
 def _config(recipe: str, config, set_, preset, show: bool, output: Path | None = None) -> dict | None:
     """The merged, validated config (every value checked before any model loads); None after --show-config."""
     cfg = load_config(recipe, config, set_, preset)
-    if output is not None and output.exists() and not output.is_dir():
-        raise XlsentError(f"--output {output}: exists and is a file — give a folder for the run")
+    if output is not None:
+        output_folder(output)
     if show:
         console.print(dump_config(cfg), markup=False)
         return None

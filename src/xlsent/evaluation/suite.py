@@ -81,6 +81,10 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     # paper 004's negatives (another section of the same document) where the pool has sections
     trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)
     out = HeldOut({"pairs": e["pairs"], "n": len(src), "sample_seed": seed})
+    udhr = None
+    if e.get("udhr"):  # read once for every model
+        udhr = {k: (list(p["src"]), list(p["tgt"]), p["src_lang"][0], p["tgt_lang"][0])
+                for k, p in split_by_language(load_bundled("udhr")).items()}
     for name, enc in encoders.items():
         if on_note is not None:
             on_note(f"evaluating {name}…")
@@ -92,10 +96,8 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
         if teacher is not None and enc.dimension == teacher.dimension:
             m.mse = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, teacher, name,
                                  dataset=e["pairs"], tgt_lang=other_lang or None)
-        if e.get("udhr"):
-            groups = {k: (list(p["src"]), list(p["tgt"]), p["src_lang"][0], p["tgt_lang"][0])
-                      for k, p in split_by_language(load_bundled("udhr")).items()}
-            res = evaluate_many(groups, enc, name, e["similarity"], 1000, seed, 4, "udhr")
+        if udhr is not None:
+            res = evaluate_many(udhr, enc, name, e["similarity"], 1000, seed, 4, "udhr")
             m.udhr = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
         out.models[name] = m
     return out

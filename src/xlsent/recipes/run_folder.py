@@ -154,10 +154,3 @@ class StageFolder:
         if not keep_checkpoints:
             shutil.rmtree(self.checkpoints, ignore_errors=True)
         return record
-
-    def mark_done(self, record: dict) -> dict:
-        """Write the marker for a stage whose model was written by other means (atomically, before this call)."""
-        record = {"config_hash": self.hash, **record}
-        write_json_atomic(self.path / MARKER, record)
-        shutil.rmtree(self.checkpoints, ignore_errors=True)
-        return record
