@@ -116,7 +116,7 @@ CASES = [
     # model folders
     ("unknown model", ["eval", "retrieval", "-m", "no-such-model", "--dataset", "udhr:nya"], "unknown model 'no-such-model'"),
     ("empty model folder", ["eval", "retrieval", "-m", F("empty_model"), "--pairs", F("ok.tsv")], "empty_model"),
-    ("config model folder", ["train", "siamese", "-o", F("r"), "--set", "model=" + F("empty_model")],
+    ("config model folder", ["train", "siamese", "-o", F("r"), "--set", "models.base=" + F("empty_model")],
      "the folder holds no model"),
     ("not a gloss model", ["gloss", "-i", F("ok.txt"), "-o", F("g.txt"), "-m", TINY], "gloss"),
     # output paths

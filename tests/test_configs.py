@@ -19,7 +19,10 @@ RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage")
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_every_shipped_config_and_preset_loads_and_validates(recipe):
     cfg = load_config(recipe)
-    assert cfg["train"]["pairs"] and cfg["eval"]["pairs"]
+    assert {"models", "train", "optim", "eval"} <= cfg.keys()  # the sections every recipe shares
+    assert list(cfg)[0] == "models" and cfg["train"]["pairs"] and cfg["eval"]["pairs"]
+    assert set(cfg["models"]) & {"base", "student"} and set(cfg["models"]) <= {
+        "base", "student", "teacher", "assistant", "max_seq_length", "freeze_word_embeddings"}
     for name in presets(recipe):
         merged = load_config(recipe, preset=name)
         assert merged.keys() == cfg.keys()
@@ -44,7 +47,7 @@ def test_choice_lists_agree_with_the_modules_that_use_them():
     assert set(CHOICES["siamese"]["negatives.strategy"]) == set(negatives.STRATEGIES)
     assert set(CHOICES["triplet-kd"]["negatives.strategy"]) == set(triplets.STRATEGIES)
     assert set(CHOICES["multistage"]["mcl.variant"]) == set(VARIANTS)
-    assert set(CHOICES["multistage"]["student.init"]) == set(INITS)
+    assert set(CHOICES["multistage"]["models.student.init"]) == set(INITS)
     assert set(CHOICES["multistage"]["stages.mode"]) == set(MODES)
     assert set(CHOICES["*"]["eval.similarity"]) == set(SIMILARITIES)
 
@@ -57,16 +60,19 @@ def test_choice_lists_agree_with_the_modules_that_use_them():
     ("siamese", "head.dropout=1.5", "head.dropout=1.5: must lie in [0, 1)"),
     ("siamese", "negatives.use_negatives=maybe", "expected true or false"),
     ("siamese", "train.pairs=no-such.tsv", "train.pairs='no-such.tsv': no such file and not a bundled dataset"),
-    ("siamese", "model=no-such-model", "model='no-such-model': not a registered model and no such folder"),
+    ("siamese", "models.base=no-such-model", "models.base='no-such-model': not a registered model and no such folder"),
+    ("siamese", "model=e5-small", "config key 'model' is now 'models.base'"),
+    ("gloss", "model.name=minilm-en", "config key 'model.name' is now 'models.student'"),
+    ("multistage", "student.bottleneck=64", "config key 'student.bottleneck' is now 'models.student.bottleneck'"),
     ("siamese", "output_norm=[center]", "output_norm=['center']: not an allowed normalisation"),
     ("xkd", "optim.batch_size=0", "optim.batch_size=0: must be ≥ 1"),
-    ("xkd", "teacher=/nowhere", "teacher='/nowhere': not a registered model"),
+    ("xkd", "models.teacher=/nowhere", "models.teacher='/nowhere': not a registered model"),
     ("triplet-kd", "negatives.strategy=nearest", "negatives.strategy='nearest': not an allowed value"),
     ("triplet-kd", "train.triplets=missing.tsv", "train.triplets='missing.tsv': no such file"),
     ("gloss", "dictionary.unknown=maybe", "dictionary.unknown='maybe': not an allowed value — use one of keep, drop"),
     ("multistage", "stage1.lr=abc", "stage1.lr='abc': expected a number or null"),
     ("multistage", "mcl.variant=hard", "mcl.variant='hard': not an allowed value"),
-    ("multistage", "student.repeats=0", "student.repeats=0: must be ≥ 1"),
+    ("multistage", "models.student.repeats=0", "models.student.repeats=0: must be ≥ 1"),
     ("multistage", "train.monolingual=nope.txt", "train.monolingual='nope.txt': no such file"),
     ("multistage", "eval.similarity=jaccard", "eval.similarity='jaccard': not an allowed value"),
 ])
@@ -124,8 +130,8 @@ def test_train_commands_built_from_the_registry_run_end_to_end(recipe, tiny_mode
     import json
 
     common = [f"train.pairs={pairs_tsv}", f"eval.pairs={pairs_tsv}", "eval.sample=0", "train.min_words=0"]
-    extra = {"siamese": [f"model={tiny_model}", "optim.epochs=2", "train.sample=0", "features.layer=2"],
-             "xkd": [f"teacher={tiny_model}", f"student={tiny_model}", "optim.epochs=1", "optim.batch_size=8",
+    extra = {"siamese": [f"models.base={tiny_model}", "optim.epochs=2", "train.sample=0", "features.layer=2"],
+             "xkd": [f"models.teacher={tiny_model}", f"models.student={tiny_model}", "optim.epochs=1", "optim.batch_size=8",
                      "eval.udhr=false"]}[recipe]
     args = [a for s in common + extra for a in ("--set", s)]
     p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "train", recipe, "-o", str(tmp_path / "r"), *args],
@@ -162,7 +168,7 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     assert list(metrics["models"]) == [f"base {tiny_model}", "trained"]
     assert len(metrics["models"]["trained"]["udhr"]["languages"]) == 47
     report = json.loads((out / "report.json").read_text())
-    assert report["config"]["model"] == str(tiny_model) and report["metrics"] == metrics
+    assert report["config"]["models"]["base"] == str(tiny_model) and report["metrics"] == metrics
     assert (out / "report.html").stat().st_size > 1000 and (out / "embedding_space.png").exists()
     card = (out / "siamese" / "model" / "README.md").read_text()
     assert f"base_model: {tiny_model}" in card and "- training examples: 300" in card
@@ -170,4 +176,4 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     # a wrong model is refused before anything loads
     bad = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "demo", "-m", str(tmp_path / "nope"), "-o",
                           str(tmp_path / "d2")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "model=" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "models.base=" in bad.stderr and "Traceback" not in bad.stderr

@@ -84,7 +84,7 @@ def test_e5_student_copy_and_compressed_sizes(e5, tmp_path):
     np.testing.assert_allclose(full.encode(SAMPLE[:4]), model.encode(SAMPLE[:4]), atol=1e-5)
     from xlsent.recipes.config import load_config
 
-    shape = load_config("multistage", preset="compress")["student"]
+    shape = load_config("multistage", preset="compress")["models"]["student"]
     small = build_student_st(model, ru_layers=shape["ru_layers"], repeats=shape["repeats"],
                              bottleneck=shape["bottleneck"], init="svd")
     small.save(str(tmp_path / "s"))

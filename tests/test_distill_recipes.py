@@ -32,7 +32,7 @@ def _fresh_process_embeddings(path) -> np.ndarray:
 
 
 def _common(models, pairs_tsv) -> list[str]:
-    return [f"teacher={models['teacher']}", f"train.pairs={pairs_tsv}", "optim.batch_size=8", "optim.epochs=2",
+    return [f"models.teacher={models['teacher']}", f"train.pairs={pairs_tsv}", "optim.batch_size=8", "optim.epochs=2",
             "optim.lr=1e-3", f"eval.pairs={pairs_tsv}", "eval.udhr=false", "eval.sample=0"]
 
 
@@ -41,7 +41,7 @@ def test_xkd_trains_reduces_mse_and_reloads(models, pairs_tsv, tmp_path):
 
     from xlsent.recipes.xkd import train_xkd
 
-    cfg = load_config("xkd", overrides=[*_common(models, pairs_tsv), f"student={models['assistant']}", "optim.epochs=4"])
+    cfg = load_config("xkd", overrides=[*_common(models, pairs_tsv), f"models.student={models['assistant']}", "optim.epochs=4"])
     path = train_xkd(cfg, tmp_path / "run", progress=False)
     log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
     losses = [e["loss"] for e in log if "loss" in e]
@@ -60,7 +60,7 @@ def test_triplet_kd_from_triplet_file(models, tmp_path):
     rows = [("mulungu ndi wabwino", "god is good", "the river is wide"), ("mtsinje madzi", "the river water", "god is good"),
             ("kuwala dziko", "light earth", "he said unto them"), ("chala nyumba", "a house", "light earth")] * 4
     trip.write_text("anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
-    cfg = load_config("triplet-kd", overrides=[f"teacher={models['teacher']}", f"student={models['assistant']}",
+    cfg = load_config("triplet-kd", overrides=[f"models.teacher={models['teacher']}", f"models.student={models['assistant']}",
                                                f"train.triplets={trip}", "optim.batch_size=4", "optim.epochs=3",
                                                "optim.lr=1e-3"])
     path = train_triplet_kd(cfg, tmp_path / "run", progress=False)
@@ -74,8 +74,8 @@ class _Interrupt(Exception):
 
 def _multistage_cfg(models, pairs_tsv, *extra):
     return load_config("multistage", overrides=[
-        *_common(models, pairs_tsv), f"assistant={models['assistant']}", "student.bottleneck=8", "student.ru_layers=2",
-        "student.repeats=2", "stage1.epochs=1", "stage2.epochs=1", "stage3.epochs=2", "stage4.epochs=1",
+        *_common(models, pairs_tsv), f"models.assistant={models['assistant']}", "models.student.bottleneck=8", "models.student.ru_layers=2",
+        "models.student.repeats=2", "stage1.epochs=1", "stage2.epochs=1", "stage3.epochs=2", "stage4.epochs=1",
         "optim.checkpoint_every=1", *extra])
 
 
@@ -138,7 +138,7 @@ def test_multistage_xlsent_options_run_end_to_end(models, pairs_tsv, tmp_path):
 
     from xlsent.recipes.multistage import STAGES, train_multistage
 
-    cfg = _multistage_cfg(models, pairs_tsv, "stages.stage1=false", "student.init=svd-corpus", "stage2.objective=token",
+    cfg = _multistage_cfg(models, pairs_tsv, "stages.stage1=false", "models.student.init=svd-corpus", "stage2.objective=token",
                           "stage2.token_steps=60", "stage3.loss=contrastive", "mcl.infonce_weight=1.0")
     r = train_multistage(cfg, tmp_path / "o", progress=False)
     rec2 = json.loads((tmp_path / "o" / STAGES[1] / "stage.json").read_text())
@@ -160,7 +160,7 @@ def test_multistage_monolingual_text_joins_stages_2_and_3(models, pairs_tsv, tmp
     mono.write_text("Ngeyomntu onelungelo.\n\nKonke abantu bazalwa bekhululekile.\nNgeyomntu onelungelo.\n"
                     "Sonke siyalingana.\nUmthetho uyasivikela.\nAkekho oyisigqila.\nImfundo ingeyethu sonke.\n"
                     "Umndeni uyisisekelo.\n", encoding="utf-8")
-    base = ["stages.stage1=false", "student.init=svd-corpus", "stage2.objective=token", "stage2.token_steps=20",
+    base = ["stages.stage1=false", "models.student.init=svd-corpus", "stage2.objective=token", "stage2.token_steps=20",
             "stage3.loss=contrastive", "optim.epochs=1"]
     notes: list[str] = []
     train_multistage(_multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={mono}"), tmp_path / "o",

@@ -69,12 +69,12 @@ def setup(tmp_path_factory):
 def _overrides(recipe: str, s: dict) -> list[str]:
     common = [f"train.pairs={s['pairs']}"]
     return {
-        "siamese": [f"model={s['student']}", *common],
-        "xkd": [f"teacher={s['teacher']}", f"student={s['student']}", *common],
-        "triplet-kd": [f"teacher={s['teacher']}", f"student={s['student']}", *common],
-        "gloss": [f"model.name={s['teacher']}", *common],
-        "multistage": [f"teacher={s['teacher']}", f"assistant={s['student']}", "student.bottleneck=8",
-                       "student.ru_layers=2", "student.repeats=2", *common],
+        "siamese": [f"models.base={s['student']}", *common],
+        "xkd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
+        "triplet-kd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
+        "gloss": [f"models.student={s['teacher']}", *common],
+        "multistage": [f"models.teacher={s['teacher']}", f"models.assistant={s['student']}", "models.student.bottleneck=8",
+                       "models.student.ru_layers=2", "models.student.repeats=2", *common],
     }[recipe]
 
 

@@ -22,7 +22,7 @@ def _cfg(model, pairs, **over):
     sets = [f"{k}={v}" for k, v in over.items()]
     cfg = load_config("siamese", overrides=["features.layer=2", "optim.epochs=3", "optim.lr=1e-3", "train.sample=0",
                                             "train.min_words=0", "eval.sample=0", "eval.udhr=false", *sets])
-    cfg["model"] = str(model)
+    cfg["models"]["base"] = str(model)
     cfg["train"]["pairs"] = str(pairs)
     cfg["eval"]["pairs"] = str(pairs)
     return cfg

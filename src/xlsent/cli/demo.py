@@ -43,7 +43,7 @@ def demo_command(
     output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
     with resources.as_file(cfg_file) as path:
-        cfg = load_config("siamese", path, [f"model={model}", *set_])  # every value checked before any model loads
+        cfg = load_config("siamese", path, [f"models.base={model}", *set_])  # every value checked before any model loads
     label = "e5-small" if model == "e5-small" else Path(model).name
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

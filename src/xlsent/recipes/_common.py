@@ -38,13 +38,13 @@ def pair_dataset(english: list[str], other: list[str], label):
 
 def load_student_for(cfg: dict, name: str, teacher: ModelHandle):
     """The student to train: same width as the teacher, token table frozen if configured."""
-    student = load_model(name, max_seq_length=cfg["model"]["max_seq_length"]).model
+    student = load_model(name, max_seq_length=cfg["models"]["max_seq_length"]).model
     if student.get_embedding_dimension() != teacher.dimension:
         raise XlsentError(
             f"student dimension {student.get_embedding_dimension()} ≠ teacher dimension "
             f"{teacher.dimension} — choose a teacher and student of the same width"
         )
-    if cfg["model"]["freeze_word_embeddings"]:
+    if cfg["models"]["freeze_word_embeddings"]:
         freeze_word_embeddings(student)
     return student
 
@@ -62,7 +62,8 @@ def evaluate_named(cfg: dict, models: dict, gloss=None, on_note=None):
     from xlsent.evaluation.suite import evaluate_held_out
 
     chunk = int(cfg["eval"]["chunk_words"])
-    teacher = Encoder.load(cfg["teacher"] if "teacher" in cfg else cfg["model"]["name"], memo=True, gloss=None)
+    m = cfg["models"]
+    teacher = Encoder.load(m.get("teacher") or m["student"], memo=True, gloss=None)  # gloss: the SBERT as given
     kw = {"gloss": gloss} if gloss is not None else {}
     encoders = {name: Encoder.load(str(path), chunk_words=chunk, memo=True, name=name, **kw)
                 for name, path in models.items()}
@@ -74,5 +75,5 @@ def evaluate_student(cfg: dict, model, output, on_note=None, no_eval: bool = Fal
     from xlsent.recipes.registry import Report
 
     metrics = None if no_eval else evaluate_named(
-        cfg, {f"base {cfg['student']}": cfg["student"], "trained": model}, on_note=on_note)
+        cfg, {f"base {cfg['models']['student']}": cfg["models"]["student"], "trained": model}, on_note=on_note)
     return Report(model, metrics, title="held-out, base student vs trained")

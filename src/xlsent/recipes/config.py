@@ -59,10 +59,28 @@ def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _moved(dotted: str, valid: set[str]) -> str | None:
+    """The ``models.*`` key that an old top-level model key (``model``, ``teacher``, ``student.bottleneck``,
+    ``model.max_seq_length``…) became when every recipe's config gained the same ``models:`` section."""
+    head, _, rest = dotted.partition(".")
+    if head == "model":
+        rest = {"": "base", "name": "student"}.get(rest, rest)
+        candidates = [f"models.{rest}"] + (["models.student"] if rest == "base" else [])
+    elif head in ("teacher", "student", "assistant"):
+        candidates = [f"models.{dotted}"]
+    else:
+        return None
+    return next((c for c in candidates if c in valid), None)
+
+
 def _set(d: dict, dotted: str, value: Any, valid: set[str], source: str) -> None:
     if dotted not in valid:
         import difflib
 
+        moved = _moved(dotted, valid)
+        if moved:
+            raise XlsentError(f"{source}: config key '{dotted}' is now '{moved}' (model settings live under "
+                              f"models:) — write {moved}=… instead")
         close = difflib.get_close_matches(dotted, sorted(valid), n=3, cutoff=0.6)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise XlsentError(f"{source}: unknown config key '{dotted}'{hint} — valid keys: {', '.join(sorted(valid))}")

@@ -35,8 +35,8 @@ CHOICES: dict[str, dict[str, tuple]] = {
     "gloss": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard"),
               "dictionary.symmetrize": ("mean", "intersection"), "dictionary.unknown": ("keep", "drop")},
     "multistage": {
-        "student.init": ("svd", "svd-corpus", "random"),
-        "student.positions": ("fresh", "copy"),
+        "models.student.init": ("svd", "svd-corpus", "random"),
+        "models.student.positions": ("fresh", "copy"),
         "mcl.variant": ("soft", "bool", "ce", "off"),
         "stages.mode": ("multistage", "single-random", "single-predistill"),
         "stage2.objective": ("sentence", "token", "both"),
@@ -44,7 +44,7 @@ CHOICES: dict[str, dict[str, tuple]] = {
     },
 }
 
-_MODEL_KEYS = {"model", "teacher", "student", "assistant", "model.name"}
+_MODEL_KEYS = {"models.base", "models.teacher", "models.student", "models.assistant"}
 _PAIR_KEYS = {"train.pairs", "eval.pairs"}
 _FILE_KEYS = {"train.triplets", "train.monolingual", "dictionary.tsv", "dictionary.freedict"}
 

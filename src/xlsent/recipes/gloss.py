@@ -55,8 +55,8 @@ def evaluate_after(cfg: dict, model: Path, output: Path, on_note=None, no_eval: 
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
-    base = f"base {cfg['model']['name']} (glossed input)"
-    metrics = None if no_eval else evaluate_named(cfg, {base: cfg["model"]["name"], "gloss": model},
+    base = f"base {cfg['models']['student']} (glossed input)"
+    metrics = None if no_eval else evaluate_named(cfg, {base: cfg["models"]["student"], "gloss": model},
                                                   gloss=load_gloss(model), on_note=on_note)
     return Report(model, metrics, title="word-gloss SBERT, held-out (low-resource side glossed)",
                   usage=f"low-resource text is glossed by xlsent's encoder; elsewhere gloss it first: xlsent gloss -m {model}")
@@ -73,7 +73,7 @@ def train_gloss(cfg: dict, output: str | Path, on_note=None, progress: bool = Tr
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    folder = StageFolder(output, config_hash(cfg["model"], cfg["train"], cfg["dictionary"], cfg["negatives"], cfg["loss"],
+    folder = StageFolder(output, config_hash(cfg["models"], cfg["train"], cfg["dictionary"], cfg["negatives"], cfg["loss"],
                                              learning_optim(cfg["optim"])), on_note=on_note)
     if folder.skip_if_done():
         return folder.model_dir
@@ -85,7 +85,7 @@ def train_gloss(cfg: dict, output: str | Path, on_note=None, progress: bool = Tr
     notes = pairs.notes + dictionary.notes + [f"dictionary covers {cov:.1%} of the training words"]
     if len(dictionary) == 0:
         raise XlsentError("the bilingual dictionary is empty — give dictionary.tsv or more parallel pairs")
-    sbert_handle = load_model(cfg["model"]["name"], max_seq_length=cfg["model"]["max_seq_length"])
+    sbert_handle = load_model(cfg["models"]["student"], max_seq_length=cfg["models"]["max_seq_length"])
     sbert = sbert_handle.model
     triplets, rep = build_triplets(ds, cfg["negatives"]["strategy"], seed, teacher=sbert,
                                    relative_margin=float(cfg["negatives"]["relative_margin"]))

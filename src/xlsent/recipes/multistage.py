@@ -30,8 +30,8 @@ self-distillation of e5-small (teacher = assistant, stage 1 off) into B = 128 wi
 run once (37% of the parameters, six layer passes instead of twelve), ``svd-corpus`` init,
 token-level stage 2 and the contrastive stage-3 loss (the options below).
 
-Ablation switches: ``student.bottleneck`` (0 = b False) and size B (Tables 7–8),
-``student.ru_layers`` / ``student.repeats`` (1 = "w/o Rec.", Tables 3–4, 7–8),
+Ablation switches: ``models.student.bottleneck`` (0 = b False) and size B (Tables 7–8),
+``models.student.ru_layers`` / ``models.student.repeats`` (1 = "w/o Rec.", Tables 3–4, 7–8),
 ``mcl.variant`` soft / bool / ce / off (Table 5), ``stages.mode`` multistage /
 single-random / single-predistill (Table 6), ``stages.stage1`` (false = use the assistant
 as given).
@@ -42,7 +42,7 @@ Decisions where the paper is silent or ambiguous:
   (token, position) pair of the vocabulary fitted to the assistant's embedding layer, see
   :func:`~xlsent.models.student.align_bottleneck_tokens`) or ``both`` (token, then sentence);
 * the bottleneck lookup starts from the assistant's word embeddings projected on their top-B
-  principal directions (``student.init: svd``; ``random`` is the published code), so tokens
+  principal directions (``models.student.init: svd``; ``random`` is the published code), so tokens
   the training corpus never shows (other scripts) still have sensible vectors.
   ``svd-corpus`` (xlsent) weights each token by its count in the training pairs (+1) when
   choosing the directions, and draws half of each token-alignment batch by that count: on
@@ -169,20 +169,22 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
     mode = cfg["stages"]["mode"]
     if mode not in MODES:
         raise XlsentError(f"stages.mode '{mode}': choose one of {', '.join(MODES)}")
-    s = cfg["student"]
+    m = cfg["models"]
+    s = m["student"]
     seed = int(cfg["optim"]["seed"])
     repeats = int(s["repeats"])
     if repeats < 1:
-        raise XlsentError(f"student.repeats = {repeats}: must be ≥ 1 (1 = no recurrence)")
+        raise XlsentError(f"models.student.repeats = {repeats}: must be ≥ 1 (1 = no recurrence)")
     bottleneck = int(s["bottleneck"]) or None
     result = MultistageResult(output, Path())
 
     # Stage 1: the teaching assistant (X-KD from the teacher)
-    base_path = resolve_model_path(cfg["assistant"])
+    base_path = resolve_model_path(m["assistant"])
     paired = {k: v for k, v in cfg["train"].items() if not k.startswith("monolingual")}  # what stages 1 and 4 read
-    h = config_hash(str(base_path), cfg["teacher"], paired, mode, cfg["model"]["max_seq_length"])
+    h = config_hash(str(base_path), m["teacher"], paired, mode, m["max_seq_length"])
     if mode == "multistage" and cfg["stages"]["stage1"]:
-        sub = {"teacher": cfg["teacher"], "student": cfg["assistant"], "model": cfg["model"],
+        sub = {"models": {"teacher": m["teacher"], "student": m["assistant"], "max_seq_length": m["max_seq_length"],
+                          "freeze_word_embeddings": m["freeze_word_embeddings"]},
                "train": {**paired, "sample": cfg["stage1"]["sample"] or cfg["train"]["sample"]},
                "optim": _optim(cfg, "stage1")}
         assistant_path = train_xkd(sub, output, on_note, progress, stage_dir=output / STAGES[0])
@@ -191,14 +193,14 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
     else:
         assistant_path = base_path
     result.assistant = assistant_path
-    assistant_handle = load_model(assistant_path, max_seq_length=int(cfg["model"]["max_seq_length"]))
+    assistant_handle = load_model(assistant_path, max_seq_length=int(m["max_seq_length"]))
     assistant = assistant_handle.model
     h = config_hash(h, assistant_handle.fingerprint)
 
     pairs = load_train_pairs(cfg["train"], seed)
     say(on_note, pairs.notes)
     mono = _monolingual(cfg["train"], seed, on_note)
-    teacher = load_model(cfg["teacher"])
+    teacher = load_model(m["teacher"])
 
     student_dir = None
     if mode in ("multistage", "single-predistill"):
@@ -213,7 +215,7 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
                 counts = count_tokens(assistant[0].tokenizer, pairs.english + pairs.other + mono,
                                       int(assistant[0].auto_model.config.vocab_size))
             student = build_student_st(assistant, int(s["ru_layers"]), 0, bottleneck, s["init"], s["positions"], seed,
-                                       normalize=False, max_seq_length=cfg["model"]["max_seq_length"],
+                                       normalize=False, max_seq_length=m["max_seq_length"],
                                        token_counts=counts)
             objective = cfg["stage2"]["objective"]
             if objective not in ("sentence", "token", "both"):
@@ -225,7 +227,7 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
                 f2.note(f"stage 2 — token-level bottleneck alignment ({cfg['stage2']['token_steps']} steps)")
                 curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
                                                 int(cfg["stage2"]["token_steps"]), seed=seed,
-                                                max_position=int(cfg["model"]["max_seq_length"]), token_counts=counts)
+                                                max_position=int(m["max_seq_length"]), token_counts=counts)
                 extra["token_alignment_relative_mse"] = curve
             if objective == "token":
                 f2.begin()
@@ -252,7 +254,7 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
                                   description="assistant embeddings")
             label = np.stack([a[: len(en)], a[len(en) :]], axis=1)
             student = load_student(d2 / "model", repeats=repeats, normalize=True)
-            student.max_seq_length = int(cfg["model"]["max_seq_length"])
+            student.max_seq_length = int(m["max_seq_length"])
             c3 = cfg["stage3"]
             if c3["loss"] == "mse":
                 loss3 = MSELoss(student)
@@ -276,10 +278,10 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
         en, xx = _subset(pairs, cfg["stage4"]["sample"], seed)
         if student_dir is None:  # single-random: untrained bottleneck on the assistant's first M layers
             student = build_student_st(assistant, int(s["ru_layers"]), repeats, bottleneck, "random", "fresh", seed,
-                                       normalize=True, max_seq_length=cfg["model"]["max_seq_length"])
+                                       normalize=True, max_seq_length=m["max_seq_length"])
         else:
             student = load_student(student_dir)
-            student.max_seq_length = int(cfg["model"]["max_seq_length"])
+            student.max_seq_length = int(m["max_seq_length"])
         t_en = teacher_targets(teacher, en, progress)
         loss = MultilingualContrastiveLoss(student, variant, float(cfg["mcl"]["temperature"]),
                                            float(cfg["mcl"]["mcl_weight"]), float(cfg["mcl"]["kd_weight"]),
@@ -311,7 +313,7 @@ def evaluate_after(cfg: dict, result: MultistageResult, output: Path, on_note=No
 
     metrics = None
     if not no_eval:
-        models = {f"base {cfg['assistant']}": cfg["assistant"]} if cfg["eval"]["base"] else {}
+        models = {f"base {cfg['models']['assistant']}": cfg["models"]["assistant"]} if cfg["eval"]["base"] else {}
         if STAGES[0] in result.stages:
             models["assistant (stage 1)"] = result.assistant
         if cfg["eval"]["each_stage"]:

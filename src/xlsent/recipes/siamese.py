@@ -182,7 +182,7 @@ def train_siamese(
     cfg = copy.deepcopy(cfg)
 
     # 1. Frozen encoder and its cached features; features.layer auto → what suits the model
-    handle = load_model(cfg["model"])
+    handle = load_model(cfg["models"]["base"])
     cfg["features"]["layer"] = resolve_layer(cfg["features"]["layer"], handle)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     model_path, base = handle.path, handle.model
@@ -370,7 +370,7 @@ def evaluate_run(result: SiameseResult, on_note=None):
     from xlsent.evaluation.suite import evaluate_held_out
 
     cfg = result.config
-    encoders = {f"base {cfg['model']}": base_encoder(result.features, memo=True, name=str(cfg["model"])),
+    encoders = {f"base {cfg['models']['base']}": base_encoder(result.features, memo=True, name=str(cfg["models"]["base"])),
                 "trained": result.encoder(memo=True)}
     held = evaluate_held_out(encoders, cfg["eval"], None, int(cfg["optim"]["seed"]), on_note)
     held.recipe = "siamese"

@@ -27,6 +27,7 @@ Decisions where the paper is silent:
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +41,13 @@ from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 
 
-def load_training_triplets(cfg: dict, teacher, on_note=None):
-    """Triplets from ``train.triplets`` (a TSV) or built from ``train.pairs``; plus notes."""
+def load_training_triplets(cfg: dict, load_teacher, on_note=None):
+    """Triplets from ``train.triplets`` (a TSV) or built from ``train.pairs``; plus notes.
+
+    The file (or the pairs) is read first, so a malformed line fails before the teacher loads;
+    ``load_teacher()`` (the teacher's :class:`~xlsent.models.handle.ModelHandle`) is called only to
+    build triplets from pairs.
+    """
     from xlsent.data.triplets import build_triplets, read_triplets
 
     t = cfg["train"]
@@ -54,7 +60,7 @@ def load_training_triplets(cfg: dict, teacher, on_note=None):
             notes.append(f"{t['triplets']}: sampled {t['sample']} triplets (seed {seed})")
     else:
         pairs = load_train_pairs(t, seed)
-        ds, report = build_triplets(pairs.dataset, cfg["negatives"]["strategy"], seed, teacher=teacher,
+        ds, report = build_triplets(pairs.dataset, cfg["negatives"]["strategy"], seed, teacher=load_teacher().model,
                                     relative_margin=float(cfg["negatives"]["relative_margin"]))
         notes = pairs.notes + report.lines()
     say(on_note, notes)
@@ -70,13 +76,15 @@ def train_triplet_kd(cfg: dict, output: str | Path, on_note=None, progress: bool
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    folder = StageFolder(output, config_hash(cfg["teacher"], cfg["student"], cfg["train"], cfg["negatives"], cfg["loss"],
-                                             learning_optim(cfg["optim"]), cfg["model"]), on_note=on_note)
+    m = cfg["models"]
+    folder = StageFolder(output, config_hash(cfg["train"], cfg["negatives"], cfg["loss"], learning_optim(cfg["optim"]), m),
+                         on_note=on_note)
     if folder.skip_if_done():
         return folder.model_dir
-    teacher = load_model(cfg["teacher"])
-    triplets, notes = load_training_triplets(cfg, teacher.model, on_note)
-    student = load_student_for(cfg, cfg["student"], teacher)
+    load_teacher = functools.cache(lambda: load_model(m["teacher"]))
+    triplets, notes = load_training_triplets(cfg, load_teacher, on_note)  # data first: its errors precede any model
+    teacher = load_teacher()
+    student = load_student_for(cfg, m["student"], teacher)
     lam = float(cfg["loss"]["kd_weight"])
     cols = {c: list(triplets[c]) for c in ("anchor", "positive", "negative")}
     if lam:

@@ -17,7 +17,7 @@ Decisions where the papers are silent:
 
 * sentence-transformers' ``MSELoss`` averages the two columns' element-wise MSEs, i.e. it
   is ½ of the sum in Eq. (2) — a constant factor absorbed by the learning rate;
-* ``model.freeze_word_embeddings`` (off by default, on in the CPU preset) keeps the 96M-entry
+* ``models.freeze_word_embeddings`` (off by default, on in the CPU preset) keeps the 96M-entry
   token table fixed, which makes a CPU step several times cheaper;
 * the last step is the model; held-out data is only reported.
 """
@@ -47,15 +47,16 @@ def train_xkd(cfg: dict, output: str | Path, on_note=None, progress: bool = True
     if stage_dir is None:
         write_text_atomic(output / "config.yaml", dump_config(cfg))
     stage_dir = stage_dir or output
-    student_name = student_name or cfg["student"]
-    folder = StageFolder(stage_dir, config_hash(cfg["teacher"], student_name, cfg["train"], learning_optim(cfg["optim"]),
-                                                cfg["model"]), on_note=on_note)
+    m = cfg["models"]
+    student_name = student_name or m["student"]
+    folder = StageFolder(stage_dir, config_hash(student_name, cfg["train"], learning_optim(cfg["optim"]), m),
+                         on_note=on_note)
     if folder.skip_if_done():
         return folder.model_dir
     seed = int(cfg["optim"]["seed"])
     pairs = load_train_pairs(cfg["train"], seed)
     say(on_note, pairs.notes)
-    teacher = load_model(cfg["teacher"])
+    teacher = load_model(m["teacher"])
     targets = teacher_targets(teacher, pairs.english, progress)
     student = load_student_for(cfg, student_name, teacher)
     ds = pair_dataset(pairs.english, pairs.other, targets)

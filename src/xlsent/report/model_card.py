@@ -17,10 +17,9 @@ import yaml
 
 from xlsent.utils.io import write_text_atomic
 
-MODEL_KEYS = {"siamese": ("model",), "xkd": ("student", "teacher"), "triplet-kd": ("student", "teacher"),
-              "gloss": ("model.name",), "multistage": ("assistant", "teacher")}
-ROLES = {"model": "base (frozen encoder)", "student": "student (initialisation)", "teacher": "teacher (frozen)",
-         "model.name": "base English SBERT", "assistant": "teaching assistant (initialisation)"}
+#: the ``models:`` entries every recipe config may name, in card order, with their role
+ROLES = {"base": "base (frozen encoder)", "student": "student (initialisation)",
+         "assistant": "teaching assistant (initialisation)", "teacher": "teacher (frozen)"}
 
 
 def _get(cfg: dict, dotted: str):
@@ -64,7 +63,8 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
     """The card's Markdown for a run of ``recipe`` (:class:`~xlsent.recipes.registry.Recipe`)."""
     from xlsent.data.bundled import licence_of
 
-    bases = [(key, _get(cfg, key)) for key in MODEL_KEYS.get(recipe.name, ())]
+    models = cfg.get("models", {})
+    bases = [(key, models[key]) for key in ROLES if isinstance(models.get(key), str)]
     bases = [(k, str(v)) for k, v in bases if v]
     data = (record or {}).get("train_data") or {}
     langs = data.get("languages") or []
