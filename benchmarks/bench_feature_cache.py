@@ -42,7 +42,7 @@ def main() -> None:
     quiet_libraries()
     overrides = [f"train.sample={args.pairs}", f"features.layer={args.layer}", f"optim.epochs={args.measure_epochs}"]
     cfg = load_config("siamese", overrides=overrides)
-    cfg["model"] = args.model
+    cfg["models"]["base"] = args.model
     loaded = load_pairs(cfg["train"]["pairs"], min_words=5, sample=args.pairs, seed=0)
     texts = list(loaded.dataset["src"]) + list(loaded.dataset["tgt"])
     lf = LayerFeatures(load_model(args.model))

@@ -5,7 +5,7 @@
         [--monolingual runs/l10n.txt]
 
 For each B, the principal directions of the ``vocab × H`` word-embedding table are chosen
-uniformly (``student.init: svd``) or weighted by each token's count in the training pairs + 1
+uniformly (``models.student.init: svd``) or weighted by each token's count in the training pairs + 1
 (``svd-corpus``), and with ``--monolingual`` by the counts of the pairs and that text
 (``train.monolingual``). Printed: the relative squared reconstruction error
 ``Σ w‖E − E P Pᵀ‖² / Σ w‖E‖²`` weighted by the corpus counts (the tokens the student will see),
