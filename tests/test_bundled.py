@@ -4,7 +4,7 @@ import unicodedata
 
 import pytest
 
-from xlsent.data.bundled import load_bundled
+from xlsent.data.bundled import DEV_BOOKS, load_bundled
 from xlsent.utils.errors import XlsentError
 
 
@@ -14,6 +14,11 @@ def test_bible_split_has_no_leakage():
     assert set(train["book"]).isdisjoint(set(test["book"]))
     assert train[0]["id"] == "Genesis 1:1" and "Mulungu" in train[0]["tgt"]
     assert test[0]["book"] == "Matthew"
+    # the development split: eight OT books, disjoint from its training side and from the test
+    dev, dev_train = load_bundled("bible-en-ny:dev"), load_bundled("bible-en-ny:dev-train")
+    assert len(dev) == 1684 and len(dev) + len(dev_train) == len(train)
+    assert set(dev["book"]) == set(DEV_BOOKS) and set(dev_train["book"]).isdisjoint(DEV_BOOKS)
+    assert set(dev["book"]).isdisjoint(set(test["book"]))
 
 
 def test_udhr_bundle_is_nfc_and_selectable():

