@@ -13,10 +13,16 @@ exactly the stages whose config hash changed. ``--reference RUN`` (a finished
 
 Variants (the paper's ablations):
 
-* ``w/o MCL`` — stage 4 with the KD MSE only (Table 3–4 "w/o MCL"). With the assistant used
-  as given (no stage 1), the paper's "single-stage, pre-distillation" baseline is the same run.
-* ``single-stage`` — a randomly initialised bottleneck on the assistant's first M layers,
-  trained with KD alone for as many steps as stages 3 + 4 together (Table 6 "single-stage").
+* ``w/o MCL`` — ``mcl.variant=off``: stage 4 without the MCL term. Everything else is the
+  reference's, so stage 4 still has the KD MSE **and** xlsent's in-batch InfoNCE
+  (``mcl.infonce_weight: 1`` of the compress preset), and stages 2–3 are the reference's own
+  (shared). It is the paper's "w/o MCL" plus that InfoNCE term. With the assistant used as given
+  (no stage 1), the paper's "single-stage, pre-distillation" baseline is the same run.
+* ``single-stage`` — ``stages.mode=single-random``: no stages 2–3 at all; a randomly initialised
+  bottleneck (fresh positions) on the assistant's first M layers is trained by stage 4 alone for
+  as many steps as the reference's stages 3 + 4 together, with the KD MSE and the same in-batch
+  InfoNCE (the mode turns MCL off). It therefore starts from a different state than every other
+  variant (no trained stage-2 embedding) — that difference is the ablation (Table 6 "single-stage").
 * ``Rec. (|RU| 3 × 2)`` vs ``w/o Rec. (|RU| 3 × 1)`` — the paper's recurrence ablation: the
   same three unique layers run twice or once (Tables 3–4 "w/o Rec.").
 * ``stage-3 MSE only`` — the paper's stage-3 loss instead of xlsent's MSE + in-batch InfoNCE.
