@@ -268,6 +268,26 @@ def test_auto_threshold_finds_the_gap_without_gold():
     small = np.r_[rng.normal(1.0035, 0.0094, 15), rng.normal(1.025, 0.021, 15)]
     est = auto_threshold(small)
     assert est.threshold is not None and small.min() < est.threshold and "too few to test" in est.note
+    # target–decoy (what select_pairs uses): decoys are runner-ups, i.e. non-translation scores. Shaped as
+    # measured on UDHR isiZulu with e5-small: a wrong pair's decoy sits just under its score (means 0.9994 vs
+    # 0.9991), a right pair's decoy above the wrong pairs' scores (1.0036); right pairs score 1.0205
+    for n, share in ((1000, 0.2), (1000, 0.6), (30, 0.5)):
+        n_true = int(n * share)
+        truth = np.r_[np.ones(n_true, bool), np.zeros(n - n_true, bool)]
+        scores = np.where(truth, rng.normal(1.02, 0.01, n), rng.normal(1.0, 0.006, n))
+        decoys = np.where(truth, rng.normal(1.0036, 0.006, n), scores - np.abs(rng.normal(0, 0.001, n)))
+        gold = {(str(i), str(i)) for i in range(n_true)}
+        scored = sorted(((float(x), str(i), str(i) if truth[i] else "-") for i, x in enumerate(scores)), reverse=True)
+        _, best = best_threshold(scored, gold)
+        est = auto_threshold(scores, decoys)
+        kept = [(a, b) for x, a, b in scored if x >= est.threshold]
+        f1 = 2 * sum(p in gold for p in kept) / (len(kept) + len(gold))
+        assert est.method == "target-decoy" and abs(f1 - best["f1"]) < 0.05, (n, share, f1, best)
+        # the share is rough (right pairs' decoys are not pure null draws): it moves the reported precision, not the cut
+        assert est.share_translations == pytest.approx(share, abs=0.2)
+    # candidates that score like their decoys: nothing to separate, all kept
+    same = rng.normal(1.01, 0.006, 500)
+    assert auto_threshold(same, rng.permutation(same)).threshold is None
     # select_pairs records the estimate and applies it after the one-to-one selection
     counts: dict = {}
     select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max", threshold="auto", counts=counts)

@@ -29,6 +29,7 @@ class Candidates:
 
     scored: list[tuple[float, str, str]]
     top1: dict[str, str]
+    auto: dict  # what ``xlsent mine --threshold auto`` estimates on these candidates (mining.threshold)
 
 
 def prf(tp: int, n_pred: int, n_gold: int) -> dict:
@@ -73,10 +74,13 @@ def mine_candidates(encoder, corpus: ComparableCorpus, cfg, model_name: str = ""
                         src_lang=corpus.src_lang, tgt_lang=corpus.tgt_lang)
         job.run(show_progress=show_progress)
         pairs = job.select()
+        counts: dict = {}
+        job.cfg = replace(cfg, threshold="auto")
+        job.select(counts)  # the same selection with xlsent mine's default cut, for its estimate
         fwd = load_knn(job.knn_paths("fwd"))[1][:, 0]
     scored = [(float(x), corpus.src[i][0], corpus.tgt[j][0]) for x, i, j in zip(pairs.score, pairs.src, pairs.tgt)]
     top1 = {corpus.src[i][0]: corpus.tgt[j][0] for i, j in enumerate(fwd) if j >= 0}
-    return Candidates(scored, top1)
+    return Candidates(scored, top1, counts["auto_threshold"])
 
 
 def evaluate_mining(encoder, dev: ComparableCorpus, test: ComparableCorpus, cfg, model_name: str = "",
@@ -88,10 +92,8 @@ def evaluate_mining(encoder, dev: ComparableCorpus, test: ComparableCorpus, cfg,
     t = mine_candidates(encoder, test, cfg, model_name, show_progress=show_progress)
     threshold, dev_best = best_threshold(d.scored, dev.gold)
     result = at_threshold(t.scored, test.gold, threshold)
-    from xlsent.mining.threshold import auto_threshold
-
-    est = auto_threshold(np.array([x for x, _, _ in t.scored]))
-    auto = at_threshold(t.scored, test.gold, -np.inf if est.threshold is None else est.threshold)
+    cut = t.auto["threshold"]
+    auto = at_threshold(t.scored, test.gold, -np.inf if cut is None else cut)
     gold_src = {s: tt for s, tt in test.gold}
     top1 = sum(t.top1.get(s) == tt for s, tt in gold_src.items()) / max(1, len(gold_src))
     return {
@@ -99,7 +101,7 @@ def evaluate_mining(encoder, dev: ComparableCorpus, test: ComparableCorpus, cfg,
         "mining": {k: v for k, v in asdict(cfg).items() if k in ("k", "mode", "margin", "dedupe")},
         "threshold": threshold, "dev_at_threshold": dev_best, "test": {**test.summary(), **result},
         "top1_gold_sources": top1,
-        "auto_threshold": {**est.to_dict(), "test": auto},
+        "auto_threshold": {**t.auto, "test": auto},
         "note": "threshold tuned on dev, applied to test; auto_threshold: estimated from the test scores alone "
                 "(what xlsent mine does by default); top1_gold_sources is MTEB's easier top-1 figure",
     }

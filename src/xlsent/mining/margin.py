@@ -48,6 +48,13 @@ def candidate_scores(sims: np.ndarray, idx: np.ndarray, own_mean: np.ndarray, ot
     return np.where(idx >= 0, scores, -np.inf)
 
 
+def runner_up(scores: np.ndarray) -> np.ndarray:
+    """Each row's second-highest candidate score (−inf where a row has fewer than two candidates)."""
+    if scores.shape[1] < 2:
+        return np.full(len(scores), -np.inf, dtype=np.float64)
+    return np.partition(scores, -2, axis=1)[:, -2].astype(np.float64)
+
+
 def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray, bwd_idx: np.ndarray,
                  k: int = 4, mode: str = "max", kind: str = "ratio", threshold: float | str | None = None,
                  dedupe: bool = True, counts: dict | None = None) -> MinedPairs:
@@ -99,7 +106,9 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
     if threshold == "auto":
         from xlsent.mining.threshold import auto_threshold
 
-        est = auto_threshold(pairs.score)
+        # each pair's decoy: the runner-up of its source's or its target's list, the larger (a non-translation)
+        decoys = np.maximum(runner_up(fs)[pairs.src], runner_up(bs)[pairs.tgt])
+        est = auto_threshold(pairs.score, decoys)
         counts["auto_threshold"] = est.to_dict()
         if est.threshold is not None:
             n = len(pairs)

@@ -1,32 +1,36 @@
-"""``--threshold auto``: a mining cut estimated from the score distribution alone.
+"""``--threshold auto``: a mining cut estimated from the candidates' own scores, without gold.
 
 Margin scores depend on the model: e5-small's ratio margins sit between 1.00 and 1.06, where
 LASER's usual 1.04–1.06 would keep almost nothing, so no fixed number serves every model. The
-best-candidate scores of a comparable corpus are a mixture of two populations — sentences whose
-translation is there (high) and sentences without one (low) — so:
+one-to-one candidates of a comparable corpus are a mix of translations (high scores) and best
+guesses for sentences whose translation is not there (low scores); the cut should fall where
+keeping more would add more wrong pairs than right ones.
 
-1. fit a two-component Gaussian mixture (scikit-learn) to the standardised scores of the
-   selected one-to-one candidates;
-2. read each candidate's posterior of belonging to the higher-mean component as the chance that
-   it is a translation;
-3. cut where the mixture's **expected F1** peaks: keeping the ``n`` best candidates gives expected
-   true pairs ``Σ p`` over them and expected gold ``Σ p`` over all, so
-   ``F1(n) = 2 Σ_{i≤n} p_i / (n + Σ_i p_i)``.
+**Target–decoy estimate** (the default whenever the k-NN lists hold ≥ 2 candidates). Every kept
+pair has a *decoy*: the runner-up score of its source's or its target's candidate list (the larger).
+A runner-up is by construction not the sentence's partner, so decoys sample how high a
+non-translation scores — the null, taken from the same corpus, model and margin. Then
 
-No gold pair is looked at. A single Gaussian means there is nothing to cut between, and every
-candidate is kept — but only where that can be told: BIC picks one Gaussian over two reliably from
-about 200 scores on (in simulation with UDHR-isiZulu-like populations — half translations, Ashman's
-D 1.3 — BIC found the second population in 35% of 30-score samples, 65% at 100, 95% at 200, and
-never split a single Gaussian at ≥ 100). So:
+1. the share of wrong pairs among the candidates, π₀, is estimated as in Storey's FDR method:
+   below λ (the decoys' median) almost everything is wrong, so
+   ``π₀ = #{candidates ≤ λ} / #{decoys ≤ λ}`` (at most 1);
+2. keeping the candidates ≥ t gives ``K(t)`` pairs, of which about ``π₀·D(t)`` are wrong
+   (``D(t)`` = decoys ≥ t), so the expected right pairs are ``K(t) − π₀·D(t)`` out of
+   ``N·(1 − π₀)`` translations in all;
+3. the cut is where that expected F1 peaks.
 
-* under :data:`MIN_CANDIDATES` (20) scores: too few to fit anything; all kept, said in the note;
-* from 20 to :data:`BIC_MIN_CANDIDATES` (200): always the expected-F1 cut, and the note says the
-  split could not be tested. On UDHR isiZulu (30 candidates, 15 translations) the previous rule
-  (keep all when BIC prefers one Gaussian) kept everything and halved F1 (0.73 → 0.49);
-* from 200 on: all kept when one Gaussian fits better (BIC), the expected-F1 cut otherwise.
+A false pair's decoy is its sentence's *second*-best non-translation, a little lower than the best
+one, so the estimate is slightly optimistic about precision; on UDHR isiZulu (30 candidates, 19
+wrong) it gave π₀ = 0.60 and the dev-tuned F1 exactly (0.733), where the mixture below cut far too
+high (0.421) and keeping everything gave 0.489.
 
-Ashman's D (separation of the two components; > 2 is clearly bimodal) is reported so a user can
-see how clean the split is; it does not decide anything (it is ≈ 1.5 for a single Gaussian too).
+**Mixture fallback** (candidate lists of one): a two-component Gaussian mixture over the
+standardised scores, each candidate's posterior of the higher component read as the chance that it
+is a translation, cut at the mixture's expected-F1 peak; from 200 candidates on, when one Gaussian
+fits better (BIC), every candidate is kept.
+
+Under :data:`MIN_CANDIDATES` candidates nothing is estimated and all are kept; every case says
+why in ``note``.
 """
 
 from __future__ import annotations
@@ -45,25 +49,67 @@ class AutoThreshold:
     expected_precision: float
     expected_recall: float
     expected_f1: float
-    share_translations: float  # mixture weight of the high component
-    means: tuple[float, float]  # component means, in score units (low, high)
-    stds: tuple[float, float]
-    ashman_d: float = 0.0  # separation of the two components (> 2: bimodal)
+    share_translations: float  # estimated share of the candidates that are translations (1 − π₀)
+    method: str = "target-decoy"  # target-decoy | gaussian-mixture | none
+    means: tuple[float, float] = (0.0, 0.0)  # mixture: component means, in score units (low, high)
+    stds: tuple[float, float] = (0.0, 0.0)
+    ashman_d: float = 0.0  # mixture: separation of the two components (> 2: bimodal)
+    decoy_median: float | None = None  # target-decoy: λ
     note: str = ""
 
     def to_dict(self) -> dict:
-        return {"method": "auto (2-component Gaussian mixture, expected-F1 cut)", **asdict(self)}
+        return {**asdict(self), "method": f"auto ({self.method}, expected-F1 cut)"}
 
 
-def auto_threshold(scores: np.ndarray, seed: int = 0) -> AutoThreshold:
-    """The cut over best-candidate ``scores`` (any order) where the mixture's expected F1 peaks."""
+def _best_cut(xs: np.ndarray, tp: np.ndarray, gold: float) -> int:
+    """Index into descending ``xs`` of the cut with the highest expected F1 (``tp``: expected right pairs kept)."""
+    n = np.arange(1, len(xs) + 1)
+    f1 = 2 * tp / (n + gold)
+    last_of_tie = np.r_[xs[1:] < xs[:-1], True]  # a cut keeps every pair tied with the last one kept
+    return int(np.argmax(np.where(last_of_tie, f1, -1.0)))
+
+
+def auto_threshold(scores: np.ndarray, decoys: np.ndarray | None = None, seed: int = 0) -> AutoThreshold:
+    """The cut over one-to-one candidate ``scores`` (any order) where the expected F1 peaks.
+
+    ``decoys`` (one per candidate: the runner-up score of its source's or target's list) select the
+    target–decoy estimate; without them the Gaussian mixture is used.
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    ok = np.isfinite(x)
+    if ok.sum() < MIN_CANDIDATES:
+        return AutoThreshold(None, 0.0, 1.0, 0.0, 1.0, method="none",
+                             note=f"only {int(ok.sum())} candidates: too few to estimate a cut — all kept")
+    if decoys is not None:
+        d = np.asarray(decoys, dtype=np.float64)[ok]
+        if np.isfinite(d).sum() >= MIN_CANDIDATES:
+            return _target_decoy(x[ok], d[np.isfinite(d)])
+    return _mixture(x[ok], seed)
+
+
+def _target_decoy(x: np.ndarray, d: np.ndarray) -> AutoThreshold:
+    lam = float(np.median(d))
+    pi0 = min(1.0, float((x <= lam).sum()) / max(1, int((d <= lam).sum())))
+    gold = len(x) * (1 - pi0)
+    if gold < 1:
+        return AutoThreshold(None, 0.0, 1.0, 0.0, 0.0, decoy_median=lam,
+                             note=f"the candidates score like their decoys (π₀ = {pi0:.2f}): no translations to "
+                                  "separate — all kept")
+    xs = np.sort(x)[::-1]
+    ds = np.sort(d)
+    wrong = pi0 * (len(ds) - np.searchsorted(ds, xs, side="left"))  # π₀ · #decoys ≥ each cut
+    tp = np.maximum(0.0, np.arange(1, len(xs) + 1) - wrong)
+    i = _best_cut(xs, tp, gold)
+    n = i + 1
+    return AutoThreshold(float(xs[i]), float(tp[i] / n), float(min(1.0, tp[i] / gold)),
+                         float(2 * tp[i] / (n + gold)), 1 - pi0, decoy_median=lam,
+                         note=f"{n} of {len(xs)} candidates kept; about {pi0:.0%} of all candidates score like "
+                              "non-translations (their decoys: each sentence's runner-up)")
+
+
+def _mixture(x: np.ndarray, seed: int) -> AutoThreshold:
     from sklearn.mixture import GaussianMixture
 
-    x = np.asarray(scores, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    if len(x) < MIN_CANDIDATES:
-        return AutoThreshold(None, 0.0, 1.0, 0.0, 1.0, (0.0, 0.0), (0.0, 0.0),
-                             note=f"only {len(x)} candidates: too few to estimate a cut — all kept")
     mu, sd = float(x.mean()), float(x.std()) or 1.0
     z = ((x - mu) / sd).reshape(-1, 1)
     gm = GaussianMixture(2, covariance_type="full", n_init=3, random_state=seed).fit(z)
@@ -75,17 +121,11 @@ def auto_threshold(scores: np.ndarray, seed: int = 0) -> AutoThreshold:
     one = GaussianMixture(1, random_state=seed).fit(z)
     order = np.argsort(-x, kind="stable")
     xs = x[order]
-    p = gm.predict_proba(z[order])[:, hi]
-    tp = np.cumsum(p)
-    n = np.arange(1, len(xs) + 1)
-    f1 = 2 * tp / (n + tp[-1])
-    last_of_tie = np.r_[xs[1:] < xs[:-1], True]  # a cut keeps every pair tied with the last one kept
-    f1 = np.where(last_of_tie, f1, -1.0)
-    i = int(np.argmax(f1))
-    est = AutoThreshold(float(xs[i]), float(tp[i] / n[i]), float(tp[i] / tp[-1]), float(f1[i]),
-                        float(gm.weights_[hi]), (float(means[lo]), float(means[hi])),
-                        (float(stds[lo]), float(stds[hi])))
-    est.ashman_d = ashman
+    tp = np.cumsum(gm.predict_proba(z[order])[:, hi])
+    i = _best_cut(xs, tp, tp[-1])
+    est = AutoThreshold(float(xs[i]), float(tp[i] / (i + 1)), float(tp[i] / tp[-1]),
+                        float(2 * tp[i] / (i + 1 + tp[-1])), float(gm.weights_[hi]), "gaussian-mixture",
+                        (float(means[lo]), float(means[hi])), (float(stds[lo]), float(stds[hi])), ashman)
     if len(x) < BIC_MIN_CANDIDATES:
         est.note = (f"{len(x)} candidates: too few to test for a second population (BIC needs about "
                     f"{BIC_MIN_CANDIDATES}); cut at the mixture's expected-F1 peak")
