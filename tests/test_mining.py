@@ -271,7 +271,7 @@ def test_auto_threshold_finds_the_gap_without_gold():
     # target–decoy (what select_pairs uses): decoys are runner-ups, i.e. non-translation scores. Shaped as
     # measured on UDHR isiZulu with e5-small: a wrong pair's decoy sits just under its score (means 0.9994 vs
     # 0.9991), a right pair's decoy above the wrong pairs' scores (1.0036); right pairs score 1.0205
-    for n, share in ((1000, 0.2), (1000, 0.6), (30, 0.5)):
+    for n, share in ((150, 0.2), (150, 0.6), (30, 0.5)):
         n_true = int(n * share)
         truth = np.r_[np.ones(n_true, bool), np.zeros(n - n_true, bool)]
         scores = np.where(truth, rng.normal(1.02, 0.01, n), rng.normal(1.0, 0.006, n))
@@ -286,8 +286,10 @@ def test_auto_threshold_finds_the_gap_without_gold():
         # the share is rough (right pairs' decoys are not pure null draws): it moves the reported precision, not the cut
         assert est.share_translations == pytest.approx(share, abs=0.2)
     # candidates that score like their decoys: nothing to separate, all kept
-    same = rng.normal(1.01, 0.006, 500)
+    same = rng.normal(1.01, 0.006, 150)
     assert auto_threshold(same, rng.permutation(same)).threshold is None
+    # from 200 candidates on the mixture decides, decoys or not
+    assert auto_threshold(rng.normal(1.02, 0.01, 500), rng.normal(1.0, 0.01, 500)).method == "gaussian-mixture"
     # select_pairs records the estimate and applies it after the one-to-one selection
     counts: dict = {}
     select_pairs(FWD_SIMS, FWD_IDX, BWD_SIMS, BWD_IDX, k=2, mode="max", threshold="auto", counts=counts)
