@@ -73,10 +73,9 @@ def mine_candidates(encoder, corpus: ComparableCorpus, cfg, model_name: str = ""
         job = MiningJob(workdir or tmp, src_text, tgt_text, model_name or "model", cfg, encoder=encoder,
                         src_lang=corpus.src_lang, tgt_lang=corpus.tgt_lang)
         job.run(show_progress=show_progress)
-        pairs = job.select()
+        pairs = job.select()  # every one-to-one candidate: the dev threshold is tuned over them
         counts: dict = {}
-        job.cfg = replace(cfg, threshold="auto")
-        job.select(counts)  # the same selection with xlsent mine's default cut, for its estimate
+        job.select(counts, threshold="auto")  # xlsent mine's default cut, for its estimate
         fwd = load_knn(job.knn_paths("fwd"))[1][:, 0]
     scored = [(float(x), corpus.src[i][0], corpus.tgt[j][0]) for x, i, j in zip(pairs.score, pairs.src, pairs.tgt)]
     top1 = {corpus.src[i][0]: corpus.tgt[j][0] for i, j in enumerate(fwd) if j >= 0}

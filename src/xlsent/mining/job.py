@@ -183,9 +183,11 @@ class MiningJob:
                 bar.advance(t)
         return timings
 
-    def select(self, counts: dict | None = None):
-        """Score the search results and select pairs (``counts`` receives what each step removed)."""
+    def select(self, counts: dict | None = None, threshold: float | str | None = "config"):
+        """Score the search results and select pairs (``counts`` receives what each step removed);
+        ``threshold`` replaces the config's (``None`` = every one-to-one candidate)."""
         fs, fi = load_knn(self.knn_paths("fwd"))
         bs, bi = load_knn(self.knn_paths("bwd"))
         c = self.cfg
-        return select_pairs(fs, fi, bs, bi, c.k, c.mode, c.margin, c.threshold, c.dedupe, counts)
+        cut = c.threshold if threshold == "config" else threshold
+        return select_pairs(fs, fi, bs, bi, c.k, c.mode, c.margin, cut, c.dedupe, counts)
