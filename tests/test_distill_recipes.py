@@ -189,7 +189,7 @@ def test_cli_presets_and_errors():
     p = _cli("train", "multistage", "-o", "x", "--preset", "small", "--show-config")
     assert p.returncode == 0 and "sample: 20000" in p.stdout
     p = _cli("train", "xkd", "-o", "x", "--preset", "huge")
-    assert p.returncode == 2 and "unknown preset 'huge' for xkd — available: small" in p.stderr
+    assert p.returncode == 2 and "unknown preset 'huge' for xkd — available: paper, small" in p.stderr
     p = _cli("train", "triplet-kd", "-o", "x", "--set", "loss.margn=2")
     assert p.returncode == 2 and "did you mean loss.margin" in p.stderr
 
