@@ -5,12 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import typing
 from importlib import resources
 
 import pytest
 
 from xlsent.recipes.config import load_config, presets
 from xlsent.recipes.config_schema import CHOICES
+from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, StudentShape,
+                                         TrainConfig, leaf_type)
 from xlsent.utils.errors import XlsentError
 
 RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage")
@@ -26,6 +29,37 @@ def test_every_shipped_config_and_preset_loads_and_validates(recipe):
     for name in presets(recipe):
         merged = load_config(recipe, preset=name)
         assert merged.keys() == cfg.keys()
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_configs_are_parsed_into_typed_objects(recipe):
+    """Shared sections are typed objects; every shipped value has its field's declared type."""
+    typed = {"models": ModelsConfig, "train": TrainConfig, "optim": OptimConfig, "eval": EvalConfig}
+    for name in [None, *presets(recipe)]:
+        cfg = load_config(recipe, preset=name)
+        assert isinstance(cfg, RecipeConfig)
+        for section, cls in typed.items():
+            assert type(cfg[section]) is cls
+        assert cfg.optim.lr == cfg["optim"]["lr"] and cfg.train.pairs == cfg["train"]["pairs"]
+
+        def check(node: Section, prefix: str) -> None:
+            for k, v in node.items():
+                if isinstance(v, Section):
+                    check(v, f"{prefix}{k}.")
+                    continue
+                typ, words = leaf_type(type(node), k, v)
+                if typ is not None:
+                    assert isinstance(v, typ) or (typ is str and k == "layer"), (recipe, name, f"{prefix}{k}", v, typ)
+                if words:
+                    assert v in words, (recipe, f"{prefix}{k}", v)
+
+        check(cfg, "")
+    if recipe == "multistage":
+        assert isinstance(cfg.models.student, StudentShape) and cfg.models.student.repeats >= 1
+    if recipe == "siamese":  # a field the recipe's YAML lacks reads as the declared default; the file is unchanged
+        assert cfg.optim.max_steps == 0 and "max_steps" not in cfg.optim
+    cfg.optim.lr = 0.5  # attribute writes are item writes: what config.yaml and the run hash see
+    assert cfg["optim"]["lr"] == 0.5
 
 
 def test_siamese_demo_config_validates():
@@ -47,9 +81,9 @@ def test_choice_lists_agree_with_the_modules_that_use_them():
     assert set(CHOICES["siamese"]["negatives.strategy"]) == set(negatives.STRATEGIES)
     assert set(CHOICES["triplet-kd"]["negatives.strategy"]) == set(triplets.STRATEGIES)
     assert set(CHOICES["multistage"]["mcl.variant"]) == set(VARIANTS)
-    assert set(CHOICES["multistage"]["models.student.init"]) == set(INITS)
+    assert set(typing.get_args(StudentShape.declared("init"))) == set(INITS)
     assert set(CHOICES["multistage"]["stages.mode"]) == set(MODES)
-    assert set(CHOICES["*"]["eval.similarity"]) == set(SIMILARITIES)
+    assert set(typing.get_args(EvalConfig.declared("similarity"))) == set(SIMILARITIES)
 
 
 @pytest.mark.parametrize("recipe, setting, message", [

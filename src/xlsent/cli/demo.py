@@ -61,7 +61,7 @@ def demo_command(
 
     console.rule("3/4 evaluation (held-out data only)")
     t = time.perf_counter()
-    e = cfg["eval"]
+    e = cfg.eval
     held = evaluate_run(result, show_note)  # the suite every recipe uses; metrics.json in its one schema
     metrics = held.to_dict()
     write_json_atomic(output / "siamese" / "metrics.json", metrics)
@@ -91,7 +91,7 @@ def demo_command(
                 f"{mb[d]['p@1']:.3f}", f"{mt[d]['p@1']:.3f}", f"{mt[d]['p@1'] - mb[d]['p@1']:+.3f}",
             )
     console.print(table)
-    nt = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(cfg["optim"]["seed"])).dataset
+    nt = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(cfg.optim.seed)).dataset
     nt_src, nt_tgt = list(nt["src"]), list(nt["tgt"])
 
     console.rule("4/4 report")
@@ -114,7 +114,7 @@ def demo_command(
     write_json_atomic(output / "report.json", report)
     (output / "embedding_space.png").write_bytes(png)
     sections = [
-        f"<p>Model: {label} (frozen) + siamese head trained on {cfg['train']['sample']} "
+        f"<p>Model: {label} (frozen) + siamese head trained on {cfg.train.sample} "
         f"Old-Testament pairs; evaluated on held-out data only. Config: <code>{output / 'siamese' / 'config.yaml'}</code>.</p>",
         comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base["n"], nt_base, nt_trained)]),
         comparison_table(

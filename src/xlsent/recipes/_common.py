@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 
+from xlsent.recipes.config_types import RecipeConfig
 from xlsent.models.handle import ModelHandle, load_model
 from xlsent.utils.errors import XlsentError
 
@@ -36,15 +37,15 @@ def pair_dataset(english: list[str], other: list[str], label):
                               "label": np.asarray(label, dtype=np.float32).tolist()})
 
 
-def load_student_for(cfg: dict, name: str, teacher: ModelHandle):
+def load_student_for(cfg: RecipeConfig, name: str, teacher: ModelHandle):
     """The student to train: same width as the teacher, token table frozen if configured."""
-    student = load_model(name, max_seq_length=cfg["models"]["max_seq_length"]).model
+    student = load_model(name, max_seq_length=cfg.models.max_seq_length).model
     if student.get_embedding_dimension() != teacher.dimension:
         raise XlsentError(
             f"student dimension {student.get_embedding_dimension()} ≠ teacher dimension "
             f"{teacher.dimension} — choose a teacher and student of the same width"
         )
-    if cfg["models"]["freeze_word_embeddings"]:
+    if cfg.models.freeze_word_embeddings:
         freeze_word_embeddings(student)
     return student
 
@@ -55,25 +56,25 @@ def teacher_targets(teacher: ModelHandle, texts: list[str], progress: bool = Tru
     return cached_embeddings(teacher, texts, show_progress=progress, description="teacher embeddings")
 
 
-def evaluate_named(cfg: dict, models: dict, gloss=None, on_note=None):
+def evaluate_named(cfg: RecipeConfig, models: dict, gloss=None, on_note=None):
     """Held-out metrics of ``models`` (report name → model name or folder) with the recipe's ``eval`` section;
     ``gloss`` (a gloss model's) is applied to every model, so a base English SBERT is scored on glossed input."""
     from xlsent.encoding.encoder import Encoder
     from xlsent.evaluation.suite import evaluate_held_out
 
-    chunk = int(cfg["eval"]["chunk_words"])
-    m = cfg["models"]
+    chunk = int(cfg.eval.chunk_words)
+    m = cfg.models
     teacher = Encoder.load(m.get("teacher") or m["student"], memo=True, gloss=None)  # gloss: the SBERT as given
     kw = {"gloss": gloss} if gloss is not None else {}
     encoders = {name: Encoder.load(str(path), chunk_words=chunk, memo=True, name=name, **kw)
                 for name, path in models.items()}
-    return evaluate_held_out(encoders, cfg["eval"], teacher, int(cfg["optim"]["seed"]), on_note)
+    return evaluate_held_out(encoders, cfg.eval, teacher, int(cfg.optim.seed), on_note)
 
 
-def evaluate_student(cfg: dict, model, output, on_note=None, no_eval: bool = False):
+def evaluate_student(cfg: RecipeConfig, model, output, on_note=None, no_eval: bool = False):
     """Evaluation hook of the one-student distillation recipes (xkd, triplet-kd): base student vs trained."""
     from xlsent.recipes.registry import Report
 
     metrics = None if no_eval else evaluate_named(
-        cfg, {f"base {cfg['models']['student']}": cfg["models"]["student"], "trained": model}, on_note=on_note)
+        cfg, {f"base {cfg.models.student}": cfg.models.student, "trained": model}, on_note=on_note)
     return Report(model, metrics, title="held-out, base student vs trained")

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from xlsent.recipes.config_types import OptimConfig
 from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder
 
 
@@ -33,15 +34,14 @@ def training_prompt(model) -> str | None:
     return (getattr(model, "prompts", None) or {}).get(name) if name else None
 
 
-def _policy_callback(optim: dict):
+def _policy_callback(optim: OptimConfig):
     from transformers import TrainerCallback
 
     class SaveByPolicy(TrainerCallback):
         policy: CheckpointPolicy | None = None
 
         def on_train_begin(self, args, state, control, **kw):
-            self.policy = CheckpointPolicy(state.max_steps, float(optim.get("checkpoint_every", 0.2)),
-                                           float(optim.get("checkpoint_minutes", 10)))
+            self.policy = CheckpointPolicy(state.max_steps, optim.checkpoint_every, optim.checkpoint_minutes)
 
         def on_step_end(self, args, state, control, **kw):
             if state.global_step < state.max_steps and self.policy.due(state.global_step):
@@ -55,7 +55,7 @@ def train_stage(
     model,
     train_dataset,
     loss,
-    optim: dict,
+    optim: OptimConfig | dict,
     folder: StageFolder,
     progress: bool = True,
     name: str = "training",
@@ -67,29 +67,32 @@ def train_stage(
     """Train ``model`` on ``train_dataset`` with ``loss`` in ``folder``; return the stage record.
 
     ``finalize(model_folder)`` adds files to the saved model (a gloss dictionary, a model card)
-    before it is moved into place and before the done marker is written.
+    before it is moved into place and before the done marker is written. ``optim`` is the recipe's
+    typed ``optim`` section (a plain mapping, such as a stage's merged settings, is read as one;
+    keys it lacks take :class:`~xlsent.recipes.config_types.OptimConfig`'s defaults).
     """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
+    optim = optim if isinstance(optim, OptimConfig) else OptimConfig(optim)
     folder.begin()
     resume = folder.latest_trainer_checkpoint()
     folder.note(f"{name}: {len(train_dataset)} examples" + (f" — resuming from {resume}" if resume else ""))
     args = SentenceTransformerTrainingArguments(
         output_dir=str(folder.checkpoints),
-        num_train_epochs=float(optim["epochs"]),
-        max_steps=int(optim.get("max_steps", 0) or -1),
-        per_device_train_batch_size=int(optim["batch_size"]),
-        learning_rate=float(optim["lr"]),
-        warmup_steps=float(optim.get("warmup_ratio", 0.1)),  # a float < 1 is a ratio in transformers 5
-        weight_decay=float(optim.get("weight_decay", 0.01)),
-        adam_epsilon=float(optim.get("adam_epsilon", 1e-6)),
-        max_grad_norm=float(optim.get("max_grad_norm", 1.0)),
+        num_train_epochs=float(optim.epochs),
+        max_steps=int(optim.max_steps or -1),
+        per_device_train_batch_size=int(optim.batch_size),
+        learning_rate=float(optim.lr),
+        warmup_steps=float(optim.warmup_ratio),  # a float < 1 is a ratio in transformers 5
+        weight_decay=float(optim.weight_decay),
+        adam_epsilon=float(optim.adam_epsilon),
+        max_grad_norm=float(optim.max_grad_norm),
         lr_scheduler_type="linear",
-        seed=int(optim.get("seed", 0)),
+        seed=int(optim.seed),
         save_strategy="no",  # saving is decided by the checkpoint policy (fraction of the stage, minutes)
         save_total_limit=1,
-        logging_steps=int(optim.get("logging_steps", 10)),
+        logging_steps=int(optim.logging_steps),
         logging_first_step=True,
         report_to="none",
         disable_tqdm=not progress,

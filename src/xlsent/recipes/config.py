@@ -7,7 +7,6 @@ the valid ones. The merged config is saved next to every run's outputs.
 
 from __future__ import annotations
 
-import copy
 import re
 from importlib import resources
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from xlsent.recipes.config_types import RecipeConfig
 from xlsent.utils.errors import XlsentError
 
 
@@ -109,8 +109,9 @@ def _merge(cfg: dict, user: dict, valid: set[str], source: str) -> None:
 
 
 def load_config(recipe: str, config_file: str | Path | None = None, overrides: list[str] | None = None,
-                preset: str | None = None) -> dict:
-    """Defaults, then a shipped preset (``--preset``), then a user file (``--config``), then ``--set``."""
+                preset: str | None = None) -> RecipeConfig:
+    """Defaults, then a shipped preset (``--preset``), then a user file (``--config``), then ``--set``;
+    every value checked, as a typed :class:`~xlsent.recipes.config_types.RecipeConfig`."""
     cfg = default_config(recipe)
     valid = set(_flatten(cfg))
     if preset:
@@ -144,5 +145,12 @@ def load_config(recipe: str, config_file: str | Path | None = None, overrides: l
     return validate_config(recipe, cfg, default_config(recipe))
 
 
+def _plain(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return [_plain(v) for v in x] if isinstance(x, (list, tuple)) else x
+
+
 def dump_config(cfg: dict) -> str:
-    return yaml.safe_dump(copy.deepcopy(cfg), sort_keys=False, allow_unicode=True)
+    """The config as YAML (typed sections written as the plain mappings they are)."""
+    return yaml.safe_dump(_plain(cfg), sort_keys=False, allow_unicode=True)

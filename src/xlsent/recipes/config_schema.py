@@ -1,8 +1,11 @@
-"""Validation of a merged recipe config, before any model or corpus is loaded.
+"""Validation of a merged recipe config into typed objects, before any model or corpus is loaded.
 
-Every value is checked against the type of its shipped default (``configs/<recipe>.yaml``), the
+:func:`validate_config` turns the merged mapping into a
+:class:`~xlsent.recipes.config_types.RecipeConfig`. Every value is checked against its declared
+type (:mod:`xlsent.recipes.config_types`; for a recipe's own keys, the type of the shipped default
+in ``configs/<recipe>.yaml``), the
 ranges that the key's name implies (a learning rate > 0, a batch size ≥ 1, a dropout in [0, 1)),
-the allowed words of the key (:data:`CHOICES`), and — for models and data — that the name or path
+the allowed words of the key (a ``Literal`` field, or :data:`CHOICES`), and — for models and data — that the name or path
 can be found. The first problem is one :class:`~xlsent.utils.errors.XlsentError` line that names
 the key, the value and the fix. The choice lists repeat the constants of the modules that use them
 (kept out of this module so that a bad value fails in well under a second, before torch is
@@ -14,16 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from xlsent.recipes.config_types import RecipeConfig, Section, leaf_type, section_type
 from xlsent.utils.errors import XlsentError
 
 _HEAD_TYPES = ("linear", "tanh", "relu", "tanh2")
 _DISTANCES = ("euclidean", "manhattan", "cosine")
-_SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin")
-_BAD_LINES = ("error", "skip")
 
-#: allowed words per recipe and dotted key
+#: allowed words of a recipe's own keys, per recipe and dotted key (the shared sections declare theirs
+#: as ``Literal`` fields in :mod:`xlsent.recipes.config_types`)
 CHOICES: dict[str, dict[str, tuple]] = {
-    "*": {"train.on_bad_lines": _BAD_LINES, "eval.similarity": _SIMILARITIES},
     "siamese": {
         "features.pooling": ("mean", "cls"),
         "features.layer": ("auto", "last", "all"),  # or a hidden-state index
@@ -35,8 +37,6 @@ CHOICES: dict[str, dict[str, tuple]] = {
     "gloss": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard"),
               "dictionary.symmetrize": ("mean", "intersection"), "dictionary.unknown": ("keep", "drop")},
     "multistage": {
-        "models.student.init": ("svd", "svd-corpus", "random"),
-        "models.student.positions": ("fresh", "copy"),
         "mcl.variant": ("soft", "bool", "ce", "off"),
         "stages.mode": ("multistage", "single-random", "single-predistill"),
         "stage2.objective": ("sentence", "token", "both"),
@@ -58,35 +58,35 @@ def _fail(key: str, value: Any, problem: str, fix: str) -> XlsentError:
     return XlsentError(f"config {key}={value!r}: {problem} — {fix}")
 
 
-def _check_type(key: str, value: Any, default: Any) -> Any:
-    """``value`` converted to the default's type (an int where a float is expected), or an error."""
-    if default is None:  # per-stage overrides: null = the optim value
+def _check_type(key: str, value: Any, default: Any, typ: type | None) -> Any:
+    """``value`` as the field's type ``typ`` (an int where a float is expected), or an error."""
+    if typ is None:  # per-stage overrides: null = the optim value
         if value is not None and key.split(".")[-1] in ("lr", "batch_size", "epochs", "max_steps", "sample") and (
                 isinstance(value, bool) or not isinstance(value, (int, float))):
             raise _fail(key, value, "expected a number or null", f"e.g. --set {key}=null")
         return value
-    if isinstance(default, bool):
+    if typ is bool:
         if not isinstance(value, bool):
             raise _fail(key, value, "expected true or false", f"write {key}=true or {key}=false")
         return value
-    if isinstance(default, int):
+    if typ is int:
         if key == "features.layer" and isinstance(value, str):
             return value
         if isinstance(value, bool) or not isinstance(value, int):
             raise _fail(key, value, f"expected a whole number (default {default})", f"e.g. --set {key}={default}")
         return value
-    if isinstance(default, float):
+    if typ is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _fail(key, value, f"expected a number (default {default:g})", f"e.g. --set {key}={default:g}")
         return float(value)
-    if isinstance(default, str):
+    if typ is str:
         if key == "features.layer" and isinstance(value, int) and not isinstance(value, bool):
             return value
         if not isinstance(value, str):
             raise _fail(key, value, f"expected {_type_name(default)}, got {_type_name(value)}",
                         f"e.g. --set {key}={default or 'VALUE'}")
         return value
-    if isinstance(default, list):
+    if typ is list:
         if not isinstance(value, list):
             raise _fail(key, value, "expected a list", f"e.g. --set '{key}={default}'")
         return value
@@ -141,32 +141,37 @@ def _check_exists(key: str, value: Any) -> None:
             raise _fail(key, value, "no such file", "check the path")
 
 
-def validate_config(recipe: str, cfg: dict, defaults: dict) -> dict:
-    """Check (and coerce ints to floats where floats are expected) every value of ``cfg``; returns ``cfg``."""
-    choices = {**CHOICES["*"], **CHOICES.get(recipe, {})}
+def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
+    """Check every value of ``cfg`` (converting ints to floats where floats are expected) and return it
+    as a :class:`~xlsent.recipes.config_types.RecipeConfig`."""
+    choices = CHOICES.get(recipe, {})
 
-    def walk(node: dict, base: dict, prefix: str) -> None:
-        for k, v in list(node.items()):
+    def walk(node: dict, base: dict, prefix: str, cls: type[Section]) -> Section:
+        out = cls()
+        for k, v in node.items():
             key = f"{prefix}{k}"
             d = base.get(k) if isinstance(base, dict) else None
             if isinstance(d, dict):
                 if not isinstance(v, dict):
                     raise _fail(key, v, "expected a mapping of keys", f"set its keys, e.g. --set {key}.KEY=VALUE")
-                walk(v, d, key + ".")
+                out[k] = walk(v, d, key + ".", section_type(cls, k, d))
                 continue
-            v = node[k] = _check_type(key, v, d)
-            if key in choices:
-                ok = choices[key]
+            typ, words = leaf_type(cls, k, d)
+            v = _check_type(key, v, d, typ)
+            words = words or choices.get(key)
+            if words:
                 if key == "features.layer" and isinstance(v, int):
                     if v < 0:
                         raise _fail(key, v, "a hidden-state index must be ≥ 0", "give 0..L, last, all or auto")
-                elif v not in ok:
-                    raise _fail(key, v, "not an allowed value", f"use one of {', '.join(map(str, ok))}")
+                elif v not in words:
+                    raise _fail(key, v, "not an allowed value", f"use one of {', '.join(map(str, words))}")
             _check_range(key, v)
             _check_exists(key, v)
+            out[k] = v
+        return out
 
-    walk(cfg, defaults, "")
-    if recipe == "siamese" and list(cfg.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
-        raise _fail("output_norm", cfg["output_norm"], "not an allowed normalisation",
+    typed = walk(cfg, defaults, "", RecipeConfig)
+    if recipe == "siamese" and list(typed.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
+        raise _fail("output_norm", typed["output_norm"], "not an allowed normalisation",
                     "use [unit, center, unit] (the paper) or [unit]")
-    return cfg
+    return typed

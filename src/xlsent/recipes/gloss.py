@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from xlsent.recipes.config_types import RecipeConfig
 from xlsent.data.dictionary import BilingualDictionary
 from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
@@ -40,8 +41,8 @@ from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
 
-def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> BilingualDictionary:
-    d = cfg["dictionary"]
+def build_dictionary(cfg: RecipeConfig, lrl: list[str], english: list[str]) -> BilingualDictionary:
+    d = cfg.dictionary
     if d["tsv"]:
         return BilingualDictionary.from_tsv(d["tsv"])
     if d["freedict"]:
@@ -49,20 +50,20 @@ def build_dictionary(cfg: dict, lrl: list[str], english: list[str]) -> Bilingual
     return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]), str(d["symmetrize"]))
 
 
-def evaluate_after(cfg: dict, model: Path, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: the base SBERT and the fine-tuned one, both on glossed low-resource input."""
     from xlsent.models.gloss import load_gloss
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
-    base = f"base {cfg['models']['student']} (glossed input)"
-    metrics = None if no_eval else evaluate_named(cfg, {base: cfg["models"]["student"], "gloss": model},
+    base = f"base {cfg.models.student} (glossed input)"
+    metrics = None if no_eval else evaluate_named(cfg, {base: cfg.models.student, "gloss": model},
                                                   gloss=load_gloss(model), on_note=on_note)
     return Report(model, metrics, title="word-gloss SBERT, held-out (low-resource side glossed)",
                   usage=f"low-resource text is glossed by xlsent's encoder; elsewhere gloss it first: xlsent gloss -m {model}")
 
 
-def train_gloss(cfg: dict, output: str | Path, on_note=None, progress: bool = True) -> Path:
+def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> Path:
     from datasets import Dataset
 
     from xlsent.data.pairs import load_train_pairs
@@ -73,11 +74,11 @@ def train_gloss(cfg: dict, output: str | Path, on_note=None, progress: bool = Tr
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    folder = StageFolder(output, config_hash(cfg["models"], cfg["train"], cfg["dictionary"], cfg["negatives"], cfg["loss"],
-                                             learning_optim(cfg["optim"])), on_note=on_note)
+    folder = StageFolder(output, config_hash(cfg.models, cfg.train, cfg.dictionary, cfg.negatives, cfg.loss,
+                                             learning_optim(cfg.optim)), on_note=on_note)
     if folder.skip_if_done():
         return folder.model_dir
-    t, seed = cfg["train"], int(cfg["optim"]["seed"])
+    t, seed = cfg.train, int(cfg.optim.seed)
     pairs = load_train_pairs(t, seed)
     ds = pairs.dataset
     dictionary = build_dictionary(cfg, pairs.other, pairs.english)
@@ -85,24 +86,24 @@ def train_gloss(cfg: dict, output: str | Path, on_note=None, progress: bool = Tr
     notes = pairs.notes + dictionary.notes + [f"dictionary covers {cov:.1%} of the training words"]
     if len(dictionary) == 0:
         raise XlsentError("the bilingual dictionary is empty — give dictionary.tsv or more parallel pairs")
-    sbert_handle = load_model(cfg["models"]["student"], max_seq_length=cfg["models"]["max_seq_length"])
+    sbert_handle = load_model(cfg.models.student, max_seq_length=cfg.models.max_seq_length)
     sbert = sbert_handle.model
-    triplets, rep = build_triplets(ds, cfg["negatives"]["strategy"], seed, teacher=sbert,
-                                   relative_margin=float(cfg["negatives"]["relative_margin"]))
+    triplets, rep = build_triplets(ds, cfg.negatives.strategy, seed, teacher=sbert,
+                                   relative_margin=float(cfg.negatives.relative_margin))
     notes += rep.lines()
     say(on_note, notes)
-    unknown = cfg["dictionary"]["unknown"]
+    unknown = cfg.dictionary.unknown
     cols = {"anchor": [dictionary.gloss(a, unknown) for a in triplets["anchor"]],
             "positive": list(triplets["positive"]), "negative": list(triplets["negative"])}
-    lam = float(cfg["loss"]["kd_weight"])
+    lam = float(cfg.loss.kd_weight)
     if lam:
         import numpy as np
 
         tp = teacher_targets(sbert_handle, cols["positive"] + cols["negative"], progress)
         n = len(cols["positive"])
         cols["label"] = np.stack([tp[:n], tp[n:]], axis=1).tolist()
-    loss = SoftMarginTripletDistillLoss(sbert, float(cfg["loss"]["margin"]), lam, cfg["loss"]["distance"])
+    loss = SoftMarginTripletDistillLoss(sbert, float(cfg.loss.margin), lam, cfg.loss.distance)
     # the dictionary goes inside the model folder before it is moved into place and marked done
-    train_stage(sbert, Dataset.from_dict(cols), loss, cfg["optim"], folder, progress, "word-gloss SBERT",
+    train_stage(sbert, Dataset.from_dict(cols), loss, cfg.optim, folder, progress, "word-gloss SBERT",
                 extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
     return folder.model_dir

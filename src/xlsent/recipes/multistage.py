@@ -90,6 +90,7 @@ from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
+from xlsent.recipes.config_types import ModelsConfig, OptimConfig, RecipeConfig, TrainConfig
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 
@@ -106,14 +107,15 @@ class MultistageResult:
     sizes: dict = field(default_factory=dict)
 
 
-def _optim(cfg: dict, stage: str) -> dict:
-    o = dict(cfg["optim"])
+def _optim(cfg: RecipeConfig, stage: str) -> OptimConfig:
+    """``optim`` with the stage's own non-null settings (``stage3.lr``…) over it."""
+    o = OptimConfig(cfg.optim)
     not_optim = {"sample", "objective", "token_steps", "loss", "temperature", "contrastive_weight"}
     o.update({k: v for k, v in cfg[stage].items() if k not in not_optim and v is not None})
     return o
 
 
-def _trains(cfg: dict, stage: str) -> dict:
+def _trains(cfg: RecipeConfig, stage: str) -> dict:
     """The optimiser settings that change what a stage learns (its config hash; logging/saving excluded)."""
     return learning_optim(_optim(cfg, stage))
 
@@ -149,7 +151,7 @@ def _subset(pairs: TrainPairs, n: int, seed: int) -> tuple[list[str], list[str]]
     return [pairs.english[i] for i in idx], [pairs.other[i] for i in idx]
 
 
-def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool = True,
+def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True,
                      callbacks: list | None = None) -> MultistageResult:
     """Run the configured stages into ``output`` (finished stages are skipped); ``callbacks`` go to every trainer."""
     from sentence_transformers.sentence_transformer.losses import MSELoss
@@ -166,12 +168,12 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    mode = cfg["stages"]["mode"]
+    mode = cfg.stages.mode
     if mode not in MODES:
         raise XlsentError(f"stages.mode '{mode}': choose one of {', '.join(MODES)}")
-    m = cfg["models"]
+    m = cfg.models
     s = m["student"]
-    seed = int(cfg["optim"]["seed"])
+    seed = int(cfg.optim.seed)
     repeats = int(s["repeats"])
     if repeats < 1:
         raise XlsentError(f"models.student.repeats = {repeats}: must be ≥ 1 (1 = no recurrence)")
@@ -180,13 +182,13 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
 
     # Stage 1: the teaching assistant (X-KD from the teacher)
     base_path = resolve_model_path(m["assistant"])
-    paired = {k: v for k, v in cfg["train"].items() if not k.startswith("monolingual")}  # what stages 1 and 4 read
+    paired = {k: v for k, v in cfg.train.items() if not k.startswith("monolingual")}  # what stages 1 and 4 read
     h = config_hash(str(base_path), m["teacher"], paired, mode, m["max_seq_length"])
-    if mode == "multistage" and cfg["stages"]["stage1"]:
-        sub = {"models": {"teacher": m["teacher"], "student": m["assistant"], "max_seq_length": m["max_seq_length"],
-                          "freeze_word_embeddings": m["freeze_word_embeddings"]},
-               "train": {**paired, "sample": cfg["stage1"]["sample"] or cfg["train"]["sample"]},
-               "optim": _optim(cfg, "stage1")}
+    if mode == "multistage" and cfg.stages.stage1:
+        sub = RecipeConfig(models=ModelsConfig(teacher=m.teacher, student=m.assistant, max_seq_length=m.max_seq_length,
+                                               freeze_word_embeddings=m.freeze_word_embeddings),
+                           train=TrainConfig(paired, sample=cfg.stage1.sample or cfg.train.sample),
+                           optim=_optim(cfg, "stage1"))
         assistant_path = train_xkd(sub, output, on_note, progress, stage_dir=output / STAGES[0])
         result.stages[STAGES[0]] = assistant_path
         h = config_hash(h, sub)
@@ -197,9 +199,9 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
     assistant = assistant_handle.model
     h = config_hash(h, assistant_handle.fingerprint)
 
-    pairs = load_train_pairs(cfg["train"], seed)
+    pairs = load_train_pairs(cfg.train, seed)
     say(on_note, pairs.notes)
-    mono = _monolingual(cfg["train"], seed, on_note)
+    mono = _monolingual(cfg.train, seed, on_note)
     teacher = load_model(m["teacher"])
 
     student_dir = None
@@ -207,7 +209,7 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
         # Stage 2: the bottleneck embedding imitates the assistant's zero-layer output
         d2 = output / STAGES[1]
         emb_keys = {k: s[k] for k in ("bottleneck", "init", "positions", "ru_layers")}  # what stage 2 depends on
-        h = config_hash(h, emb_keys, cfg["stage2"], _trains(cfg, "stage2"), "stage2", *([mono] if mono else []))
+        h = config_hash(h, emb_keys, cfg.stage2, _trains(cfg, "stage2"), "stage2", *([mono] if mono else []))
         f2 = StageFolder(d2, h, on_note=on_note)
         if not f2.skip_if_done():
             counts = None  # svd-corpus: token counts of the training pairs, for the init and the token alignment
@@ -217,23 +219,23 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
             student = build_student_st(assistant, int(s["ru_layers"]), 0, bottleneck, s["init"], s["positions"], seed,
                                        normalize=False, max_seq_length=m["max_seq_length"],
                                        token_counts=counts)
-            objective = cfg["stage2"]["objective"]
+            objective = cfg.stage2.objective
             if objective not in ("sentence", "token", "both"):
                 raise XlsentError(f"stage2.objective '{objective}': choose sentence (paper), token or both")
             extra = {}
             if objective in ("token", "both") and bottleneck:
                 from xlsent.models.student import align_bottleneck_tokens
 
-                f2.note(f"stage 2 — token-level bottleneck alignment ({cfg['stage2']['token_steps']} steps)")
+                f2.note(f"stage 2 — token-level bottleneck alignment ({cfg.stage2.token_steps} steps)")
                 curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
-                                                int(cfg["stage2"]["token_steps"]), seed=seed,
+                                                int(cfg.stage2.token_steps), seed=seed,
                                                 max_position=int(m["max_seq_length"]), token_counts=counts)
                 extra["token_alignment_relative_mse"] = curve
             if objective == "token":
                 f2.begin()
-                f2.finish(lambda tmp: student.save(str(tmp)), [], {"steps": int(cfg["stage2"]["token_steps"]), **extra})
+                f2.finish(lambda tmp: student.save(str(tmp)), [], {"steps": int(cfg.stage2.token_steps), **extra})
             else:
-                en, xx = _subset(pairs, cfg["stage2"]["sample"], seed)
+                en, xx = _subset(pairs, cfg.stage2.sample, seed)
                 feats = LayerFeatures(assistant_handle, batch_size=64)
                 z = feats.get(en + xx, ["mean:0"], show_progress=progress)["mean:0"]
                 label = np.stack([z[: len(en)], z[len(en) :]], axis=1)
@@ -243,10 +245,10 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
 
         # Stage 3: recurrence on, imitate the assistant's sentence embeddings
         d3 = output / STAGES[2]
-        h = config_hash(h, repeats, cfg["stage3"], _trains(cfg, "stage3"), "stage3")
+        h = config_hash(h, repeats, cfg.stage3, _trains(cfg, "stage3"), "stage3")
         f3 = StageFolder(d3, h, on_note=on_note)
         if not f3.skip_if_done():
-            en, xx = _subset(pairs, cfg["stage3"]["sample"], seed)
+            en, xx = _subset(pairs, cfg.stage3.sample, seed)
             if mono:  # two monolingual sentences to a row, each imitating the assistant's embedding of itself
                 odd = mono + mono[:1] if len(mono) % 2 else mono
                 en, xx = en + odd[0::2], xx + odd[1::2]
@@ -255,7 +257,7 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
             label = np.stack([a[: len(en)], a[len(en) :]], axis=1)
             student = load_student(d2 / "model", repeats=repeats, normalize=True)
             student.max_seq_length = int(m["max_seq_length"])
-            c3 = cfg["stage3"]
+            c3 = cfg.stage3
             if c3["loss"] == "mse":
                 loss3 = MSELoss(student)
             elif c3["loss"] == "contrastive":
@@ -269,13 +271,13 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
 
     # Stage 4: MCL + KD (single-stage baselines: KD only)
     d4 = output / STAGES[3]
-    variant = cfg["mcl"]["variant"] if mode == "multistage" else "off"
+    variant = cfg.mcl.variant if mode == "multistage" else "off"
     if student_dir is None:
         h = config_hash(h, s, "single-random")
-    h = config_hash(h, cfg["stage4"], cfg["mcl"], variant, _trains(cfg, "stage4"), "stage4")
+    h = config_hash(h, cfg.stage4, cfg.mcl, variant, _trains(cfg, "stage4"), "stage4")
     f4 = StageFolder(d4, h, on_note=on_note)
     if not f4.skip_if_done():
-        en, xx = _subset(pairs, cfg["stage4"]["sample"], seed)
+        en, xx = _subset(pairs, cfg.stage4.sample, seed)
         if student_dir is None:  # single-random: untrained bottleneck on the assistant's first M layers
             student = build_student_st(assistant, int(s["ru_layers"]), repeats, bottleneck, "random", "fresh", seed,
                                        normalize=True, max_seq_length=m["max_seq_length"])
@@ -283,9 +285,9 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
             student = load_student(student_dir)
             student.max_seq_length = int(m["max_seq_length"])
         t_en = teacher_targets(teacher, en, progress)
-        loss = MultilingualContrastiveLoss(student, variant, float(cfg["mcl"]["temperature"]),
-                                           float(cfg["mcl"]["mcl_weight"]), float(cfg["mcl"]["kd_weight"]),
-                                           float(cfg["mcl"]["infonce_weight"]), float(cfg["mcl"]["temperature"]))
+        loss = MultilingualContrastiveLoss(student, variant, float(cfg.mcl.temperature),
+                                           float(cfg.mcl.mcl_weight), float(cfg.mcl.kd_weight),
+                                           float(cfg.mcl.infonce_weight), float(cfg.mcl.temperature))
         name = f"stage 4 — MCL ({variant}) + KD" if variant != "off" else "stage 4 — KD (no MCL)"
         train_stage(student, pair_dataset(en, xx, t_en), loss, _optim(cfg, "stage4"), f4, progress,
                     name, no_duplicates=variant != "off", callbacks=callbacks,
@@ -305,7 +307,7 @@ def train_multistage(cfg: dict, output: str | Path, on_note=None, progress: bool
     return result
 
 
-def evaluate_after(cfg: dict, result: MultistageResult, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: MultistageResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: the assistant as given, the stage-1 assistant, the stage-2/3 students (``eval.each_stage``)
     and the final student; the size report and the stage records join the metrics."""
     from xlsent.recipes._common import evaluate_named
@@ -313,10 +315,10 @@ def evaluate_after(cfg: dict, result: MultistageResult, output: Path, on_note=No
 
     metrics = None
     if not no_eval:
-        models = {f"base {cfg['models']['assistant']}": cfg["models"]["assistant"]} if cfg["eval"]["base"] else {}
+        models = {f"base {cfg.models.assistant}": cfg.models.assistant} if cfg.eval.base else {}
         if STAGES[0] in result.stages:
             models["assistant (stage 1)"] = result.assistant
-        if cfg["eval"]["each_stage"]:
+        if cfg.eval.each_stage:
             for name in STAGES[1:3]:
                 if name in result.stages:
                     models[name] = result.stages[name]

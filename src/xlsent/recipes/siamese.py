@@ -70,6 +70,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from xlsent.recipes.config_types import RecipeConfig
 from xlsent.data.pairs import load_train_pairs
 from xlsent.data.negatives import build_negatives
 from xlsent.encoding.encoder import Encoder, FunctionBackend
@@ -129,8 +130,8 @@ def resolve_layer(layer, handle) -> int | str:
     return "last" if is_sentence_encoder(handle.path) else 7
 
 
-def feature_spec(cfg: dict) -> str:
-    return f"{cfg['features']['pooling']}:{cfg['features']['layer']}"
+def feature_spec(cfg: RecipeConfig) -> str:
+    return f"{cfg.features.pooling}:{cfg.features.layer}"
 
 
 def base_encoder(features: LayerFeatures, **kwargs) -> Encoder:
@@ -156,17 +157,17 @@ def base_encoder(features: LayerFeatures, **kwargs) -> Encoder:
     return Encoder.load(features.handle, **kwargs)
 
 
-def _config_hash(cfg: dict) -> str:
+def _config_hash(cfg: RecipeConfig) -> str:
     return config_hash({k: (learning_optim(v) if k == "optim" else v) for k, v in cfg.items() if k != "eval"})
 
 
-def _build_head(cfg: dict, dim: int) -> SiameseHead:
-    h = cfg["head"]
+def _build_head(cfg: RecipeConfig, dim: int) -> SiameseHead:
+    h = cfg.head
     return SiameseHead(dim, head_type=h["type"], dropout=h["dropout"], identity_init=h["identity_init"])
 
 
 def train_siamese(
-    cfg: dict,
+    cfg: RecipeConfig,
     output: str | Path,
     on_note: Callable[[str], None] | None = None,
     progress: bool = True,
@@ -182,17 +183,17 @@ def train_siamese(
     cfg = copy.deepcopy(cfg)
 
     # 1. Frozen encoder and its cached features; features.layer auto → what suits the model
-    handle = load_model(cfg["models"]["base"])
-    cfg["features"]["layer"] = resolve_layer(cfg["features"]["layer"], handle)
+    handle = load_model(cfg.models.base)
+    cfg.features.layer = resolve_layer(cfg.features.layer, handle)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     model_path, base = handle.path, handle.model
-    lf = LayerFeatures(handle, batch_size=cfg["features"]["batch_size"])
+    lf = LayerFeatures(handle, batch_size=cfg.features.batch_size)
     spec = feature_spec(cfg)
     _, layers = parse_spec(spec, lf.num_layers)
 
     # 2. Training pairs, cleaned with counts, sampled
-    t = cfg["train"]
-    seed = int(cfg["optim"]["seed"])
+    t = cfg.train
+    seed = int(cfg.optim.seed)
     pairs = load_train_pairs(t, seed)
     say(on_note, pairs.notes)
     src_texts, tgt_texts = list(pairs.dataset["src"]), list(pairs.dataset["tgt"])
@@ -200,7 +201,7 @@ def train_siamese(
     # 3. Features (computed once, cached on disk)
     feats = lf.get(src_texts + tgt_texts, [spec], show_progress=progress)[spec]
     x_all = torch.from_numpy(feats)
-    if cfg["features"]["normalize_input"]:
+    if cfg.features.normalize_input:
         x_all = torch.nn.functional.normalize(x_all, dim=-1)
     xs, xt = x_all[: len(src_texts)], x_all[len(src_texts) :]
     dim = xs.shape[1]
@@ -209,7 +210,7 @@ def train_siamese(
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     head = _build_head(cfg, dim)
-    opt = torch.optim.Adam(head.parameters(), lr=float(cfg["optim"]["lr"]))
+    opt = torch.optim.Adam(head.parameters(), lr=float(cfg.optim.lr))
     folder = StageFolder(output, _config_hash(cfg), "siamese", on_note)
     done = folder.record() is not None
     if not done:
@@ -227,9 +228,9 @@ def train_siamese(
     done = done and ckpt is not None
 
     n = len(src_texts)
-    neg_cfg = cfg["negatives"]
-    margin, distance = float(cfg["loss"]["margin"]), cfg["loss"]["distance"]
-    batch_size, epochs = int(cfg["optim"]["batch_size"]), int(cfg["optim"]["epochs"])
+    neg_cfg = cfg.negatives
+    margin, distance = float(cfg.loss.margin), cfg.loss.distance
+    batch_size, epochs = int(cfg.optim.batch_size), int(cfg.optim.epochs)
     fixed_random = None
     from rich.progress import Progress
 
@@ -294,13 +295,13 @@ def train_siamese(
     # 5. Output normalisation: unit → center → unit, center from the training sentences
     head.eval()
     center = None
-    if list(cfg["output_norm"]) == ["unit", "center", "unit"]:
+    if list(cfg.output_norm) == ["unit", "center", "unit"]:
         with torch.no_grad():
             center = CenterNormalize(dim).fit(head.transform(x_all))
-    elif list(cfg["output_norm"]) != ["unit"]:
-        raise XlsentError(f"output_norm must be [unit, center, unit] or [unit], not {cfg['output_norm']}")
+    elif list(cfg.output_norm) != ["unit"]:
+        raise XlsentError(f"output_norm must be [unit, center, unit] or [unit], not {cfg.output_norm}")
 
-    result = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg["features"]["normalize_input"]), log, pairs.notes)
+    result = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg.features.normalize_input), log, pairs.notes)
     if not done:  # model, log, then the done marker; the head's state stays for reruns
         folder.finish(lambda tmp: save_siamese_model(result, base, tmp, layers), log,
                       {"epochs": len(log), "seconds": sum(e["seconds"] for e in log),
@@ -356,12 +357,12 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
     return path
 
 
-def evaluate_after(cfg: dict, result: SiameseResult, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: SiameseResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: base vs trained on the held-out pool (and UDHR with ``eval.udhr``), from the feature cache."""
     from xlsent.recipes.registry import Report
 
     return Report(Path(output) / "model", None if no_eval else evaluate_run(result, on_note),
-                  title=f"held-out ({cfg['eval']['pairs']})")
+                  title=f"held-out ({cfg.eval.pairs})")
 
 
 def evaluate_run(result: SiameseResult, on_note=None):
@@ -370,9 +371,9 @@ def evaluate_run(result: SiameseResult, on_note=None):
     from xlsent.evaluation.suite import evaluate_held_out
 
     cfg = result.config
-    encoders = {f"base {cfg['models']['base']}": base_encoder(result.features, memo=True, name=str(cfg["models"]["base"])),
+    encoders = {f"base {cfg.models.base}": base_encoder(result.features, memo=True, name=str(cfg.models.base)),
                 "trained": result.encoder(memo=True)}
-    held = evaluate_held_out(encoders, cfg["eval"], None, int(cfg["optim"]["seed"]), on_note)
+    held = evaluate_held_out(encoders, cfg.eval, None, int(cfg.optim.seed), on_note)
     held.recipe = "siamese"
     held.run = {"train_log": result.log, "data_notes": result.notes}
     return held

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.recipes.config_types import RecipeConfig
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
@@ -41,7 +42,7 @@ from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 
 
-def load_training_triplets(cfg: dict, load_teacher, on_note=None):
+def load_training_triplets(cfg: RecipeConfig, load_teacher, on_note=None):
     """Triplets from ``train.triplets`` (a TSV) or built from ``train.pairs``; plus notes.
 
     The file (or the pairs) is read first, so a malformed line fails before the teacher loads;
@@ -50,8 +51,8 @@ def load_training_triplets(cfg: dict, load_teacher, on_note=None):
     """
     from xlsent.data.triplets import build_triplets, read_triplets
 
-    t = cfg["train"]
-    seed = int(cfg["optim"]["seed"])
+    t = cfg.train
+    seed = int(cfg.optim.seed)
     if t.get("triplets"):
         ds, report = read_triplets(t["triplets"], t["on_bad_lines"])
         notes = [f"{t['triplets']}: {report.rows} triplets"] + report.lines()
@@ -60,14 +61,14 @@ def load_training_triplets(cfg: dict, load_teacher, on_note=None):
             notes.append(f"{t['triplets']}: sampled {t['sample']} triplets (seed {seed})")
     else:
         pairs = load_train_pairs(t, seed)
-        ds, report = build_triplets(pairs.dataset, cfg["negatives"]["strategy"], seed, teacher=load_teacher().model,
-                                    relative_margin=float(cfg["negatives"]["relative_margin"]))
+        ds, report = build_triplets(pairs.dataset, cfg.negatives.strategy, seed, teacher=load_teacher().model,
+                                    relative_margin=float(cfg.negatives.relative_margin))
         notes = pairs.notes + report.lines()
     say(on_note, notes)
     return ds, notes
 
 
-def train_triplet_kd(cfg: dict, output: str | Path, on_note=None, progress: bool = True) -> Path:
+def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> Path:
     from datasets import Dataset
 
     from xlsent.losses import SoftMarginTripletDistillLoss
@@ -76,8 +77,8 @@ def train_triplet_kd(cfg: dict, output: str | Path, on_note=None, progress: bool
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    m = cfg["models"]
-    folder = StageFolder(output, config_hash(cfg["train"], cfg["negatives"], cfg["loss"], learning_optim(cfg["optim"]), m),
+    m = cfg.models
+    folder = StageFolder(output, config_hash(cfg.train, cfg.negatives, cfg.loss, learning_optim(cfg.optim), m),
                          on_note=on_note)
     if folder.skip_if_done():
         return folder.model_dir
@@ -85,16 +86,16 @@ def train_triplet_kd(cfg: dict, output: str | Path, on_note=None, progress: bool
     triplets, notes = load_training_triplets(cfg, load_teacher, on_note)  # data first: its errors precede any model
     teacher = load_teacher()
     student = load_student_for(cfg, m["student"], teacher)
-    lam = float(cfg["loss"]["kd_weight"])
+    lam = float(cfg.loss.kd_weight)
     cols = {c: list(triplets[c]) for c in ("anchor", "positive", "negative")}
     if lam:
         tp = teacher_targets(teacher, cols["positive"] + cols["negative"], progress)
         n = len(cols["positive"])
         cols["label"] = np.stack([tp[:n], tp[n:]], axis=1).tolist()
-    loss = SoftMarginTripletDistillLoss(student, margin=float(cfg["loss"]["margin"]), kd_weight=lam,
-                                        distance=cfg["loss"]["distance"])
-    train_stage(student, Dataset.from_dict(cols), loss, cfg["optim"], folder, progress,
+    loss = SoftMarginTripletDistillLoss(student, margin=float(cfg.loss.margin), kd_weight=lam,
+                                        distance=cfg.loss.distance)
+    train_stage(student, Dataset.from_dict(cols), loss, cfg.optim, folder, progress,
                 "triplet KD", extra_record={"data_notes": notes, "train_data": {
-                    "pairs": cfg["train"].get("triplets") or cfg["train"]["pairs"], "examples": len(cols["anchor"]),
+                    "pairs": cfg.train.get("triplets") or cfg.train.pairs, "examples": len(cols["anchor"]),
                     "languages": [], "notes": notes}})
     return folder.model_dir

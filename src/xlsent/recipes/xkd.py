@@ -36,6 +36,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from xlsent.recipes.config_types import RecipeConfig
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, pair_dataset, say, teacher_targets
@@ -45,7 +46,7 @@ from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 
 
-def train_xkd(cfg: dict, output: str | Path, on_note=None, progress: bool = True, stage_dir: Path | None = None,
+def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True, stage_dir: Path | None = None,
               student_name: str | None = None) -> Path:
     """Run X-KD as configured; returns the model folder (``<output>/model`` unless ``stage_dir`` is given)."""
     from sentence_transformers.sentence_transformer.losses import MSELoss
@@ -56,19 +57,19 @@ def train_xkd(cfg: dict, output: str | Path, on_note=None, progress: bool = True
     if stage_dir is None:
         write_text_atomic(output / "config.yaml", dump_config(cfg))
     stage_dir = stage_dir or output
-    m = cfg["models"]
+    m = cfg.models
     student_name = student_name or m["student"]
-    folder = StageFolder(stage_dir, config_hash(student_name, cfg["train"], learning_optim(cfg["optim"]), m),
+    folder = StageFolder(stage_dir, config_hash(student_name, cfg.train, learning_optim(cfg.optim), m),
                          on_note=on_note)
     if folder.skip_if_done():
         return folder.model_dir
-    seed = int(cfg["optim"]["seed"])
-    pairs = load_train_pairs(cfg["train"], seed)
+    seed = int(cfg.optim.seed)
+    pairs = load_train_pairs(cfg.train, seed)
     say(on_note, pairs.notes)
     teacher = load_model(m["teacher"])
     targets = teacher_targets(teacher, pairs.english, progress)
     student = load_student_for(cfg, student_name, teacher)
     ds = pair_dataset(pairs.english, pairs.other, targets)
-    train_stage(student, ds, MSELoss(student), cfg["optim"], folder, progress, "X-KD",
+    train_stage(student, ds, MSELoss(student), cfg.optim, folder, progress, "X-KD",
                 extra_record={"data_notes": pairs.notes, "train_data": pairs.summary()})
     return folder.model_dir

@@ -1,0 +1,155 @@
+"""Typed recipe configs: the merged YAML parsed into sections whose fields have declared types.
+
+:func:`xlsent.recipes.config.load_config` returns a :class:`RecipeConfig`. Its shared sections are
+:class:`ModelsConfig`, :class:`TrainConfig`, :class:`OptimConfig` and :class:`EvalConfig` (the
+same in every recipe); a recipe's own sections (``loss``, ``negatives``, ``features``,
+``stage1``…) are :class:`Section`. Each field is read as an attribute (``cfg.optim.lr``) and
+has a declared type (the class annotations below; for a recipe's own keys, the type of the shipped
+default in ``configs/<recipe>.yaml``). :func:`~xlsent.recipes.config_schema.validate_config`
+checks and converts every value while it builds the objects, before any model is loaded.
+
+A section is also a ``dict`` of exactly the keys its YAML has, so ``config.yaml``, the run
+folders' config hashes and code written for plain mappings see the same data as before. A field
+that a recipe's YAML does not carry (siamese has no ``optim.max_steps``) reads as the class
+default.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Literal
+
+class Section(dict):
+    """A config section: a ``dict`` whose keys are also attributes, typed by the class annotations.
+
+    A subclass's annotated class attributes are the fields' defaults; they are moved into
+    ``_field_defaults`` (a class attribute would hide the value the section holds)."""
+
+    _field_defaults: dict[str, Any] = {}
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        own = {k: cls.__dict__[k] for k in cls.__dict__.get("__annotations__", {}) if k in cls.__dict__}
+        for k in own:
+            delattr(cls, k)
+        cls._field_defaults = {**cls._field_defaults, **own}
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            if name in type(self)._field_defaults:
+                return type(self)._field_defaults[name]
+            raise AttributeError(f"{type(self).__name__} has no key {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+    def to_dict(self) -> dict:
+        """A plain nested ``dict`` (what YAML and JSON writers take)."""
+        return {k: v.to_dict() if isinstance(v, Section) else list(v) if isinstance(v, list) else v
+                for k, v in self.items()}
+
+    @classmethod
+    def declared(cls, key: str) -> Any:
+        """The declared type of ``key`` (``None`` where the class declares none)."""
+        return typing.get_type_hints(cls).get(key)
+
+
+class StudentShape(Section):
+    """``models.student`` of the multi-stage recipe: the shape of the student it builds."""
+
+    bottleneck: int = 0
+    init: Literal["svd", "svd-corpus", "random"] = "svd"
+    positions: Literal["fresh", "copy"] = "fresh"
+    ru_layers: int = 3
+    repeats: int = 1
+
+
+class ModelsConfig(Section):
+    """``models:`` — which models a recipe loads (registered names or local folders)."""
+
+    base: str = ""                          # siamese: the frozen encoder under the head
+    teacher: str = ""                       # distillation: the frozen teacher
+    student: str | StudentShape = ""        # the model trained (multistage: the shape it builds)
+    assistant: str = ""                     # multistage: the teaching assistant
+    max_seq_length: int = 128
+    freeze_word_embeddings: bool = False
+
+
+class TrainConfig(Section):
+    """``train:`` — the training pairs and how they are cleaned and sampled."""
+
+    pairs: str = ""
+    sample: int = 0
+    min_words: int = 0
+    max_words: int = 0
+    special_pattern: str = ""
+    on_bad_lines: Literal["error", "skip"] = "error"
+    triplets: str = ""                      # triplet-kd: a TSV of anchor, positive, negative
+    monolingual: str = ""                   # multistage: extra one-sentence-a-line text for stages 2-3
+    monolingual_sample: int = 0
+
+
+class OptimConfig(Section):
+    """``optim:`` — the optimiser, schedule, checkpointing and seed."""
+
+    lr: float = 2e-5
+    batch_size: int = 16
+    epochs: int = 1
+    max_steps: int = 0
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    adam_epsilon: float = 1e-6
+    max_grad_norm: float = 1.0
+    checkpoint_every: float = 0.2
+    checkpoint_minutes: float = 10.0
+    logging_steps: int = 10
+    seed: int = 0
+
+
+class EvalConfig(Section):
+    """``eval:`` — the held-out evaluation reported after training (never used to pick a model)."""
+
+    pairs: str = ""
+    sample: int = 1000
+    similarity: Literal["cosine", "dot", "euclidean", "manhattan", "margin"] = "cosine"
+    chunk_words: int = 0
+    udhr: bool = True
+    each_stage: bool = False
+    base: bool = True
+
+
+class RecipeConfig(Section):
+    """A recipe's whole config; the shared sections typed, the recipe's own ones :class:`Section`."""
+
+    models: ModelsConfig
+    train: TrainConfig
+    optim: OptimConfig
+    eval: EvalConfig
+
+
+def section_type(parent: type[Section], key: str, default: Any) -> type[Section]:
+    """The :class:`Section` class of the mapping ``parent.key`` (``student`` → :class:`StudentShape`
+    where its default is a mapping)."""
+    t = parent.declared(key)
+    for cand in (typing.get_args(t) if isinstance(t, types.UnionType) else (t,)):
+        if isinstance(cand, type) and issubclass(cand, Section) and isinstance(default, dict):
+            return cand
+    return Section
+
+
+def leaf_type(parent: type[Section], key: str, default: Any) -> tuple[type | None, tuple | None]:
+    """(Python type, allowed words or ``None``) of the value ``parent.key``: the declared type where the
+    section declares one, else the type of the shipped default (``None`` where the default is null)."""
+    t = parent.declared(key)
+    if t is not None:
+        options = typing.get_args(t) if isinstance(t, types.UnionType) else (t,)
+        for cand in options:
+            if typing.get_origin(cand) is Literal:
+                return str, typing.get_args(cand)
+            if isinstance(cand, type) and not issubclass(cand, Section) and (
+                    len(options) == 1 or default is None or isinstance(default, cand)):
+                return cand, None
+    return (None if default is None else type(default)), None
