@@ -74,12 +74,12 @@ def main() -> None:
         summary[recipe] = {"command": " ".join(["xlsent", *cmd[4:]]), **compare(metrics)}
         (args.output / "defaults.json").write_text(json.dumps(summary, indent=2))
 
-    print(f"\n{'recipe':<12}" + "".join(f"{c[0]:>22}" for c in COLUMNS) + "   verdict")
+    print(f"\n{'recipe':<12}" + "".join(f"{c[0]:>25}" for c in COLUMNS) + "   verdict")
     for recipe, s in summary.items():
         cells = []
         for label, _, _ in COLUMNS:
             r = s["p@1"].get(label)
-            cells.append(f"{'—':>22}" if r is None else f"{r['base']:.3f} → {r['trained']:.3f} ({r['delta']:+.3f})".rjust(22))
+            cells.append(f"{'—':>25}" if r is None else f"{r['base']:.3f} → {r['trained']:.3f} ({r['delta']:+.3f})".rjust(25))
         print(f"{recipe:<12}" + "".join(cells) + f"   {s['verdict']}")
     print(f"\nwritten: {args.output / 'defaults.json'}")
 
