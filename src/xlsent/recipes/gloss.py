@@ -46,7 +46,7 @@ from xlsent.recipes._trainer import train_stage
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import write_text_atomic
+from xlsent.utils.io import write_json_atomic, write_text_atomic
 
 
 def build_dictionary(cfg: RecipeConfig, lrl: list[str], english: list[str]) -> BilingualDictionary:
@@ -56,6 +56,23 @@ def build_dictionary(cfg: RecipeConfig, lrl: list[str], english: list[str]) -> B
     if d["freedict"]:
         return BilingualDictionary.from_freedict(d["freedict"])
     return BilingualDictionary.induce(lrl, english, int(d["min_count"]), float(d["min_share"]), str(d["symmetrize"]))
+
+
+def _run_dictionary(folder: StageFolder, cfg: RecipeConfig, lrl: list[str], english: list[str]) -> BilingualDictionary:
+    """The run's dictionary, written into its checkpoint folder before training starts, so that a resumed
+    run glosses with the dictionary its checkpoints were trained on (eflomal cannot be seeded: inducing
+    again would give a slightly different one)."""
+    import json
+
+    folder.begin()  # discards another config's checkpoints (and their dictionary)
+    saved = folder.checkpoints / "dictionary.json"
+    if saved.exists():
+        rec = json.loads(saved.read_text(encoding="utf-8"))
+        return BilingualDictionary(rec["entries"], rec["source"],
+                                   rec["notes"] + [f"dictionary reused from {saved} (resuming this run)"])
+    dictionary = build_dictionary(cfg, lrl, english)
+    write_json_atomic(saved, {"entries": dictionary.entries, "source": dictionary.source, "notes": dictionary.notes})
+    return dictionary
 
 
 def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
@@ -89,7 +106,7 @@ def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     t, seed = cfg.train, int(cfg.optim.seed)
     pairs = load_train_pairs(t, seed)
     ds = pairs.dataset
-    dictionary = build_dictionary(cfg, pairs.other, pairs.english)
+    dictionary = _run_dictionary(folder, cfg, pairs.other, pairs.english)
     cov = dictionary.coverage(pairs.other)
     notes = pairs.notes + dictionary.notes + [f"dictionary covers {cov:.1%} of the training words"]
     if len(dictionary) == 0:
