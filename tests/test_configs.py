@@ -16,7 +16,7 @@ from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, 
                                          TrainConfig, leaf_type)
 from xlsent.utils.errors import XlsentError
 
-RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage")
+RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage", "lightweight")
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
@@ -24,8 +24,8 @@ def test_every_shipped_config_and_preset_loads_and_validates(recipe):
     cfg = load_config(recipe)
     assert {"models", "train", "optim", "eval"} <= cfg.keys()  # the sections every recipe shares
     assert list(cfg)[0] == "models" and cfg["train"]["pairs"] and cfg["eval"]["pairs"]
-    assert set(cfg["models"]) & {"base", "student"} and set(cfg["models"]) <= {
-        "base", "student", "teacher", "assistant", "max_seq_length", "freeze_word_embeddings"}
+    assert (set(cfg["models"]) & {"base", "student"} or recipe == "lightweight") and set(cfg["models"]) <= {
+        "base", "student", "teacher", "assistant", "reference", "max_seq_length", "freeze_word_embeddings"}
     for name in presets(recipe):
         merged = load_config(recipe, preset=name)
         assert merged.keys() == cfg.keys()
@@ -70,6 +70,8 @@ def test_siamese_demo_config_validates():
 def test_choice_lists_agree_with_the_modules_that_use_them():
     from xlsent.data import negatives, triplets
     from xlsent.losses.distances import DISTANCES
+    from xlsent.losses.lightweight_losses import TASKS as LW_TASKS
+    from xlsent.models.lightweight import TOKENIZER_MODELS
     from xlsent.losses.multilingual_contrastive_loss import VARIANTS
     from xlsent.models.student import INITS
     from xlsent.modules.siamese_head import HEAD_TYPES
@@ -83,6 +85,8 @@ def test_choice_lists_agree_with_the_modules_that_use_them():
     assert set(CHOICES["multistage"]["mcl.variant"]) == set(VARIANTS)
     assert set(typing.get_args(StudentShape.declared("init"))) == set(INITS)
     assert set(CHOICES["multistage"]["stages.mode"]) == set(MODES)
+    assert set(CHOICES["lightweight"]["loss.task"]) == set(LW_TASKS)
+    assert set(CHOICES["lightweight"]["tokenizer.model"]) == set(TOKENIZER_MODELS)
     assert set(typing.get_args(EvalConfig.declared("similarity"))) == set(SIMILARITIES)
 
 

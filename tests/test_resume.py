@@ -45,6 +45,9 @@ def counting(fn):
 if recipe == "siamese":
     import xlsent.recipes.siamese as m
     m.contrastive_loss = counting(m.contrastive_loss)
+elif recipe == "lightweight":
+    import xlsent.losses.lightweight_losses as m
+    m.LightweightLoss.forward = counting(m.LightweightLoss.forward)
 else:
     from sentence_transformers import SentenceTransformerTrainer as T
     T.compute_loss = counting(T.compute_loss)
@@ -74,6 +77,8 @@ def _overrides(recipe: str, s: dict) -> list[str]:
         "xkd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "triplet-kd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "gloss": [f"models.student={s['teacher']}", *common],
+        "lightweight": ["encoder.hidden=32", "encoder.heads=2", "encoder.ffn=64", "tokenizer.vocab_size=100",
+                        "models.reference=''", *common],
         "multistage": [f"models.teacher={s['teacher']}", f"models.assistant={s['student']}", "models.student.bottleneck=8",
                        "models.student.ru_layers=2", "models.student.repeats=2", *common],
     }[recipe]
@@ -95,7 +100,8 @@ CASES = [
     ("siamese", None, 301, ""),  # 7 batches × 2 loss calls an epoch: killed in epoch 22 of 70
     ("xkd", "small", 8, ""),  # 13 steps, checkpoints every 3: killed after checkpoint-6
     ("triplet-kd", "small", 8, ""),
-    ("gloss", "small", 50, ""),  # max_steps 190, checkpoints every 38: killed after checkpoint-38
+    ("gloss", "small", 50, ""),
+    ("lightweight", "small", 10, ""),  # 4 steps × 4 epochs, checkpoints every 4: killed after step 8  # max_steps 190, checkpoints every 38: killed after checkpoint-38
     ("multistage", "small", 13 + 4 + 8, "stage3-recurrence"),  # stages 1 (13 steps) and 2 (4) done, killed in 3
 ]
 
@@ -126,6 +132,8 @@ def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, r
     if recipe == "siamese":
         log = [json.loads(x) for x in (folder / "train_log.jsonl").read_text().splitlines()]
         assert [e["epoch"] for e in log] == list(range(1, 71))
+    elif recipe == "lightweight":
+        assert rec["resumed_from_step"] == 8 and rec["steps"] == 16
     else:
         assert rec["resumed_from"] and "checkpoint-" in rec["resumed_from"]
         assert rec["steps"] == json.loads((tmp_path / "straight" / stage / "stage.json").read_text())["steps"]

@@ -64,7 +64,8 @@ def evaluate_named(cfg: RecipeConfig, models: dict, gloss=None, on_note=None):
 
     chunk = int(cfg.eval.chunk_words)
     m = cfg.models
-    teacher = Encoder.load(m.get("teacher") or m["student"], memo=True, gloss=None)  # gloss: the SBERT as given
+    name = m.get("teacher") or m.get("student")  # the MSE reference; none for a model trained from scratch
+    teacher = Encoder.load(name, memo=True, gloss=None) if name else None  # gloss: the SBERT as given
     kw = {"gloss": gloss} if gloss is not None else {}
     encoders = {name: Encoder.load(str(path), chunk_words=chunk, memo=True, name=name, **kw)
                 for name, path in models.items()}

@@ -36,6 +36,13 @@ CHOICES: dict[str, dict[str, tuple]] = {
     "triplet-kd": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard")},
     "gloss": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard"),
               "dictionary.symmetrize": ("mean", "intersection"), "dictionary.unknown": ("keep", "drop")},
+    "lightweight": {
+        "tokenizer.model": ("bpe", "unigram"),
+        "loss.task": ("ugt", "xtr", "smlm", "mlm", "mlm+xtr"),
+        "loss.repeats": ("count", "set"),
+        "loss.targets_from": ("original", "masked"),
+        "loss.sim_reduction": ("sum", "mean"),
+    },
     "multistage": {
         "mcl.variant": ("soft", "bool", "ce", "off"),
         "stages.mode": ("multistage", "single-random", "single-predistill"),
@@ -44,7 +51,7 @@ CHOICES: dict[str, dict[str, tuple]] = {
     },
 }
 
-_MODEL_KEYS = {"models.base", "models.teacher", "models.student", "models.assistant"}
+_MODEL_KEYS = {"models.base", "models.teacher", "models.student", "models.assistant", "models.reference"}
 _PAIR_KEYS = {"train.pairs", "eval.pairs"}
 _FILE_KEYS = {"train.triplets", "train.monolingual", "dictionary.tsv", "dictionary.freedict"}
 
@@ -82,6 +89,8 @@ def _check_type(key: str, value: Any, default: Any, typ: type | None) -> Any:
     if typ is str:
         if key == "features.layer" and isinstance(value, int) and not isinstance(value, bool):
             return value
+        if value is None:  # `--set key=` (YAML null): the empty word
+            return ""
         if not isinstance(value, str):
             raise _fail(key, value, f"expected {_type_name(default)}, got {_type_name(value)}",
                         f"e.g. --set {key}={default or 'VALUE'}")
@@ -105,11 +114,12 @@ def _check_range(key: str, value: Any) -> None:
                 "min_count", "monolingual_sample", "per_positive", "average_k", "chunk_words", "seed",
                 "max_seq_length", "bottleneck", "warmup_ratio", "weight_decay", "adam_epsilon", "max_grad_norm",
                 "margin", "kd_weight", "mcl_weight", "infonce_weight", "contrastive_weight",
-                "relative_margin") and value < 0:
+                "relative_margin", "gen_weight", "align_weight", "sim_weight", "decay_epoch") and value < 0:
         raise _fail(key, value, "must be ≥ 0", "give 0 or a positive number")
-    if leaf in ("dropout", "min_share", "warmup_ratio") and not 0 <= value < 1 + (leaf == "min_share"):
+    if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate") and not 0 <= value < 1 + (leaf == "min_share"):
         raise _fail(key, value, "must lie in [0, 1)", "give a fraction such as 0.1")
-    if leaf in ("ru_layers", "repeats", "per_positive", "average_k") and value < 1:
+    if leaf in ("ru_layers", "repeats", "per_positive", "average_k", "layers", "hidden", "heads", "ffn",
+                "vocab_size") and value < 1:
         raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
 
 
@@ -171,6 +181,9 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
         return out
 
     typed = walk(cfg, defaults, "", RecipeConfig)
+    if recipe == "lightweight" and typed["encoder"]["hidden"] % typed["encoder"]["heads"]:
+        raise _fail("encoder.hidden", typed["encoder"]["hidden"], f"not divisible by encoder.heads={typed['encoder']['heads']}",
+                    "choose a hidden size that the number of heads divides, e.g. 512 with 8 heads")
     if recipe == "siamese" and list(typed.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
         raise _fail("output_norm", typed["output_norm"], "not an allowed normalisation",
                     "use [unit, center, unit] (the paper) or [unit]")

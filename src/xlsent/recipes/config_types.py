@@ -74,6 +74,7 @@ class ModelsConfig(Section):
     teacher: str = ""                       # distillation: the frozen teacher
     student: str | StudentShape = ""        # the model trained (multistage: the shape it builds)
     assistant: str = ""                     # multistage: the teaching assistant
+    reference: str = ""                     # lightweight: a model evaluated next to the trained one
     max_seq_length: int = 128
     freeze_word_embeddings: bool = False
 

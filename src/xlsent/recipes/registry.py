@@ -70,6 +70,10 @@ REGISTRY: dict[str, Recipe] = {r.name: r for r in (
     Recipe("gloss", "Word-gloss SBERT (Manafi 2025, \"Finetuned-SBERT\"): dictionary gloss + triplet fine-tuning "
            "of an English SBERT.", "Manafi 2025, §3.2.2", "xlsent.recipes.gloss:train_gloss",
            "xlsent.recipes.gloss:evaluate_after", ("base SBERT on glossed input", "trained")),
+    Recipe("lightweight", "Lightweight dual transformer trained from scratch (Mao et al. 2021): joint subword "
+           "tokenizer + 2-layer encoder, UGT + align + sim.", "Mao et al. 2021, ACL",
+           "xlsent.recipes.lightweight:train_lightweight", "xlsent.recipes.lightweight:evaluate_after",
+           ("reference model", "lightweight")),
     Recipe("multistage", "Multi-stage distillation (Ding et al. 2022): assistant → bottleneck → recurrence → MCL; "
            "resumable.", "Ding et al. 2022, Findings of NAACL", "xlsent.recipes.multistage:train_multistage",
            "xlsent.recipes.multistage:evaluate_after", ("base assistant", "each stage", "student")),

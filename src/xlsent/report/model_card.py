@@ -83,10 +83,14 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
     if recipe.name == "gloss":
         out += ["Low-resource text must be glossed word by word first: xlsent's encoder does it from the "
                 "dictionary in this folder (`gloss_dictionary.tsv`); elsewhere run `xlsent gloss -m MODEL`.", ""]
-    out += ["## Base models", "", "| role | model | source and licence |", "|---|---|---|"]
-    for key, name in bases:
-        desc, src = _model_row(name)
-        out.append(f"| {ROLES.get(key, key)} | {desc} | {src} |")
+    out += ["## Base models", ""]
+    if bases:
+        out += ["| role | model | source and licence |", "|---|---|---|"]
+        for key, name in bases:
+            desc, src = _model_row(name)
+            out.append(f"| {ROLES.get(key, key)} | {desc} | {src} |")
+    else:
+        out.append("None: trained from scratch (tokenizer and weights learned from the training data below).")
     out += ["", "## Training data", ""]
     if data:
         lic = licence_of(str(data.get("pairs", "")))
