@@ -99,3 +99,24 @@ def test_evaluate_many_encodes_per_language_for_a_gloss_encoder():
     res = evaluate_many({"l1": (["a", "b"], ["x", "y"], "en", "l1"), "l2": (["a", "b"], ["x", "y"], "en", "l2")}, enc)
     assert sorted(map(sorted, calls)) == [["a", "b"], ["aa", "y"], ["aa", "y"]]  # English never glossed
     assert res[0].src2tgt["p@1"] == 1.0
+
+
+def test_large_pool_queries_search_every_candidate_and_the_distractors():
+    from xlsent.evaluation.retrieval import evaluate_queries
+
+    vec = {"a": [1, 0, 0], "b": [0, 1, 0], "c": [0, 0, 1], "d": [1, 1, 0],
+           "A": [1, 0.1, 0], "B": [0, 1, 0.1], "C": [0.1, 0, 1], "D": [1, 1, 0.1],
+           "decoy": [0, 0.1, 1]}  # closer to "c" than its translation "C" is
+    enc = lambda texts: np.array([vec[t] for t in texts], dtype=np.float32)  # noqa: E731
+    src, tgt = ["a", "b", "c", "d"], ["A", "B", "C", "D"]
+    r = evaluate_queries(src, tgt, enc, 4, n_resamples=100)
+    assert r.n == 4 and r.candidates == {"src2tgt": 4, "tgt2src": 4}
+    assert r.src2tgt["p@1"] == 1.0 and r.tgt2src["p@1"] == 1.0
+    r = evaluate_queries(src, tgt, enc, 4, n_resamples=100, tgt_distractors=["decoy"])
+    assert r.candidates == {"src2tgt": 5, "tgt2src": 4}
+    assert r.src2tgt["p@1"] == 0.75 and r.src2tgt["p@5"] == 1.0  # "c" now finds the decoy first
+    assert r.tgt2src["p@1"] == 1.0
+    two = evaluate_queries(src, tgt, enc, 2, n_resamples=100, seed=3)
+    assert two.n == 2 and two.candidates == {"src2tgt": 4, "tgt2src": 4}  # 2 queries, all 4 candidates
+    with pytest.raises(ValueError, match="queries must lie in 1..4"):
+        evaluate_queries(src, tgt, enc, 5)

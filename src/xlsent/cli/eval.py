@@ -38,8 +38,15 @@ def retrieval(
     on_bad_lines: str = typer.Option("error", help="error | skip"),
     output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
     chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
+    queries: int = typer.Option(0, help="large-pool mode: N queries (seeded) searched among every sentence of the "
+                                        "other side of the pool, plus distractors (0 = off: each pair's pool)"),
+    src_distractors: Path = typer.Option(None, help="large-pool mode: extra source-language candidates, one a line"),
+    tgt_distractors: Path = typer.Option(None, help="large-pool mode: extra target-language candidates, one a line"),
 ) -> None:
-    """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs."""
+    """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs.
+
+    With ``--queries N`` (Mao et al. 2021: 2,000 queries among 200k sentences), N pairs are drawn and each
+    query is searched among all of the pool's other-side sentences and the distractor files' lines."""
     output_file(output)
     from xlsent.data.bundled import is_bundled, split_by_language
     from xlsent.data.pairs import load_pairs, side_langs
@@ -51,8 +58,12 @@ def retrieval(
         raise XlsentError(f"unknown dataset '{dataset}': see xlsent data list (e.g. bible-en-ny:test, udhr, udhr:nya); "
                           "a file goes in --pairs")
     for value, minimum, option in ((sample, 0, "--sample"), (resamples, 1, "--resamples"), (k_nn, 1, "--k-nn"),
-                                   (chunk_words, 0, "--chunk-words")):
+                                   (chunk_words, 0, "--chunk-words"), (queries, 0, "--queries")):
         at_least(value, minimum, option)
+    if (src_distractors or tgt_distractors) and not queries:
+        raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
+    extra = {side: _distractors(path, option) for side, path, option in (
+        ("src", src_distractors, "--src-distractors"), ("tgt", tgt_distractors, "--tgt-distractors")) if path}
     if resamples < 1000:
         err_console.print(f"[yellow]note: {resamples} bootstrap resamples (< 1,000) give rough CIs[/yellow]")
     source = pairs or dataset
@@ -64,9 +75,23 @@ def retrieval(
     split = by_language if by_language is not None else len(langs) > 1
     parts = split_by_language(ds) if split else {source: ds}
     groups = {name: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for name, p in parts.items()}
-    results = evaluate_many(groups, _encoder(model, chunk_words), model, similarity, resamples, seed, k_nn, source)
+    if queries:
+        small = {name: len(g[0]) for name, g in groups.items() if len(g[0]) < queries}
+        if small:
+            raise XlsentError(f"--queries {queries}: more than the pool's pairs ({', '.join(f'{k}: {v}' for k, v in small.items())}) "
+                              "— give fewer queries")
+        from xlsent.evaluation.retrieval import evaluate_queries
+
+        enc = _encoder(model, chunk_words)
+        results = [evaluate_queries(src, tgt, enc, queries, model, similarity, resamples, seed, k_nn, sl, tl, name,
+                                    extra.get("src", ()), extra.get("tgt", ()))
+                   for name, (src, tgt, sl, tl) in groups.items()]
+    else:
+        results = evaluate_many(groups, _encoder(model, chunk_words), model, similarity, resamples, seed, k_nn, source)
     rows = retrieval_rows(results)
-    table = retrieval_table(rows, f"{model} on {source} ({similarity})")
+    pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
+            "candidates, " if queries else "")
+    table = retrieval_table(rows, f"{model} on {source} ({pool}{similarity})")
     if len(results) > 1:
         m = mean_row(results)
         table.add_row("mean", str(sum(r.n for r in results)), *[
@@ -75,6 +100,18 @@ def retrieval(
     console.print(table)
     payload = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
     _write(payload, output)
+
+
+def _distractors(path: Path, option: str) -> list[str]:
+    """Distractor sentences, one a line; blank lines are skipped and counted."""
+    from xlsent.data.readers import read_lines
+
+    lines = read_lines(Path(path))
+    kept = [x.strip() for x in lines if x.strip()]
+    if len(kept) < len(lines):
+        err_console.print(f"[dim]{escape(str(path))}: {len(lines) - len(kept)} blank line(s) skipped[/dim]")
+    err_console.print(f"[dim]{escape(str(path))}: {len(kept)} distractors ({option})[/dim]")
+    return kept
 
 
 def _write(payload, output: Path | None) -> None:

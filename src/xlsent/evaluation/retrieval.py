@@ -83,10 +83,11 @@ class RetrievalResult:
     src_lang: str = ""
     tgt_lang: str = ""
     dataset: str = ""
+    candidates: dict | None = None  # large-pool mode: candidates searched per direction
 
     def to_dict(self) -> dict:
         d = {"model": self.model, "n": self.n, "similarity": self.similarity}
-        for k in ("dataset", "src_lang", "tgt_lang"):
+        for k in ("dataset", "src_lang", "tgt_lang", "candidates"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
         d["src2tgt"] = self.src2tgt
@@ -122,6 +123,48 @@ def evaluate_retrieval(
         src_lang=src_lang,
         tgt_lang=tgt_lang,
         dataset=dataset,
+    )
+
+
+def evaluate_queries(
+    src_texts: Sequence[str],
+    tgt_texts: Sequence[str],
+    encoder: TextEncoder | Callable[[list[str]], np.ndarray],
+    n_queries: int,
+    model_name: str = "",
+    similarity: str = "cosine",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    k_nn: int = 4,
+    src_lang: str = "",
+    tgt_lang: str = "",
+    dataset: str = "",
+    src_distractors: Sequence[str] = (),
+    tgt_distractors: Sequence[str] = (),
+) -> RetrievalResult:
+    """Retrieval in a large pool (Mao et al. 2021 §4.4: 2,000 queries among 200k sentences).
+
+    ``n_queries`` pairs are drawn (seeded) from the aligned pool; each query is searched among *every*
+    sentence of the other side of the pool plus that side's distractors (``tgt_distractors`` for
+    src→tgt, ``src_distractors`` for tgt→src). A candidate with the gold's text counts as correct."""
+    enc = as_encoder(encoder)
+    src_texts, tgt_texts = list(src_texts), list(tgt_texts)
+    if not 1 <= n_queries <= len(src_texts):
+        raise ValueError(f"queries must lie in 1..{len(src_texts)} (the pool's pairs), not {n_queries}")
+    q = np.random.default_rng(seed).choice(len(src_texts), n_queries, replace=False)
+    src_all = list(dict.fromkeys(src_texts + list(src_distractors)))
+    tgt_all = list(dict.fromkeys(tgt_texts + list(tgt_distractors)))
+    s_emb, t_emb = enc.encode(src_all, src_lang or None), enc.encode(tgt_all, tgt_lang or None)
+    s_row = {t: i for i, t in enumerate(src_all)}
+    t_row = {t: i for i, t in enumerate(tgt_all)}
+    qs, qt = [src_texts[i] for i in q], [tgt_texts[i] for i in q]
+    qs_emb, qt_emb = s_emb[[s_row[t] for t in qs]], t_emb[[t_row[t] for t in qt]]
+    return RetrievalResult(
+        model=model_name, n=n_queries, similarity=similarity,
+        src2tgt=direction_scores(qs_emb, t_emb, qt, tgt_all, similarity, n_resamples, seed, k_nn),
+        tgt2src=direction_scores(qt_emb, s_emb, qs, src_all, similarity, n_resamples, seed, k_nn),
+        src_lang=src_lang, tgt_lang=tgt_lang, dataset=dataset,
+        candidates={"src2tgt": len(tgt_all), "tgt2src": len(src_all)},
     )
 
 
