@@ -43,6 +43,9 @@ def files(tmp_path_factory):
         "a_file": "x",
         "ok.txt": "one\ntwo\n",
         "ok.tsv": "god is good\tmulungu ndi wabwino\nthe river\tmtsinje\n",
+        "lab_bad.tsv": "sport\tthe match\nno tab here\n",
+        "lab_ab.tsv": "a\tthe match\nb\tprices rose\n",
+        "lab_c.tsv": "c\tmvula inagwa\n",
     }
     for name, text in w.items():
         (d / name).write_text(text, encoding="utf-8")
@@ -68,6 +71,11 @@ CASES = [
     ("pairs missing", ["eval", "retrieval", "-m", TINY, "--pairs", F("nope.tsv")], "nope.tsv: no such file"),
     ("more queries than pairs", ["eval", "retrieval", "-m", TINY, "--pairs", F("ok.tsv"), "--queries", "5"],
      "--queries 5: more than the pool's pairs"),
+    ("classify label file", ["eval", "classify", "-m", TINY, "--train", F("lab_bad.tsv"), "--test", F("lab_ab.tsv")],
+     "lab_bad.tsv:2: no tab"),
+    ("classify unseen label", ["eval", "classify", "-m", TINY, "--train", F("lab_ab.tsv"), "--test", F("lab_c.tsv")],
+     "label(s) c never occur"),
+    ("classify unknown task", ["eval", "classify", "-m", TINY, "--dataset", "mldoc"], "unknown classification task"),
     ("distractors without queries", ["eval", "retrieval", "-m", TINY, "--pairs", F("ok.tsv"), "--tgt-distractors",
                                      F("ok.txt")], "need --queries N"),
     ("distractor file missing", ["eval", "retrieval", "-m", TINY, "--pairs", F("ok.tsv"), "--queries", "1",

@@ -368,3 +368,81 @@ def documents(
     console.print(retrieval_table([{**d, "pool": dataset or pairs}], f"{model}: document matching ({similarity}, "
                                   f"chunks of ≤ {chunk_words} words)" if chunk_words else f"{model}: document matching"))
     _write(d, output)
+
+
+@app.command("classify")
+def classify(
+    model: str = MODEL,
+    dataset: str = typer.Option(None, "--dataset", help="bundled task: bible-genre (English → Chichewa, split by book)"),
+    train: Path = typer.Option(None, "--train", help="labelled source-language texts: label<TAB>text a line"),
+    test: Path = typer.Option(None, "--test", help="labelled target-language texts: label<TAB>text a line"),
+    train_target: Path = typer.Option(None, "--train-target", help="labelled target-language training texts: the "
+                                                                  "in-language upper bound"),
+    train_lang: str = typer.Option("", help="language code of --train (a word-gloss model glosses non-English)"),
+    test_lang: str = typer.Option("", help="language code of --test and --train-target"),
+    per_class: int = typer.Option(500, help="bible-genre: verses per class and side (seeded; 0 = all)"),
+    seeds: int = typer.Option(5, help="validation splits (C chosen on each); mean and spread are reported"),
+    resamples: int = RESAMPLES,
+    plot: Path = typer.Option(None, "--plot", help="write the transfer confusion matrix here (PNG)"),
+    output: Path = OUT,
+    chunk_words: int = CHUNK,
+) -> None:
+    """Zero-shot classification transfer: a linear classifier on frozen embeddings of source-language texts,
+    tested on target-language texts (MLDoc-style); accuracy and macro-F1 with CIs, per class, confusion."""
+    output_file(output)
+    output_file(plot, "--plot")
+    from xlsent.data.labelled import bible_genre, read_labelled
+
+    for value, minimum, option in ((seeds, 1, "--seeds"), (resamples, 1, "--resamples"), (per_class, 0, "--per-class")):
+        at_least(value, minimum, option)
+    if bool(dataset) == bool(train or test):
+        raise XlsentError("give --dataset bible-genre, or --train FILE and --test FILE")
+    if dataset:
+        if dataset != "bible-genre":
+            raise XlsentError(f"unknown classification task '{dataset}' — the bundled one is bible-genre")
+        task = bible_genre(per_class)
+        tr, te, tt = task["train"], task["test"], task["train_target"]
+    else:
+        if not (train and test):
+            raise XlsentError("give both --train FILE and --test FILE")
+        tr, te = read_labelled(train), read_labelled(test)
+        tt = read_labelled(train_target) if train_target else None
+        tr.lang, te.lang = train_lang, test_lang
+        if tt is not None:
+            tt.lang = test_lang
+    unseen = sorted(set(te.labels) - set(tr.labels))
+    if unseen:
+        raise XlsentError(f"{te.source}: label(s) {', '.join(unseen)} never occur in {tr.source} — the classifier "
+                          "cannot predict them; give training texts for every test label")
+    if len(set(tr.labels)) < 2:
+        raise XlsentError(f"{tr.source}: a classifier needs at least 2 labels")
+    err_console.print(f"[dim]train {len(tr.texts)} ({tr.source}), test {len(te.texts)} ({te.source})"
+                      + (f", in-language train {len(tt.texts)} ({tt.source})" if tt else "") + "[/dim]")
+    from xlsent.evaluation.classify import evaluate_classification
+
+    res = evaluate_classification(_encoder(model, chunk_words), tr, te, tt, seeds, resamples)
+    from rich.table import Table
+
+    table = Table(title=f"{model}: {tr.source} → {te.source} ({seeds} seeds)")
+    for col in ("condition", "accuracy [95% CI]", "± seeds", "macro-F1 [95% CI]", "± seeds"):
+        table.add_column(col)
+    for name, r in (("transfer", res["transfer"]), ("in-language", res["in_language"])):
+        if r:
+            table.add_row(name, f"{r['accuracy']:.3f} [{r['accuracy_ci95'][0]:.3f}, {r['accuracy_ci95'][1]:.3f}]",
+                          f"{r['accuracy_std']:.3f}", f"{r['macro_f1']:.3f} [{r['macro_f1_ci95'][0]:.3f}, "
+                          f"{r['macro_f1_ci95'][1]:.3f}]", f"{r['macro_f1_std']:.3f}")
+    console.print(table)
+    per = Table(title="transfer: F1 per class")
+    per.add_column("class")
+    per.add_column("F1")
+    for k, v in res["transfer"]["per_class_f1"].items():
+        per.add_row(k, f"{v:.3f}")
+    console.print(per)
+    if plot:
+        from xlsent.report.plots import confusion_png
+        from xlsent.utils.io import write_bytes_atomic
+
+        t = res["transfer"]
+        write_bytes_atomic(plot, confusion_png(t["confusion"], t["labels"], f"{model}: transfer (seed 0)"))
+        console.print(f"wrote {plot}")
+    _write({"model": model, "train": tr.source, "test": te.source, **res}, output)

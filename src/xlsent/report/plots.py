@@ -64,3 +64,23 @@ def length_difference_png(curves: dict[str, list[dict]], title: str = "") -> byt
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
     return buf.getvalue()
+
+
+def confusion_png(matrix: list[list[int]], labels: list[str], title: str = "") -> bytes:
+    """A confusion matrix (rows: gold, columns: predicted) as PNG bytes (scikit-learn's display)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import ConfusionMatrixDisplay
+
+    fig, ax = plt.subplots(figsize=(1.0 + 0.8 * len(labels), 0.6 + 0.8 * len(labels)))
+    ConfusionMatrixDisplay(np.asarray(matrix), display_labels=labels).plot(ax=ax, colorbar=False, xticks_rotation=45)
+    ax.set_title(title)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return buf.getvalue()
