@@ -4,8 +4,8 @@ A linear classifier (scikit-learn's multinomial logistic regression) is trained 
 embeddings of labelled source-language texts and tested on target-language texts. Each seed draws
 a 10% validation split of the training texts, picks the regularisation C from {0.1, 1, 10} on it,
 and refits on the whole training side; the figures are the mean and spread over seeds. Reported:
-accuracy and macro-F1 with 95% bootstrap CIs (over test items, seed 0's predictions), per-class
-F1, the confusion matrix, and — when target-language training texts are given — the in-language
+accuracy and macro-F1 (means over seeds) with 95% bootstrap CIs of those means (test items
+resampled), per-class F1 and the confusion matrix (seed 0), and — when target-language training texts are given — the in-language
 upper bound (train and test in the target language) next to the transfer figure.
 """
 
@@ -51,17 +51,22 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int):
     return LogisticRegression(C=best, max_iter=2000).fit(x, y), best
 
 
-def _boot(y: np.ndarray, p: np.ndarray, fn, resamples: int, seed: int) -> list[float]:
-    """95% percentile-bootstrap CI of ``fn(y, p)`` over test items (scipy, paired resampling)."""
+def _boot(y: np.ndarray, preds: list[np.ndarray], fn, resamples: int, seed: int) -> list[float]:
+    """95% percentile-bootstrap CI (scipy) of the seeds' mean ``fn(y, p)``, resampling test items (the same
+    items for every seed), so that the interval is around the mean the table reports."""
     from scipy.stats import bootstrap
 
+    def stat(idx):
+        idx = np.asarray(idx, dtype=int)
+        return float(np.mean([fn(y[idx], p[idx]) for p in preds]))
+
     if len(y) < 2:
-        v = float(fn(y, p))
+        v = stat(np.arange(len(y)))
         return [v, v]
-    res = bootstrap((y, p), fn, paired=True, vectorized=False, n_resamples=resamples, method="percentile",
+    res = bootstrap((np.arange(len(y)),), stat, vectorized=False, n_resamples=resamples, method="percentile",
                     rng=np.random.default_rng(seed))
     lo, hi = res.confidence_interval
-    return [float(lo), float(hi)] if np.isfinite(lo) else [float(fn(y, p))] * 2
+    return [float(lo), float(hi)] if np.isfinite(lo) else [stat(np.arange(len(y)))] * 2
 
 
 def classify_embeddings(x_train: np.ndarray, y_train: list[str], x_test: np.ndarray, y_test: list[str],
@@ -71,19 +76,20 @@ def classify_embeddings(x_train: np.ndarray, y_train: list[str], x_test: np.ndar
 
     labels = sorted(set(y_train) | set(y_test))
     ytr, yte = np.asarray(y_train), np.asarray(y_test)
-    accs, f1s, cs, first = [], [], [], None
+    accs, f1s, cs, preds = [], [], [], []
     for seed in range(seeds):
         clf, c = _fit(x_train, ytr, seed)
         pred = clf.predict(x_test)
         accs.append(float(accuracy_score(yte, pred)))
         f1s.append(float(f1_score(yte, pred, labels=labels, average="macro", zero_division=0)))
         cs.append(c)
-        first = pred if first is None else first
+        preds.append(pred)
+    first = preds[0]
     macro = lambda a, b: f1_score(a, b, labels=labels, average="macro", zero_division=0)  # noqa: E731
     per = f1_score(yte, first, labels=labels, average=None, zero_division=0)
     return ClassifyResult(
         accuracy=float(np.mean(accs)), macro_f1=float(np.mean(f1s)),
-        accuracy_ci95=_boot(yte, first, accuracy_score, resamples, 0), macro_f1_ci95=_boot(yte, first, macro, resamples, 0),
+        accuracy_ci95=_boot(yte, preds, accuracy_score, resamples, 0), macro_f1_ci95=_boot(yte, preds, macro, resamples, 0),
         accuracy_seeds=accs, macro_f1_seeds=f1s, per_class_f1={k: float(v) for k, v in zip(labels, per)},
         labels=labels, confusion=confusion_matrix(yte, first, labels=labels).tolist(),
         n_train=len(ytr), n_test=len(yte), chosen_c=cs)
