@@ -26,10 +26,7 @@ def embedding_space_png(panels: list[tuple[str, np.ndarray, np.ndarray]], src_la
         ax.set_yticks([])
         ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return _png(fig, 110)
 
 
 def length_difference_png(curves: dict[str, list[dict]], title: str = "") -> bytes:
@@ -60,16 +57,11 @@ def length_difference_png(curves: dict[str, list[dict]], title: str = "") -> byt
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return _png(fig, 110)
 
 
 def confusion_png(matrix: list[list[int]], labels: list[str], title: str = "") -> bytes:
     """A confusion matrix (rows: gold, columns: predicted) as PNG bytes (scikit-learn's display)."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -80,7 +72,14 @@ def confusion_png(matrix: list[list[int]], labels: list[str], title: str = "") -
     ConfusionMatrixDisplay(np.asarray(matrix), display_labels=labels).plot(ax=ax, colorbar=False, xticks_rotation=45)
     ax.set_title(title)
     fig.tight_layout()
+    return _png(fig, 120)
+
+
+def _png(fig, dpi: int) -> bytes:
+    """A matplotlib figure as PNG bytes; the figure is closed."""
+    import matplotlib.pyplot as plt
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
+    fig.savefig(buf, format="png", dpi=dpi)
     plt.close(fig)
     return buf.getvalue()
