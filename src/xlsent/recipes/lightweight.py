@@ -51,7 +51,7 @@ from typing import Callable
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash
+from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
 from xlsent.utils.io import write_text_atomic
 
 
@@ -103,8 +103,7 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
     output.mkdir(parents=True, exist_ok=True)
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    learning = {k: v for k, v in cfg.optim.items() if k not in ("checkpoint_every", "checkpoint_minutes", "logging_steps")}
-    folder = StageFolder(output, config_hash(cfg.train, cfg.tokenizer, cfg.encoder, cfg.loss, learning,
+    folder = StageFolder(output, config_hash(cfg.train, cfg.tokenizer, cfg.encoder, cfg.loss, learning_optim(cfg.optim),
                                              cfg.models.max_seq_length), "lightweight", on_note)
     if folder.skip_if_done():
         return folder.model_dir
@@ -145,14 +144,15 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
     say(on_note, [f"lightweight: {sizes['total'] / 1e6:.2f}M parameters ({sizes['embedding'] / 1e6:.2f}M embedding), "
                   f"{n} pairs, {steps_per_epoch} steps an epoch, {total} steps"])
     policy = CheckpointPolicy(total, float(o.checkpoint_every), float(o.checkpoint_minutes))
-    t0, window = time.perf_counter(), []
+    t0, window, order_of = time.perf_counter(), [], {}
     loss_fn.train()
     with Progress(disable=not progress, transient=True) as bar:
         task = bar.add_task("lightweight steps", total=total, completed=step)
         while step < total:
             epoch, k = divmod(step, steps_per_epoch)
-            order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch)).tolist()
-            sel = order[k * bs : (k + 1) * bs]
+            if epoch not in order_of:  # the epoch's order, drawn once from (seed, epoch): the same after a resume
+                order_of = {epoch: torch.randperm(n, generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch))}
+            sel = order_of[epoch][k * bs : (k + 1) * bs].tolist()
             out = loss_fn([ids_a[i] for i in sel], [ids_b[i] for i in sel], gen)
             optimizer.zero_grad()
             if not torch.isfinite(out["loss"]):
