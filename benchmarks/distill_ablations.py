@@ -39,9 +39,9 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from _ablation import slug, xlsent
 
 STAGE_DIRS = ("stage2-embedding", "stage3-recurrence", "stage4-mcl")
 
@@ -61,13 +61,6 @@ def variants(s3: int, s4: int) -> list[tuple[str, list[str], str | None]]:
         ("MCL bool", ["mcl.variant=bool"], REFERENCE),
         ("MCL ce", ["mcl.variant=ce"], REFERENCE),
     ]
-
-
-def slug(name: str) -> str:
-    out = "".join(c if c.isalnum() else "-" for c in name.lower())
-    while "--" in out:
-        out = out.replace("--", "-")
-    return out.strip("-")
 
 
 def seed_stages(src: Path, dst: Path) -> None:
@@ -101,10 +94,7 @@ def main() -> None:
             shutil.rmtree(out / "stage4-mcl", ignore_errors=True)
         elif start is not None and (args.output / slug(start)).exists():
             seed_stages(args.output / slug(start), out)
-        cmd = [sys.executable, "-m", "xlsent.cli.main", "train", "multistage", "--preset", "compress", "-o", str(out),
-               *[x for s in common + sets for x in ("--set", s)]]
-        print("$", " ".join(cmd), flush=True)
-        subprocess.run(cmd, check=True)
+        xlsent("train", "multistage", "--preset", "compress", "-o", str(out), *[x for s in common + sets for x in ("--set", s)])
         metrics = json.loads((out / "metrics.json").read_text())
         summary[name] = {"sets": sets, "student": metrics["models"]["student"],
                          "stages": metrics.get("stages", {}), "sizes": metrics.get("sizes", {})}

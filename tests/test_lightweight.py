@@ -186,3 +186,26 @@ def test_bad_values_fail_before_training():
                          ("loss.mlm_rate=1.5", "loss.mlm_rate=1.5: must lie in [0, 1)")):
         with pytest.raises(XlsentError, match=message.replace("(", r"\(").replace("[", r"\[").replace(")", r"\)")):
             load_config("lightweight", overrides=[bad])
+
+
+def test_ablation_variants_are_valid_configs_that_flip_their_switch():
+    """benchmarks/lightweight_ablations.py: each variant's --set keys parse on the small preset and
+    change exactly the Table 5/6/7 switch it names (the shared budget aside)."""
+    from pathlib import Path
+
+    from xlsent.recipes.config import load_config
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        import lightweight_ablations as abl
+    finally:
+        sys.path.pop(0)
+    base = load_config("lightweight", overrides=abl.overrides([], 2), preset="small")
+    assert (base.optim.epochs, base.optim.decay_epoch, base.models.reference) == (2, 0, "")
+    names = set()
+    for name, _tables, sets in abl.VARIANTS:
+        cfg = load_config("lightweight", overrides=abl.overrides(sets, 2), preset="small")
+        changed = {f"{sec}.{k}" for sec in ("loss", "encoder") for k, v in cfg[sec].items() if base[sec][k] != v}
+        assert changed == {s.split("=")[0] for s in sets}, name
+        names.add(abl.slug(name))
+    assert len(names) == len(abl.VARIANTS)  # one folder each
