@@ -99,18 +99,17 @@ def main() -> None:
         summary[name] = {"tables": tables, "sets": sets, "epochs": args.epochs,
                          **run_variant(args.output / slug(name), sets, args.epochs)}
         summary_file.write_text(json.dumps(summary, indent=1))
-    print(f"\nablations at {args.epochs} epochs of the small preset (P@1 with 95% CIs; classification: 5 seeds):")
-    head = (f"{'variant':30s} {'tables':6s} {'ny→en 1k':22s} {'en→ny 1k':22s} {'ny→en large':22s} "
-            f"{'en→ny large':22s} {'genre acc':8s} {'macro-F1':8s} {'in-lang acc':11s} {'train s':7s}")
-    print(head)
+    print(f"\nablations at {args.epochs} epochs of the small preset (P@1 [95% CI]; genre: 5 seeds, substitute task)\n")
+    print("| variant | tables | NT ny→en, 1,000 pool | NT en→ny, 1,000 pool | ny→en, 2,000 among all NT | "
+          "en→ny, 2,000 among all NT | genre transfer acc / macro-F1 | in-language acc | training |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, r in summary.items():
         small, large, cls = r["pool1000"], r["pool_large"], r["classify"]
         inl = cls.get("in_language") or {}
-        print(f"{name:30s} {r['tables']:6s} {p1(small['tgt2src']):22s} {p1(small['src2tgt']):22s} "
-              f"{p1(large['tgt2src']):22s} {p1(large['src2tgt']):22s} {cls['transfer']['accuracy']:<8.3f} "
-              f"{cls['transfer']['macro_f1']:<8.3f} {inl.get('accuracy', float('nan')):<11.3f} "
-              f"{(r['train_seconds'] or 0):<7.0f}")
-
+        minutes = f"{r['train_seconds'] / 60:.1f} min" if r.get("train_seconds") else "?"
+        print(f"| {name} | {r['tables']} | {p1(small['tgt2src'])} | {p1(small['src2tgt'])} | {p1(large['tgt2src'])} | "
+              f"{p1(large['src2tgt'])} | {cls['transfer']['accuracy']:.3f} / {cls['transfer']['macro_f1']:.3f} | "
+              f"{inl.get('accuracy', float('nan')):.3f} | {minutes} |")
 
 if __name__ == "__main__":
     main()
