@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 
 
 def slug(name: str) -> str:
@@ -19,3 +21,17 @@ def xlsent(*args: str) -> None:
     cmd = [sys.executable, "-m", "xlsent.cli.main", *args]
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
+
+
+def xlsent_measured(*args: str) -> dict:
+    """:func:`xlsent`, returning the run's wall time and peak resident memory (the child's own
+    ``ru_maxrss``, as ``/usr/bin/time -v`` reports it)."""
+    cmd = [sys.executable, "-m", "xlsent.cli.main", *args]
+    print("$", " ".join(cmd), flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return {"seconds": time.perf_counter() - t0, "max_rss_mb": usage.ru_maxrss / 1024}

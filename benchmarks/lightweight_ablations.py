@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
-from _ablation import slug, xlsent
+from _ablation import slug, xlsent, xlsent_measured
 
 FULL = "ugt + align + sim (2 layers)"
 UGT = "ugt"
@@ -60,22 +59,23 @@ def overrides(sets: list[str], epochs: int) -> list[str]:
 
 def run_variant(out: Path, sets: list[str], epochs: int) -> dict:
     if not (out / "metrics.json").exists():
-        t0 = time.perf_counter()
-        xlsent("train", "lightweight", "--preset", "small", "-o", str(out),
-               *[x for s in overrides(sets, epochs) for x in ("--set", s)])
-        (out / "train_seconds.json").write_text(json.dumps({"seconds": time.perf_counter() - t0}))
+        cost = xlsent_measured("train", "lightweight", "--preset", "small", "-o", str(out),
+                               *[x for s in overrides(sets, epochs) for x in ("--set", s)])
+        (out / "train_cost.json").write_text(json.dumps(cost))
     model = str(out / "model")
     if not (out / "pool.json").exists():
         xlsent("eval", "retrieval", "-m", model, "--dataset", "bible-en-ny:test", "--queries", "2000", "-o", str(out / "pool.json"))
     if not (out / "classify.json").exists():
         xlsent("eval", "classify", "-m", model, "--dataset", "bible-genre", "-o", str(out / "classify.json"))
     metrics = json.loads((out / "metrics.json").read_text())["models"]["lightweight"]
-    seconds = out / "train_seconds.json"
+    seconds = out / "train_cost.json"
+    cost = json.loads(seconds.read_text()) if seconds.exists() else {}
     return {
         "pool1000": metrics["retrieval"],
         "pool_large": json.loads((out / "pool.json").read_text()),
         "classify": json.loads((out / "classify.json").read_text()),
-        "train_seconds": json.loads(seconds.read_text())["seconds"] if seconds.exists() else None,
+        "train_seconds": cost.get("seconds"),
+        "train_max_rss_mb": cost.get("max_rss_mb"),
     }
 
 
@@ -107,6 +107,8 @@ def main() -> None:
         small, large, cls = r["pool1000"], r["pool_large"], r["classify"]
         inl = cls.get("in_language") or {}
         minutes = f"{r['train_seconds'] / 60:.1f} min" if r.get("train_seconds") else "?"
+        if r.get("train_max_rss_mb"):
+            minutes += f", {r['train_max_rss_mb'] / 1024:.2f} GB"
         print(f"| {name} | {r['tables']} | {p1(small['tgt2src'])} | {p1(small['src2tgt'])} | {p1(large['tgt2src'])} | "
               f"{p1(large['src2tgt'])} | {cls['transfer']['accuracy']:.3f} / {cls['transfer']['macro_f1']:.3f} | "
               f"{inl.get('accuracy', float('nan')):.3f} | {minutes} |")
