@@ -57,6 +57,48 @@ def overrides(sets: list[str], epochs: int) -> list[str]:
     return ["models.reference=", f"optim.epochs={epochs}", "optim.decay_epoch=0", *sets]
 
 
+def constant_floor(run: Path, n: int = 2000) -> float:
+    """L_gen of the best *constant* prediction (each side's mean target over ``n`` training pairs, the
+    run's own tokenizer, masking and target options): what a head that ignores the sentence reaches.
+    A run's final L_gen near this floor means the sentence vector carries little of the targets."""
+    import numpy as np
+    import torch
+    import yaml
+    from transformers import PreTrainedTokenizerFast
+
+    from xlsent.data.pairs import load_pairs
+    from xlsent.losses.lightweight_losses import generative_targets, mask_pair
+    from xlsent.models.lightweight import maskable_ids
+
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    lo, cut = cfg["loss"], int(cfg["models"]["max_seq_length"])
+    tok = PreTrainedTokenizerFast.from_pretrained(str(run / "model"))
+    ds = load_pairs(cfg["train"]["pairs"], sample=n, seed=0).dataset
+    enc = lambda texts: tok(texts, add_special_tokens=False, truncation=True, max_length=cut)["input_ids"]  # noqa: E731
+    maskable, gen = maskable_ids(tok), torch.Generator().manual_seed(0)
+    qa, qb = [], []
+    for a, b in zip(enc(list(ds["tgt"])), enc(list(ds["src"]))):  # the recipe's order: other language, English
+        a_in, b_in = mask_pair(lo["task"], a, b, maskable, tok.mask_token_id, gen, float(lo["mlm_rate"]))
+        x, y = generative_targets(lo["task"], a, b, a_in, b_in, len(tok), lo["repeats"], lo["targets_from"],
+                                  bool(lo["renormalise"]))
+        qa.append(x.numpy())
+        qb.append(y.numpy())
+    total = 0.0
+    for q in (np.stack(qa), np.stack(qb)):
+        q = q[q.sum(1) > 0]
+        p = q.mean(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total += float(np.where(q > 0, q * np.log(q / p), 0.0).sum(1).mean())
+    return total
+
+
+def final_gen_loss(run: Path, last: int = 5) -> float | None:
+    """Mean logged L_gen over the run's last ``last`` log rows (None when the task was off)."""
+    rows = [json.loads(line) for line in (run / "train_log.jsonl").read_text().splitlines() if line.strip()]
+    vals = [r["generative"] for r in rows[-last:] if "generative" in r]
+    return sum(vals) / len(vals) if vals else None
+
+
 def run_variant(out: Path, sets: list[str], epochs: int) -> dict:
     if not (out / "metrics.json").exists():
         cost = xlsent_measured("train", "lightweight", "--preset", "small", "-o", str(out),
@@ -76,6 +118,8 @@ def run_variant(out: Path, sets: list[str], epochs: int) -> dict:
         "classify": json.loads((out / "classify.json").read_text()),
         "train_seconds": cost.get("seconds"),
         "train_max_rss_mb": cost.get("max_rss_mb"),
+        "gen_loss_end": final_gen_loss(out),
+        "gen_loss_constant": constant_floor(out),
     }
 
 
@@ -111,7 +155,7 @@ def main() -> None:
             minutes += f", {r['train_max_rss_mb'] / 1024:.2f} GB"
         print(f"| {name} | {r['tables']} | {p1(small['tgt2src'])} | {p1(small['src2tgt'])} | {p1(large['tgt2src'])} | "
               f"{p1(large['src2tgt'])} | {cls['transfer']['accuracy']:.3f} / {cls['transfer']['macro_f1']:.3f} | "
-              f"{inl.get('accuracy', float('nan')):.3f} | {minutes} |")
+              f"{inl.get('accuracy', float('nan')):.3f} | {r['gen_loss_end']:.2f} / {r['gen_loss_constant']:.2f} | {minutes} |")
 
 if __name__ == "__main__":
     main()

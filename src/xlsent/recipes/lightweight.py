@@ -12,8 +12,11 @@ one 2-layer encoder shared by both languages (:func:`~xlsent.models.lightweight.
 L_gen is the unified generative task (UGT: SMLM + XTR, predicted from the pooled sentence vector),
 L_align the in-batch translation-ranking loss over raw dot products, L_sim the in-batch similarity
 loss. Paper defaults in ``configs/lightweight.yaml``: 2 layers, hidden 512, 8 heads, FFN 1,024,
-swish, dropout 0.1; Adam lr 1e-3, batch 128, 12 epochs. Ablation switches: ``loss.task``
-(Table 6), ``loss.align_weight`` / ``loss.sim_weight`` = 0 (Table 7), ``encoder.layers`` (Table 5).
+swish, dropout 0.1; Adam lr 1e-3, batch 128, 12 epochs — sized for a GPU: on 2 CPU cores a step
+takes about 5 s, so the bundled 23k pairs take about three hours. ``--preset small`` (hidden 256,
+batch 64, 4 epochs, 64 pieces; 19 minutes) is the setting measured in ``docs/results.md``.
+Ablation switches: ``loss.task`` (Table 6), ``loss.align_weight`` / ``loss.sim_weight`` = 0
+(Table 7), ``encoder.layers`` (Table 5); ``benchmarks/lightweight_ablations.py`` runs them.
 
 Decisions where the paper is silent or its code differs:
 
