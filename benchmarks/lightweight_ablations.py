@@ -126,6 +126,10 @@ def run_variant(out: Path, sets: list[str], epochs: int) -> dict:
     }
 
 
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
 def p1(direction: dict) -> str:
     lo, hi = direction["ci95"]["p@1"]
     return f"{direction['p@1']:.3f} [{lo:.3f}, {hi:.3f}]"
@@ -137,6 +141,8 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--only", nargs="*", default=None, help="variant names to run (default: all)")
     args = ap.parse_args()
+    if args.epochs < 1:
+        ap.error("--epochs must be ≥ 1")
     args.output.mkdir(parents=True, exist_ok=True)
     summary_file = args.output / "ablations.json"
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
@@ -159,7 +165,7 @@ def main() -> None:
             minutes += f", {r['train_max_rss_mb'] / 1024:.2f} GB"
         print(f"| {name} | {r['tables']} | {p1(small['tgt2src'])} | {p1(small['src2tgt'])} | {p1(large['tgt2src'])} | "
               f"{p1(large['src2tgt'])} | {cls['transfer']['accuracy']:.3f} / {cls['transfer']['macro_f1']:.3f} | "
-              f"{inl.get('accuracy', float('nan')):.3f} | {r['gen_loss_end']:.2f} / {r['gen_loss_constant']:.2f} | {minutes} |")
+              f"{inl.get('accuracy', float('nan')):.3f} | {_num(r['gen_loss_end'])} / {_num(r['gen_loss_constant'])} | {minutes} |")
 
 if __name__ == "__main__":
     main()

@@ -110,6 +110,7 @@ CASES = [
     ("config not a mapping", ["train", "siamese", "-o", F("r"), "-c", F("cfg_list.yaml")], "cfg_list.yaml"),
     ("--set without =", ["train", "siamese", "-o", F("r"), "--set", "optim.epochs"], "optim.epochs"),
     ("unknown preset", ["train", "xkd", "-o", F("r"), "--preset", "huge"], "huge"),
+    ("no training step", ["train", "lightweight", "-o", F("r"), "--set", "optim.epochs=0"], "would train no step"),
     ("bad --set value", ["train", "multistage", "-o", F("r"), "--set", "optim.epochs=many"], "optim.epochs='many'"),
     ("demo bad --set", ["demo", "-o", F("d"), "-m", TINY, "--set", "head.type=cubic"], "head.type='cubic'"),
     # options

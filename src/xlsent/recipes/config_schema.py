@@ -181,6 +181,10 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
         return out
 
     typed = walk(cfg, defaults, "", RecipeConfig)
+    optim = typed.get("optim")
+    if isinstance(optim, dict) and optim.get("epochs") == 0 and optim.get("max_steps") == 0:
+        raise _fail("optim.epochs", 0, "with optim.max_steps=0 the run would train no step",
+                    "give optim.epochs ≥ 1 or optim.max_steps ≥ 1")
     if recipe == "lightweight" and typed["encoder"]["hidden"] % typed["encoder"]["heads"]:
         raise _fail("encoder.hidden", typed["encoder"]["hidden"], f"not divisible by encoder.heads={typed['encoder']['heads']}",
                     "choose a hidden size that the number of heads divides, e.g. 512 with 8 heads")
