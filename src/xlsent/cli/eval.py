@@ -446,3 +446,9 @@ def classify(
         write_bytes_atomic(plot, confusion_png(t["confusion"], t["labels"], f"{model}: transfer (seed 0)"))
         console.print(f"wrote {plot}")
     _write({"model": model, "train": tr.source, "test": te.source, **res}, output)
+
+
+from xlsent.cli.tagging import eval_ner, eval_pos  # noqa: E402
+
+app.command("ner")(eval_ner)
+app.command("pos")(eval_pos)

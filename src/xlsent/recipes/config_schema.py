@@ -36,6 +36,7 @@ CHOICES: dict[str, dict[str, tuple]] = {
     "triplet-kd": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard")},
     "gloss": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard"),
               "dictionary.symmetrize": ("mean", "intersection"), "dictionary.unknown": ("keep", "drop")},
+    "tagger": {"tagger.task": ("ner", "pos"), "train.scheme": ("auto", "iob2", "iob1", "plain")},
     "lightweight": {
         "tokenizer.model": ("bpe", "unigram"),
         "loss.task": ("ugt", "xtr", "smlm", "mlm", "mlm+xtr"),
@@ -53,6 +54,7 @@ CHOICES: dict[str, dict[str, tuple]] = {
 
 _MODEL_KEYS = {"models.base", "models.teacher", "models.student", "models.assistant", "models.reference"}
 _PAIR_KEYS = {"train.pairs", "eval.pairs"}
+_TAGGED_KEYS = {"train.data", "eval.test"}
 _FILE_KEYS = {"train.triplets", "train.monolingual", "dictionary.tsv", "dictionary.freedict"}
 
 
@@ -114,7 +116,8 @@ def _check_range(key: str, value: Any) -> None:
                 "min_count", "monolingual_sample", "per_positive", "average_k", "chunk_words", "seed",
                 "max_seq_length", "bottleneck", "warmup_ratio", "weight_decay", "adam_epsilon", "max_grad_norm",
                 "margin", "kd_weight", "mcl_weight", "infonce_weight", "contrastive_weight",
-                "relative_margin", "gen_weight", "align_weight", "sim_weight", "decay_epoch") and value < 0:
+                "relative_margin", "gen_weight", "align_weight", "sim_weight", "decay_epoch", "train_layers",
+                "bootstrap") and value < 0:
         raise _fail(key, value, "must be ≥ 0", "give 0 or a positive number")
     if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate") and not 0 <= value < 1 + (leaf == "min_share"):
         raise _fail(key, value, "must lie in [0, 1)", "give a fraction such as 0.1")
@@ -145,6 +148,12 @@ def _check_exists(key: str, value: Any) -> None:
             return
         raise _fail(key, value, "no such file and not a bundled dataset",
                     "give a pairs file (TSV, JSONL or Moses A,B) or a bundled name (xlsent data list)")
+    elif key in _TAGGED_KEYS:
+        from xlsent.data.tagging import BUNDLED_TAGGED
+
+        if value not in BUNDLED_TAGGED and not Path(value).expanduser().is_file():
+            raise _fail(key, value, "no such file and not a bundled tagged set",
+                        f"give a CoNLL file or one of {', '.join(BUNDLED_TAGGED)}")
     elif key in _FILE_KEYS:
         path = Path(value).expanduser()
         if not path.is_file():

@@ -1,0 +1,166 @@
+"""Token-level commands: ``xlsent train tagger`` and ``xlsent eval ner`` / ``eval pos``."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from xlsent.cli.common import at_least, choice, console, err_console, output_file, output_folder, show_note
+from xlsent.data.conll import SCHEMES
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import write_json_atomic
+
+SILVER = "silver"
+
+
+def data_kind(spec: str) -> str:
+    """'silver', 'gold' or 'user' — said next to every reported figure."""
+    s = str(spec)
+    return "silver" if s.startswith("silver-") else "gold" if s.startswith("gold-") else "user file"
+
+
+def scores_table(rows: list[tuple[str, object]], task: str, title: str) -> Table:
+    t = Table(title=title)
+    t.add_column("model")
+    cols = ("micro_f1", "macro_f1") if task == "ner" else ("accuracy",)
+    for c in cols:
+        t.add_column(c.replace("_", " ") + " [95% CI]", justify="right")
+    for name, s in rows:
+        t.add_row(name, *(f"{s.metrics[c]['value']:.3f} [{s.metrics[c]['ci95'][0]:.3f}, {s.metrics[c]['ci95'][1]:.3f}]"
+                          if s.metrics[c]["ci95"] else f"{s.metrics[c]['value']:.3f}" for c in cols))
+    return t
+
+
+def per_label_table(s, task: str) -> Table:
+    t = Table(title="per label")
+    t.add_column("label")
+    keys = ("precision", "recall", "f1", "support") if task == "ner" else ("accuracy", "support")
+    for k in keys:
+        t.add_column(k, justify="right")
+    for lab, d in s.per_label.items():
+        t.add_row(lab, *(str(d[k]) if k == "support" else f"{d[k]:.3f}" for k in keys))
+    return t
+
+
+def train_tagger_command(
+    output: Path = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json, logs)"),
+    config: Path = typer.Option(None, "--config", "-c", help="YAML file overriding the defaults"),
+    set_: list[str] = typer.Option([], "--set", help="key=value override, repeatable (e.g. --set tagger.task=pos)"),
+    preset: str = typer.Option(None, "--preset", "-p", help="'cpu': top 4 layers over cached lower states, 3,000 "
+                               "sentences (three seeds × two conditions in under an hour on 2 cores)"),
+    show_config: bool = typer.Option(False, help="print the merged config and exit"),
+    no_eval: bool = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training"),
+) -> None:
+    """Token tagger (NER or POS) over any encoder: a token-classification head, first sub-token labelling (Manafi 2025 §3.1)."""
+    from xlsent.recipes.config import dump_config, load_config
+    from xlsent.utils.io import write_text_atomic
+
+    cfg = load_config("tagger", config, set_, preset)
+    output_folder(output)
+    if show_config:
+        console.print(dump_config(cfg), markup=False)
+        return
+    from xlsent.recipes.tagger import read_training, scheme_of, train_tagger
+
+    read_training(cfg)  # a malformed training file fails here, before any model loads
+    test = None
+    if cfg.eval.test and not no_eval:
+        from xlsent.data.tagging import load_tagged
+        from xlsent.evaluation.tagging import sample_corpus
+
+        test = sample_corpus(load_tagged(cfg.eval.test, scheme_of(cfg), strict=cfg.train.strict,
+                                         task=cfg.tagger.task), cfg.eval.sample, cfg.optim.seed)
+    output.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    result = train_tagger(cfg, output, show_note)
+    for n in result.notes:
+        show_note(n)
+    console.print(f"tagger: {result.model}  ({len(result.labels)} labels, {result.train_sentences} training "
+                  f"sentences, {result.seconds / 60:.1f} min)")
+    if test is None:
+        return
+    from xlsent.evaluation.tagging import evaluate_tagger
+    from xlsent.models.tagger import load_tagger
+
+    err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
+    model, tok = load_tagger(result.model)
+    s = evaluate_tagger(model, tok, test, cfg.tagger.task, cfg.eval.bootstrap, cfg.optim.seed,
+                        cfg.models.max_seq_length)
+    metrics = {"schema": "xlsent.tagger/1", "task": cfg.tagger.task, "train": str(cfg.train.data),
+               "train_data": data_kind(cfg.train.data), "test": str(cfg.eval.test),
+               "test_data": data_kind(cfg.eval.test), "seed": cfg.optim.seed,
+               "train_sentences": result.train_sentences, "train_seconds": result.seconds,
+               "scores": s.to_dict()}
+    write_json_atomic(output / "metrics.json", metrics)
+    console.print(scores_table([("trained", s)], cfg.tagger.task,
+                               f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({data_kind(cfg.eval.test)} labels)"))
+    console.print(f"metrics: {output / 'metrics.json'}")
+
+
+def _eval(task: str, models: list[str], test: str, sample: int, seed: int, bootstrap: int, scheme: str | None,
+          strict: bool, tag_column: int, max_length: int, output: Path | None) -> None:
+    output_file(output)
+    if scheme is not None:
+        choice(scheme, SCHEMES, "--scheme")
+    for v, m, o in ((sample, 0, "--sample"), (bootstrap, 0, "--bootstrap"), (max_length, 8, "--max-length")):
+        at_least(v, m, o)
+    if not models:
+        raise XlsentError("give at least one --model (a tagger folder; repeat it for several seeds)")
+    from xlsent.data.tagging import load_tagged
+    from xlsent.evaluation.tagging import evaluate_tagger, sample_corpus
+    from xlsent.models.tagger import load_tagger
+
+    corpus = sample_corpus(load_tagged(test, scheme, tag_column, strict, task=task), sample, seed)
+    for n in corpus.notes:
+        show_note(n)
+    rows = []
+    for m in models:
+        model, tok = load_tagger(m)  # every folder checked before the first is scored
+        rows.append((m, model, tok))
+    scored = []
+    for name, model, tok in rows:
+        s = evaluate_tagger(model, tok, corpus, task, bootstrap, seed, max_length)
+        scored.append((name, s))
+    kind = data_kind(test)
+    console.print(scores_table(scored, task, f"{task.upper()} on {test} — {len(corpus)} sentences, {kind} labels"))
+    if len(scored) == 1:
+        console.print(per_label_table(scored[0][1], task))
+    main = [s.main() for _, s in scored]
+    spread = statistics.stdev(main) if len(main) > 1 else 0.0
+    if len(main) > 1:
+        console.print(f"mean over {len(main)} models (seeds): {statistics.mean(main):.3f} ± {spread:.3f} (sd)")
+    if output is not None:
+        write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test),
+                                   "labels": kind, "sentences": len(corpus),
+                                   "models": {n: s.to_dict() for n, s in scored},
+                                   "mean": statistics.mean(main), "sd": spread})
+        console.print(f"written: {output}")
+
+
+_MODEL = typer.Option([], "--model", "-m", help="tagger folder from `xlsent train tagger` (repeat for seeds)")
+_SAMPLE = typer.Option(0, help="score a seeded sample of N test sentences (0 = all)")
+_SEED = typer.Option(0, help="seed for the sample and the bootstrap")
+_BOOT = typer.Option(1000, help="bootstrap resamples over sentences for the 95% CIs (0 = none)")
+_SCHEME = typer.Option(None, help="iob2 | iob1 | plain (default: iob2 for NER, plain for POS)")
+_STRICT = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a counted repair")
+_COL = typer.Option(-1, help="column of the tag (the token is column 0; -1 = the last)")
+_MAXLEN = typer.Option(128, help="pieces per sentence (words past it count as missed)")
+_OUT = typer.Option(None, "--output", "-o", help="write the JSON result here")
+
+
+def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
+             "(silver-ner:ny:test, gold-ner:ja …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
+             scheme: str = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL, max_length: int = _MAXLEN,
+             output: Path = _OUT) -> None:
+    """Entity-level micro/macro F1 (seqeval), per-label F1, bootstrap CIs; mean and spread over several models."""
+    _eval("ner", model, test, sample, seed, bootstrap, scheme, strict, tag_column, max_length, output)
+
+
+def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
+             "(silver-pos:ny:test …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
+             scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: Path = _OUT) -> None:
+    """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
+    _eval("pos", model, test, sample, seed, bootstrap, scheme, False, tag_column, max_length, output)

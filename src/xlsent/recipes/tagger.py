@@ -1,0 +1,219 @@
+"""Token tagger (NER or POS) fine-tuned over any encoder — the token-level task of paper 004 §3.1.
+
+Manafi (2025, §3.1.3) fine-tunes mBERT and XLM-R with a token-classification head on the L1 or L2
+training file (the *transfer* and *native* conditions) and reports entity F1 on the L2 test file;
+Chen et al. (2023, §4) fine-tune on English and test zero-shot (lr 2e-5, batch 16–32, 3–5 epochs,
+length 128). The default config follows them: every layer trained, lr 2e-5, batch 32, 3 epochs,
+128 pieces. Decisions where the papers are silent:
+
+* **First sub-token labelling** (the BERT convention; neither paper says): a word's label is
+  learned and read on its first sub-token (:mod:`xlsent.models.tagger`).
+* **Label set** = the training file's: ``B-X``/``I-X`` for every entity type X it holds (plus
+  ``O``), or its POS tags. A test label the training file lacks is scored (it can only be missed).
+* **No prompt.** e5's ``query:``/``passage:`` prefixes are for sentence vectors; the tagger sees
+  the words alone.
+* **CPU preset** (``--preset cpu``): the lower ``L - tagger.train_layers`` layers and the token table
+  are frozen, their output is computed once in eval mode (no dropout there) and cached in float16, and
+  each step trains only the top layers and the head. ``tagger.train_layers: 0`` trains everything
+  (optionally with ``models.freeze_word_embeddings``). docs/results.md measures what the preset costs.
+* **Held-out data is reported, never used to choose**: no early stopping, the last epoch is saved.
+
+The run folder holds ``model/`` (a Hugging Face token-classification folder that
+``SentenceTransformer(path)`` also loads as an encoder), ``config.yaml``, ``metrics.json``
+(schema ``xlsent.tagger/1``) and ``train_log.jsonl``; an interrupted run resumes from its last
+checkpoint (:mod:`xlsent.recipes.run_folder`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from xlsent.data.conll import TaggedCorpus
+from xlsent.data.tagging import load_tagged
+from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
+
+Note = Callable[[str], None] | None
+
+
+@dataclass
+class TaggerResult:
+    model: Path
+    labels: list[str]
+    train_sentences: int
+    seconds: float
+    notes: list[str]
+
+
+def scheme_of(cfg) -> str:
+    s = cfg.train.scheme
+    return s if s != "auto" else ("iob2" if cfg.tagger.task == "ner" else "plain")
+
+
+def read_training(cfg) -> tuple[TaggedCorpus, list[str]]:
+    """The (sampled) training corpus and notes — read before any model loads, so a bad file fails first."""
+    corpus = load_tagged(cfg.train.data, scheme_of(cfg), strict=cfg.train.strict, task=cfg.tagger.task)
+    notes = list(corpus.notes)
+    n = cfg.train.sample
+    if n and n < len(corpus):
+        idx = sorted(random.Random(cfg.optim.seed).sample(range(len(corpus)), n))
+        corpus = corpus.subset(idx)
+        notes.append(f"training on a seeded sample of {n} of the file's sentences")
+    if cfg.tagger.task == "ner" and not corpus.labels():
+        from xlsent.utils.errors import XlsentError
+
+        raise XlsentError(f"{cfg.train.data}: no entity in the training file — a NER tagger cannot learn from it")
+    return corpus, notes
+
+
+def label_list(corpus: TaggedCorpus, task: str) -> list[str]:
+    if task == "ner":
+        return ["O"] + [f"{p}-{lab}" for lab in corpus.labels() for p in ("B", "I")]
+    return corpus.tag_set()
+
+
+def build_model(base: str, labels: list[str], seed: int):
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from xlsent.models.handle import transformer_subfolder
+    from xlsent.models.registry import resolve_model_path
+
+    root = resolve_model_path(base)
+    folder = root / transformer_subfolder(root)
+    torch.manual_seed(seed)
+    model = AutoModelForTokenClassification.from_pretrained(
+        str(folder), num_labels=len(labels), id2label=dict(enumerate(labels)),
+        label2id={lab: k for k, lab in enumerate(labels)})
+    return model, AutoTokenizer.from_pretrained(str(folder))
+
+
+def freeze(model, train_layers: int, freeze_word_embeddings: bool) -> int:
+    """Freeze what is not trained; returns the index of the first trained layer (0 = none frozen)."""
+    from xlsent.models.tagger import backbone
+
+    enc = backbone(model)
+    n = len(enc.encoder.layer)
+    start = 0 if train_layers in (0, None) or train_layers >= n else n - train_layers
+    if start > 0:
+        for p in enc.embeddings.parameters():
+            p.requires_grad = False
+        for layer in enc.encoder.layer[:start]:
+            for p in layer.parameters():
+                p.requires_grad = False
+    elif freeze_word_embeddings:
+        enc.embeddings.word_embeddings.weight.requires_grad = False
+    if getattr(enc, "pooler", None) is not None:
+        for p in enc.pooler.parameters():
+            p.requires_grad = False
+    return start
+
+
+def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True) -> TaggerResult:
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    from xlsent.models.tagger import encode_words, full_forward, lower_states, save_tagger, top_forward
+
+    t0 = time.monotonic()
+    corpus, notes = read_training(cfg)
+    labels = label_list(corpus, cfg.tagger.task)
+    folder = StageFolder(output, config_hash(cfg.models.to_dict(), cfg.train.to_dict(), cfg.tagger.to_dict(),
+                                             learning_optim(cfg.optim.to_dict())), "tagger", on_note)
+    if (rec := folder.record()) is not None:
+        folder.note("tagger: finished earlier with this config — skipping")
+        return TaggerResult(folder.model_dir, rec["labels"], rec["train_sentences"], rec["seconds"], rec["notes"])
+    folder.begin()
+    model, tok = build_model(cfg.models.base, labels, cfg.optim.seed)
+    start = freeze(model, cfg.tagger.train_layers, cfg.models.freeze_word_embeddings)
+    enc = encode_words(tok, corpus.tokens, corpus.tags, model.config.label2id, cfg.models.max_seq_length)
+    if enc.truncated_words:
+        notes.append(f"{enc.truncated_words} training word(s) past {cfg.models.max_seq_length} pieces are not learned")
+    pad = tok.pad_token_id or 0
+    cache = None
+    if start > 0:
+        with _bar(progress) as b:
+            task = b.add_task(f"caching layer {start} states", total=len(enc.input_ids)) if b else None
+            cache = lower_states(model, enc, start, pad_id=pad,
+                                 progress=(lambda k: b.advance(task, k)) if b else None)
+        notes.append(f"layers 1–{start} and the token table frozen; their output cached; training layers "
+                     f"{start + 1}–{len(model.base_model.encoder.layer)} + head")
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.ndim > 1]
+    no_decay = [p for p in params if p.ndim <= 1]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.optim.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.optim.lr)
+    bs = cfg.optim.batch_size
+    per_epoch = math.ceil(len(enc.input_ids) / bs)
+    total = per_epoch * cfg.optim.epochs
+    sched = get_linear_schedule_with_warmup(opt, int(cfg.optim.warmup_ratio * total), total)
+    step, log = 0, []
+    state = folder.load_state()
+    if state is not None:
+        model.load_state_dict({**model.state_dict(), **state["model"]})
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        step = int(state["step"])
+        log = list(state.get("log_json", []))
+        folder.note(f"tagger: resuming at step {step}/{total}")
+    policy = CheckpointPolicy(total, cfg.optim.checkpoint_every, cfg.optim.checkpoint_minutes)
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
+    model.train()
+    if start > 0:
+        model.base_model.embeddings.eval()
+        for layer in model.base_model.encoder.layer[:start]:
+            layer.eval()
+    running = []
+    with _bar(progress) as b:
+        task = b.add_task("training", total=total, completed=step) if b else None
+        while step < total:
+            epoch, k = divmod(step, per_epoch)
+            order = np.random.default_rng(cfg.optim.seed + epoch).permutation(len(enc.input_ids))
+            idx = order[k * bs : (k + 1) * bs]
+            labels_b = [enc.labels[i] for i in idx]
+            if cache is not None:
+                logits, _ = top_forward(model, [cache[i] for i in idx], start)
+            else:
+                logits, _ = full_forward(model, [enc.input_ids[i] for i in idx], pad)
+            n = logits.shape[1]
+            y = torch.tensor([r + [-100] * (n - len(r)) for r in labels_b])
+            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+            loss.backward()
+            if cfg.optim.max_grad_norm:
+                torch.nn.utils.clip_grad_norm_(params, cfg.optim.max_grad_norm)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            step += 1
+            running.append(float(loss))
+            if step % max(1, cfg.optim.logging_steps) == 0 or step == total:
+                log.append({"step": step, "epoch": round(step / per_epoch, 3), "loss": float(np.mean(running)),
+                            "lr": sched.get_last_lr()[0]})
+                running = []
+            if b:
+                b.advance(task)
+            if policy.due(step) and step < total:
+                trained = {n_: p.detach().clone() for n_, p in model.named_parameters() if p.requires_grad}
+                folder.save_state({"model": trained, "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                                   "step": step, "log_json": log})
+    seconds = time.monotonic() - t0
+    record = {"labels": labels, "train_sentences": len(corpus), "seconds": seconds, "notes": notes}
+    folder.finish(lambda tmp: save_tagger(model, tok, tmp, cfg.models.max_seq_length), log, record)
+    return TaggerResult(folder.model_dir, labels, len(corpus), seconds, notes)
+
+
+def _bar(progress: bool):
+    from contextlib import nullcontext
+
+    if not progress:
+        return nullcontext(None)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                    TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
