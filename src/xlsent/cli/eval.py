@@ -452,3 +452,6 @@ from xlsent.cli.tagging import eval_ner, eval_pos  # noqa: E402
 
 app.command("ner")(eval_ner)
 app.command("pos")(eval_pos)
+from xlsent.cli.tagging import eval_adversarial  # noqa: E402
+
+app.command("adversarial")(eval_adversarial)

@@ -164,3 +164,80 @@ def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", 
              scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: Path = _OUT) -> None:
     """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
     _eval("pos", model, test, sample, seed, bootstrap, scheme, False, tag_column, max_length, output)
+
+
+def effects_table(effs: list[dict], task: str) -> Table:
+    metric = "ΔF1" if task == "ner" else "Δacc"
+    t = Table(title=f"Table 3.6-style: mean {metric} (points) and paired tests")
+    t.add_column("perturbation")
+    conds = list(dict.fromkeys(e["condition"] for e in effs))
+    for c in conds:
+        t.add_column(f"{c}: t-test p", justify="right")
+        t.add_column(f"{c}: {metric} [bootstrap 95%]", justify="right")
+    for p in dict.fromkeys(e["perturbation"] for e in effs):
+        cells = []
+        for c in conds:
+            e = next((e for e in effs if e["condition"] == c and e["perturbation"] == p), None)
+            if e is None:
+                cells += ["—", "—"]
+                continue
+            tp = "—" if e["t_p"] is None else ("< 0.0001" if e["t_p"] < 1e-4 else f"{e['t_p']:.4f}")
+            ci = f" [{e['boot_ci'][0]:+.2f}, {e['boot_ci'][1]:+.2f}]" if e["boot_ci"] else ""
+            cells += [tp, f"{e['delta']:+.2f}{ci}"]
+        t.add_row(p, *cells)
+    return t
+
+
+def eval_adversarial(
+    output: Path = typer.Option(..., "--output", "-o", help="folder: taggers, perturbed files + logs, "
+                                "adversarial.json, adversarial.png"),
+    pair: list[str] = typer.Option([], "--pair", help="L1-L2=L1_TRAIN,L2_TRAIN,L2_TEST, repeatable (default: "
+                                   "en-ny=silver-ner:en:train,silver-ner:ny:train,silver-ner:ny:test)"),
+    seeds: int = typer.Option(3, help="training seeds per condition (0..N-1)"),
+    perturbations: str = typer.Option("P1,P2,P3,P4,P5,P4-random", help="comma-separated subset of "
+                                      "P1,P2,P3,P4,P5,P4-random"),
+    config: Path = typer.Option(None, "--config", "-c", help="tagger config YAML overriding the defaults"),
+    set_: list[str] = typer.Option([], "--set", help="tagger config override key=value, repeatable"),
+    preset: str = typer.Option("cpu", "--preset", "-p", help="tagger preset ('cpu'; '' for the paper-sized default)"),
+    test_sample: int = typer.Option(None, help="test sentences per pair (default: the config's eval.sample; 0 = all)"),
+    bootstrap: int = typer.Option(1000, help="paired bootstrap resamples over sentences"),
+    names: Path = typer.Option(None, help="given names for P1, one per line (default: the L2 training file's PER "
+                               "entities)"),
+    places: Path = typer.Option(None, help="place names for P2 (default: the L2 training file's LOC entities)"),
+    stopwords: Path = typer.Option(None, help="stop words for P4 (default: stopwords-iso, or frequency-derived)"),
+) -> None:
+    """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1): mean ΔF1, paired t-test over runs ×
+    pairs, paired bootstrap over sentences, Table 3.6-style table and a bar plot."""
+    from xlsent.cli.perturb import read_list
+    from xlsent.evaluation.adversarial import parse_pair, run_adversarial
+    from xlsent.perturbations.suite import KINDS
+    from xlsent.recipes.config import load_config
+
+    output_folder(output)
+    at_least(seeds, 1, "--seeds")
+    at_least(bootstrap, 0, "--bootstrap")
+    perts = [p.strip() for p in perturbations.split(",") if p.strip()]
+    for p in perts:
+        if p not in KINDS:
+            raise XlsentError(f"--perturbations: unknown {p!r}: use a comma-separated subset of {', '.join(KINDS)}")
+    specs = [parse_pair(p) for p in pair] or [
+        parse_pair("en-ny=silver-ner:en:train,silver-ner:ny:train,silver-ner:ny:test")]
+    cfg = load_config("tagger", config, set_, preset or None)
+    if cfg.tagger.task != "ner" and any(p != "P4" and p != "P4-random" for p in perts):
+        raise XlsentError("P1, P2, P3 and P5 change entities: with tagger.task=pos use --perturbations P4,P4-random")
+    n = cfg.eval.sample if test_sample is None else test_sample
+    at_least(n, 0, "--test-sample")
+    place_rows = read_list(places, "place name")
+    from xlsent.recipes.config import dump_config
+    from xlsent.utils.io import write_text_atomic
+
+    output.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, bootstrap,
+                             read_list(names, "given name"), [r.split() for r in place_rows] if place_rows else None,
+                             stopwords, show_note)
+    console.print(effects_table(report["effects"], cfg.tagger.task))
+    for k, v in report["overlap"].items():
+        console.print(f"entity overlap {k}: {100 * v['entity_token_overlap']:.1f}% of test entity tokens, "
+                      f"{100 * v['distinct_entities_shared']:.1f}% of distinct test entities")
+    console.print(f"labels: {report['labels']}; written: {output / 'adversarial.json'}, {output / 'adversarial.png'}")

@@ -62,9 +62,12 @@ def read_training(cfg) -> tuple[TaggedCorpus, list[str]]:
     notes = list(corpus.notes)
     n = cfg.train.sample
     if n and n < len(corpus):
-        idx = sorted(random.Random(cfg.optim.seed).sample(range(len(corpus)), n))
+        total = len(corpus)
+        idx = sorted(random.Random(cfg.train.sample_seed).sample(range(len(corpus)), n))
         corpus = corpus.subset(idx)
-        notes.append(f"training on a seeded sample of {n} of the file's sentences")
+        corpus.path = str(cfg.train.data)
+        notes.append(f"training on a sample of {n} of the file's {total} sentences "
+                     f"(train.sample_seed={cfg.train.sample_seed}; the same sample for every optim.seed)")
     if cfg.tagger.task == "ner" and not corpus.labels():
         from xlsent.utils.errors import XlsentError
 
@@ -161,6 +164,7 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True)
         sched.load_state_dict(state["scheduler"])
         step = int(state["step"])
         log = list(state.get("log_json", []))
+        torch.set_rng_state(state["rng"])  # dropout masks continue exactly where the interrupted run stopped
         folder.note(f"tagger: resuming at step {step}/{total}")
     policy = CheckpointPolicy(total, cfg.optim.checkpoint_every, cfg.optim.checkpoint_minutes)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
@@ -191,7 +195,7 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True)
             sched.step()
             opt.zero_grad()
             step += 1
-            running.append(float(loss))
+            running.append(loss.item())
             if step % max(1, cfg.optim.logging_steps) == 0 or step == total:
                 log.append({"step": step, "epoch": round(step / per_epoch, 3), "loss": float(np.mean(running)),
                             "lr": sched.get_last_lr()[0]})
@@ -201,7 +205,7 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True)
             if policy.due(step) and step < total:
                 trained = {n_: p.detach().clone() for n_, p in model.named_parameters() if p.requires_grad}
                 folder.save_state({"model": trained, "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                                   "step": step, "log_json": log})
+                                   "step": step, "log_json": log, "rng": torch.get_rng_state()})
     seconds = time.monotonic() - t0
     record = {"labels": labels, "train_sentences": len(corpus), "seconds": seconds, "notes": notes}
     folder.finish(lambda tmp: save_tagger(model, tok, tmp, cfg.models.max_seq_length), log, record)
