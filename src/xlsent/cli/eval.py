@@ -455,3 +455,6 @@ app.command("pos")(eval_pos)
 from xlsent.cli.tagging import eval_adversarial  # noqa: E402
 
 app.command("adversarial")(eval_adversarial)
+from xlsent.cli.tagging import eval_titles  # noqa: E402
+
+app.command("titles")(eval_titles)

@@ -241,3 +241,137 @@ def eval_adversarial(
         console.print(f"entity overlap {k}: {100 * v['entity_token_overlap']:.1f}% of test entity tokens, "
                       f"{100 * v['distinct_entities_shared']:.1f}% of distinct test entities")
     console.print(f"labels: {report['labels']}; written: {output / 'adversarial.json'}, {output / 'adversarial.png'}")
+
+
+def train_titles_command(
+    output: Path = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json)"),
+    config: Path = typer.Option(None, "--config", "-c", help="YAML file overriding the defaults"),
+    set_: list[str] = typer.Option([], "--set", help="key=value override, e.g. --set train.data=FILE"),
+    show_config: bool = typer.Option(False, help="print the merged config and exit"),
+) -> None:
+    """Title selection (Manafi 2025 §3.1): multiple-choice head over any encoder, text<TAB>gold<TAB>distractor… files."""
+    from xlsent.data.multiple_choice import read_choices
+    from xlsent.recipes.config import dump_config, load_config
+    from xlsent.utils.io import write_text_atomic
+
+    cfg = load_config("titles", config, set_, None)
+    output_folder(output)
+    if show_config:
+        console.print(dump_config(cfg), markup=False)
+        return
+    if not cfg.train.data:
+        raise XlsentError("give the training file: --set train.data=FILE (text<TAB>gold<TAB>distractor…)")
+    read_choices(cfg.train.data)
+    test = read_choices(cfg.eval.test) if cfg.eval.test else None
+    from xlsent.recipes.titles import accuracy, train_titles
+
+    output.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    model = train_titles(cfg, output, show_note)
+    console.print(f"title selector: {model}")
+    if test is not None:
+        right = accuracy(model, test, cfg.optim.seed, cfg.models.max_seq_length)
+        ci = _boot_mean(right, 1000, cfg.optim.seed)
+        write_json_atomic(output / "metrics.json", {"schema": "xlsent.titles/1", "test": str(cfg.eval.test),
+                                                    "accuracy": float(right.mean()), "ci95": ci, "n": len(right)})
+        console.print(f"accuracy on {cfg.eval.test}: {right.mean():.3f} [{ci[0]:.3f}, {ci[1]:.3f}] ({len(right)} examples)")
+
+
+def _boot_mean(x, b: int, seed: int) -> list[float]:
+    import numpy as np
+
+    from xlsent.evaluation.tagging import resample
+
+    if not b or not len(x):
+        return [float("nan"), float("nan")]
+    m = np.asarray(x, dtype=float)[resample(len(x), b, seed)].mean(1)
+    return [float(np.percentile(m, 2.5)), float(np.percentile(m, 97.5))]
+
+
+def eval_titles(
+    model: str = typer.Option(..., "--model", "-m", help="title selector folder (run folder or its model/)"),
+    test: Path = typer.Option(..., "--test", help="text<TAB>gold<TAB>distractor… file"),
+    train: Path = typer.Option(None, "--train", help="the model's training file: with it, P4 and its random "
+                               "control are applied to the test texts and the word overlap is reported"),
+    lang: str = typer.Option("", help="test language code for the stop words of P4"),
+    stopwords: Path = typer.Option(None, help="stop words for P4, one per line"),
+    embed_model: str = typer.Option("e5-small", help="model that embeds words for P4"),
+    seed: int = typer.Option(0, help="seed of the candidates' order, P4-random and the bootstrap"),
+    bootstrap: int = typer.Option(1000, help="bootstrap resamples over examples"),
+    max_length: int = typer.Option(128, help="pieces of section text read"),
+    output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
+) -> None:
+    """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
+    and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
+    import numpy as np
+
+    from xlsent.data.multiple_choice import read_choices
+    from xlsent.recipes.titles import accuracy, p4_texts
+
+    output_file(output)
+    at_least(bootstrap, 0, "--bootstrap")
+    data = read_choices(test)
+    tr = read_choices(train) if train is not None else None
+    p = Path(model).expanduser()
+    p = p / "model" if (p / "model" / "config.json").exists() else p
+    result = {"schema": "xlsent.titles-eval/1", "model": str(p), "test": str(test), "n": len(data)}
+    if tr is None:
+        right = accuracy(p, data, seed, max_length)
+        result["accuracy"] = {"value": float(right.mean()), "ci95": _boot_mean(right, bootstrap, seed)}
+    else:
+        from xlsent.data.stopwords import read_stopword_file, stopwords_for
+        from xlsent.perturbations.context import word_vectors
+        from xlsent.perturbations.overlap import word_overlap
+        from xlsent.evaluation.tagging import resample
+
+        if stopwords is not None:
+            sw = read_stopword_file(str(stopwords))
+        else:
+            from xlsent.data.projection import tokenize_words
+
+            if not lang:
+                raise XlsentError("give --lang CODE (for the stop words of P4) or --stopwords FILE")
+            sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
+            show_note(n)
+        cache: dict = {}
+
+        def embed(words):
+            todo = [w for w in words if w not in cache]
+            for w, v in zip(todo, word_vectors(embed_model, todo) if todo else []):
+                cache[w] = v
+            return np.stack([cache[w] for w in words])
+
+        base, pert, log = p4_texts(data, tr, sw, embed, seed)
+        _, rnd, log_r = p4_texts(data, tr, sw, None, seed, random_control=True)
+        rb = accuracy(p, base, seed, max_length)
+        rows = resample(len(rb), bootstrap, seed) if bootstrap else None
+        result["accuracy"] = {"value": float(rb.mean()), "ci95": _boot_mean(rb, bootstrap, seed)}
+        for name, d, lg in (("P4", pert, log), ("P4-random", rnd, log_r)):
+            r = accuracy(p, d, seed, max_length)
+            entry = {"value": float(r.mean()), "delta": float(r.mean() - rb.mean()), "counts": lg["counts"]}
+            if rows is not None:
+                diff = r[rows].mean(1) - rb[rows].mean(1)
+                entry["delta_ci95"] = [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))]
+                entry["p"] = min(1.0, 2 * min(float(np.mean(diff <= 0)), float(np.mean(diff >= 0))))
+            result[name] = entry
+        from transformers import AutoTokenizer
+
+        result["word_overlap"] = word_overlap(AutoTokenizer.from_pretrained(str(p)), tr.texts, data.texts, max_length)
+    t = Table(title=f"title selection on {test} ({len(data)} examples, {data.n_choices} candidates)")
+    for c in ("test set", "accuracy", "Δ vs base [95% CI]", "p"):
+        t.add_column(c, justify="right")
+    a = result["accuracy"]
+    t.add_row("base", f"{a['value']:.3f} [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}]", "", "")
+    for name in ("P4", "P4-random"):
+        if name in result:
+            e = result[name]
+            ci = e.get("delta_ci95")
+            t.add_row(name, f"{e['value']:.3f}", f"{e['delta']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""),
+                      f"{e.get('p', float('nan')):.4f}")
+    console.print(t)
+    if "word_overlap" in result:
+        console.print(f"word overlap (first {max_length} pieces): {100 * result['word_overlap']['piece_overlap']:.1f}% "
+                      "of test pieces occur in the training texts")
+    if output is not None:
+        write_json_atomic(output, result)
+        console.print(f"written: {output}")

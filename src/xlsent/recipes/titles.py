@@ -1,0 +1,167 @@
+"""Title selection: a 4-way multiple-choice classifier over any encoder (Manafi 2025 §3.1, the paper's second task).
+
+A section's text and each candidate title are read together (``[CLS] text [SEP] title [SEP]``, the text
+cut to its first ``models.max_seq_length`` pieces as the paper cuts sections to 128 tokens) and
+Hugging Face's ``AutoModelForMultipleChoice`` head scores each pair; softmax over the candidates,
+cross-entropy on the gold one. Paper settings: lr 2e-5, 3 epochs, batch 32. Decisions:
+
+* The candidates' order is shuffled per example (seeded), in training and in evaluation, so the
+  gold title's column in the file teaches nothing.
+* ``titles.train_layers`` trains only the top N layers (the lower ones and the token table frozen), for CPU runs.
+* P4 (:mod:`xlsent.perturbations.context`) changes the section text only; the base text goes
+  through the same word tokenisation and re-joining, so only the substitutions differ.
+
+No offline package here carries section titles (the Bible texts have no headings), so this task
+ships without bundled data: it runs on the user's files, and the tests run it on files they make.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.data.multiple_choice import ChoiceSet, read_choices
+from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
+from xlsent.utils.errors import XlsentError
+
+
+def shuffled(data: ChoiceSet, seed: int) -> tuple[list[list[str]], list[int]]:
+    """Each example's candidates in a seeded random order, and where the gold one landed."""
+    rng = np.random.default_rng(seed)
+    cands, gold = [], []
+    for c in data.candidates:
+        order = rng.permutation(len(c))
+        cands.append([c[k] for k in order])
+        gold.append(int(np.where(order == 0)[0][0]))
+    return cands, gold
+
+
+def encode(tok, texts: list[str], cands: list[list[str]], max_length: int, title_pieces: int = 24):
+    import torch
+
+    n = len(cands[0])
+    flat_t = [t for t in texts for _ in range(n)]
+    flat_c = [c for cs in cands for c in cs]
+    enc = tok(flat_t, flat_c, truncation="only_first", max_length=max_length + title_pieces, padding=True,
+              return_tensors="pt")
+    return {k: v.view(len(texts), n, -1) for k, v in enc.items() if isinstance(v, torch.Tensor)}
+
+
+def build(base: str, seed: int, train_layers: int):
+    import torch
+    from transformers import AutoModelForMultipleChoice, AutoTokenizer
+
+    from xlsent.models.handle import transformer_subfolder
+    from xlsent.models.registry import resolve_model_path
+    from xlsent.recipes.tagger import freeze
+
+    root = resolve_model_path(base)
+    folder = root / transformer_subfolder(root)
+    torch.manual_seed(seed)
+    model = AutoModelForMultipleChoice.from_pretrained(str(folder))
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    if train_layers:
+        freeze(model, train_layers, True)
+        enc = getattr(model, model.base_model_prefix)
+        if getattr(enc, "pooler", None) is not None:  # the choice head reads the pooler: keep it trainable
+            for p in enc.pooler.parameters():
+                p.requires_grad = True
+    return model, tok
+
+
+def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Path:
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    if not cfg.train.data:
+        raise XlsentError("title selection needs training data: --set train.data=FILE (text<TAB>gold<TAB>distractor…)")
+    data = read_choices(cfg.train.data)
+    folder = StageFolder(output, config_hash(cfg.models.to_dict(), cfg.train.to_dict(), cfg.titles.to_dict(),
+                                             learning_optim(cfg.optim.to_dict())), "titles", on_note)
+    if folder.record() is not None:
+        folder.note("titles: finished earlier with this config — skipping")
+        return folder.model_dir
+    folder.begin()
+    t0 = time.monotonic()
+    model, tok = build(cfg.models.base, cfg.optim.seed, cfg.titles.train_layers)
+    cands, gold = shuffled(data, cfg.optim.seed)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
+    bs = cfg.optim.batch_size
+    per_epoch = math.ceil(len(data) / bs)
+    total = per_epoch * cfg.optim.epochs
+    sched = get_linear_schedule_with_warmup(opt, int(cfg.optim.warmup_ratio * total), total)
+    step, log = 0, []
+    state = folder.load_state()
+    if state is not None:
+        model.load_state_dict({**model.state_dict(), **state["model"]})
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        step, log = int(state["step"]), list(state["log_json"])
+        torch.set_rng_state(state["rng"])
+    policy = CheckpointPolicy(total, cfg.optim.checkpoint_every, cfg.optim.checkpoint_minutes)
+    model.train()
+    while step < total:
+        epoch, k = divmod(step, per_epoch)
+        idx = np.random.default_rng(cfg.optim.seed + epoch).permutation(len(data))[k * bs : (k + 1) * bs]
+        batch = encode(tok, [data.texts[i] for i in idx], [cands[i] for i in idx], cfg.models.max_seq_length)
+        loss = model(**batch, labels=torch.tensor([gold[i] for i in idx])).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, cfg.optim.max_grad_norm)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        step += 1
+        log.append({"step": step, "loss": loss.item()})
+        if policy.due(step) and step < total:
+            folder.save_state({"model": {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad},
+                               "optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": step,
+                               "log_json": log, "rng": torch.get_rng_state()})
+
+    def save(tmp: Path) -> None:
+        model.save_pretrained(str(tmp))
+        tok.save_pretrained(str(tmp))
+
+    folder.finish(save, log, {"examples": len(data), "seconds": time.monotonic() - t0})
+    return folder.model_dir
+
+
+def accuracy(model_dir: Path, data: ChoiceSet, seed: int, max_length: int, batch_size: int = 16) -> np.ndarray:
+    """Per-example correctness (1/0) of a trained title selector on ``data``, candidates shuffled by ``seed``."""
+    import torch
+    from transformers import AutoModelForMultipleChoice, AutoTokenizer
+
+    p = Path(model_dir)
+    if not (p / "config.json").exists() or "ForMultipleChoice" not in (p / "config.json").read_text():
+        raise XlsentError(f"{p}: not a title-selection model — give the model/ folder of `xlsent train titles`")
+    model = AutoModelForMultipleChoice.from_pretrained(str(p)).eval()
+    tok = AutoTokenizer.from_pretrained(str(p))
+    cands, gold = shuffled(data, seed)
+    right = []
+    with torch.no_grad():
+        for s in range(0, len(data), batch_size):
+            batch = encode(tok, data.texts[s : s + batch_size], cands[s : s + batch_size], max_length)
+            pred = model(**batch).logits.argmax(-1).tolist()
+            right += [int(a == b) for a, b in zip(pred, gold[s : s + batch_size])]
+    return np.array(right)
+
+
+def p4_texts(test: ChoiceSet, train: ChoiceSet, stopwords: frozenset[str], embed, seed: int = 0,
+             random_control: bool = False) -> tuple[ChoiceSet, ChoiceSet, dict]:
+    """(base, perturbed, log): the section texts word-tokenised and re-joined, and their P4 (or random) copy."""
+    from xlsent.data.conll import TaggedCorpus
+    from xlsent.data.projection import tokenize_words
+    from xlsent.perturbations.context import p4_context
+
+    def as_corpus(d: ChoiceSet) -> TaggedCorpus:
+        toks = [tokenize_words(t) or [t] for t in d.texts]
+        return TaggedCorpus(toks, [["O"] * len(t) for t in toks], list(range(len(toks))), d.path)
+
+    te = as_corpus(test)
+    out = p4_context(te, as_corpus(train), stopwords, embed, seed, random_control, only_o=False)
+    base = ChoiceSet([" ".join(t) for t in te.tokens], test.candidates, test.path, test.lines)
+    pert = ChoiceSet([" ".join(t) for t in out.tokens], test.candidates, test.path, test.lines)
+    return base, pert, {"counts": out.counts, "mapping": out.mapping, "replacements": out.replacements}
