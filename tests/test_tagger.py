@@ -237,3 +237,35 @@ def test_eval_adversarial_end_to_end(wp_model, toy_files, tmp_path):
     assert "Table 3.6" in r.output
     r = CliRunner().invoke(app, ["eval", "adversarial", "-o", str(tmp_path / "a2"), "--pair", "nonsense"])
     assert r.exit_code != 0 and "expected L1-L2=" in str(r.exception)
+
+
+def test_pos_tagger_and_adversarial_p4(wp_model, tmp_path):
+    """POS: plain tags with '_' unlabelled tokens; adversarial runs P4 over every word (no O tags in POS)."""
+    from typer.testing import CliRunner
+
+    from xlsent.cli.main import app
+
+    def pos_file(path, n, seed):
+        toks, tags = toy_corpus(n, seed)
+        upos = [["PROPN" if t != "O" else ("ADP" if w in ("ku", "wa") else "NOUN") for w, t in zip(ws, ts)]
+                for ws, ts in zip(toks, tags)]
+        upos[0][0] = "_"
+        write_conll(path, toks, upos)
+        return path
+
+    tr, te, l1 = pos_file(tmp_path / "tr.conll", 120, 0), pos_file(tmp_path / "te.conll", 40, 1), \
+        pos_file(tmp_path / "l1.conll", 80, 2)
+    stop = tmp_path / "stop.txt"
+    stop.write_text("ku\n", encoding="utf-8")
+    r = CliRunner().invoke(app, ["eval", "adversarial", "-o", str(tmp_path / "adv"), "--pair", f"xx-yy={l1},{tr},{te}",
+                                 "--seeds", "1", "--preset", "", "--stopwords", str(stop), "--bootstrap", "20",
+                                 "--set", "tagger.task=pos", "--set", f"models.base={wp_model}",
+                                 "--set", "optim.epochs=2"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    rep = json.loads((tmp_path / "adv" / "adversarial.json").read_text())
+    assert rep["perturbations"] == ["P4", "P4-random"] and rep["overlap"] == {}
+    log = json.loads((tmp_path / "adv" / "xx-yy" / "native" / "perturbed" / "P4.conll.json").read_text())
+    assert log["counts"]["common with training"] > 0  # POS words are candidates although none is tagged O
+    r = CliRunner().invoke(app, ["eval", "adversarial", "-o", str(tmp_path / "a2"), "--set", "tagger.task=pos",
+                                 "--perturbations", "P3"])
+    assert r.exit_code != 0 and "P4,P4-random" in str(r.exception)

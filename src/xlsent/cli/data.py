@@ -24,6 +24,14 @@ def list_data() -> None:
     for d in BUNDLED.values():
         t.add_row(d.name, d.file, d.description)
     console.print(t)
+    from xlsent.data.tagging import BUNDLED_TAGGED
+
+    t = Table(title="token-tagged sets (--test / train.data of the tagger; silver = projected, not gold)")
+    for c in ("name", "file", "description"):
+        t.add_column(c)
+    for name, (file, _, desc) in BUNDLED_TAGGED.items():
+        t.add_row(name, file, desc)
+    console.print(t)
 
 
 @app.command("stats")

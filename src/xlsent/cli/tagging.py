@@ -192,10 +192,10 @@ def eval_adversarial(
     output: Path = typer.Option(..., "--output", "-o", help="folder: taggers, perturbed files + logs, "
                                 "adversarial.json, adversarial.png"),
     pair: list[str] = typer.Option([], "--pair", help="L1-L2=L1_TRAIN,L2_TRAIN,L2_TEST, repeatable (default: "
-                                   "en-ny=silver-ner:en:train,silver-ner:ny:train,silver-ner:ny:test)"),
+                                   "en-ny=silver-TASK:en:train,silver-TASK:ny:train,silver-TASK:ny:test)"),
     seeds: int = typer.Option(3, help="training seeds per condition (0..N-1)"),
-    perturbations: str = typer.Option("P1,P2,P3,P4,P5,P4-random", help="comma-separated subset of "
-                                      "P1,P2,P3,P4,P5,P4-random"),
+    perturbations: str = typer.Option(None, help="comma-separated subset of P1,P2,P3,P4,P5,P4-random "
+                                      "(default: all for NER, P4,P4-random for POS)"),
     config: Path = typer.Option(None, "--config", "-c", help="tagger config YAML overriding the defaults"),
     set_: list[str] = typer.Option([], "--set", help="tagger config override key=value, repeatable"),
     preset: str = typer.Option("cpu", "--preset", "-p", help="tagger preset ('cpu'; '' for the paper-sized default)"),
@@ -216,13 +216,15 @@ def eval_adversarial(
     output_folder(output)
     at_least(seeds, 1, "--seeds")
     at_least(bootstrap, 0, "--bootstrap")
-    perts = [p.strip() for p in perturbations.split(",") if p.strip()]
+    perts = [p.strip() for p in (perturbations or "").split(",") if p.strip()]
     for p in perts:
         if p not in KINDS:
             raise XlsentError(f"--perturbations: unknown {p!r}: use a comma-separated subset of {', '.join(KINDS)}")
-    specs = [parse_pair(p) for p in pair] or [
-        parse_pair("en-ny=silver-ner:en:train,silver-ner:ny:train,silver-ner:ny:test")]
     cfg = load_config("tagger", config, set_, preset or None)
+    t = cfg.tagger.task
+    specs = [parse_pair(p) for p in pair] or [
+        parse_pair(f"en-ny=silver-{t}:en:train,silver-{t}:ny:train,silver-{t}:ny:test")]
+    perts = perts or (["P1", "P2", "P3", "P4", "P5", "P4-random"] if t == "ner" else ["P4", "P4-random"])
     if cfg.tagger.task != "ner" and any(p != "P4" and p != "P4-random" for p in perts):
         raise XlsentError("P1, P2, P3 and P5 change entities: with tagger.task=pos use --perturbations P4,P4-random")
     n = cfg.eval.sample if test_sample is None else test_sample

@@ -189,7 +189,7 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
             else:
                 sw, sw_note = stopwords_for(pair.lang, [*test.tokens, *target_train.tokens])
             inputs[(pair.name, condition)] = PerturbInputs(test, train_c, target_train, names, places, sw, sw_note,
-                                                           cfg.models.base)
+                                                           cfg.models.base, only_o=task == "ner")
             for s in seeds:
                 cs = copy.deepcopy(c)
                 cs.optim.seed = s
@@ -207,7 +207,8 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
             variants[p] = out.corpus(str(folder / f"{p}.conll"))
             note(f"{pname} {condition} {p}: {len(out.replacements)} replacement(s) ({folder / (p + '.conll')}.json)")
         files[(pname, condition)] = variants
-        overlaps[f"{pname} {condition}"] = entity_overlap(inp.train, tests[pname])
+        if task == "ner":
+            overlaps[f"{pname} {condition}"] = entity_overlap(inp.train, tests[pname])
     runs = []
     per_run = []
     for pair, condition, s, c in plans:

@@ -1,7 +1,7 @@
 """Context-word perturbation P4 and its random control (Manafi 2025, §3.1.2 "Context Replacement").
 
 * Candidate words: the test file's and the training file's words tagged ``O`` (every word, for
-  untagged text such as title selection), lower-cased, leaving out stop words, single characters and
+  untagged text such as title selection, and for POS files), lower-cased, leaving out stop words, single characters and
   words that are not all letters (punctuation, digits).
 * **Common words** = candidates of both files; **unique words** = test candidates the training file
   lacks.
