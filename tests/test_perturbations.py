@@ -190,3 +190,17 @@ def test_perturb_cli_writes_copy_and_log_and_never_touches_training(tmp_path):
     r = CliRunner().invoke(app, ["perturb", "--test", str(tmp_path / "test.conll"), "--train",
                                  str(tmp_path / "train.conll"), "-p", "P9", "-o", str(tmp_path / "x.conll")])
     assert r.exit_code != 0 and "unknown --perturbation 'P9'" in str(r.exception or r.output)
+
+
+def test_data_overlap_cli(tmp_path, tiny_model):
+    from typer.testing import CliRunner
+
+    from xlsent.cli.main import app
+
+    write_conll(tmp_path / "test.conll", TEST.tokens, TEST.tags)
+    write_conll(tmp_path / "train.conll", TRAIN.tokens, TRAIN.tags)
+    r = CliRunner().invoke(app, ["data", "overlap", "--train", str(tmp_path / "train.conll"), "--test",
+                                 str(tmp_path / "test.conll"), "-m", str(tiny_model), "--json"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    out = json.loads(r.output)
+    assert out["entity"]["entity_token_overlap"] == pytest.approx(3 / 8) and 0 < out["word"]["piece_overlap"] <= 1

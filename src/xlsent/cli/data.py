@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.markup import escape
@@ -11,6 +12,7 @@ from rich.table import Table
 from xlsent.cli.common import choice, console, output_file
 from xlsent.data.bundled import BUNDLED, data_dir
 from xlsent.data.pairs import load_pairs
+from xlsent.utils.errors import XlsentError
 
 app = typer.Typer(help="Bundled datasets and corpus statistics.", no_args_is_help=True)
 
@@ -183,3 +185,57 @@ def filter_pairs_command(
         console.print(f"[dim]{escape(line)}[/dim]")
     write_pairs_tsv(output, res.rows)
     console.print(f"wrote {output} ({len(res.rows)} of {res.report.rows_in} pairs, ranked by {rank_by})")
+
+
+@app.command("overlap")
+def overlap(
+    train: str = typer.Option(..., "--train", help="training file: BIO (or a bundled tagged set), or with --text "
+                              "one text per line"),
+    test: str = typer.Option(..., "--test", help="test file of the same kind"),
+    model: str = typer.Option("e5-small", "--model", "-m", help="tokenizer for the word overlap (Table 3.4)"),
+    text: bool = typer.Option(False, "--text", help="plain text / title-selection files: word overlap only"),
+    max_pieces: int = typer.Option(128, help="first N pieces of each text (Table 3.4 uses 128)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """How much a test file shares with a training file (Manafi 2025): entity overlap (Table 3.3) and word overlap
+    under a model's tokenizer (Table 3.4)."""
+    import json
+
+    from xlsent.perturbations.overlap import entity_overlap, word_overlap
+
+    if text:
+        from xlsent.data.multiple_choice import read_choices
+
+        def texts(path: str) -> list[str]:
+            p = Path(path)
+            if not p.is_file():
+                raise XlsentError(f"{p}: no such file — check the path")
+            first = p.read_text(encoding="utf-8").splitlines()
+            return read_choices(p).texts if first and "\t" in first[0] else [x for x in first if x.strip()]
+
+        tr, te, out = texts(train), texts(test), {}
+    else:
+        from xlsent.data.tagging import load_tagged
+
+        a, b = load_tagged(train), load_tagged(test)
+        tr, te = [" ".join(t) for t in a.tokens], [" ".join(t) for t in b.tokens]
+        out = {"entity": entity_overlap(a, b)}
+    from transformers import AutoTokenizer
+
+    from xlsent.models.handle import transformer_subfolder
+    from xlsent.models.registry import resolve_model_path
+
+    root = resolve_model_path(model)
+    out["word"] = word_overlap(AutoTokenizer.from_pretrained(str(root / transformer_subfolder(root))), tr, te,
+                               max_pieces)
+    if as_json:
+        console.print_json(json.dumps(out))
+        return
+    if "entity" in out:
+        e = out["entity"]
+        console.print(f"entity overlap (Table 3.3): {100 * e['entity_token_overlap']:.2f}% of {e['entity_tokens']} test "
+                      f"entity tokens occur in training with the same label ({100 * e['of_all_test_tokens']:.2f}% of "
+                      f"all test tokens); {100 * e['distinct_entities_shared']:.1f}% of distinct test entities")
+    w = out["word"]
+    console.print(f"word overlap (Table 3.4, {model}, first {max_pieces} pieces): {100 * w['piece_overlap']:.2f}% of "
+                  f"test pieces, {100 * w['distinct_piece_overlap']:.1f}% of distinct ones")
