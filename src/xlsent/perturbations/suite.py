@@ -49,37 +49,28 @@ class PerturbInputs:
         return np.stack([self._vectors[w] for w in words]) if words else np.zeros((0, 1), dtype=np.float32)
 
 
-def _names(inp: PerturbInputs) -> list[str]:
-    if inp.given_names:
-        return inp.given_names
+def _default_list(inp: PerturbInputs, kind: str):
+    """The user's list, else the target training file's PER first tokens (P1) / LOC entities (P2)."""
+    given = inp.given_names if kind == "P1" else inp.places
+    if given:
+        return given
     src = inp.target_train or inp.train
-    names = default_given_names(src)
-    if not names:
-        raise XlsentError(f"P1 needs given names: {src.path or 'the training file'} has no PER entity — "
-                          "give a list with --names FILE")
-    inp.notes.append(f"P1: {len(names)} given names from the PER entities of {src.path or 'the target training file'}")
-    return names
-
-
-def _places(inp: PerturbInputs) -> list[list[str]]:
-    if inp.places:
-        return inp.places
-    src = inp.target_train or inp.train
-    places = default_places(src)
-    if not places:
-        raise XlsentError(f"P2 needs place names: {src.path or 'the training file'} has no LOC entity — "
-                          "give a list with --places FILE")
-    inp.notes.append(f"P2: {len(places)} place names from the LOC entities of {src.path or 'the target training file'}")
-    return places
+    found = default_given_names(src) if kind == "P1" else default_places(src)
+    label, what, option = ("PER", "given names", "--names") if kind == "P1" else ("LOC", "place names", "--places")
+    if not found:
+        raise XlsentError(f"{kind} needs {what}: {src.path or 'the training file'} has no {label} entity — "
+                          f"give a list with {option} FILE")
+    inp.notes.append(f"{kind}: {len(found)} {what} from the {label} entities of {src.path or 'the target training file'}")
+    return found
 
 
 def perturb(kind: str, inp: PerturbInputs, seed: int = 0) -> Perturbed:
     if kind not in KINDS:
         raise XlsentError(f"unknown perturbation {kind!r}: use one of {', '.join(KINDS)}")
     if kind == "P1":
-        out = p1_given_names(inp.test, _names(inp), seed)
+        out = p1_given_names(inp.test, _default_list(inp, "P1"), seed)
     elif kind == "P2":
-        out = p2_places(inp.test, _places(inp), seed)
+        out = p2_places(inp.test, _default_list(inp, "P2"), seed)
     elif kind == "P3":
         out = p3_shared_entities(inp.test, inp.train, seed)
     elif kind in ("P4", "P4-random"):

@@ -37,7 +37,8 @@ import numpy as np
 
 from xlsent.data.conll import TaggedCorpus
 from xlsent.data.tagging import load_tagged
-from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
+from xlsent.recipes.run_folder import (CheckpointPolicy, StageFolder, config_hash, learning_optim, resume_loop,
+                                       save_loop)
 
 Note = Callable[[str], None] | None
 
@@ -156,15 +157,8 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True)
     per_epoch = math.ceil(len(enc.input_ids) / bs)
     total = per_epoch * cfg.optim.epochs
     sched = get_linear_schedule_with_warmup(opt, int(cfg.optim.warmup_ratio * total), total)
-    step, log = 0, []
-    state = folder.load_state()
-    if state is not None:
-        model.load_state_dict({**model.state_dict(), **state["model"]})
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        step = int(state["step"])
-        log = list(state.get("log_json", []))
-        torch.set_rng_state(state["rng"])  # dropout masks continue exactly where the interrupted run stopped
+    step, log = resume_loop(folder, model, opt, sched)
+    if step:
         folder.note(f"tagger: resuming at step {step}/{total}")
     policy = CheckpointPolicy(total, cfg.optim.checkpoint_every, cfg.optim.checkpoint_minutes)
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
@@ -203,9 +197,7 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True)
             if b:
                 b.advance(task)
             if policy.due(step) and step < total:
-                trained = {n_: p.detach().clone() for n_, p in model.named_parameters() if p.requires_grad}
-                folder.save_state({"model": trained, "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                                   "step": step, "log_json": log, "rng": torch.get_rng_state()})
+                save_loop(folder, model, opt, sched, step, log)
     seconds = time.monotonic() - t0
     record = {"labels": labels, "train_sentences": len(corpus), "seconds": seconds, "notes": notes}
     folder.finish(lambda tmp: save_tagger(model, tok, tmp, cfg.models.max_seq_length), log, record)

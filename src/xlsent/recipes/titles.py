@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.multiple_choice import ChoiceSet, read_choices
-from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
+from xlsent.recipes.run_folder import (CheckpointPolicy, StageFolder, config_hash, learning_optim, resume_loop,
+                                       save_loop)
 from xlsent.utils.errors import XlsentError
 
 
@@ -94,14 +95,7 @@ def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Pat
     per_epoch = math.ceil(len(data) / bs)
     total = per_epoch * cfg.optim.epochs
     sched = get_linear_schedule_with_warmup(opt, int(cfg.optim.warmup_ratio * total), total)
-    step, log = 0, []
-    state = folder.load_state()
-    if state is not None:
-        model.load_state_dict({**model.state_dict(), **state["model"]})
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        step, log = int(state["step"]), list(state["log_json"])
-        torch.set_rng_state(state["rng"])
+    step, log = resume_loop(folder, model, opt, sched)
     policy = CheckpointPolicy(total, cfg.optim.checkpoint_every, cfg.optim.checkpoint_minutes)
     model.train()
     while step < total:
@@ -117,9 +111,7 @@ def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Pat
         step += 1
         log.append({"step": step, "loss": loss.item()})
         if policy.due(step) and step < total:
-            folder.save_state({"model": {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad},
-                               "optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": step,
-                               "log_json": log, "rng": torch.get_rng_state()})
+            save_loop(folder, model, opt, sched, step, log)
 
     def save(tmp: Path) -> None:
         model.save_pretrained(str(tmp))
