@@ -13,6 +13,7 @@ LAYERS = [
     {"data"},
     {"models", "modules", "losses"},
     {"encoding"},
+    {"perturbations"},
     {"mining"},
     {"evaluation"},
     {"recipes"},

@@ -209,7 +209,7 @@ def eval_adversarial(
     """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1): mean ΔF1, paired t-test over runs ×
     pairs, paired bootstrap over sentences, Table 3.6-style table and a bar plot."""
     from xlsent.cli.perturb import read_list
-    from xlsent.evaluation.adversarial import parse_pair, run_adversarial
+    from xlsent.recipes.adversarial import parse_pair, run_adversarial
     from xlsent.perturbations.suite import KINDS
     from xlsent.recipes.config import load_config
 

@@ -53,15 +53,11 @@ def copy_case(original: str, new: str) -> str:
 def word_vectors(model_path: str, words: Sequence[str], batch_size: int = 256) -> np.ndarray:
     """Unit vectors of words embedded alone: last-layer state at position 0 of ``[CLS] word [SEP]``."""
     import torch
-    from transformers import AutoModel, AutoTokenizer
 
-    from xlsent.models.handle import transformer_subfolder
-    from xlsent.models.registry import resolve_model_path
+    from xlsent.models.handle import load_model
 
-    root = resolve_model_path(model_path)
-    folder = root / transformer_subfolder(root)
-    tok = AutoTokenizer.from_pretrained(str(folder))
-    model = AutoModel.from_pretrained(str(folder)).eval()
+    transformer = load_model(model_path).model[0]  # the encoder itself: no prompt, no pooling
+    tok, model = transformer.tokenizer, transformer.auto_model.eval()
     out = []
     with torch.no_grad():
         for s in range(0, len(words), batch_size):
