@@ -3,8 +3,9 @@
 Manafi (2025, §3.1.3) fine-tunes mBERT and XLM-R with a token-classification head on the L1 or L2
 training file (the *transfer* and *native* conditions) and reports entity F1 on the L2 test file;
 Chen et al. (2023, §4) fine-tune on English and test zero-shot (lr 2e-5, batch 16–32, 3–5 epochs,
-length 128). The default config follows them: every layer trained, lr 2e-5, batch 32, 3 epochs,
-128 pieces. Decisions where the papers are silent:
+length 128). ``--preset paper`` follows them: every layer trained, lr 2e-5, batch 32, 3 epochs,
+128 pieces. The default is the measured CPU setting below, which on silver en→ny NER also transfers
+better (docs/results.md). Decisions where the papers are silent:
 
 * **First sub-token labelling** (the BERT convention; neither paper says): a word's label is
   learned and read on its first sub-token (:mod:`xlsent.models.tagger`).
@@ -12,7 +13,7 @@ length 128). The default config follows them: every layer trained, lr 2e-5, batc
   ``O``), or its POS tags. A test label the training file lacks is scored (it can only be missed).
 * **No prompt.** e5's ``query:``/``passage:`` prefixes are for sentence vectors; the tagger sees
   the words alone.
-* **CPU preset** (``--preset cpu``): the lower ``L - tagger.train_layers`` layers and the token table
+* **CPU default** (also ``--preset cpu``): the lower ``L - tagger.train_layers`` layers and the token table
   are frozen, their output is computed once in eval mode (no dropout there) and cached in float16, and
   each step trains only the top layers and the head. ``tagger.train_layers: 0`` trains everything
   (optionally with ``models.freeze_word_embeddings``). docs/results.md measures what the preset costs.
