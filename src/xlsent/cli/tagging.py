@@ -65,7 +65,7 @@ def train_tagger_command(
         return
     from xlsent.recipes.tagger import read_training, scheme_of, train_tagger
 
-    read_training(cfg)  # a malformed training file fails here, before any model loads
+    training = read_training(cfg)  # a malformed training file fails here, before any model loads
     test = None
     if cfg.eval.test and not no_eval:
         from xlsent.data.tagging import load_tagged
@@ -75,7 +75,7 @@ def train_tagger_command(
                                          task=cfg.tagger.task), cfg.eval.sample, cfg.optim.seed)
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    result = train_tagger(cfg, output, show_note)
+    result = train_tagger(cfg, output, show_note, training=training)
     for n in result.notes:
         show_note(n)
     console.print(f"tagger: {result.model}  ({len(result.labels)} labels, {result.train_sentences} training "
@@ -323,7 +323,7 @@ def eval_titles(
         result["accuracy"] = {"value": float(right.mean()), "ci95": _boot_mean(right, bootstrap, seed)}
     else:
         from xlsent.data.stopwords import read_stopword_file, stopwords_for
-        from xlsent.perturbations.context import word_vectors
+        from xlsent.perturbations.context import WordEmbedder
         from xlsent.perturbations.overlap import word_overlap
         from xlsent.evaluation.tagging import resample
 
@@ -336,15 +336,7 @@ def eval_titles(
                 raise XlsentError("give --lang CODE (for the stop words of P4) or --stopwords FILE")
             sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
             show_note(n)
-        cache: dict = {}
-
-        def embed(words):
-            todo = [w for w in words if w not in cache]
-            for w, v in zip(todo, word_vectors(embed_model, todo) if todo else []):
-                cache[w] = v
-            return np.stack([cache[w] for w in words])
-
-        base, pert, log = p4_texts(data, tr, sw, embed, seed)
+        base, pert, log = p4_texts(data, tr, sw, WordEmbedder(embed_model), seed)
         _, rnd, log_r = p4_texts(data, tr, sw, None, seed, random_control=True)
         rb = accuracy(p, base, seed, max_length)
         rows = resample(len(rb), bootstrap, seed) if bootstrap else None

@@ -74,20 +74,24 @@ def effects(runs: list[RunScores], task: str = "ner", bootstrap: int = 1000, see
     pairs = list(dict.fromkeys(r.pair for r in runs))
     rows = {pair: resample(len(next(r for r in runs if r.pair == pair).gold["base"]), bootstrap, seed + k)
             for k, pair in enumerate(pairs)} if bootstrap else {}
+    base_counts = [_counts(task, r.gold["base"], r.pred["base"]) for r in runs]  # once per run, not per perturbation
+    base_score = [fn(c) for c in base_counts]
+    base_boot = [fn(c, rows[r.pair]) for r, c in zip(runs, base_counts)] if bootstrap else []
     for cond in conditions:
         for p in perts:
-            units = [r for r in runs if r.condition == cond and p in r.pred]
-            if not units:
+            idx = [k for k, r in enumerate(runs) if r.condition == cond and p in r.pred]
+            if not idx:
                 continue
-            base = [fn(_counts(task, r.gold["base"], r.pred["base"])) for r in units]
-            pert = [fn(_counts(task, r.gold[p], r.pred[p])) for r in units]
+            units = [runs[k] for k in idx]
+            pert_counts = [_counts(task, r.gold[p], r.pred[p]) for r in units]
+            base = [base_score[k] for k in idx]
+            pert = [fn(c) for c in pert_counts]
             e = Effect(cond, p, len(units), 100 * float(np.mean(base)), 100 * float(np.mean(pert)),
                        100 * float(np.mean(np.subtract(pert, base))), t_test(base, pert))
             if bootstrap:
                 d = np.zeros(bootstrap)
-                for r in units:
-                    rw = rows[r.pair]
-                    d += fn(_counts(task, r.gold[p], r.pred[p]), rw) - fn(_counts(task, r.gold["base"], r.pred["base"]), rw)
+                for k, r, c in zip(idx, units, pert_counts):
+                    d += fn(c, rows[r.pair]) - base_boot[k]
                 d = 100 * d / len(units)
                 e.boot_ci = [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))]
                 e.boot_p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))

@@ -52,23 +52,47 @@ def copy_case(original: str, new: str) -> str:
 
 def word_vectors(model_path: str, words: Sequence[str], batch_size: int = 256) -> np.ndarray:
     """Unit vectors of words embedded alone: last-layer state at position 0 of ``[CLS] word [SEP]``."""
-    import torch
-
-    from xlsent.models.handle import load_model
-
-    transformer = load_model(model_path).model[0]  # the encoder itself: no prompt, no pooling
-    tok, model = transformer.tokenizer, transformer.auto_model.eval()
-    out = []
-    with torch.no_grad():
-        for s in range(0, len(words), batch_size):
-            enc = tok(list(words[s : s + batch_size]), padding=True, truncation=True, max_length=32,
-                      return_tensors="pt")
-            h = model(**enc).last_hidden_state[:, 0]
-            out.append(torch.nn.functional.normalize(h, dim=-1).numpy())
-    return np.concatenate(out) if out else np.zeros((0, model.config.hidden_size), dtype=np.float32)
+    return WordEmbedder(model_path, batch_size)(list(words))
 
 
 Embed = Callable[[Sequence[str]], np.ndarray]
+
+
+class WordEmbedder:
+    """Word vectors (:func:`word_vectors`) memoised per word, the model loaded once on first use: P4 and P5,
+    and the title task's P4, embed the same words. Call it with a list of words; one unit row per word."""
+
+    def __init__(self, model_path: str, batch_size: int = 256) -> None:
+        self.model_path, self.batch_size = model_path, batch_size
+        self._vectors: dict[str, np.ndarray] = {}
+        self._encoder = None
+
+    def _embed(self, words: list[str]) -> np.ndarray:
+        import torch
+
+        if self._encoder is None:
+            from xlsent.models.handle import load_model
+
+            transformer = load_model(self.model_path).model[0]  # the encoder itself: no prompt, no pooling
+            self._encoder = (transformer.tokenizer, transformer.auto_model.eval())
+        tok, model = self._encoder
+        out = []
+        with torch.no_grad():
+            for s in range(0, len(words), self.batch_size):
+                enc = tok(words[s : s + self.batch_size], padding=True, truncation=True, max_length=32,
+                          return_tensors="pt")
+                h = model(**enc).last_hidden_state[:, 0]
+                out.append(torch.nn.functional.normalize(h, dim=-1).numpy())
+        return np.concatenate(out)
+
+    def __call__(self, words: Sequence[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(w for w in words if w not in self._vectors))
+        if todo:
+            for w, v in zip(todo, self._embed(todo)):
+                self._vectors[w] = v
+        if not words:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([self._vectors[w] for w in words])
 
 
 def substitutes(common: list[str], unique: list[str], embed: Embed | None, seed: int, random_control: bool) -> dict:

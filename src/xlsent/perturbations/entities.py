@@ -90,37 +90,36 @@ def default_places(train_target: TaggedCorpus) -> list[list[str]]:
     return [list(x) for x in sorted({e[4] for e in entities(train_target) if e[3] == "LOC"})]
 
 
-def p1_given_names(test: TaggedCorpus, names: list[str], seed: int) -> Perturbed:
-    if not names:
-        raise ValueError("P1 needs a list of given names")
+def _substitute_label(test: TaggedCorpus, label: str, pool: list[tuple[str, ...]], seed: int, name: str,
+                      first_token_only: bool) -> Perturbed:
+    """Every ``label`` entity of ``test`` → a random pick from ``pool`` (never the entity itself when the pool
+    has another choice). ``first_token_only``: only the entity's first token is replaced (P1: the given name;
+    the rest of the entity, I-PER, follows the new tokens unchanged)."""
     rng = random.Random(seed)
     edits: dict[int, list] = {}
     for i, a, b, lab, toks in entities(test):
-        if lab != "PER":
+        if lab != label:
             continue
-        choices = [n for n in names if n != toks[0]] or names
-        new = rng.choice(choices).split()
-        edits.setdefault(i, []).append((a, a + 1, new, _retag("PER", len(new))))
-    out = replace_spans(test, edits, "P1", [])
-    # the rest of the entity (I-PER) follows the new B-PER/I-PER tokens unchanged
-    out.counts = {"PER entities": sum(len(v) for v in edits.values())}
+        own = toks[:1] if first_token_only else toks
+        new = list(rng.choice([p for p in pool if p != own] or pool))
+        edits.setdefault(i, []).append((a, a + 1 if first_token_only else b, new, _retag(label, len(new))))
+    out = replace_spans(test, edits, name, [])
+    out.counts = {f"{label} entities": sum(len(v) for v in edits.values())}
     return out
+
+
+def p1_given_names(test: TaggedCorpus, names: list[str], seed: int) -> Perturbed:
+    """P1: the given name (first token) of every PER entity → a random name from ``names``."""
+    if not names:
+        raise ValueError("P1 needs a list of given names")
+    return _substitute_label(test, "PER", [tuple(n.split()) for n in names], seed, "P1", first_token_only=True)
 
 
 def p2_places(test: TaggedCorpus, places: list[list[str]], seed: int) -> Perturbed:
+    """P2: every LOC entity → a random place from ``places``."""
     if not places:
         raise ValueError("P2 needs a list of place names")
-    rng = random.Random(seed)
-    edits: dict[int, list] = {}
-    for i, a, b, lab, toks in entities(test):
-        if lab != "LOC":
-            continue
-        choices = [p for p in places if tuple(p) != toks] or places
-        new = list(rng.choice(choices))
-        edits.setdefault(i, []).append((a, b, new, _retag("LOC", len(new))))
-    out = replace_spans(test, edits, "P2", [])
-    out.counts = {"LOC entities": sum(len(v) for v in edits.values())}
-    return out
+    return _substitute_label(test, "LOC", [tuple(p) for p in places], seed, "P2", first_token_only=False)
 
 
 def p3_shared_entities(test: TaggedCorpus, train: TaggedCorpus, seed: int) -> Perturbed:

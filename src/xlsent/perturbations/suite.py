@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlsent.data.conll import TaggedCorpus, write_conll
-from xlsent.perturbations.context import p4_context, word_vectors
+from xlsent.perturbations.context import WordEmbedder, p4_context
 from xlsent.perturbations.entities import (Perturbed, default_given_names, default_places, p1_given_names,
                                            p2_places, p3_shared_entities)
 from xlsent.utils.errors import XlsentError
@@ -36,17 +36,13 @@ class PerturbInputs:
     model: str = "e5-small"
     only_o: bool = True
     notes: list[str] = field(default_factory=list)
-    _vectors: dict = field(default_factory=dict)
+    _embedder: WordEmbedder | None = None
 
     def embed(self, words):
-        """Word vectors, memoised per word (P4 and P5 embed the same words)."""
-        import numpy as np
-
-        todo = [w for w in words if w not in self._vectors]
-        if todo:
-            for w, v in zip(todo, word_vectors(self.model, todo)):
-                self._vectors[w] = v
-        return np.stack([self._vectors[w] for w in words]) if words else np.zeros((0, 1), dtype=np.float32)
+        """Word vectors of the model under test, memoised per word (P4 and P5 embed the same words)."""
+        if self._embedder is None:
+            self._embedder = WordEmbedder(self.model)
+        return self._embedder(words)
 
 
 def _default_list(inp: PerturbInputs, kind: str):

@@ -59,7 +59,7 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
     note = on_note or (lambda s: None)
     output = Path(output)
     task = cfg.tagger.task
-    plans = []  # (pair, condition, seed, cfg, training corpus)
+    plans = []  # (pair, condition, seed, cfg, (training corpus, notes))
     tests, inputs = {}, {}
     for pair in pairs:  # read every file before any model loads
         test = sample_corpus(load_tagged(pair.l2_test, scheme_of(cfg), strict=cfg.train.strict, task=task),
@@ -69,7 +69,8 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
         for condition, train_file in (("native", pair.l2_train), ("transfer", pair.l1_train)):
             c = copy.deepcopy(cfg)
             c.train.data = train_file
-            train_c, _ = read_training(c)
+            training = read_training(c)
+            train_c = training[0]
             if stopwords is not None:
                 sw, sw_note = read_stopword_file(str(stopwords)), f"stop words: {stopwords}"
             else:
@@ -80,7 +81,7 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
                 cs = copy.deepcopy(c)
                 cs.optim.seed = s
                 cs.eval.test = ""
-                plans.append((pair, condition, s, cs))
+                plans.append((pair, condition, s, cs, training))
     files: dict[tuple[str, str], dict[str, object]] = {}
     overlaps = {}
     for (pname, condition), inp in inputs.items():
@@ -97,9 +98,9 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
             overlaps[f"{pname} {condition}"] = entity_overlap(inp.train, tests[pname])
     runs = []
     per_run = []
-    for pair, condition, s, c in plans:
+    for pair, condition, s, c, training in plans:
         run_dir = output / pair.name / condition / f"seed-{s}"
-        result = train_tagger(c, run_dir, note, progress)
+        result = train_tagger(c, run_dir, note, progress, training=training)
         model, tok = load_tagger(result.model)
         gold, pred, f1 = {}, {}, {}
         for vname, corpus in files[(pair.name, condition)].items():

@@ -120,14 +120,18 @@ def freeze(model, train_layers: int, freeze_word_embeddings: bool) -> int:
     return start
 
 
-def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True) -> TaggerResult:
+def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
+                 training: tuple[TaggedCorpus, list[str]] | None = None) -> TaggerResult:
+    """Train (or resume) the tagger of ``cfg`` into ``output``. ``training``: what :func:`read_training` returned
+    for this cfg, when the caller already read it (the CLI does, to fail before any model loads)."""
     import torch
     from transformers import get_linear_schedule_with_warmup
 
     from xlsent.models.tagger import encode_words, full_forward, lower_states, save_tagger, top_forward
 
     t0 = time.monotonic()
-    corpus, notes = read_training(cfg)
+    corpus, notes = training if training is not None else read_training(cfg)
+    notes = list(notes)
     labels = label_list(corpus, cfg.tagger.task)
     folder = StageFolder(output, config_hash(cfg.models.to_dict(), cfg.train.to_dict(), cfg.tagger.to_dict(),
                                              learning_optim(cfg.optim.to_dict())), "tagger", on_note)
