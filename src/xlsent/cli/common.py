@@ -84,6 +84,9 @@ def summary_rows(metrics: dict) -> list[dict]:
         if "udhr" in r:
             row["udhr_x2en"] = r["udhr"]["mean"]["tgt2src"]["p@1"]
             row["udhr_en2x"] = r["udhr"]["mean"]["src2tgt"]["p@1"]
+        if "spans" in r:
+            row["span_en2x"] = r["spans"]["src2tgt"]["p@1"]
+            row["span_x2en"] = r["spans"]["tgt2src"]["p@1"]
         rows.append(row)
     return rows
 
@@ -92,8 +95,10 @@ def summary_table(metrics: dict, title: str) -> Table:
     rows = summary_rows(metrics)
     table = Table(title=title)
     cols = ["model", "x2en", "en2x", "triplet_cos", "mse_tgt"] + (["udhr_x2en", "udhr_en2x"] if "udhr_x2en" in rows[0] else [])
+    cols += ["span_en2x", "span_x2en"] if "span_en2x" in rows[0] else []
     heads = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
-             "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx"}
+             "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx",
+             "span_x2en": "span P@1 xx→en"}
     for c in cols:
         table.add_column(heads.get(c, c), justify="left" if c == "model" else "right")
     for r in rows:

@@ -42,6 +42,12 @@ def tokenize_words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def words_with_offsets(text: str) -> tuple[list[str], list[int]]:
+    """:func:`tokenize_words` with each word's character offset in ``text``."""
+    found = list(_WORD.finditer(text))
+    return [m.group() for m in found], [m.start() for m in found]
+
+
 def is_punct(token: str) -> bool:
     return bool(_PUNCT.match(token))
 

@@ -14,7 +14,8 @@ reported, never used to choose anything.
         "<name>": {"retrieval": {src2tgt/tgt2src: {p@1, p@5, p@10, ci95}, ...},
                    "triplets": {...},            # held-out triplet accuracy
                    "mse": {...},                 # only with a teacher of the same width
-                   "udhr": {"mean": {...}, "languages": [...]}}},   # only with eval.udhr
+                   "udhr": {"mean": {...}, "languages": [...]},     # only with eval.udhr
+                   "spans": {src2tgt/tgt2src: {p@1, ci95}, by_type, ...}}},  # only the SCP recipe
      "run": {...}}                               # recipe extras: data notes, train log, sizes, stages
 """
 
@@ -31,6 +32,7 @@ class ModelMetrics:
     triplets: dict
     mse: dict | None = None
     udhr: dict | None = None
+    spans: dict | None = None  # structural-span retrieval (the SCP recipe's report)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}

@@ -38,8 +38,9 @@ class Encoded:
 
 
 def backbone(model):
-    """The encoder inside a ``*ForTokenClassification`` model (``model.bert``, ``model.roberta`` …)."""
-    return getattr(model, model.base_model_prefix)
+    """The encoder inside a ``*ForTokenClassification`` model (``model.bert``, ``model.roberta`` …), or the model
+    itself when it is the bare encoder (``BertModel``)."""
+    return getattr(model, model.base_model_prefix, model)
 
 
 def encode_words(tokenizer, sentences: list[list[str]], tags: list[list[str]] | None, label2id: dict[str, int],

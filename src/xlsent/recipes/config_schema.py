@@ -44,6 +44,8 @@ CHOICES: dict[str, dict[str, tuple]] = {
         "loss.targets_from": ("original", "masked"),
         "loss.sim_reduction": ("sum", "mean"),
     },
+    "scp": {"scp.variant": ("cl-moco", "moco", "in-batch"), "scp.negatives": ("key", "printed"),
+            "scp.momentum_convention": ("moco", "printed")},
     "multistage": {
         "mcl.variant": ("soft", "bool", "ce", "off"),
         "stages.mode": ("multistage", "single-random", "single-predistill"),
@@ -108,7 +110,7 @@ def _check_range(key: str, value: Any) -> None:
     leaf = key.split(".")[-1]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return
-    if leaf in ("lr", "temperature", "checkpoint_every") and not value > 0:
+    if leaf in ("lr", "temperature", "checkpoint_every", "tau") and not value > 0:
         raise _fail(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
     if leaf in ("batch_size", "token_steps", "shard_size") and value < 1:
         raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
@@ -117,9 +119,11 @@ def _check_range(key: str, value: Any) -> None:
                 "max_seq_length", "bottleneck", "warmup_ratio", "weight_decay", "adam_epsilon", "max_grad_norm",
                 "margin", "kd_weight", "mcl_weight", "infonce_weight", "contrastive_weight",
                 "relative_margin", "gen_weight", "align_weight", "sim_weight", "decay_epoch", "train_layers",
-                "bootstrap") and value < 0:
+                "bootstrap", "queue_size", "span_sample", "weight") and value < 0:
         raise _fail(key, value, "must be ≥ 0", "give 0 or a positive number")
-    if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate") and not 0 <= value < 1 + (leaf == "min_share"):
+    if leaf == "momentum" and not 0 <= value <= 1:
+        raise _fail(key, value, "must lie in [0, 1]", "give a fraction such as 0.99")
+    if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate", "probability") and not 0 <= value < 1 + (leaf == "min_share"):
         raise _fail(key, value, "must lie in [0, 1)", "give a fraction such as 0.1")
     if leaf in ("ru_layers", "repeats", "per_positive", "average_k", "layers", "hidden", "heads", "ffn",
                 "vocab_size") and value < 1:
@@ -197,6 +201,17 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
     if recipe == "lightweight" and typed["encoder"]["hidden"] % typed["encoder"]["heads"]:
         raise _fail("encoder.hidden", typed["encoder"]["hidden"], f"not divisible by encoder.heads={typed['encoder']['heads']}",
                     "choose a hidden size that the number of heads divides, e.g. 512 with 8 heads")
+    if recipe == "scp":
+        from xlsent.data.structural import BUNDLED_SPANS, TYPES
+
+        bad = [t for t in typed["data"]["types"] if t not in TYPES]
+        if bad or not typed["data"]["types"]:
+            raise _fail("data.types", typed["data"]["types"], "unknown or no structural type",
+                        f"give some of {', '.join(TYPES)}, e.g. --set 'data.types=[subject,verb,object]'")
+        for key, value in (("data.spans", typed["data"]["spans"]), ("eval.spans", typed["eval"].get("spans"))):
+            if value and value not in BUNDLED_SPANS and not Path(value).expanduser().is_file():
+                raise _fail(key, value, "no such file and not a bundled structural-words set",
+                            f"make one with `xlsent data structural-words PAIRS -o FILE` or use {', '.join(BUNDLED_SPANS)}")
     if recipe == "siamese" and list(typed.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
         raise _fail("output_norm", typed["output_norm"], "not an allowed normalisation",
                     "use [unit, center, unit] (the paper) or [unit]")

@@ -77,4 +77,7 @@ REGISTRY: dict[str, Recipe] = {r.name: r for r in (
     Recipe("multistage", "Multi-stage distillation (Ding et al. 2022): assistant → bottleneck → recurrence → MCL; "
            "resumable.", "Ding et al. 2022, Findings of NAACL", "xlsent.recipes.multistage:train_multistage",
            "xlsent.recipes.multistage:evaluate_after", ("base assistant", "each stage", "student")),
+    Recipe("scp", "Structural contrastive pretraining with CL-MoCo (Chen et al. 2023): aligned subject/verb/object/"
+           "entity spans, per-language momentum queues, + MLM.", "Chen et al. 2023, Findings of ACL",
+           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp")),
 )}

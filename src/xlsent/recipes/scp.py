@@ -1,0 +1,371 @@
+"""Structural contrastive pretraining with CL-MoCo (Chen et al. 2023): ``xlsent train scp``.
+
+Chen, Shou, Song, Gong, Pei, Chang, Jiang & Li (2023). *Structural Contrastive Pretraining for
+Cross-Lingual Comprehension.* Findings of ACL.
+
+Each aligned structural span (subject, verb, object, entity; ``xlsent data structural-words``) of a
+parallel pair is a positive pair: its span vectors (mean of the first and last sub-token's last-layer
+state, Eq. 4) in the two languages are pulled together against the other spans of the batch and a
+queue of momentum-encoder vectors per language (CL-MoCo, Eq. 9–11; :mod:`xlsent.losses.structural_contrastive_loss`),
+while an MLM loss over 15% of the other sub-tokens keeps the language model (``L = L_scp + L_mlm``,
+Eq. 12). Only the fast encoder is kept: the output is the base model's sentence-transformers folder with
+the trained encoder (same prompt, pooling and normalisation), for token-level fine-tuning
+(``xlsent train tagger --set models.base=RUN/model``) or as a sentence encoder.
+
+Paper setting (``--preset paper``): XLM-R base, Adam lr 1e-6 with 1.5k warm-up steps, batch 128, 4 epochs,
+128 pieces, τ 0.05, queues of 20k, λ 0.99, 8 V100s for a day. The default is the 2-core CPU setting
+(≤ 30 minutes on the bundled Old Testament): e5-small with its token table and lower 8 layers frozen
+(their output shared by the fast and the slow encoder), 64 pieces, batch 16 pairs (≈ 45 spans), a
+queue of 4,096 — the queue is what gives a small batch its negatives —, lr 2e-5 for a run of a few
+hundred steps. Ablation switches: ``scp.variant`` (``cl-moco`` | ``moco`` | ``in-batch``: Fig. 3, Table 4),
+``mlm.enabled`` (Table 4), ``scp.queue_size`` (Fig. 4), ``scp.tau`` (Fig. 5), ``data.types`` (Table 10),
+``scp.negatives`` and ``scp.momentum_convention`` (the two readings of the paper below).
+
+Decisions where the paper is silent or ambiguous:
+
+* **Momentum convention**: Eq. 5 as printed gives λ = 0.99 to the *fast* encoder; MoCo's convention
+  (``slow ← 0.99·slow + 0.01·fast``) is the default, the printed one ``scp.momentum_convention: printed``.
+* **Queue of the negatives**: Eq. 9 draws source→target negatives from the source queue as printed
+  (``scp.negatives: printed``); the default takes them from the key language's queue (xMoCo's reading).
+* **Slow vectors**: the positive and in-batch vectors of the MoCo variants come from the slow encoder (MoCo's
+  keys); the slow encoder reads the same (masked) batch — structural words are never masked, so their
+  spans are intact in both.
+* **MLM head**: e5-small has none; a BERT head tied to the token table is built (:func:`~xlsent.models.span_encoder.mlm_head`).
+  Masking follows BERT (80% mask, 10% random, 10% kept) over sub-tokens that are not structural, not special
+  and not the prompt, with sentence-transformers' and transformers' collator.
+* **Prompt**: sentences are encoded with the model's document prompt (e5: ``passage: ``), as its sentence
+  embeddings are (``scp.prompt: false`` for none); span offsets are counted after it.
+* **Order**: the pairs are shuffled per epoch from (seed, epoch); a pair's spans stay in one batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from xlsent.recipes._common import say
+from xlsent.recipes.config import dump_config
+from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import write_text_atomic
+
+
+@dataclass
+class SpanBatchData:
+    """Tokenised pairs and their span offsets, ready for batching."""
+
+    src_ids: list[list[int]]
+    tgt_ids: list[list[int]]
+    src_spans: list[list[tuple[int, int]]]  # per pair: (first, last) sub-token of each span
+    tgt_spans: list[list[tuple[int, int]]]
+    keep_src: list[list[int]]  # per pair: positions MLM must not mask (structural words, prompt)
+    keep_tgt: list[list[int]]
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.src_ids)
+
+    @property
+    def spans(self) -> int:
+        return sum(len(s) for s in self.src_spans)
+
+
+def read_spans_for(cfg: RecipeConfig) -> tuple[list[dict], dict, list[str]]:
+    """The training records (types filtered, sampled) — read before any model loads, so a bad file fails first."""
+    from xlsent.data.structural import TYPES, read_spans
+
+    d = cfg.data
+    types = [str(t) for t in d.types]
+    for t in types:
+        if t not in TYPES:
+            raise XlsentError(f"config data.types: unknown type {t!r} — use some of {', '.join(TYPES)}")
+    records, meta = read_spans(d.spans)
+    notes, kept, dropped_spans = [], [], 0
+    for r in records:
+        spans = [s for s in r["spans"] if set(s["types"]) & set(types)]
+        dropped_spans += len(r["spans"]) - len(spans)
+        if spans:
+            kept.append({**r, "spans": spans})
+    if dropped_spans:
+        notes.append(f"{d.spans}: {dropped_spans} span(s) of types outside data.types={types} left out; "
+                     f"{len(records) - len(kept)} pair(s) left with none dropped")
+    if len(kept) < 2:
+        raise XlsentError(f"{d.spans}: only {len(kept)} pair(s) with spans of types {types} — need at least 2")
+    n = int(d.sample)
+    if n and n < len(kept):
+        idx = sorted(random.Random(int(d.sample_seed)).sample(range(len(kept)), n))
+        notes.append(f"{d.spans}: training on a seeded sample of {n} of {len(kept)} pairs (data.sample_seed={d.sample_seed})")
+        kept = [kept[i] for i in idx]
+    return kept, meta, notes
+
+
+def prepare(records: list[dict], meta: dict, tok, prompt: str, max_len: int) -> SpanBatchData:
+    """Token ids and span offsets (the stored ones when they belong to this tokenizer and prompt); spans past
+    ``max_len`` pieces and pairs left without a span are dropped and counted."""
+    from xlsent.data.structural import add_piece_offsets, tokenizer_fingerprint
+
+    notes = []
+    if meta.get("tokenizer") != tokenizer_fingerprint(tok) or meta.get("prompt") != prompt:
+        records = copy.deepcopy(records)
+        add_piece_offsets(records, tok, prompt)
+        notes.append(f"span offsets recomputed for this model's tokenizer and prompt {prompt!r} (the file's are for "
+                     f"{meta.get('model', 'another model')!r}); the alignment is the file's")
+    n_prompt = len(tok(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0
+    enc_s = tok([prompt + r["src"] for r in records], truncation=True, max_length=max_len)["input_ids"]
+    enc_t = tok([prompt + r["tgt"] for r in records], truncation=True, max_length=max_len)["input_ids"]
+    out = SpanBatchData([], [], [], [], [], [], notes)
+    cut = none = 0
+    for r, ids_s, ids_t in zip(records, enc_s, enc_t):
+        ss, ts = [], []
+        for s in r["spans"]:
+            a, b = s.get("src_pieces"), s.get("tgt_pieces")
+            if a is None or b is None:
+                none += 1
+            elif a[1] >= len(ids_s) - 1 or b[1] >= len(ids_t) - 1:
+                cut += 1
+            else:
+                ss.append((a[0], a[1]))
+                ts.append((b[0], b[1]))
+        if not ss:
+            continue
+        out.src_ids.append(ids_s)
+        out.tgt_ids.append(ids_t)
+        out.src_spans.append(ss)
+        out.tgt_spans.append(ts)
+        prompt_pos = list(range(1, 1 + n_prompt))
+        out.keep_src.append(prompt_pos + [i for a, b in ss for i in range(a, b + 1)])
+        out.keep_tgt.append(prompt_pos + [i for a, b in ts for i in range(a, b + 1)])
+    if cut or none:
+        notes.append(f"{cut} span(s) past {max_len} pieces and {none} that no sub-token covers left out; "
+                     f"{len(records) - len(out)} pair(s) left with none dropped")
+    if len(out) < 2:
+        raise XlsentError(f"only {len(out)} pair(s) keep a span within {max_len} pieces — raise models.max_seq_length")
+    return out
+
+
+def _pad(rows: list[list[int]], value: int):
+    import torch
+
+    n = max(len(r) for r in rows)
+    return torch.tensor([r + [value] * (n - len(r)) for r in rows], dtype=torch.long)
+
+
+def _special_mask(rows: list[list[int]], keep: list[list[int]], tok):
+    """1 where MLM must not mask: special tokens, padding, the prompt and structural sub-tokens."""
+    import torch
+
+    n = max(len(r) for r in rows)
+    m = torch.ones(len(rows), n, dtype=torch.long)
+    for k, (r, kp) in enumerate(zip(rows, keep)):
+        m[k, : len(r)] = torch.tensor(tok.get_special_tokens_mask(r, already_has_special_tokens=True))
+        m[k, kp] = 1
+    return m
+
+
+def masked_batch(collator, rows: list[list[int]], keep: list[list[int]], tok, pad: int):
+    """(input ids, MLM labels) of a batch: the collator's BERT masking over every sub-token that is not special,
+    padding, prompt or structural (labels -100 elsewhere); without a collator, the ids and None."""
+    x = _pad(rows, pad)
+    if collator is None:
+        return x, None
+    return collator.torch_mask_tokens(x.clone(), _special_mask(rows, keep, tok))
+
+
+def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], None] | None = None,
+              progress: bool = True, on_step: Callable[[int], None] | None = None) -> Path:
+    """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
+    import torch
+    from rich.progress import Progress
+    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+
+    from xlsent.losses.structural_contrastive_loss import StructuralContrastiveLoss
+    from xlsent.models.handle import load_model
+    from xlsent.models.span_encoder import (freeze_lower, layer_count, lower_states, mlm_head, momentum_update,
+                                            slow_copy, span_vectors, upper_states)
+
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    cfg = copy.deepcopy(cfg)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    records, meta, notes = read_spans_for(cfg)
+    folder = StageFolder(output, config_hash(cfg.models, cfg.data, cfg.scp, cfg.mlm, learning_optim(cfg.optim)),
+                         "scp", on_note)
+    if folder.skip_if_done():
+        return folder.model_dir
+    say(on_note, notes)
+    folder.begin()
+    o, s, seed = cfg.optim, cfg.scp, int(cfg.optim.seed)
+    torch.manual_seed(seed)
+    handle = load_model(cfg.models.base, max_seq_length=int(cfg.models.max_seq_length))
+    st = handle.model
+    encoder, tok = st[0].auto_model, st.tokenizer
+    prompt = handle.prompt if s.prompt else ""
+    data = prepare(records, meta, tok, prompt, int(cfg.models.max_seq_length))
+    say(on_note, data.notes)
+    start = freeze_lower(encoder, int(s.train_layers), bool(cfg.models.freeze_word_embeddings))
+    n_layers = layer_count(encoder)
+    loss_fn = StructuralContrastiveLoss(encoder.config.hidden_size, s.variant, float(s.tau), int(s.queue_size),
+                                        s.negatives)
+    slow = slow_copy(encoder) if loss_fn.needs_slow else None
+    m = cfg.mlm
+    head = mlm_head(encoder) if m.enabled else None
+    collator = DataCollatorForLanguageModeling(tok, mlm_probability=float(m.probability)) if m.enabled else None
+    mask_gen = torch.Generator().manual_seed(seed)
+    if collator is not None:
+        collator.generator = mask_gen
+    params = [p for p in encoder.parameters() if p.requires_grad]
+    if head is not None:
+        params += [p for p in head.parameters() if p.requires_grad and p is not encoder.get_input_embeddings().weight]
+    decay = [p for p in params if p.ndim > 1]
+    no_decay = [p for p in params if p.ndim <= 1]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": float(o.weight_decay)},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=float(o.lr))
+    bs = int(o.batch_size)
+    per_epoch = math.ceil(len(data) / bs)
+    total = int(o.max_steps) or per_epoch * int(o.epochs)
+    sched = get_linear_schedule_with_warmup(opt, int(float(o.warmup_ratio) * total), total)
+    trained = {n: p for n, p in encoder.named_parameters() if p.requires_grad}
+    slow_named = dict(slow.named_parameters()) if slow is not None else {}
+    step, log = 0, []
+    state = folder.load_state()
+    if state is not None:
+        encoder.load_state_dict({**encoder.state_dict(), **state["encoder"]})
+        if slow is not None:
+            slow.load_state_dict({**slow.state_dict(), **state["slow"]})
+        if head is not None:
+            head.load_state_dict({**head.state_dict(), **state["head"]})
+        loss_fn.load_state_dict(state["loss"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        mask_gen.set_state(state["mask_rng"])
+        step, log = int(state["step"]), list(state["log"])
+        say(on_note, [f"scp: resuming from {folder.checkpoints} at step {step} of {total}"])
+    say(on_note, [f"scp: {s.variant}, {len(data)} pairs with {data.spans} spans, {per_epoch} steps an epoch, "
+                  f"{total} steps; layers {start + 1}–{n_layers} trained"
+                  + (", token table frozen" if not encoder.get_input_embeddings().weight.requires_grad else "")
+                  + (f"; MLM {m.probability:.0%} of non-structural sub-tokens" if head is not None else "; no MLM")])
+
+    def checkpoint() -> None:
+        folder.save_state({
+            "encoder": {n: p.detach().clone() for n, p in trained.items()},
+            "slow": {n: slow_named[n].detach().clone() for n in trained} if slow is not None else {},
+            "head": {k: v for k, v in head.state_dict().items() if k != "decoder.weight"} if head is not None else {},
+            "loss": loss_fn.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+            "rng": torch.get_rng_state(), "mask_rng": mask_gen.get_state(), "step": step, "log": log})
+
+    def states(model, x, mask, low=None):
+        if low is None:
+            low = lower_states(model, x, mask, start, grad=start == 0 and model is encoder)
+        return upper_states(model, low, mask, start), low
+
+    policy = CheckpointPolicy(total, float(o.checkpoint_every), float(o.checkpoint_minutes))
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    encoder.train()
+    if start > 0:  # frozen lower part: no dropout there (its output is what the slow encoder shares)
+        encoder.embeddings.eval()
+        for layer in encoder.encoder.layer[:start]:
+            layer.eval()
+    if head is not None:
+        head.train()
+    t0, window, skipped = time.perf_counter(), [], 0
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task("scp steps", total=total, completed=step)
+        while step < total:
+            epoch, k = divmod(step, per_epoch)
+            order = np.random.default_rng(seed * 1_000_003 + epoch).permutation(len(data))
+            sel = order[k * bs : (k + 1) * bs].tolist()
+            if not sel:  # max_steps beyond an epoch's end: next epoch
+                step += 1
+                continue
+            parts, mlm_losses = {}, []
+            for side, ids_all, spans_all, keep_all in (("s", data.src_ids, data.src_spans, data.keep_src),
+                                                        ("t", data.tgt_ids, data.tgt_spans, data.keep_tgt)):
+                rows = [ids_all[i] for i in sel]
+                x, labels = masked_batch(collator, rows, [keep_all[i] for i in sel], tok, pad)
+                mask = _pad([[1] * len(r) for r in rows], 0)
+                fast_h, low = states(encoder, x, mask)
+                r_i = torch.tensor([b for b, i in enumerate(sel) for _ in spans_all[i]])
+                first = torch.tensor([a for i in sel for a, _ in spans_all[i]])
+                last = torch.tensor([z for i in sel for _, z in spans_all[i]])
+                fast_v = span_vectors(fast_h, r_i, first, last)
+                slow_v = None
+                if slow is not None and (s.variant == "cl-moco" or side == "t"):
+                    with torch.no_grad():
+                        slow_h, _ = states(slow, x, mask, low.detach() if start > 0 else None)
+                        slow_v = span_vectors(slow_h, r_i, first, last)
+                parts[side] = (fast_v, slow_v)
+                if labels is not None and (labels != -100).any():
+                    where = labels != -100
+                    logits = head(fast_h[where])
+                    mlm_losses.append(torch.nn.functional.cross_entropy(logits, labels[where], reduction="sum")
+                                      / where.sum())
+            scp = loss_fn(parts["s"][0], parts["t"][0], parts["s"][1], parts["t"][1])
+            mlm = torch.stack(mlm_losses).mean() if mlm_losses else torch.zeros(())
+            loss = scp + float(m.weight) * mlm if head is not None else scp
+            opt.zero_grad()
+            if not torch.isfinite(loss):
+                skipped += 1
+            else:
+                loss.backward()
+                if float(o.max_grad_norm) > 0:
+                    torch.nn.utils.clip_grad_norm_(params, float(o.max_grad_norm))
+                opt.step()
+                if slow is not None:
+                    momentum_update(encoder, slow, float(s.momentum), s.momentum_convention)
+            sched.step()
+            step += 1
+            window.append({"loss": float(loss.detach()), "scp": float(scp.detach()), "mlm": float(mlm.detach()),
+                           "spans": len(first)})
+            if step % int(o.logging_steps) == 0 or step == total:
+                log.append({"step": step, "epoch": round(step / per_epoch, 3), "lr": sched.get_last_lr()[0],
+                            "queue_s": len(loss_fn.queue_s), "queue_t": len(loss_fn.queue_t),
+                            **{key: float(np.mean([w[key] for w in window])) for key in window[0]}})
+                window = []
+            if step < total and policy.due(step):
+                checkpoint()
+            bar.advance(task)
+            if on_step is not None:
+                on_step(step)
+    seconds = time.perf_counter() - t0
+    if log:
+        say(on_note, [f"scp: {step} steps in {seconds / 60:.1f} min; final loss {log[-1]['loss']:.4f} "
+                      f"(scp {log[-1]['scp']:.4f}, mlm {log[-1]['mlm']:.4f})"
+                      + (f"; {skipped} step(s) with a non-finite loss skipped" if skipped else "")])
+
+    def save(tmp: Path) -> None:
+        encoder.eval()
+        st.save(str(tmp))
+
+    folder.finish(save, log, {"seconds": seconds, "steps": step, "pairs": len(data), "spans": data.spans,
+                              "skipped_steps": skipped, "train_layers_from": start + 1,
+                              "data_notes": notes + data.notes, "spans_file": str(cfg.data.spans)})
+    return folder.model_dir
+
+
+def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
+    """Evaluation hook: base model vs SCP on held-out sentence retrieval (NT, UDHR) and structural-span retrieval."""
+    from xlsent.data.structural import read_spans
+    from xlsent.evaluation.spans import sample_records, span_retrieval
+    from xlsent.recipes._common import evaluate_named
+    from xlsent.recipes.registry import Report
+
+    if no_eval:
+        return Report(model, None, title="")
+    base = cfg.models.base
+    metrics = evaluate_named(cfg, {f"base {base}": base, "scp": model}, on_note=on_note)
+    if cfg.eval.spans:
+        records, _ = read_spans(cfg.eval.spans)
+        records = sample_records(records, int(cfg.eval.span_sample), int(cfg.optim.seed))
+        for name, path in ((f"base {base}", base), ("scp", model)):
+            say(on_note, [f"structural-span retrieval: {name}…"])
+            metrics.models[name].spans = span_retrieval(path, records, int(cfg.eval.span_max_length))
+    return Report(model, metrics, title="held-out: base model vs SCP (sentence retrieval; span P@1 below)")
