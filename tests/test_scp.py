@@ -420,3 +420,19 @@ def test_structural_words_cli_with_a_parse_given(tiny_model, tmp_path, pairs_tsv
     res = CliRunner().invoke(app, ["train", "scp", "-o", str(tmp_path / "r"), "--set", f"data.spans={bad}",
                                    "--set", f"models.base={tiny_model}"])
     assert res.exit_code != 0
+
+
+def test_eval_spans_cli(tiny_model, tmp_path):
+    from typer.testing import CliRunner
+
+    from xlsent.cli.main import app
+
+    spans = _spans_file(tmp_path, tiny_model)
+    out = tmp_path / "spans.json"
+    res = CliRunner().invoke(app, ["eval", "spans", "-m", str(tiny_model), "--spans", str(spans), "--bootstrap", "20",
+                                   "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    r = json.loads(out.read_text())["results"][0]
+    assert r["spans"] == 48 and "subject" in r["by_type"]
+    res = CliRunner().invoke(app, ["eval", "spans", "-m", str(tiny_model), "--spans", str(tmp_path / "none.jsonl")])
+    assert res.exit_code != 0 and "no such structural-words file" in res.output

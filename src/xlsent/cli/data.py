@@ -34,6 +34,15 @@ def list_data() -> None:
     for name, (file, _, desc) in BUNDLED_TAGGED.items():
         t.add_row(name, file, desc)
     console.print(t)
+    from xlsent.data.structural import BUNDLED_SPANS
+
+    t = Table(title="structural words (data.spans of `xlsent train scp`, --spans of `xlsent eval spans`)")
+    for c in ("name", "file", "description"):
+        t.add_column(c)
+    for name, file in BUNDLED_SPANS.items():
+        t.add_row(name, file, "English S/V/O + entity spans (spaCy) aligned to Chichewa (eflomal), "
+                  + ("Old" if name.endswith("train") else "New") + " Testament")
+    console.print(t)
 
 
 @app.command("stats")

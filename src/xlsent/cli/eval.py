@@ -458,3 +458,6 @@ app.command("adversarial")(eval_adversarial)
 from xlsent.cli.tagging import eval_titles  # noqa: E402
 
 app.command("titles")(eval_titles)
+from xlsent.cli.spans import eval_spans  # noqa: E402
+
+app.command("spans")(eval_spans)

@@ -15,7 +15,7 @@ the trained encoder (same prompt, pooling and normalisation), for token-level fi
 Paper setting (``--preset paper``): XLM-R base, Adam lr 1e-6 with 1.5k warm-up steps, batch 128, 4 epochs,
 128 pieces, τ 0.05, queues of 20k, λ 0.99, 8 V100s for a day. The default is the 2-core CPU setting
 (≤ 30 minutes on the bundled Old Testament): e5-small with its token table and lower 8 layers frozen
-(their output shared by the fast and the slow encoder), 64 pieces, batch 16 pairs (≈ 45 spans), a
+(their output shared by the fast and the slow encoder), 64 pieces, batch 16 pairs (≈ 38 spans), a
 queue of 4,096 — the queue is what gives a small batch its negatives —, lr 2e-5 for a run of a few
 hundred steps. Ablation switches: ``scp.variant`` (``cl-moco`` | ``moco`` | ``in-batch``: Fig. 3, Table 4),
 ``mlm.enabled`` (Table 4), ``scp.queue_size`` (Fig. 4), ``scp.tau`` (Fig. 5), ``data.types`` (Table 10),
@@ -361,11 +361,12 @@ def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, n
     if no_eval:
         return Report(model, None, title="")
     base = cfg.models.base
-    metrics = evaluate_named(cfg, {f"base {base}": base, "scp": model}, on_note=on_note)
+    named = ({f"base {base}": base} if cfg.eval.base else {}) | {"scp": model}
+    metrics = evaluate_named(cfg, named, on_note=on_note)
     if cfg.eval.spans:
         records, _ = read_spans(cfg.eval.spans)
         records = sample_records(records, int(cfg.eval.span_sample), int(cfg.optim.seed))
-        for name, path in ((f"base {base}", base), ("scp", model)):
+        for name, path in named.items():
             say(on_note, [f"structural-span retrieval: {name}…"])
             metrics.models[name].spans = span_retrieval(path, records, int(cfg.eval.span_max_length))
     return Report(model, metrics, title="held-out: base model vs SCP (sentence retrieval; span P@1 below)")
