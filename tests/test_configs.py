@@ -16,14 +16,14 @@ from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, 
                                          TrainConfig, leaf_type)
 from xlsent.utils.errors import XlsentError
 
-RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage", "lightweight")
+RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage", "lightweight", "scp")
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_every_shipped_config_and_preset_loads_and_validates(recipe):
     cfg = load_config(recipe)
     assert {"models", "train", "optim", "eval"} <= cfg.keys()  # the sections every recipe shares
-    assert list(cfg)[0] == "models" and cfg["train"]["pairs"] and cfg["eval"]["pairs"]
+    assert list(cfg)[0] == "models" and (cfg["train"].get("pairs") or cfg["train"].get("spans")) and cfg["eval"]["pairs"]
     assert (set(cfg["models"]) & {"base", "student"} or recipe == "lightweight") and set(cfg["models"]) <= {
         "base", "student", "teacher", "assistant", "reference", "max_seq_length", "freeze_word_embeddings"}
     for name in presets(recipe):
@@ -40,7 +40,7 @@ def test_configs_are_parsed_into_typed_objects(recipe):
         assert isinstance(cfg, RecipeConfig)
         for section, cls in typed.items():
             assert type(cfg[section]) is cls
-        assert cfg.optim.lr == cfg["optim"]["lr"] and cfg.train.pairs == cfg["train"]["pairs"]
+        assert cfg.optim.lr == cfg["optim"]["lr"] and cfg.train.pairs == cfg["train"].get("pairs", "")
 
         def check(node: Section, prefix: str) -> None:
             for k, v in node.items():
@@ -88,6 +88,12 @@ def test_choice_lists_agree_with_the_modules_that_use_them():
     assert set(CHOICES["lightweight"]["loss.task"]) == set(LW_TASKS)
     assert set(CHOICES["lightweight"]["tokenizer.model"]) == set(TOKENIZER_MODELS)
     assert set(typing.get_args(EvalConfig.declared("similarity"))) == set(SIMILARITIES)
+    from xlsent.losses.structural_contrastive_loss import NEGATIVES, VARIANTS as SCP_VARIANTS
+    from xlsent.models.span_encoder import CONVENTIONS
+
+    assert set(CHOICES["scp"]["scp.variant"]) == set(SCP_VARIANTS)
+    assert set(CHOICES["scp"]["scp.negatives"]) == set(NEGATIVES)
+    assert set(CHOICES["scp"]["scp.momentum_convention"]) == set(CONVENTIONS)
 
 
 @pytest.mark.parametrize("recipe, setting, message", [
@@ -110,6 +116,12 @@ def test_choice_lists_agree_with_the_modules_that_use_them():
     ("gloss", "dictionary.unknown=maybe", "dictionary.unknown='maybe': not an allowed value — use one of keep, drop"),
     ("multistage", "stage1.lr=abc", "stage1.lr='abc': expected a number or null"),
     ("multistage", "mcl.variant=hard", "mcl.variant='hard': not an allowed value"),
+    ("scp", "scp.variant=simclr", "scp.variant='simclr': not an allowed value — use one of cl-moco, moco, in-batch"),
+    ("scp", "scp.momentum=1.5", "scp.momentum=1.5: must lie in [0, 1]"),
+    ("scp", "scp.tau=0", "scp.tau=0.0: must be > 0"),
+    ("scp", "mlm.probability=1.5", "mlm.probability=1.5: must lie in [0, 1)"),
+    ("scp", "train.types=[subject,adverb]", "train.types=['subject', 'adverb']: unknown or no structural type"),
+    ("scp", "train.spans=nope.jsonl", "train.spans='nope.jsonl': no such file and not a bundled structural-words set"),
     ("multistage", "models.student.repeats=0", "models.student.repeats=0: must be ≥ 1"),
     ("multistage", "train.monolingual=nope.txt", "train.monolingual='nope.txt': no such file"),
     ("multistage", "eval.similarity=jaccard", "eval.similarity='jaccard': not an allowed value"),

@@ -272,7 +272,7 @@ def _spans_file(tmp_path: Path, model: Path) -> Path:
 def _cfg(model: Path, spans: Path, *sets: str):
     from xlsent.recipes.config import load_config
 
-    return load_config("scp", None, [f"models.base={model}", f"data.spans={spans}", "data.sample=0",
+    return load_config("scp", None, [f"models.base={model}", f"train.spans={spans}", "train.sample=0",
                                      "models.max_seq_length=32", "scp.queue_size=16", "scp.train_layers=2",
                                      "optim.batch_size=4", "optim.lr=1e-3", "optim.logging_steps=1",
                                      "eval.spans=", "eval.udhr=false", *sets])
@@ -417,7 +417,7 @@ def test_structural_words_cli_with_a_parse_given(tiny_model, tmp_path, pairs_tsv
     assert "filters dropped" in res.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"src": "a"}\n')
-    res = CliRunner().invoke(app, ["train", "scp", "-o", str(tmp_path / "r"), "--set", f"data.spans={bad}",
+    res = CliRunner().invoke(app, ["train", "scp", "-o", str(tmp_path / "r"), "--set", f"train.spans={bad}",
                                    "--set", f"models.base={tiny_model}"])
     assert res.exit_code != 0
 

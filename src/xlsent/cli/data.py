@@ -36,7 +36,7 @@ def list_data() -> None:
     console.print(t)
     from xlsent.data.structural import BUNDLED_SPANS
 
-    t = Table(title="structural words (data.spans of `xlsent train scp`, --spans of `xlsent eval spans`)")
+    t = Table(title="structural words (train.spans of `xlsent train scp`, --spans of `xlsent eval spans`)")
     for c in ("name", "file", "description"):
         t.add_column(c)
     for name, file in BUNDLED_SPANS.items():

@@ -204,11 +204,11 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
     if recipe == "scp":
         from xlsent.data.structural import BUNDLED_SPANS, TYPES
 
-        bad = [t for t in typed["data"]["types"] if t not in TYPES]
-        if bad or not typed["data"]["types"]:
-            raise _fail("data.types", typed["data"]["types"], "unknown or no structural type",
-                        f"give some of {', '.join(TYPES)}, e.g. --set 'data.types=[subject,verb,object]'")
-        for key, value in (("data.spans", typed["data"]["spans"]), ("eval.spans", typed["eval"].get("spans"))):
+        bad = [t for t in typed["train"]["types"] if t not in TYPES]
+        if bad or not typed["train"]["types"]:
+            raise _fail("train.types", typed["train"]["types"], "unknown or no structural type",
+                        f"give some of {', '.join(TYPES)}, e.g. --set 'train.types=[subject,verb,object]'")
+        for key, value in (("train.spans", typed["train"]["spans"]), ("eval.spans", typed["eval"].get("spans"))):
             if value and value not in BUNDLED_SPANS and not Path(value).expanduser().is_file():
                 raise _fail(key, value, "no such file and not a bundled structural-words set",
                             f"make one with `xlsent data structural-words PAIRS -o FILE` or use {', '.join(BUNDLED_SPANS)}")

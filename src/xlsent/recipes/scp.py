@@ -21,7 +21,7 @@ and **no MLM**: e5-small ships no MLM head, and with a fresh one the MLM term pu
 down (NT en→ny −2.8 points against the base model, −6.5 against the same run without MLM; OT development
 books the same) while taking 7 of 16 minutes (docs/results.md). ``--set mlm.enabled=true`` or the paper
 preset turns it on. Ablation switches: ``scp.variant`` (``cl-moco`` | ``moco`` | ``in-batch``: Fig. 3, Table 4),
-``mlm.enabled`` (Table 4), ``scp.queue_size`` (Fig. 4), ``scp.tau`` (Fig. 5), ``data.types`` (Table 10),
+``mlm.enabled`` (Table 4), ``scp.queue_size`` (Fig. 4), ``scp.tau`` (Fig. 5), ``train.types`` (Table 10),
 ``scp.negatives`` and ``scp.momentum_convention`` (the two readings of the paper below).
 
 Decisions where the paper is silent or ambiguous:
@@ -85,11 +85,11 @@ def read_spans_for(cfg: RecipeConfig) -> tuple[list[dict], dict, list[str]]:
     """The training records (types filtered, sampled) — read before any model loads, so a bad file fails first."""
     from xlsent.data.structural import TYPES, read_spans
 
-    d = cfg.data
+    d = cfg.train
     types = [str(t) for t in d.types]
     for t in types:
         if t not in TYPES:
-            raise XlsentError(f"config data.types: unknown type {t!r} — use some of {', '.join(TYPES)}")
+            raise XlsentError(f"config train.types: unknown type {t!r} — use some of {', '.join(TYPES)}")
     records, meta = read_spans(d.spans)
     notes, kept, dropped_spans = [], [], 0
     for r in records:
@@ -98,14 +98,14 @@ def read_spans_for(cfg: RecipeConfig) -> tuple[list[dict], dict, list[str]]:
         if spans:
             kept.append({**r, "spans": spans})
     if dropped_spans:
-        notes.append(f"{d.spans}: {dropped_spans} span(s) of types outside data.types={types} left out; "
+        notes.append(f"{d.spans}: {dropped_spans} span(s) of types outside train.types={types} left out; "
                      f"{len(records) - len(kept)} pair(s) left with none dropped")
     if len(kept) < 2:
         raise XlsentError(f"{d.spans}: only {len(kept)} pair(s) with spans of types {types} — need at least 2")
     n = int(d.sample)
     if n and n < len(kept):
         idx = sorted(random.Random(int(d.sample_seed)).sample(range(len(kept)), n))
-        notes.append(f"{d.spans}: training on a seeded sample of {n} of {len(kept)} pairs (data.sample_seed={d.sample_seed})")
+        notes.append(f"{d.spans}: training on a seeded sample of {n} of {len(kept)} pairs (train.sample_seed={d.sample_seed})")
         kept = [kept[i] for i in idx]
     return kept, meta, notes
 
@@ -199,7 +199,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
     cfg = copy.deepcopy(cfg)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     records, meta, notes = read_spans_for(cfg)
-    folder = StageFolder(output, config_hash(cfg.models, cfg.data, cfg.scp, cfg.mlm, learning_optim(cfg.optim)),
+    folder = StageFolder(output, config_hash(cfg.models, cfg.train, cfg.scp, cfg.mlm, learning_optim(cfg.optim)),
                          "scp", on_note)
     if folder.skip_if_done():
         return folder.model_dir
@@ -350,7 +350,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
 
     folder.finish(save, log, {"seconds": seconds, "steps": step, "pairs": len(data), "spans": data.spans,
                               "skipped_steps": skipped, "train_layers_from": start + 1,
-                              "data_notes": notes + data.notes, "spans_file": str(cfg.data.spans)})
+                              "data_notes": notes + data.notes, "spans_file": str(cfg.train.spans)})
     return folder.model_dir
 
 
