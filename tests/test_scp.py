@@ -386,7 +386,10 @@ def test_span_retrieval_evaluator(tiny_model, tmp_path):
     from xlsent.evaluation.spans import span_retrieval
 
     records, _ = read_spans(_spans_file(tmp_path, tiny_model))
-    r = span_retrieval(tiny_model, records, bootstrap=50)
+    from xlsent.models.handle import load_model
+
+    h = load_model(tiny_model)
+    r = span_retrieval(h.model, h.prompt, records, bootstrap=50, name="tiny")
     assert r["spans"] == 48 and r["left_out"] == 0
     assert 0 <= r["src2tgt"]["p@1"] <= 1 and len(r["src2tgt"]["ci95"]) == 2
     assert set(r["by_type"]) == {"subject", "object"}

@@ -26,6 +26,7 @@ def eval_spans(
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
+    from xlsent.models.handle import load_model
 
     output_file(output)
     at_least(sample, 0, "--sample")
@@ -36,7 +37,9 @@ def eval_spans(
     results = []
     for m in models:
         show_note(f"structural-span retrieval: {m}…")
-        results.append(span_retrieval(m, records, max_length, bootstrap=bootstrap, seed=seed))
+        handle = load_model(m)
+        results.append(span_retrieval(handle.model, handle.prompt, records, max_length, bootstrap=bootstrap, seed=seed,
+                                      name=m))
     t = Table(title=f"structural-span retrieval P@1 on {spans} ({results[0]['pairs']} pairs, {results[0]['spans']} spans)")
     for c in ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"):
         t.add_column(c, justify="left" if c == "model" else "right")

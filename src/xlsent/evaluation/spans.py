@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import copy
 import random
-from pathlib import Path
-
 import numpy as np
 
 from xlsent.utils.errors import XlsentError
@@ -74,16 +72,14 @@ def _ci(hits: np.ndarray, bootstrap: int, seed: int) -> list[float]:
     return [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
 
 
-def span_retrieval(model: str | Path, records: list[dict], max_seq_length: int = 128, batch_size: int = 32,
-                   bootstrap: int = 1000, seed: int = 0) -> dict:
-    """P@1 of structural-span retrieval for one model over the spans of ``records`` (a structural-words file's)."""
+def span_retrieval(st, prompt: str, records: list[dict], max_seq_length: int = 128, batch_size: int = 32,
+                   bootstrap: int = 1000, seed: int = 0, name: str = "") -> dict:
+    """P@1 of structural-span retrieval for a loaded ``SentenceTransformer`` (its transformer's last layer, with
+    ``prompt`` before each sentence) over the spans of ``records`` (a structural-words file's)."""
     from xlsent.data.structural import add_piece_offsets
-    from xlsent.models.handle import load_model
 
-    handle = load_model(model)
-    st = handle.model
     encoder = st[0].auto_model.eval()
-    tok, prompt = st.tokenizer, handle.prompt
+    tok = st.tokenizer
     recs = copy.deepcopy(records)
     add_piece_offsets(recs, tok, prompt)  # this model's tokenizer and prompt (cheap: no alignment)
     src, ok_s = _states_vectors(encoder, tok, [r["src"] for r in recs], [[s["src_pieces"] for s in r["spans"]]
@@ -102,7 +98,7 @@ def span_retrieval(model: str | Path, records: list[dict], max_seq_length: int =
         m = np.array([kind in t for t in types])
         if m.any():
             by_type[kind] = {"n": int(m.sum()), "src2tgt": float(s2t[m].mean()), "tgt2src": float(t2s[m].mean())}
-    return {"model": str(model), "pairs": len(recs), "spans": int(keep.sum()), "left_out": int((~keep).sum()),
+    return {"model": name, "pairs": len(recs), "spans": int(keep.sum()), "left_out": int((~keep).sum()),
             "src2tgt": {"p@1": float(s2t.mean()), "ci95": _ci(s2t, bootstrap, seed)},
             "tgt2src": {"p@1": float(t2s.mean()), "ci95": _ci(t2s, bootstrap, seed + 1)},
             "by_type": by_type, "max_seq_length": max_seq_length, "prompt": prompt}

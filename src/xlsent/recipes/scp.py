@@ -358,6 +358,7 @@ def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, n
     """Evaluation hook: base model vs SCP on held-out sentence retrieval (NT, UDHR) and structural-span retrieval."""
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
+    from xlsent.models.handle import load_model
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
@@ -371,5 +372,7 @@ def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, n
         records = sample_records(records, int(cfg.eval.span_sample), int(cfg.optim.seed))
         for name, path in named.items():
             say(on_note, [f"structural-span retrieval: {name}…"])
-            metrics.models[name].spans = span_retrieval(path, records, int(cfg.eval.span_max_length))
+            handle = load_model(path)
+            metrics.models[name].spans = span_retrieval(handle.model, handle.prompt, records,
+                                                        int(cfg.eval.span_max_length), name=str(path))
     return Report(model, metrics, title="held-out: base model vs SCP (sentence retrieval; span P@1 below)")
