@@ -21,7 +21,7 @@ import copy
 import torch
 from torch import nn
 
-from xlsent.models.tagger import backbone, extended_mask
+from xlsent.models.tagger import backbone, run_layers
 from xlsent.utils.errors import XlsentError
 
 CONVENTIONS = ("moco", "printed")
@@ -48,24 +48,16 @@ def freeze_lower(encoder, train_layers: int, freeze_word_embeddings: bool) -> in
     return start
 
 
-def _layers(encoder, hidden: torch.Tensor, mask: torch.Tensor, start: int, stop: int) -> torch.Tensor:
-    ext = extended_mask(mask, hidden.dtype)
-    for layer in backbone(encoder).encoder.layer[start:stop]:
-        out = layer(hidden, attention_mask=ext)
-        hidden = out[0] if isinstance(out, tuple) else out
-    return hidden
-
-
 def lower_states(encoder, input_ids: torch.Tensor, mask: torch.Tensor, start: int, grad: bool) -> torch.Tensor:
     """Embedding output run through layers ``[0, start)``; without a graph unless ``grad``."""
     with torch.set_grad_enabled(grad):
         h = backbone(encoder).embeddings(input_ids=input_ids)
-        return _layers(encoder, h, mask, 0, start)
+        return run_layers(encoder, h, mask, 0, start)
 
 
 def upper_states(encoder, hidden: torch.Tensor, mask: torch.Tensor, start: int) -> torch.Tensor:
     """Layers ``[start, L)`` over ``hidden``: the last-layer states."""
-    return _layers(encoder, hidden, mask, start, layer_count(encoder))
+    return run_layers(encoder, hidden, mask, start, layer_count(encoder))
 
 
 def span_vectors(states: torch.Tensor, rows: torch.Tensor, first: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
