@@ -54,7 +54,7 @@ def runs(folders: list[Path]) -> None:
                 continue
             s = cfg["scp"]
             label = (f"{f.name}: {s['variant']}, queue {s['queue_size']}, MLM {'on' if cfg['mlm']['enabled'] else 'off'}"
-                     f", negatives {s['negatives']}, types {'/'.join(cfg['train']['types'])}")
+                     f", negatives {s['negatives']}, types {'/'.join((cfg.get('train') or {}).get('types') or cfg['data']['types'])}")  # data: before the rename
             print(_row(label, m, f"{stage['seconds'] / 60:.1f}", f"{log[-1]['scp']:.2f}"))
 
 
