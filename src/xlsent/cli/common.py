@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -116,3 +117,17 @@ def size_table(sizes: dict) -> Table:
                   f"{r['total_params'] / 1e6:.2f}M", f"{r['unique_layers']} / {r['layer_passes']}")
     t.caption = f"student = {100 * sizes['student_share_of_assistant']:.1f}% of the assistant's parameters"
     return t
+
+
+BACKEND = typer.Option("auto", "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any "
+                       "other model on torch | torch | onnx: a torch model is exported once (fp32) into the cache")
+THREADS = typer.Option(0, "--threads", help="threads of the backend that runs the model, torch or onnxruntime "
+                       "(0 = its default)")
+
+
+def check_backend(backend: str, threads: int) -> None:
+    """``--backend`` / ``--threads``, checked before any model loads."""
+    from xlsent.encoding.encoder import BACKENDS
+
+    choice(backend, BACKENDS, "--backend")
+    at_least(threads, 0, "--threads")

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from xlsent.cli.common import at_least, console, output_file
+from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, console, output_file
 from xlsent.data.readers import read_lines
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import InputFormatError, XlsentError
@@ -23,6 +23,8 @@ def embed_command(
     chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
     lang: str = typer.Option("", help="language of the texts (e.g. ny, en): a word-gloss model glosses any "
                              "language but English; unknown = glossed"),
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """Embed every line of a file (blank lines are an error: they would shift the rows)."""
     from xlsent.encoding.encoder import Encoder
@@ -30,13 +32,14 @@ def embed_command(
     if output.suffix != ".npy":
         raise XlsentError(f"{output}: the output must end in .npy")
     output_file(output)
+    check_backend(backend, threads)
     at_least(batch_size, 1, "--batch-size")
     at_least(chunk_words, 0, "--chunk-words")
     texts = read_lines(input)
     for i, t in enumerate(texts, 1):
         if not t.strip():
             raise InputFormatError(input, i, "blank line", "remove it, or put a text on it; rows must match lines")
-    encoder = Encoder.load(model, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words,
+    encoder = Encoder.load(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words,
                            show_progress=True)
     vecs = encoder.encode(texts, lang or None)
     with atomic_path(output) as tmp:

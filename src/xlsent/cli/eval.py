@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import at_least, choice, console, err_console, output_file, retrieval_table
+from xlsent.cli.common import (BACKEND, THREADS, at_least, check_backend, choice, console, err_console,
+                               output_file, retrieval_table)
 from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many, mean_row
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -42,11 +43,14 @@ def retrieval(
                                         "other side of the pool, plus distractors (0 = off: each pair's pool)"),
     src_distractors: Path = typer.Option(None, help="large-pool mode: extra source-language candidates, one a line"),
     tgt_distractors: Path = typer.Option(None, help="large-pool mode: extra target-language candidates, one a line"),
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs.
 
     With ``--queries N`` (Mao et al. 2021: 2,000 queries among 200k sentences), N pairs are drawn and each
     query is searched among all of the pool's other-side sentences and the distractor files' lines."""
+    check_backend(backend, threads)
     output_file(output)
     from xlsent.data.bundled import is_bundled, split_by_language
     from xlsent.data.pairs import load_pairs, side_langs
@@ -82,12 +86,12 @@ def retrieval(
                               "— give fewer queries")
         from xlsent.evaluation.retrieval import evaluate_queries
 
-        enc = _encoder(model, chunk_words)
+        enc = _encoder(model, chunk_words, backend, threads)
         results = [evaluate_queries(src, tgt, enc, queries, model, similarity, resamples, seed, k_nn, sl, tl, name,
                                     extra.get("src", ()), extra.get("tgt", ()))
                    for name, (src, tgt, sl, tl) in groups.items()]
     else:
-        results = evaluate_many(groups, _encoder(model, chunk_words), model, similarity, resamples, seed, k_nn, source)
+        results = evaluate_many(groups, _encoder(model, chunk_words, backend, threads), model, similarity, resamples, seed, k_nn, source)
     rows = retrieval_rows(results)
     pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
             "candidates, " if queries else "")
@@ -129,11 +133,12 @@ RESAMPLES = typer.Option(1000, help="bootstrap resamples for the 95% CIs")
 BAD = typer.Option("error", help="error | skip")
 
 
-def _encoder(model: str, chunk_words: int):
-    """The model's encoder (a word-gloss model glosses non-English text itself)."""
+def _encoder(model: str, chunk_words: int, backend: str = "auto", threads: int = 0):
+    """The model's encoder on the chosen backend (a word-gloss model glosses non-English text itself)."""
     from xlsent.encoding.encoder import Encoder
 
-    return Encoder.load(model, chunk_words=chunk_words, show_progress=True, memo=True)
+    return Encoder.load(model, backend=backend, threads=threads, chunk_words=chunk_words, show_progress=True,
+                        memo=True)
 
 
 @app.command("sts")
@@ -145,8 +150,11 @@ def sts(
     seed: int = typer.Option(0, help="bootstrap seed"),
     on_bad_lines: str = BAD,
     output: Path = OUT,
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """Pearson and Spearman correlation with gold scores for cosine, Euclidean, Manhattan and dot."""
+    check_backend(backend, threads)
     output_file(output)
     from rich.table import Table
 
@@ -156,7 +164,7 @@ def sts(
     ds, report = read_sts(data, on_bad_lines)
     for line in report.lines():
         err_console.print(f"[dim]{escape(line)}[/dim]")
-    res = evaluate_sts(ds["sentence1"], ds["sentence2"], ds["score"], _encoder(model, chunk_words), model, str(data),
+    res = evaluate_sts(ds["sentence1"], ds["sentence2"], ds["score"], _encoder(model, chunk_words, backend, threads), model, str(data),
                        resamples, seed)
     t = Table(title=f"{model} on {data} (n = {res['n']})")
     for c in ("similarity", "Spearman ρ [95% CI]", "Pearson r"):
@@ -182,8 +190,11 @@ def triplet(
     on_bad_lines: str = BAD,
     plot: Path = typer.Option(None, help="write the length-difference plot (PNG) here"),
     output: Path = OUT,
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
+    check_backend(backend, threads)
     output_file(output)
     from rich.table import Table
 
@@ -215,7 +226,7 @@ def triplet(
     for line in notes:
         err_console.print(f"[dim]{escape(line)}[/dim]")
     source = str(triplets or dataset)
-    results = [evaluate_triplets(ds["anchor"], ds["positive"], ds["negative"], _encoder(m, chunk_words), m, source,
+    results = [evaluate_triplets(ds["anchor"], ds["positive"], ds["negative"], _encoder(m, chunk_words, backend, threads), m, source,
                                  resamples, seed, anchor_lang=anchor_lang) for m in models]
     t = Table(title=f"triplet accuracy on {source} (n = {len(ds)})")
     for c in ("model", *TRIPLET_SIMILARITIES, "max", "cos(a,p) mean±std", "cos(a,n) mean±std"):
@@ -259,8 +270,11 @@ def mse(
     chunk_words: int = CHUNK,
     on_bad_lines: str = BAD,
     output: Path = OUT,
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """MSE of the student (both sides) to the teacher's embedding of the English side."""
+    check_backend(backend, threads)
     output_file(output)
     from xlsent.data.pairs import english_side, load_pairs, side_langs
     from xlsent.evaluation.mse import evaluate_mse
@@ -273,8 +287,8 @@ def mse(
         err_console.print(f"[dim]{escape(line)}[/dim]")
     other, en = english_side(loaded.dataset)
     other_lang = side_langs(loaded.dataset)[0 if other == "src" else 1]
-    res = evaluate_mse(loaded.dataset[en], loaded.dataset[other], _encoder(model, chunk_words),
-                       _encoder(teacher, chunk_words), model, teacher, source, tgt_lang=other_lang or None)
+    res = evaluate_mse(loaded.dataset[en], loaded.dataset[other], _encoder(model, chunk_words, backend, threads),
+                       _encoder(teacher, chunk_words, backend, threads), model, teacher, source, tgt_lang=other_lang or None)
     console.print(f"{model} vs teacher {teacher} on {source} (n = {res['n']}): "
                   f"MSE×100 en {res['mse_src_x100']:.4f}, xx {res['mse_tgt_x100']:.4f}; "
                   f"cos(S(xx), T(en)) {res['cosine_tgt_to_teacher']['mean']:.3f}")
@@ -296,8 +310,11 @@ def mining(
     k: int = typer.Option(4, "--k", help="neighbours per direction for the margin"),
     seed: int = typer.Option(0, help="seed of the bundled corpora"),
     output: Path = OUT,
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
+    check_backend(backend, threads)
     output_file(output)
     from xlsent.data.comparable import bible_comparable, read_bucc, udhr_comparable
     from xlsent.evaluation.mining import evaluate_mining
@@ -320,7 +337,7 @@ def mining(
             raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
         corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
     cfg = MineConfig(k=k, mode=mode, margin=margin)
-    res = evaluate_mining(Encoder.load(model), corpora[0], corpora[1], cfg, model)
+    res = evaluate_mining(Encoder.load(model, backend=backend, threads=threads), corpora[0], corpora[1], cfg, model)
     t = res["test"]
     console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "
                   f"{t['tgt_sentences']}): F1 {t['f1']:.3f} (P {t['precision']:.3f}, R {t['recall']:.3f}) at the dev "
@@ -344,8 +361,11 @@ def documents(
     seed: int = typer.Option(0, help="bootstrap seed"),
     on_bad_lines: str = BAD,
     output: Path = OUT,
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """Paragraph / document matching P@1 and P@5 with chunked pooling (Huang et al. 2023 Table 12)."""
+    check_backend(backend, threads)
     output_file(output)
     from xlsent.evaluation.documents import document_units
     from xlsent.evaluation.retrieval import evaluate_retrieval
@@ -361,7 +381,7 @@ def documents(
         ds = load_pairs(pairs, on_bad_lines=on_bad_lines, dedupe=False).dataset
         src, tgt = list(ds["src"]), list(ds["tgt"])
         sl, tl = side_langs(ds)
-    res = evaluate_retrieval(src, tgt, _encoder(model, chunk_words), model, similarity, resamples, seed, 4, sl, tl,
+    res = evaluate_retrieval(src, tgt, _encoder(model, chunk_words, backend, threads), model, similarity, resamples, seed, 4, sl, tl,
                              dataset or pairs)
     d = res.to_dict()
     d["chunk_words"] = chunk_words
@@ -386,9 +406,12 @@ def classify(
     plot: Path = typer.Option(None, "--plot", help="write the transfer confusion matrix here (PNG)"),
     output: Path = OUT,
     chunk_words: int = CHUNK,
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """Zero-shot classification transfer: a linear classifier on frozen embeddings of source-language texts,
     tested on target-language texts (MLDoc-style); accuracy and macro-F1 with CIs, per class, confusion."""
+    check_backend(backend, threads)
     output_file(output)
     output_file(plot, "--plot")
     from xlsent.data.labelled import bible_genre, read_labelled
@@ -420,7 +443,7 @@ def classify(
                       + (f", in-language train {len(tt.texts)} ({tt.source})" if tt else "") + "[/dim]")
     from xlsent.evaluation.classify import evaluate_classification
 
-    res = evaluate_classification(_encoder(model, chunk_words), tr, te, tt, seeds, resamples)
+    res = evaluate_classification(_encoder(model, chunk_words, backend, threads), tr, te, tt, seeds, resamples)
     from rich.table import Table
 
     table = Table(title=f"{model}: {tr.source} → {te.source} ({seeds} seeds)")

@@ -11,6 +11,7 @@ from xlsent.cli import data as data_cmd
 from xlsent.cli import demo as demo_cmd
 from xlsent.cli import embed as embed_cmd
 from xlsent.cli import eval as eval_cmd
+from xlsent.cli import export as export_cmd
 from xlsent.cli import gloss as gloss_cmd
 from xlsent.cli import mine as mine_cmd
 from xlsent.cli import models as models_cmd
@@ -30,6 +31,7 @@ app.add_typer(data_cmd.app, name="data")
 app.add_typer(eval_cmd.app, name="eval")
 app.add_typer(train_cmd.app, name="train")
 app.command("embed")(embed_cmd.embed_command)
+app.command("export")(export_cmd.export_command)
 app.command("demo")(demo_cmd.demo_command)
 app.command("gloss")(gloss_cmd.gloss_command)
 app.command("mine")(mine_cmd.mine_command)

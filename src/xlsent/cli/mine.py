@@ -8,7 +8,7 @@ import typer
 
 from rich.markup import escape
 
-from xlsent.cli.common import at_least, choice, console, err_console, output_file
+from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, choice, console, err_console, output_file
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -55,6 +55,8 @@ def mine_command(
     tgt_lang: str = typer.Option("", help="target language (for --documents splitting)"),
     splitter: str = typer.Option("auto", help="auto | sentencex | punctuation"),
     overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
+    backend: str = BACKEND,
+    threads: int = THREADS,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
     from xlsent.data.splitting import SPLITTERS
@@ -67,6 +69,7 @@ def mine_command(
     choice(index, ("auto", "exact", "ivf", "ivfpq"), "--index")
     choice(splitter, SPLITTERS, "--splitter")
     cut = parse_threshold(threshold)
+    check_backend(backend, threads)
     output_file(output)
     for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
                                    (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
@@ -83,7 +86,10 @@ def mine_command(
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
                      dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib)
     work = workdir or output.with_name(output.name + ".work")
-    result = mine(sides[0], sides[1], model, work, cfg, overwrite=overwrite, console=err_console, inputs=inputs,
+    from xlsent.encoding.encoder import Encoder
+
+    encoder = Encoder.load(model, backend=backend, threads=threads)
+    result = mine(sides[0], sides[1], model, work, cfg, encoder=encoder, overwrite=overwrite, console=err_console, inputs=inputs,
                   src_lang=src_lang, tgt_lang=tgt_lang)
     summary = save(result, output)
     s = result.summary

@@ -10,8 +10,15 @@ An encoder has a small explicit interface (:class:`TextEncoder`): ``name``, ``di
 
 * :class:`SentenceTransformerBackend` — a loaded sentence-transformers model, batches sorted by
   token length (:func:`xlsent.encoding.embed.embed`);
+* :class:`~xlsent.encoding.onnx_backend.OnnxBackend` — a folder written by ``xlsent export`` (fp32 or
+  int8) run by onnxruntime (``--backend onnx``, or picked up from the folder itself);
 * the siamese recipe's cached-feature backend (the same vectors as its saved model, from the
-  feature cache; :mod:`xlsent.recipes.siamese`); later backends (ONNX, a remote service) plug in here.
+  feature cache; :mod:`xlsent.recipes.siamese`).
+
+:meth:`Encoder.load` chooses: ``backend="auto"`` runs an exported folder with onnxruntime and anything
+else with torch; ``"onnx"`` on a torch model exports it once (fp32) into the cache and runs that;
+``"torch"`` on an exported folder is an error (the folder has no torch weights). ``threads`` sets the
+thread count of whichever backend runs (``torch.set_num_threads`` or onnxruntime's intra-op pool).
 
 The encoder adds, in this order:
 
@@ -35,6 +42,9 @@ import numpy as np
 from xlsent.data.pairs import is_english
 from xlsent.models.gloss import Gloss, load_gloss
 from xlsent.models.handle import ModelHandle, load_model
+from xlsent.utils.errors import XlsentError
+
+BACKENDS = ("auto", "torch", "onnx")
 
 
 @runtime_checkable
@@ -113,9 +123,33 @@ class Encoder:
         self._memo: dict[str, np.ndarray] | None = {} if memo else None
 
     @classmethod
-    def load(cls, name_or_path: str | Path | ModelHandle, **kwargs) -> "Encoder":
-        """An encoder for a registered name, a model folder or a loaded handle; a gloss model's
-        dictionary is picked up from its folder."""
+    def load(cls, name_or_path: str | Path | ModelHandle, backend: str = "auto", threads: int = 0,
+             **kwargs) -> "Encoder":
+        """An encoder for a registered name, a model folder, an exported folder or a loaded handle; a gloss
+        model's dictionary is picked up from its folder. ``backend``: ``auto`` | ``torch`` | ``onnx``."""
+        if backend not in BACKENDS:
+            raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
+        if threads and threads < 0:
+            raise XlsentError(f"--threads must be ≥ 0 (0 = the backend's default), not {threads}")
+        if not isinstance(name_or_path, ModelHandle):
+            from xlsent.export.folder import is_export_folder
+
+            folder = Path(str(name_or_path))
+            exported = folder.is_dir() and is_export_folder(folder)
+            if exported and backend == "torch":
+                raise XlsentError(f"{folder}: an exported ONNX folder has no torch weights — use --backend onnx "
+                                  "(or auto), or give the source model for torch")
+            if exported or backend == "onnx":
+                from xlsent.encoding.onnx_backend import OnnxBackend, cached_export
+
+                folder = folder if exported else cached_export(str(name_or_path))
+                kwargs.setdefault("gloss", load_gloss(folder))
+                kwargs.setdefault("name", str(name_or_path))
+                return cls(OnnxBackend(folder, threads=threads), **kwargs)
+        if threads:
+            import torch
+
+            torch.set_num_threads(int(threads))
         handle = name_or_path if isinstance(name_or_path, ModelHandle) else load_model(name_or_path)
         kwargs.setdefault("gloss", load_gloss(handle.path))
         return cls(SentenceTransformerBackend(handle), **kwargs)
@@ -129,7 +163,7 @@ class Encoder:
         """What makes this encoder's vectors what they are: the model folder's fingerprint (or the backend's
         name), the gloss and the chunking. Keys caches and mining work folders."""
         handle = getattr(self.backend, "handle", None)
-        base = handle.fingerprint if handle is not None else self.backend.name
+        base = handle.fingerprint if handle is not None else getattr(self.backend, "fingerprint", self.backend.name)
         return f"{base}|gloss={len(self.gloss.dictionary) if self.gloss else 0}|chunk={self.chunk_words}"
 
     def replace(self, **kwargs) -> "Encoder":

@@ -21,7 +21,7 @@ from xlsent.utils.errors import XlsentError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-_FINGERPRINT_SUFFIXES = {".json", ".safetensors", ".bin", ".model", ".txt"}
+_FINGERPRINT_SUFFIXES = {".json", ".safetensors", ".bin", ".model", ".txt", ".onnx", ".tsv"}
 
 
 def model_fingerprint(path: str | Path) -> str:

@@ -1,0 +1,108 @@
+"""The ONNX backend: an exported folder (``xlsent export``) run by onnxruntime.
+
+Produces what :class:`~xlsent.encoding.encoder.SentenceTransformerBackend` produces for the source model —
+the prompt prefixed, the same truncation, the whole module pipeline inside the graph — without torch or
+transformers at run time: the tokenizer is the ``tokenizers`` library reading the folder's
+``tokenizer.json``. Texts are tokenised once, sorted by token count and batched, so a batch pads to a
+similar length (as :func:`xlsent.encoding.embed.embed` does for torch); rows come back in input order.
+
+Threads: ``threads`` sets onnxruntime's intra-op pool (``0`` = onnxruntime's default, one per physical
+core); the inter-op pool is 1 and execution sequential, the torch backend's setting under ``--threads``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.export.folder import ExportManifest, is_export_folder, read_manifest
+from xlsent.models.handle import model_fingerprint
+from xlsent.utils.io import cache_dir
+
+
+def cached_export(name_or_path: str) -> Path:
+    """An fp32 export of a torch model, made once into the cache (keyed by the model folder's fingerprint)."""
+    import sys
+
+    from xlsent.export.folder import export_model
+    from xlsent.models.registry import resolve_model_path
+
+    source = resolve_model_path(name_or_path)
+    target = cache_dir() / "onnx" / model_fingerprint(source)
+    if not is_export_folder(target):
+        print(f"--backend onnx: exporting {name_or_path} once (fp32) into {target}", file=sys.stderr)
+        export_model(str(source), target, log=lambda m: print(m, file=sys.stderr))
+    return target
+
+
+def session_options(threads: int = 0):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = max(int(threads), 0)
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3
+    return so
+
+
+class OnnxBackend:
+    """An exported folder as a :class:`~xlsent.encoding.encoder.Backend`.
+
+    Args:
+        folder: a folder written by :func:`xlsent.export.folder.export_model`.
+        threads: onnxruntime intra-op threads (0 = its default).
+    """
+
+    def __init__(self, folder: str | Path, threads: int = 0) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.folder = Path(folder)
+        self.manifest: ExportManifest = read_manifest(self.folder)
+        m = self.manifest
+        self.name = m.name
+        self.dimension = m.dimension
+        self.normalizes = m.normalizes
+        self.threads = int(threads)
+        self.tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(m.max_seq_length)
+        self.fingerprint = f"onnx:{model_fingerprint(self.folder)}"
+        self.session = ort.InferenceSession(str(self.folder / m.model_file), session_options(threads),
+                                            providers=["CPUExecutionProvider"])
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """The ids the graph sees for each text (prompt prefixed, lower-cased if the model does, truncated)."""
+        m = self.manifest
+        prepared = [m.prompt + (t.lower() if m.lowercase else t) for t in texts]
+        return [e.ids for e in self.tokenizer.encode_batch(prepared)]
+
+    def run_ids(self, batch: list[list[int]]) -> np.ndarray:
+        """One forward pass over already-tokenised texts (padded here to the longest)."""
+        width = max(len(ids) for ids in batch)
+        input_ids = np.full((len(batch), width), self.manifest.pad_id, dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for i, ids in enumerate(batch):
+            input_ids[i, : len(ids)] = ids
+            mask[i, : len(ids)] = 1
+        return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
+        from rich.progress import Progress
+
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        ids = self.token_ids(texts)
+        order = np.argsort(-np.fromiter((len(x) for x in ids), np.int64, len(ids)), kind="stable")
+        with Progress(disable=not show_progress, transient=True) as progress:
+            task = progress.add_task("embedding (onnx)", total=len(texts))
+            for start in range(0, len(texts), batch_size):
+                idx = order[start : start + batch_size]
+                out[idx] = self.run_ids([ids[i] for i in idx])
+                progress.advance(task, len(idx))
+        return out

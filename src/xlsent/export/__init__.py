@@ -1,0 +1,13 @@
+"""Deployable models: ONNX export of the whole sentence-transformers pipeline, int8, vocabulary trimming.
+
+* :mod:`xlsent.export.graph` — one ONNX graph from token ids to the model's sentence vector (transformer,
+  pooling, every Dense / Normalize / centering module), checked against ``SentenceTransformer.encode``;
+* :mod:`xlsent.export.quantize` — int8 settings and the quantisation passes (dynamic, sensitive nodes kept
+  in fp32, SmoothQuant-style scaling calibrated on bundled training text);
+* :mod:`xlsent.export.vocab` — vocabulary trimming: keep the pieces chosen texts use, remap ids, rebuild the
+  tokenizer so that it re-segments with what is left;
+* :mod:`xlsent.export.folder` — the exported folder (``model.onnx``, tokenizer, ``xlsent_onnx.json``) and
+  :func:`export_model`, what ``xlsent export`` runs.
+
+The folder is read by :class:`xlsent.encoding.onnx_backend.OnnxBackend` (``--backend onnx``).
+"""

@@ -1,0 +1,255 @@
+"""int8 for an exported graph: onnxruntime dynamic quantisation with the choices that keep low-resource quality.
+
+The pass is onnxruntime's ``quantize_dynamic`` (int8 weights, activations quantised per batch at run
+time, ``MatMulInteger``), steered by :class:`Int8Settings`:
+
+* **which MatMuls** — by default only the *weight* MatMuls (the linear layers: query, key, value,
+  attention output, FFN in, FFN out). The two activation × activation MatMuls of attention (Q·Kᵀ and
+  softmax·V) stay fp32 unless ``attention=True``: quantising the attention logits per tensor is where a
+  plain ``quantize_dynamic`` loses most (measured in ``docs/results.md``);
+* **the word-embedding table** (a Gather) stays fp32 unless ``embeddings=True`` (the notes name it as a
+  common cause of broken multilingual int8 models; it is also not a MatMul, so int8 there saves disk,
+  not time);
+* **parts or layers kept fp32** — ``fp32_parts`` (any of :data:`PARTS`) and ``fp32_layers`` (0-based);
+* **per-channel** weight scales (default on) and ``reduce_range`` (7-bit weights; for CPUs without VNNI);
+* **smoothing** (``smooth`` = α > 0): SmoothQuant (Xiao et al. 2023). A per-channel scale
+  ``s_j = max|X_j|^α / max|W_j|^(1−α)`` moves activation outliers into the weights: the graph gets a
+  ``Mul(X, 1/s)`` before each quantised MatMul and the weight rows are multiplied by ``s`` — exact in fp32.
+  ``max|X_j|`` is calibrated by running the fp32 graph on ``calibration`` texts, which must not be test
+  data: the default is bundled *training* text (Old-Testament verses, both languages). Decision: the
+  explicit ``Mul`` is used instead of folding ``1/s`` into the preceding LayerNorm because in a post-LN
+  BERT the LayerNorm's output is also the residual stream, which folding would change.
+
+Node names come from the traced sentence-transformers graph (``…/layer.N/attention/self/query/MatMul``);
+a weight MatMul whose name matches no part is treated as ``other`` and quantised like the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from xlsent.utils.errors import XlsentError
+
+PARTS = ("query", "key", "value", "attention_output", "ffn_in", "ffn_out")
+_PART_PATTERNS = {
+    "query": r"attention/self/query/MatMul",
+    "key": r"attention/self/key/MatMul",
+    "value": r"attention/self/value/MatMul",
+    "attention_output": r"attention/output/dense/MatMul",
+    "ffn_in": r"intermediate/dense/MatMul",
+    "ffn_out": r"layer\.\d+/output/dense/MatMul",
+}
+_LAYER = re.compile(r"layer\.(\d+)/")
+
+
+@dataclass
+class Int8Settings:
+    """What the int8 pass quantises and how (see the module docstring)."""
+
+    per_channel: bool = True
+    reduce_range: bool = False
+    attention: bool = False
+    embeddings: bool = False
+    fp32_parts: list[str] = field(default_factory=list)
+    fp32_layers: list[int] = field(default_factory=list)
+    smooth: float = 0.0
+    calibration: str = "bible-en-ny:train"
+    calibration_texts: int = 256
+
+    def __post_init__(self) -> None:
+        bad = [p for p in self.fp32_parts if p not in PARTS]
+        if bad:
+            raise XlsentError(f"unknown fp32 part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}")
+        if not 0.0 <= float(self.smooth) < 1.0:
+            raise XlsentError(f"smooth must be in [0, 1) (SmoothQuant's α; 0 = off), not {self.smooth}")
+        if int(self.calibration_texts) < 1:
+            raise XlsentError("calibration_texts must be ≥ 1")
+
+
+def default_int8() -> Int8Settings:
+    """The int8 recipe ``xlsent export --int8`` uses (chosen on development data; docs/results.md)."""
+    return Int8Settings()
+
+
+def part_of(name: str) -> str:
+    for part, pattern in _PART_PATTERNS.items():
+        if re.search(pattern, name):
+            return part
+    return "other"
+
+
+def layer_of(name: str) -> int | None:
+    m = _LAYER.search(name)
+    return int(m.group(1)) if m else None
+
+
+def select_nodes(model_proto, settings: Int8Settings) -> tuple[list[str], dict[str, int]]:
+    """Names of the nodes to quantise, and counts of what was kept fp32 and why."""
+    inits = {i.name for i in model_proto.graph.initializer}
+    chosen, kept = [], {"attention_matmul": 0, "fp32_part": 0, "fp32_layer": 0, "embedding_gather": 0}
+    for node in model_proto.graph.node:
+        if node.op_type == "MatMul":
+            weighted = any(i in inits for i in node.input)
+            if not weighted:
+                if settings.attention:
+                    chosen.append(node.name)
+                else:
+                    kept["attention_matmul"] += 1
+                continue
+            if part_of(node.name) in settings.fp32_parts:
+                kept["fp32_part"] += 1
+            elif layer_of(node.name) in set(settings.fp32_layers):
+                kept["fp32_layer"] += 1
+            else:
+                chosen.append(node.name)
+        elif node.op_type == "Gather" and "word_embeddings" in node.name:
+            if settings.embeddings:
+                chosen.append(node.name)
+            else:
+                kept["embedding_gather"] += 1
+    return chosen, kept
+
+
+def calibration_texts(spec: str, n: int) -> list[str]:
+    """Texts for calibration: a bundled pair set (both sides, seeded sample) or a file of one text a line."""
+    from xlsent.data.bundled import is_bundled
+
+    if is_bundled(spec):
+        from xlsent.data.pairs import load_pairs
+
+        ds = load_pairs(spec, sample=max(1, (n + 1) // 2), seed=0).dataset
+        return (list(ds["src"]) + list(ds["tgt"]))[:n]
+    from xlsent.data.readers import read_lines
+
+    texts = [t for t in read_lines(Path(spec)) if t.strip()]
+    if not texts:
+        raise XlsentError(f"{spec}: no calibration text — give a file with one text a line")
+    return texts[:n]
+
+
+def activation_maxima(fp32_path: Path, tensors: Sequence[str], texts: list[str], tokenize) -> dict[str, np.ndarray]:
+    """Per-channel max |x| of graph tensors over calibration texts (the fp32 graph with extra outputs)."""
+    import onnx
+    import onnxruntime as ort
+
+    from xlsent.encoding.onnx_backend import session_options
+
+    proto = onnx.load(str(fp32_path))
+    have = {o.name for o in proto.graph.output}
+    for name in tensors:
+        if name not in have:
+            proto.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+    sess = ort.InferenceSession(proto.SerializeToString(), session_options(0), providers=["CPUExecutionProvider"])
+    maxima: dict[str, np.ndarray] = {}
+    for start in range(0, len(texts), 16):
+        ids, mask = tokenize(texts[start : start + 16])
+        outs = sess.run(list(tensors), {"input_ids": ids, "attention_mask": mask})
+        keep = mask.astype(bool)
+        for name, value in zip(tensors, outs):
+            m = np.abs(value[keep]).max(0)  # real tokens only: padding never reaches a user's vectors
+            maxima[name] = m if name not in maxima else np.maximum(maxima[name], m)
+    return maxima
+
+
+def smooth_graph(proto, nodes: list[str], maxima: dict[str, np.ndarray], alpha: float) -> int:
+    """SmoothQuant: for each weight MatMul in ``nodes``, insert ``Mul(X, 1/s)`` and scale the weight rows by ``s``.
+
+    MatMuls sharing one input share one ``Mul`` only if they share the same scale, so each MatMul gets its
+    own (the scale depends on its weight)."""
+    import onnx
+    from onnx import numpy_helper
+
+    inits = {i.name: i for i in proto.graph.initializer}
+    by_name = {n.name: n for n in proto.graph.node}
+    count = 0
+    new_nodes = []
+    for name in nodes:
+        node = by_name[name]
+        x, w = node.input[0], node.input[1]
+        if w not in inits or x not in maxima:
+            continue
+        weight = numpy_helper.to_array(inits[w]).astype(np.float32)
+        if weight.ndim != 2 or weight.shape[0] != maxima[x].shape[0]:
+            continue
+        wmax = np.maximum(np.abs(weight).max(1), 1e-5)
+        s = np.power(np.maximum(maxima[x], 1e-5), alpha) / np.power(wmax, 1.0 - alpha)
+        s = np.clip(s, 1e-2, 1e2).astype(np.float32)
+        inv = onnx.numpy_helper.from_array((1.0 / s).astype(np.float32), name=f"{name}/smooth_inv")
+        proto.graph.initializer.append(inv)
+        scaled = f"{name}/smoothed_input"
+        new_nodes.append((node, onnx.helper.make_node("Mul", [x, inv.name], [scaled], name=f"{name}/Smooth")))
+        node.input[0] = scaled
+        inits[w].CopyFrom(numpy_helper.from_array(weight * s[:, None], name=w))
+        count += 1
+    for node, mul in new_nodes:  # each Mul goes just before its MatMul (topological order kept)
+        idx = list(proto.graph.node).index(node)
+        proto.graph.node.insert(idx, mul)
+    return count
+
+
+def _shared_weights(proto) -> None:
+    """Give every weight MatMul its own initializer (smoothing scales a weight for one consumer)."""
+    import onnx
+
+    inits = {i.name: i for i in proto.graph.initializer}
+    users: dict[str, int] = {}
+    for node in proto.graph.node:
+        if node.op_type == "MatMul":
+            for i in node.input[1:]:
+                if i in inits:
+                    users[i] = users.get(i, 0) + 1
+                    if users[i] > 1:
+                        copy = onnx.TensorProto()
+                        copy.CopyFrom(inits[i])
+                        copy.name = f"{i}/copy{users[i]}"
+                        proto.graph.initializer.append(copy)
+                        node.input[1] = copy.name
+
+
+def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings, model=None, log=print) -> dict:
+    """Write the int8 graph of ``fp32_path`` to ``out_path``; return the settings and what was done."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fp32_path, out_path = Path(fp32_path), Path(out_path)
+    proto = onnx.load(str(fp32_path))
+    nodes, kept = select_nodes(proto, settings)
+    info = {"method": "dynamic", **asdict(settings), "quantized_nodes": len(nodes), "kept_fp32": kept}
+    source = fp32_path
+    if settings.smooth > 0:
+        if model is None:
+            raise XlsentError("smoothing needs the model's tokenizer for calibration")
+        texts = calibration_texts(settings.calibration, settings.calibration_texts)
+        weight_nodes = [n for n in proto.graph.node if n.name in set(nodes) and n.op_type == "MatMul"]
+        _shared_weights(proto)
+        maxima = activation_maxima(fp32_path, sorted({n.input[0] for n in weight_nodes}), texts,
+                                   _tokenizer_fn(model))
+        info["smoothed_nodes"] = smooth_graph(proto, [n.name for n in weight_nodes], maxima, settings.smooth)
+        info["calibration_texts_used"] = len(texts)
+        source = out_path.with_name(out_path.stem + ".smoothed.onnx")
+        onnx.save(proto, str(source))
+        log(f"smoothing: {info['smoothed_nodes']} MatMuls, α={settings.smooth}, {len(texts)} calibration texts "
+            f"({settings.calibration})")
+    log(f"int8: {len(nodes)} nodes quantised, kept fp32: "
+        + ", ".join(f"{k} {v}" for k, v in kept.items() if v))
+    quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
+                     reduce_range=settings.reduce_range, nodes_to_quantize=nodes,
+                     op_types_to_quantize=["MatMul", "Gather"], extra_options={"MatMulConstBOnly": not settings.attention})
+    if source != fp32_path:
+        source.unlink()
+    return info
+
+
+def _tokenizer_fn(model):
+    def tokenize(texts: list[str]):
+        prompt = model.default_prompt_name and model.prompts.get(model.default_prompt_name, "") or ""
+        enc = model.tokenizer([prompt + t for t in texts], padding=True, truncation=True,
+                              max_length=model.max_seq_length, return_tensors="np")
+        return enc["input_ids"].astype(np.int64), enc["attention_mask"].astype(np.int64)
+
+    return tokenize

@@ -1,0 +1,160 @@
+"""Vocabulary trimming: keep the pieces chosen without the test sets, remap the ids, rebuild the tokenizer.
+
+A multilingual model's token table is most of its parameters (e5-small: 250,002 pieces × 384 = 96M of
+118M). Trimming it keeps every layer. The kept set is the union of:
+
+* the **special and added tokens** (``<s>``, ``<pad>``, ``</s>``, ``<unk>``, ``<mask>`` …);
+* every **single-character piece** (with or without the word-start mark ``▁``), so that no character the
+  full tokenizer knows becomes ``<unk>``: a word whose longer pieces were removed is re-segmented into
+  shorter pieces that still carry its characters;
+* the ``top`` **highest-scoring pieces** of the Unigram model (its log-probabilities, learnt by the
+  tokenizer on its own training text across ~100 languages — language-agnostic and independent of any
+  test set);
+* every piece the full tokenizer uses on the ``texts`` (bundled *training* text by default, or a user's
+  corpus): the target languages keep their own segmentation.
+
+Kept pieces keep their relative order, so the special tokens keep their ids (a pad id that moves is
+written to the model's config). The Unigram model re-segments with what is left: it finds the most
+probable segmentation among the kept pieces, with their original scores. Only Unigram tokenizers
+(sentencepiece: XLM-R, e5, LaBSE-style) are trimmed; others get a clear error.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.utils.errors import XlsentError
+
+WORD_START = "▁"
+
+
+@dataclass
+class VocabSettings:
+    """What to keep (see the module docstring)."""
+
+    top: int = 60000
+    texts: str | None = "bible-en-ny:train"
+    max_texts: int = 0  # 0 = every text of ``texts``
+
+    def __post_init__(self) -> None:
+        if int(self.top) < 0:
+            raise XlsentError("--keep-vocab must be ≥ 0 (the number of top-scoring pieces to keep)")
+
+
+def read_texts(spec: str, limit: int = 0) -> list[str]:
+    """A bundled pair set (both sides) or a text file (one text a line)."""
+    from xlsent.data.bundled import is_bundled
+
+    if is_bundled(spec):
+        from xlsent.data.pairs import load_pairs
+
+        ds = load_pairs(spec, dedupe=False).dataset
+        texts = list(ds["src"]) + list(ds["tgt"])
+    else:
+        from xlsent.data.readers import read_lines
+
+        texts = [t for t in read_lines(Path(spec)) if t.strip()]
+        if not texts:
+            raise XlsentError(f"{spec}: no text to choose the vocabulary from — give a file with one text a line")
+    return texts[:limit] if limit else texts
+
+
+def choose_pieces(tokenizer_json: dict, settings: VocabSettings, used_ids: set[int]) -> tuple[list[int], dict]:
+    """Old ids to keep, sorted, and counts of why each group was kept."""
+    model = tokenizer_json["model"]
+    if model.get("type") != "Unigram":
+        raise XlsentError(f"vocabulary trimming needs a Unigram (sentencepiece) tokenizer, not {model.get('type')}")
+    vocab = model["vocab"]
+    special = {int(t["id"]) for t in tokenizer_json.get("added_tokens", [])}
+    if model.get("unk_id") is not None:
+        special.add(int(model["unk_id"]))
+    single = {i for i, (piece, _) in enumerate(vocab) if len(piece.replace(WORD_START, "")) <= 1}
+    by_score = sorted((i for i in range(len(vocab)) if i not in special), key=lambda i: -vocab[i][1])
+    top = set(by_score[: int(settings.top)])
+    keep = sorted(special | single | top | set(used_ids))
+    counts = {"special": len(special), "single_character": len(single), "top_scoring": len(top),
+              "used_by_texts": len(used_ids), "kept": len(keep), "original": len(vocab)}
+    return keep, counts
+
+
+def trimmed_tokenizer_json(tokenizer_json: dict, keep: list[int]) -> dict:
+    """``tokenizer_json`` with only the ``keep`` pieces, ids remapped."""
+    new_id = {old: new for new, old in enumerate(keep)}
+    out = json.loads(json.dumps(tokenizer_json))
+    out["model"]["vocab"] = [tokenizer_json["model"]["vocab"][i] for i in keep]
+    if out["model"].get("unk_id") is not None:
+        out["model"]["unk_id"] = new_id[int(out["model"]["unk_id"])]
+    for tok in out.get("added_tokens", []):
+        tok["id"] = new_id[int(tok["id"])]
+    post = out.get("post_processor") or {}
+    processors = post.get("processors", [post]) if post.get("type") == "Sequence" else [post]
+    for proc in processors:
+        for spec in (proc.get("special_tokens") or {}).values():
+            spec["ids"] = [new_id[int(i)] for i in spec["ids"]]
+        for key in ("sep", "cls"):  # RobertaProcessing / BertProcessing: [token, id]
+            if isinstance(proc.get(key), list) and len(proc[key]) == 2:
+                proc[key][1] = new_id[int(proc[key][1])]
+    return out
+
+
+def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
+    """Trim ``model`` (a loaded SentenceTransformer) in place: token table, config and tokenizer."""
+    import torch
+    from transformers import AutoTokenizer
+
+    module = model[0]
+    tok = module.tokenizer
+    if tok is None or not getattr(tok, "is_fast", False):
+        raise XlsentError("vocabulary trimming needs a fast tokenizer (tokenizer.json)")
+    full = json.loads(tok.backend_tokenizer.to_str())
+    used: set[int] = set()
+    n_texts = 0
+    if settings.texts:
+        texts = read_texts(settings.texts, settings.max_texts)
+        n_texts = len(texts)
+        for start in range(0, len(texts), 1024):
+            for ids in tok(texts[start : start + 1024], add_special_tokens=False)["input_ids"]:
+                used.update(ids)
+    keep, counts = choose_pieces(full, settings, used)
+    emb = module.auto_model.get_input_embeddings()
+    if emb.weight.shape[0] != len(full["model"]["vocab"]):
+        raise XlsentError(f"the token table has {emb.weight.shape[0]} rows but the tokenizer {len(full['model']['vocab'])} "
+                          "pieces — cannot trim a model whose table and tokenizer disagree")
+    index = torch.tensor(keep, dtype=torch.long)
+    new_emb = torch.nn.Embedding(len(keep), emb.weight.shape[1])
+    with torch.no_grad():
+        new_emb.weight.copy_(emb.weight[index])
+    module.auto_model.set_input_embeddings(new_emb)
+    config = module.auto_model.config
+    config.vocab_size = len(keep)
+    new_id = {old: new for new, old in enumerate(keep)}
+    for attr in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        if getattr(config, attr, None) is not None:
+            setattr(config, attr, new_id[int(getattr(config, attr))])
+    emb_module = getattr(module.auto_model, "embeddings", None)
+    if emb_module is not None and getattr(emb_module, "padding_idx", None) is not None:
+        emb_module.padding_idx = config.pad_token_id
+    with tempfile.TemporaryDirectory() as tmp:
+        tok.save_pretrained(tmp)
+        Path(tmp, "tokenizer.json").write_text(json.dumps(trimmed_tokenizer_json(full, keep), ensure_ascii=False),
+                                               encoding="utf-8")
+        new_tok = AutoTokenizer.from_pretrained(tmp, local_files_only=True)
+    module.processor = new_tok
+    params_before = int(len(full["model"]["vocab"]) * emb.weight.shape[1])
+    info = {**counts, "top": int(settings.top), "texts": settings.texts, "texts_read": n_texts,
+            "token_table_parameters": {"before": params_before, "after": int(len(keep) * emb.weight.shape[1])},
+            "model_parameters_after": int(sum(p.numel() for p in model.parameters()))}
+    log(f"vocabulary: kept {len(keep):,} of {len(full['model']['vocab']):,} pieces "
+        f"({counts['top_scoring']:,} top-scoring, {counts['single_character']:,} single characters, "
+        f"{len(used):,} used by {n_texts:,} texts of {settings.texts}, {counts['special']} special)")
+    return info
+
+
+def piece_counts(tokenizer, texts: list[str]) -> np.ndarray:
+    """Pieces per text (to report how much longer trimmed segmentations get)."""
+    return np.array([len(x) for x in tokenizer(texts, add_special_tokens=False)["input_ids"]])

@@ -1,0 +1,371 @@
+"""ONNX export, int8, vocabulary trimming and the onnx backend, on tiny models built in the tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import WORDS, build_tiny_model
+
+TEXTS = ["god is good", "the river is wide and water", "mulungu ndi wabwino", "madzi", "unknownword xyz",
+         " ".join(WORDS * 3)]  # the last one is cut at the model's 64 pieces
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def st_encode(path, texts=TEXTS) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device="cpu").encode(texts, convert_to_numpy=True)
+
+
+def onnx_encode(folder, texts=TEXTS, batch_size: int = 4) -> np.ndarray:
+    from xlsent.encoding.onnx_backend import OnnxBackend
+
+    return OnnxBackend(folder, threads=1).embed(list(texts), batch_size=batch_size)
+
+
+@pytest.fixture(scope="module")
+def prompted_model(tmp_path_factory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("m") / "prompted", prompt="passage : ")
+
+
+def build_full_pipeline(path: Path) -> Path:
+    """Every module our recipes write (the siamese recipe's export, the longest): the transformer cut to 2 of
+    its 4 layers with hidden states, WeightedLayerPooling, Pooling, Normalize, a Dense head with an
+    activation, Dropout, Normalize, a Dense centering (identity weight, bias −center), Normalize."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Dense, Normalize
+    from sentence_transformers.sentence_transformer.modules import Dropout, Pooling, WeightedLayerPooling
+
+    from xlsent.models.handle import load_transformer_module
+
+    build_tiny_model(path.parent / (path.name + "-base"), layers=4, seed=3)
+    tr = load_transformer_module(path.parent / (path.name + "-base-hf"), 2, hidden_states=True)
+    torch.manual_seed(5)
+    head = Dense(32, 16, activation_function=torch.nn.Tanh())
+    center = Dense(16, 16, bias=True, activation_function=torch.nn.Identity())
+    with torch.no_grad():
+        center.linear.weight.copy_(torch.eye(16))
+        center.linear.bias.copy_(-torch.randn(16) * 0.1)
+    st = SentenceTransformer(modules=[tr, WeightedLayerPooling(32, num_hidden_layers=2, layer_start=1),
+                                      Pooling(32, pooling_mode="mean"), Normalize(), head, Dropout(0.1), Normalize(),
+                                      center, Normalize()], device="cpu")
+    st.save(str(path))
+    return path
+
+
+def test_fp32_export_reproduces_the_model_with_its_prompt(prompted_model, tmp_path):
+    from xlsent.export.folder import export_model, read_manifest
+
+    out = tmp_path / "onnx"
+    m = export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
+    assert (out / "model.onnx").exists() and (out / "tokenizer.json").exists()
+    assert read_manifest(out).prompt == "passage : " and m.normalizes
+    assert cosines(onnx_encode(out), st_encode(prompted_model)).min() >= 0.99999
+    assert m.checks["min_cosine_to_source"] >= 0.99999
+
+
+def test_export_of_every_module_our_recipes_write(tmp_path):
+    from xlsent.export.folder import export_model
+
+    model = build_full_pipeline(tmp_path / "full")
+    out = tmp_path / "onnx"
+    export_model(str(model), out, texts=TEXTS, log=lambda _: None)
+    ref = st_encode(model)
+    got = onnx_encode(out)
+    assert ref.shape == got.shape == (len(TEXTS), 16)
+    assert cosines(got, ref).min() >= 0.99999
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)  # the final Normalize is in the graph
+
+
+def test_batching_and_order_do_not_change_rows(prompted_model, tmp_path):
+    from xlsent.export.folder import export_model
+
+    out = tmp_path / "onnx"
+    export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
+    one = np.stack([onnx_encode(out, [t])[0] for t in TEXTS])
+    assert np.allclose(one, onnx_encode(out, batch_size=3), atol=1e-5)
+
+
+def test_weight_only_int8_keeps_attention_matmuls_fp32(tiny_model, tmp_path):
+    import onnx
+
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import Int8Settings, select_nodes
+
+    out = tmp_path / "q"
+    m = export_model(str(tiny_model), out, texts=TEXTS, int8=Int8Settings(), keep_fp32=True, log=lambda _: None)
+    proto = onnx.load(str(out / "model.fp32.onnx"))
+    nodes, kept = select_nodes(proto, Int8Settings())
+    assert len(nodes) == 3 * 6 and kept["attention_matmul"] == 3 * 2  # 6 linear layers and 2 attention products a layer
+    q = onnx.load(str(out / "model.onnx"))
+    ops = [n.op_type for n in q.graph.node]
+    assert ops.count("MatMulInteger") == 18 and ops.count("MatMul") == 6
+    assert m.int8["quantized_nodes"] == 18
+    nodes, kept = select_nodes(proto, Int8Settings(fp32_parts=["ffn_out"], fp32_layers=[0]))
+    assert len(nodes) == 2 * 5 and kept["fp32_part"] == 3 and kept["fp32_layer"] == 5  # a part is counted first
+    assert cosines(onnx_encode(out), st_encode(tiny_model)).mean() > 0.9
+
+
+def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
+    """SmoothQuant moves scale from activations into weights: the fp32 graph must compute the same thing."""
+    import onnx
+    import onnxruntime as ort
+
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import Int8Settings, _shared_weights, _tokenizer_fn, activation_maxima, select_nodes
+    from xlsent.export.quantize import smooth_graph
+    from xlsent.models.handle import load_model
+
+    out = tmp_path / "fp32"
+    export_model(str(tiny_model), out, texts=TEXTS, log=lambda _: None)
+    model = load_model(str(tiny_model)).model
+    proto = onnx.load(str(out / "model.onnx"))
+    nodes, _ = select_nodes(proto, Int8Settings())
+    _shared_weights(proto)
+    weight_nodes = [n for n in proto.graph.node if n.name in set(nodes)]
+    maxima = activation_maxima(out / "model.onnx", sorted({n.input[0] for n in weight_nodes}), TEXTS,
+                               _tokenizer_fn(model))
+    assert smooth_graph(proto, [n.name for n in weight_nodes], maxima, 0.5) == 18
+    ids, mask = _tokenizer_fn(model)(TEXTS)
+    run = lambda p: ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(  # noqa: E731
+        None, {"input_ids": ids, "attention_mask": mask})[0]
+    assert np.allclose(run(proto.SerializeToString()), run(str(out / "model.onnx")), atol=1e-5)
+    assert sum(n.op_type == "Mul" and n.name.endswith("/Smooth") for n in proto.graph.node) == 18
+
+
+def test_smoothed_int8_export_runs(tiny_model, tmp_path):
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import Int8Settings
+
+    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, int8=Int8Settings(smooth=0.5, calibration_texts=8),
+                     log=lambda _: None)
+    assert m.int8["smoothed_nodes"] == 18 and m.int8["calibration_texts_used"] == 8
+    assert not (tmp_path / "q" / "model.fp32.onnx").exists()
+    assert m.checks["mean_cosine_to_source"] > 0.9
+
+
+# --- vocabulary trimming ---------------------------------------------------------------------------
+
+PIECES = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)] + [
+    ("▁mulungu", -2.0), ("▁mu", -4.0), ("lungu", -5.0), ("▁madzi", -3.0), ("▁god", -2.5), ("▁is", -2.0),
+    ("▁good", -2.5), ("▁", -6.0)] + [(c, -8.0) for c in "abcdefghijklmnopqrstuvwxyz"] + [
+    ("▁" + c, -7.0) for c in "abcdefghijklmnopqrstuvwxyz"]
+
+
+def build_unigram_model(path: Path) -> Path:
+    """A random BERT with a sentencepiece-style Unigram tokenizer (what e5 / XLM-R use)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    torch.manual_seed(1)
+    tok = Tokenizer(models.Unigram(PIECES, unk_id=3, byte_fallback=False))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>",
+                                     eos_token="</s>", cls_token="<s>", sep_token="</s>", model_max_length=64)
+    cfg = BertConfig(vocab_size=len(PIECES), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, pad_token_id=1)
+    hf = path.parent / (path.name + "-hf")
+    BertModel(cfg, add_pooling_layer=False).save_pretrained(hf)
+    hf_tok.save_pretrained(hf)
+    st = SentenceTransformer(modules=[Transformer(str(hf), max_seq_length=64), Pooling(32, pooling_mode="mean"),
+                                      Normalize()], device="cpu")
+    st.save(str(path))
+    return path
+
+
+def test_trimmed_tokenizer_resegments_a_word_whose_piece_was_removed(tmp_path):
+    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.handle import load_model
+
+    model = load_model(str(build_unigram_model(tmp_path / "u"))).model
+    before = model.tokenizer.tokenize("mulungu is good")
+    assert before == ["▁mulungu", "▁is", "▁good"]
+    texts = tmp_path / "keep.txt"
+    texts.write_text("god is good\nmadzi\n", encoding="utf-8")
+    info = trim_vocabulary(model, VocabSettings(top=2, texts=str(texts)), log=lambda _: None)
+    # kept: 4 special + 52 single characters + the 2 best (▁mulungu -2.0 and ▁is -2.0) + pieces of the texts
+    assert info["kept"] < len(PIECES) and info["single_character"] == 53  # 52 letters and the bare ▁
+    tok = model.tokenizer
+    assert tok.tokenize("mulungu is good") == ["▁mulungu", "▁is", "▁good"]
+    assert tok.tokenize("mu lungu") == ["▁m", "u", "▁l", "u", "n", "g", "u"]  # ▁mu, lungu were removed
+    assert "<unk>" not in tok.tokenize("zebra")
+    assert model[0].auto_model.get_input_embeddings().weight.shape[0] == info["kept"] == len(tok)
+
+
+def test_trimmed_export_keeps_the_vectors_of_texts_whose_pieces_were_kept(tmp_path):
+    from xlsent.export.folder import export_model, read_manifest
+    from xlsent.export.vocab import VocabSettings
+
+    src = build_unigram_model(tmp_path / "u")
+    keep = tmp_path / "keep.txt"
+    keep.write_text("god is good\nmadzi\n", encoding="utf-8")
+    out = tmp_path / "trim"
+    export_model(str(src), out, texts=["god is good", "madzi", "mulungu"], log=lambda _: None,
+                 keep_vocab=VocabSettings(top=0, texts=str(keep)))
+    man = read_manifest(out)
+    assert man.vocab["kept"] < len(PIECES)
+    same = onnx_encode(out, ["god is good", "madzi"])
+    assert cosines(same, st_encode(src, ["god is good", "madzi"])).min() >= 0.99999
+    tok = json.loads((out / "tokenizer.json").read_text())
+    assert len(tok["model"]["vocab"]) == man.vocab["kept"]
+
+
+def test_trimming_refuses_a_wordlevel_tokenizer(tiny_model, tmp_path):
+    from xlsent.export.folder import export_model
+    from xlsent.export.vocab import VocabSettings
+    from xlsent.utils.errors import XlsentError
+
+    with pytest.raises(XlsentError, match="Unigram"):
+        export_model(str(tiny_model), tmp_path / "x", keep_vocab=VocabSettings(top=5, texts=None), texts=TEXTS,
+                     log=lambda _: None)
+
+
+# --- the backend behind the encoder and the commands --------------------------------------------------
+
+def test_encoder_picks_up_an_exported_folder_and_refuses_torch_on_it(prompted_model, tmp_path):
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.encoding.onnx_backend import OnnxBackend
+    from xlsent.export.folder import export_model
+    from xlsent.utils.errors import XlsentError
+
+    out = tmp_path / "onnx"
+    export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
+    enc = Encoder.load(str(out))
+    assert isinstance(enc.backend, OnnxBackend) and enc.fingerprint.startswith("onnx:")
+    torch_enc = Encoder.load(str(prompted_model), backend="torch", chunk_words=3)
+    onnx_enc = Encoder.load(str(out), chunk_words=3)
+    assert cosines(onnx_enc.encode(TEXTS), torch_enc.encode(TEXTS)).min() >= 0.99999  # chunked pooling outside
+    with pytest.raises(XlsentError, match="no torch weights"):
+        Encoder.load(str(out), backend="torch")
+    with pytest.raises(XlsentError, match="unknown backend"):
+        Encoder.load(str(out), backend="tensorrt")
+
+
+def test_backend_onnx_on_a_torch_model_exports_once_into_the_cache(prompted_model):
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.encoding.onnx_backend import OnnxBackend
+
+    enc = Encoder.load(str(prompted_model), backend="onnx", threads=1)
+    assert isinstance(enc.backend, OnnxBackend)
+    again = Encoder.load(str(prompted_model), backend="onnx")
+    assert again.backend.folder == enc.backend.folder
+    assert cosines(enc.encode(TEXTS), st_encode(prompted_model)).min() >= 0.99999
+
+
+class Ran:
+    """A command's exit code and everything it said (a user error is shown by ``xlsent``'s main as one line, exit 2)."""
+
+    def __init__(self, result) -> None:
+        from xlsent.utils.errors import XlsentError
+
+        user_error = isinstance(result.exception, XlsentError)
+        self.exit_code = 2 if user_error else result.exit_code
+        self.output = result.output + (str(result.exception) if result.exception is not None else "")
+
+
+def _run(*args) -> Ran:
+    from typer.testing import CliRunner
+
+    from xlsent.cli.main import app
+
+    return Ran(CliRunner().invoke(app, list(args)))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    from xlsent.export.folder import export_model
+
+    model = build_tiny_model(tmp_path_factory.mktemp("m") / "tiny-export")
+    out = tmp_path_factory.mktemp("e") / "onnx"
+    export_model(str(model), out, texts=TEXTS, log=lambda _: None)
+    return out
+
+
+@pytest.mark.parametrize("command", [
+    ["embed", "-i", "{txt}", "-o", "{tmp}/x.npy"],
+    ["mine", "{txt}", "{txt}", "-o", "{tmp}/m.tsv"],
+    ["eval", "retrieval", "--pairs", "{pairs}"],
+    ["eval", "sts", "--data", "{sts}"],
+    ["eval", "triplet", "--triplets", "{triplets}"],
+    ["eval", "mse", "--pairs", "{pairs}", "--teacher", "{model}"],
+    ["eval", "mining", "--dataset", "bible"],
+    ["eval", "documents", "--pairs", "{pairs}"],
+    ["eval", "classify", "--train", "{labelled}", "--test", "{labelled}"],
+])
+def test_the_backend_flag_reaches_every_command(command, exported, pairs_tsv, tmp_path):
+    """``--backend torch`` on an exported folder must reach the encoder (which refuses it): proof that the flag
+    is passed through, for every command that embeds sentences."""
+    txt = tmp_path / "t.txt"
+    txt.write_text("god is good\nmadzi\n", encoding="utf-8")
+    sts = tmp_path / "sts.tsv"
+    sts.write_text("god is good\tmadzi\t3.0\nthe river\tdziko\t1.0\n", encoding="utf-8")
+    triplets = tmp_path / "tr.tsv"
+    triplets.write_text("god\tmulungu\tmadzi\nwater\tmadzi\tdziko\n", encoding="utf-8")
+    labelled = tmp_path / "l.tsv"
+    labelled.write_text("a\tgod is good\nb\tmadzi\na\tthe lord\nb\tdziko\n", encoding="utf-8")
+    fill = {"txt": txt, "tmp": tmp_path, "pairs": pairs_tsv, "sts": sts, "triplets": triplets, "labelled": labelled,
+            "model": exported}
+    args = [a.format(**fill) for a in command]
+    r = _run(*args, "--model", str(exported), "--backend", "torch")
+    assert r.exit_code == 2, r.output
+    assert "no torch weights" in r.output
+
+
+def test_embed_with_the_onnx_backend_equals_torch(tiny_model, tmp_path):
+    txt = tmp_path / "t.txt"
+    txt.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    assert _run("embed", "-i", str(txt), "-o", str(tmp_path / "a.npy"), "-m", str(tiny_model)).exit_code == 0
+    r = _run("embed", "-i", str(txt), "-o", str(tmp_path / "b.npy"), "-m", str(tiny_model), "--backend", "onnx",
+             "--threads", "1")
+    assert r.exit_code == 0, r.output
+    assert cosines(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy")).min() >= 0.99999
+
+
+def test_export_cli_errors_before_loading(tiny_model, tmp_path):
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--smooth", "0.5")
+    assert r.exit_code == 2 and "--int8" in r.output
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x.txt").write_text("x")
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "full"))
+    assert r.exit_code == 2 and "not an export" in r.output
+    r = _run("export", str(tmp_path / "nowhere"), "-o", str(tmp_path / "o"))
+    assert r.exit_code == 2 and "nowhere" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--fp32-parts", "mlp")
+    assert r.exit_code == 2 and "unknown fp32 part" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--smooth", "0.5",
+             "--calibration", str(tmp_path / "none.txt"))
+    assert r.exit_code == 2 and "none.txt" in r.output
+
+
+def test_export_cli_writes_a_folder_that_eval_runs(tiny_model, pairs_tsv, tmp_path):
+    out = tmp_path / "o"
+    r = _run("export", str(tiny_model), "-o", str(out), "--int8")
+    assert r.exit_code == 0, r.output
+    assert "cosine to" in r.output
+    res = tmp_path / "r.json"
+    r = _run("eval", "retrieval", "-m", str(out), "--pairs", str(pairs_tsv), "-o", str(res), "--resamples", "10")
+    assert r.exit_code == 0, r.output
+    assert json.loads(res.read_text())["n"] == 40
+
+
+def test_a_folder_that_is_not_a_model_is_not_exportable(tmp_path):
+    from xlsent.export.folder import export_model
+    from xlsent.utils.errors import XlsentError
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(XlsentError):
+        export_model(str(tmp_path / "empty"), tmp_path / "o", texts=TEXTS, log=lambda _: None)
