@@ -65,7 +65,7 @@ def worker(args) -> None:
     quiet_libraries()
     out: dict = {"variant": args.worker, "speed": []}
     texts = texts_for_speed(args.n_speed)
-    for threads in args.threads:
+    for threads in args.threads if args.speed else []:
         backend = "torch" if args.worker == "torch" else "onnx"
         enc = Encoder.load(args.target, backend=backend, threads=threads)
         for batch in args.batch:
@@ -134,12 +134,13 @@ def source_parameters(model: str) -> int:
 
 def report(results: dict, args) -> None:
     torch_speed = {(s["threads"], s["batch"], s["texts"]): s["sentences_per_s"] for s in results["torch"]["speed"]}
-    print(f"\nmodel {args.model}; sentences/s (ratio to torch fp32), best of {args.repeats}; "
-          f"short = NT verses, long = 8 verses joined")
-    head = "| variant | " + " | ".join(f"{t} thr, batch {b}, {k}" for (t, b, k) in torch_speed) + " |"
-    print(head)
-    print("|" + "---|" * (len(torch_speed) + 1))
-    for v, r in results.items():
+    if torch_speed:
+        print(f"\nmodel {args.model}; sentences/s (ratio to torch fp32), best of {args.repeats}; "
+              f"short = NT verses, long = 8 verses joined")
+        head = "| variant | " + " | ".join(f"{t} thr, batch {b}, {k}" for (t, b, k) in torch_speed) + " |"
+        print(head)
+        print("|" + "---|" * (len(torch_speed) + 1))
+    for v, r in results.items() if torch_speed else ():
         cells = []
         for s in r["speed"]:
             key = (s["threads"], s["batch"], s["texts"])
@@ -188,8 +189,10 @@ def main() -> None:
     ap.add_argument("--n-speed", type=int, default=256, help="texts per speed measurement (batch 32)")
     ap.add_argument("--n-batch1", type=int, default=64, help="texts per speed measurement at batch 1")
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--keep-vocab", type=int, default=60000)
+    ap.add_argument("--keep-vocab", type=int, default=80000)
     ap.add_argument("--no-quality", dest="quality", action="store_false")
+    ap.add_argument("--no-speed", dest="speed", action="store_false")
+    ap.add_argument("--out", default="bench.json", help="results file inside --work")
     ap.add_argument("--mining", action="store_true")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--target", help=argparse.SUPPRESS)
@@ -210,12 +213,13 @@ def main() -> None:
                "--batch", ",".join(map(str, args.batch)), "--n-speed", str(args.n_speed), "--n-batch1",
                str(args.n_batch1), "--repeats", str(args.repeats), "--model", args.model]
         cmd += [] if args.quality else ["--no-quality"]
+        cmd += [] if args.speed else ["--no-speed"]
         cmd += ["--mining"] if args.mining else []
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"{v} failed:\n{proc.stderr[-3000:]}")
         results[v] = json.loads(proc.stdout.strip().splitlines()[-1])
-        (args.work / "bench.json").write_text(json.dumps(results, indent=1))
+        (args.work / args.out).write_text(json.dumps(results, indent=1))
     report(results, args)
 
 

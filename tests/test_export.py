@@ -369,3 +369,54 @@ def test_a_folder_that_is_not_a_model_is_not_exportable(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(XlsentError):
         export_model(str(tmp_path / "empty"), tmp_path / "o", texts=TEXTS, log=lambda _: None)
+
+
+# --- quantisation-aware self-distillation ---------------------------------------------------------------
+
+def test_fake_quantisation_computes_what_onnxruntime_int8_computes(tmp_path):
+    """The distillation's simulated int8 must be onnxruntime's dynamic int8, or it trains for the wrong model."""
+    import onnxruntime as ort
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from xlsent.export.distill import FakeQuantLinear
+    from xlsent.export.quantize import Int8Settings
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(48, 24)
+    with torch.no_grad():
+        lin.weight[:, 3] *= 8  # an outlier input channel
+    x = torch.randn(5, 7, 48)
+    x[..., 3] *= 10
+    torch.onnx.export(lin, (x,), str(tmp_path / "l.onnx"), dynamo=False, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "b", 1: "s"}}, opset_version=17)
+    quantize_dynamic(str(tmp_path / "l.onnx"), str(tmp_path / "q.onnx"), weight_type=QuantType.QInt8, per_channel=True)
+    ort_int8 = ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x.numpy()})[0]
+    with torch.no_grad():
+        fake = FakeQuantLinear(lin, Int8Settings())(x).numpy()
+        exact = lin(x).numpy()
+    err_fake = np.abs(fake - ort_int8).max()
+    err_fp32 = np.abs(exact - ort_int8).max()
+    assert err_fake < 0.2 * err_fp32, (err_fake, err_fp32)  # the simulation is far closer to int8 than fp32 is
+
+
+def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path):
+    from xlsent.export.distill import DistillSettings, quantised_linears
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import Int8Settings
+    from xlsent.models.handle import load_model
+    from xlsent.utils.errors import XlsentError
+
+    model = load_model(str(tiny_model)).model
+    assert len(quantised_linears(model, Int8Settings())) == 18
+    assert len(quantised_linears(model, Int8Settings(fp32_parts=["ffn_out"], fp32_layers=[0]))) == 10
+    texts = tmp_path / "t.txt"
+    texts.write_text("\n".join(" ".join(WORDS[i:i + 6]) for i in range(0, len(WORDS) - 6)) + "\n", encoding="utf-8")
+    m = export_model(str(tiny_model), tmp_path / "d", int8=Int8Settings(), texts=TEXTS, log=lambda _: None,
+                     distill=DistillSettings(steps=4, batch_size=4, texts=str(texts)))
+    d = m.int8["distill"]
+    assert d["linear_layers"] == 18 and d["steps"] == 4 and d["texts_used"] > 4
+    assert m.checks["fp32_min_cosine"] >= 0.99999  # the exported fp32 graph is the distilled model, exactly
+    with pytest.raises(XlsentError, match="needs int8"):
+        export_model(str(tiny_model), tmp_path / "e", texts=TEXTS, distill=DistillSettings(steps=1))

@@ -13,6 +13,10 @@ A multilingual model's token table is most of its parameters (e5-small: 250,002 
 * every piece the full tokenizer uses on the ``texts`` (bundled *training* text by default, or a user's
   corpus): the target languages keep their own segmentation.
 
+Default ``top`` = 80,000: with the 15,397 single characters and the 10,471 pieces the bundled training
+verses use, e5-small keeps 92,244 pieces and 48.5% of its parameters — the largest round figure under
+issue 3's 50% budget. It is fixed by that budget, not tuned on any test.
+
 Kept pieces keep their relative order, so the special tokens keep their ids (a pad id that moves is
 written to the model's config). The Unigram model re-segments with what is left: it finds the most
 probable segmentation among the kept pieces, with their original scores. Only Unigram tokenizers
@@ -37,7 +41,7 @@ WORD_START = "▁"
 class VocabSettings:
     """What to keep (see the module docstring)."""
 
-    top: int = 60000
+    top: int = 80000
     texts: str | None = "bible-en-ny:train"
     max_texts: int = 0  # 0 = every text of ``texts``
 

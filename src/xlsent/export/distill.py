@@ -1,0 +1,157 @@
+"""Quantisation-aware self-distillation: teach the model to give its own fp32 vectors *after* int8 rounding.
+
+Post-training int8 loses quality everywhere a little (every part of every layer contributes; see
+``docs/results.md``), and the low-resource direction pays most. This pass fine-tunes the model's
+linear layers for a few hundred steps so that the int8 model's sentence vectors match the original fp32
+model's, before the graph is exported and quantised:
+
+* **simulated int8** — every linear layer the int8 pass will quantise (the same :class:`Int8Settings`
+  selection: parts and layers kept fp32 are not simulated) runs with fake quantisation that copies
+  onnxruntime's dynamic scheme: weights symmetric int8 per output channel (or per tensor), activations
+  asymmetric uint8 per tensor with the range of the whole batch, straight-through gradients;
+* **teacher** — the unchanged fp32 model; its vectors for the training texts are computed once;
+* **loss** — 1 − cosine between the student's simulated-int8 vector and the teacher's (retrieval ranks
+  by cosine), averaged over the batch;
+* **data** — ``texts``: bundled *training* text by default (Old-Testament verses, English and Chichewa),
+  never a test set; shuffled with ``seed``; cut to ``max_length`` pieces;
+* **what trains** — every layer's weights and biases and LayerNorms; the token table stays frozen (it is
+  not quantised, and it is 82% of e5-small's parameters).
+
+Decisions where the method is open: AdamW at a small constant learning rate after a 10% warm-up (a
+larger one moves the model away from its teacher faster than int8 error shrinks), and the model is
+fine-tuned in place — the exported fp32 weights are the distilled ones, so the fp32 graph in such a folder
+is *not* the source model (the manifest says so).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+
+from xlsent.export.quantize import Int8Settings, layer_of, part_of
+from xlsent.utils.errors import XlsentError
+
+
+@dataclass
+class DistillSettings:
+    steps: int = 300
+    batch_size: int = 32
+    lr: float = 2e-5
+    texts: str = "bible-en-ny:train"
+    max_texts: int = 20000
+    max_length: int = 64
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.steps < 1 or self.batch_size < 1 or self.max_length < 4 or self.lr <= 0:
+            raise XlsentError("distillation: steps, batch size ≥ 1, max_length ≥ 4 and lr > 0")
+
+
+def fake_quant_activation(x: torch.Tensor) -> torch.Tensor:
+    """onnxruntime's DynamicQuantizeLinear: uint8, per tensor, range [min(0, x), max(0, x)], straight-through."""
+    lo = torch.clamp(x.detach().min(), max=0.0)
+    hi = torch.clamp(x.detach().max(), min=0.0)
+    scale = torch.clamp((hi - lo) / 255.0, min=1e-8)
+    zero = torch.round(-lo / scale).clamp(0, 255)
+    return torch.fake_quantize_per_tensor_affine(x, scale.float(), zero.int(), 0, 255)
+
+
+def fake_quant_weight(w: torch.Tensor, per_channel: bool, reduce_range: bool) -> torch.Tensor:
+    """Symmetric int8 weights (per output channel of an ``nn.Linear``), straight-through."""
+    qmax = 63 if reduce_range else 127
+    if per_channel:
+        scale = torch.clamp(w.detach().abs().amax(1) / qmax, min=1e-8).float()
+        return torch.fake_quantize_per_channel_affine(w, scale, torch.zeros_like(scale, dtype=torch.int32), 0,
+                                                      -qmax - 1, qmax)
+    scale = torch.clamp(w.detach().abs().max() / qmax, min=1e-8).float()
+    return torch.fake_quantize_per_tensor_affine(w, scale, torch.zeros((), dtype=torch.int32), -qmax - 1, qmax)
+
+
+class FakeQuantLinear(torch.nn.Module):
+    """An ``nn.Linear`` that computes as the int8 graph will (its weights remain the Linear's own)."""
+
+    def __init__(self, linear: torch.nn.Linear, settings: Int8Settings) -> None:
+        super().__init__()
+        self.linear = linear
+        self.per_channel, self.reduce_range = settings.per_channel, settings.reduce_range
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = fake_quant_weight(self.linear.weight, self.per_channel, self.reduce_range)
+        return F.linear(fake_quant_activation(x), w, self.linear.bias)
+
+
+def quantised_linears(model, settings: Int8Settings) -> list[tuple[torch.nn.Module, str, torch.nn.Linear]]:
+    """(parent, attribute, Linear) of every linear layer the int8 pass will quantise."""
+    out = []
+    for name, module in model.named_modules():
+        for attr, child in module.named_children():
+            if not isinstance(child, torch.nn.Linear):
+                continue
+            graph_name = re.sub(r"\.(?!\d)", "/", f"{name}.{attr}") + "/MatMul"  # keeps "layer.N" as the graph does
+            part = part_of(graph_name)
+            if part == "other" or part in settings.fp32_parts or layer_of(graph_name) in set(settings.fp32_layers):
+                continue
+            out.append((module, attr, child))
+    return out
+
+
+def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=print) -> dict:
+    """Fine-tune ``model`` (a SentenceTransformer) in place toward its own fp32 vectors under simulated int8."""
+    from xlsent.export.vocab import read_texts
+
+    texts = [t for t in read_texts(settings.texts, 0) if t.strip()]
+    random.Random(settings.seed).shuffle(texts)
+    texts = texts[: settings.max_texts] if settings.max_texts else texts
+    if len(texts) < settings.batch_size:
+        raise XlsentError(f"distillation: {len(texts)} texts in {settings.texts}, fewer than one batch")
+    saved_length = model.max_seq_length
+    model.max_seq_length = min(saved_length, settings.max_length)
+    t0 = time.perf_counter()
+    teacher = model.encode(texts, batch_size=64, convert_to_tensor=True, show_progress_bar=False).float()
+    slots = quantised_linears(model, int8)
+    if not slots:
+        raise XlsentError("distillation: the model has no linear layer the int8 pass quantises")
+    for parent, attr, linear in slots:
+        setattr(parent, attr, FakeQuantLinear(linear, int8))
+    embeddings = model[0].auto_model.get_input_embeddings()
+    embeddings.weight.requires_grad_(False)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.0)
+    warm = max(1, settings.steps // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
+    gen = torch.Generator().manual_seed(settings.seed)
+    model.eval()  # no dropout: the teacher's vectors are dropout-free too; gradients flow all the same
+    losses = []
+    try:
+        for step in range(settings.steps):
+            idx = torch.randint(len(texts), (settings.batch_size,), generator=gen)
+            feats = model.preprocess([texts[i] for i in idx.tolist()], prompt=_prompt(model))
+            feats = {k: v for k, v in feats.items() if isinstance(v, torch.Tensor)}
+            out = model(feats)["sentence_embedding"]
+            loss = (1 - F.cosine_similarity(out, teacher[idx], dim=-1)).mean()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            losses.append(float(loss))
+            if (step + 1) % max(1, settings.steps // 10) == 0:
+                log(f"int8 distillation: step {step + 1}/{settings.steps}, 1 − cos {sum(losses[-10:]) / len(losses[-10:]):.5f}")
+    finally:
+        for parent, attr, linear in slots:
+            setattr(parent, attr, linear)
+        model.max_seq_length = saved_length
+        embeddings.weight.requires_grad_(True)
+    return {**asdict(settings), "texts_used": len(texts), "linear_layers": len(slots),
+            "loss_first": sum(losses[:10]) / len(losses[:10]), "loss_last": sum(losses[-10:]) / len(losses[-10:]),
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _prompt(model) -> str | None:
+    name = model.default_prompt_name
+    return model.prompts.get(name) if name else None
