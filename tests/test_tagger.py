@@ -200,6 +200,14 @@ def test_cli_train_eval_and_bad_input(wp_model, toy_files, tmp_path):
     assert r.exit_code == 0, r.output
     e = json.loads((tmp_path / "e.json").read_text())
     assert e["sd"] == 0.0 and e["labels"] == "user file"
+    r = runner.invoke(app, ["eval", "ner", "-m", str(tmp_path / "run"), "--compare", str(tmp_path / "run"), "--test",
+                            str(toy_files / "test.conll"), "-o", str(tmp_path / "c.json"), "--bootstrap", "20"])
+    assert r.exit_code == 0, r.output
+    c = json.loads((tmp_path / "c.json").read_text())["paired"]
+    assert c["delta"] == 0.0 and c["per_seed"] == [0.0] and c["p"] == 1.0  # a tagger against itself
+    r = runner.invoke(app, ["eval", "ner", "-m", str(tmp_path / "run"), "-m", str(tmp_path / "run"), "--compare",
+                            str(tmp_path / "run"), "--test", str(toy_files / "test.conll")])
+    assert r.exit_code != 0 and "one tagger per --model" in str(r.exception)
     bad = tmp_path / "bad.conll"
     bad.write_text("Yesu B-PER\nanapita\n", encoding="utf-8")
     r = runner.invoke(app, ["train", "tagger", "-o", str(tmp_path / "r2"), "--set", f"train.data={bad}",
@@ -269,3 +277,18 @@ def test_pos_tagger_and_adversarial_p4(wp_model, tmp_path):
     r = CliRunner().invoke(app, ["eval", "adversarial", "-o", str(tmp_path / "a2"), "--set", "tagger.task=pos",
                                  "--perturbations", "P3"])
     assert r.exit_code != 0 and "P4,P4-random" in str(r.exception)
+
+
+def test_paired_bootstrap_over_seeds_sees_a_better_tagger():
+    from xlsent.evaluation.tagging import paired_bootstrap_seeds
+
+    gold = [["B-PER", "O", "B-LOC"], ["O", "B-ORG"], ["B-PER", "I-PER", "O"]] * 20
+    worse = [["B-PER", "O", "O"], ["O", "O"], ["B-PER", "I-PER", "O"]] * 20
+    better = [["B-PER", "O", "B-LOC"], ["O", "B-ORG"], ["B-PER", "O", "O"]] * 20
+    res = paired_bootstrap_seeds("ner", gold, [worse, worse], [better, gold], bootstrap=200, seed=0)
+    assert res["delta"] > 0 and res["ci95"][0] > 0 and res["p"] < 0.05
+    assert res["per_seed"][1] > res["per_seed"][0]
+    import pytest
+
+    with pytest.raises(ValueError):
+        paired_bootstrap_seeds("ner", gold, [worse], [better, gold])

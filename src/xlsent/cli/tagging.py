@@ -101,8 +101,11 @@ def train_tagger_command(
 
 
 def _eval(task: str, models: list[str], test: str, sample: int, seed: int, bootstrap: int, scheme: str | None,
-          strict: bool, tag_column: int, max_length: int, output: Path | None) -> None:
+          strict: bool, tag_column: int, max_length: int, output: Path | None, compare: list[str] = ()) -> None:
     output_file(output)
+    if compare and len(compare) != len(models):
+        raise XlsentError(f"--compare: give one tagger per --model ({len(models)}), seed i against seed i — "
+                          f"got {len(compare)}")
     if scheme is not None:
         choice(scheme, SCHEMES, "--scheme")
     for v, m, o in ((sample, 0, "--sample"), (bootstrap, 0, "--bootstrap"), (max_length, 8, "--max-length")):
@@ -117,7 +120,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
     for n in corpus.notes:
         show_note(n)
     rows = []
-    for m in models:
+    for m in [*models, *compare]:
         model, tok = load_tagger(m)  # every folder checked before the first is scored
         rows.append((m, model, tok))
     scored = []
@@ -128,15 +131,33 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
     console.print(scores_table(scored, task, f"{task.upper()} on {test} — {len(corpus)} sentences, {kind} labels"))
     if len(scored) == 1:
         console.print(per_label_table(scored[0][1], task))
-    main = [s.main() for _, s in scored]
+    main = [s.main() for _, s in scored[: len(models)]]
     spread = statistics.stdev(main) if len(main) > 1 else 0.0
-    if len(main) > 1:
-        console.print(f"mean over {len(main)} models (seeds): {statistics.mean(main):.3f} ± {spread:.3f} (sd)")
+    groups = [("--model", main)]
+    if compare:
+        other_main = [s.main() for _, s in scored[len(models):]]
+        groups.append(("--compare", other_main))
+    for label, values in groups:
+        if len(values) > 1:
+            sd = statistics.stdev(values)
+            console.print(f"mean over {len(values)} {label} taggers (seeds): {statistics.mean(values):.3f} ± {sd:.3f} (sd)")
+    paired = None
+    if compare:
+        from xlsent.evaluation.tagging import paired_bootstrap_seeds
+
+        base = [s.predictions for _, s in scored[: len(models)]]
+        other = [s.predictions for _, s in scored[len(models):]]
+        paired = paired_bootstrap_seeds(task, corpus.tags, base, other, max(bootstrap, 1), seed)
+        metric = "micro F1" if task == "ner" else "accuracy"
+        console.print(f"--compare − --model, {metric} ×100, seed-averaged: Δ {100 * paired['delta']:+.2f} "
+                      f"[{100 * paired['ci95'][0]:+.2f}, {100 * paired['ci95'][1]:+.2f}] (paired bootstrap over "
+                      f"{len(corpus)} sentences, p {paired['p']:.3f}); per seed "
+                      + ", ".join(f"{100 * x:+.2f}" for x in paired["per_seed"]))
     if output is not None:
         write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test),
                                    "labels": kind, "sentences": len(corpus),
                                    "models": {n: s.to_dict() for n, s in scored},
-                                   "mean": statistics.mean(main), "sd": spread})
+                                   "mean": statistics.mean(main), "sd": spread, "paired": paired})
         console.print(f"written: {output}")
 
 
@@ -149,21 +170,24 @@ _STRICT = typer.Option(False, "--strict", help="an I- tag after O is an error in
 _COL = typer.Option(-1, help="column of the tag (the token is column 0; -1 = the last)")
 _MAXLEN = typer.Option(128, help="pieces per sentence (words past it count as missed)")
 _OUT = typer.Option(None, "--output", "-o", help="write the JSON result here")
+_COMPARE = typer.Option([], "--compare", help="taggers to compare with the --model ones, seed i against seed i "
+                        "(e.g. the same tagger over another encoder): seed-averaged Δ with a paired bootstrap")
 
 
 def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-ner:ny:test, gold-ner:ja …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
              scheme: str = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL, max_length: int = _MAXLEN,
-             output: Path = _OUT) -> None:
+             output: Path = _OUT, compare: list[str] = _COMPARE) -> None:
     """Entity-level micro/macro F1 (seqeval), per-label F1, bootstrap CIs; mean and spread over several models."""
-    _eval("ner", model, test, sample, seed, bootstrap, scheme, strict, tag_column, max_length, output)
+    _eval("ner", model, test, sample, seed, bootstrap, scheme, strict, tag_column, max_length, output, compare)
 
 
 def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-pos:ny:test …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
-             scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: Path = _OUT) -> None:
+             scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: Path = _OUT,
+             compare: list[str] = _COMPARE) -> None:
     """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
-    _eval("pos", model, test, sample, seed, bootstrap, scheme, False, tag_column, max_length, output)
+    _eval("pos", model, test, sample, seed, bootstrap, scheme, False, tag_column, max_length, output, compare)
 
 
 def effects_table(effs: list[dict], task: str) -> Table:

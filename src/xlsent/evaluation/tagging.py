@@ -165,6 +165,25 @@ def paired_bootstrap(task: str, gold: list[list[str]], base: list[list[str]], ot
     return {"delta": fn(co) - fn(cb), "ci95": _ci(d), "p": min(1.0, p), "bootstrap": bootstrap}
 
 
+def paired_bootstrap_seeds(task: str, gold: list[list[str]], bases: list[list[list[str]]],
+                           others: list[list[list[str]]], bootstrap: int = 1000, seed: int = 0) -> dict:
+    """Two sets of taggers (seed i of each trained alike) on the same sentences: the seed-averaged
+    Δ = mean_i [score(other_i) − score(base_i)], its 95% CI and two-sided p from resampling sentences (every
+    seed scored on the same resample), and each seed's own Δ. Answers "does encoder B beat encoder A under
+    this tagger?" with both sources of noise in view: the seeds (the per-seed Δs) and the test sentences."""
+    if len(bases) != len(others) or not bases:
+        raise ValueError("give as many compared taggers as base taggers (seed i against seed i)")
+    counts = lambda preds: ner_counts(gold, preds) if task == "ner" else pos_counts(gold, preds)  # noqa: E731
+    fn = micro_f1 if task == "ner" else accuracy
+    rows = resample(len(gold), bootstrap, seed)
+    cb, co = [counts(b) for b in bases], [counts(o) for o in others]
+    per_seed = [float(fn(o) - fn(b)) for b, o in zip(cb, co)]
+    d = np.mean([fn(o, rows) - fn(b, rows) for b, o in zip(cb, co)], axis=0)
+    p = 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0)))
+    return {"delta": float(np.mean(per_seed)), "ci95": _ci(d), "p": min(1.0, p), "per_seed": per_seed,
+            "bootstrap": bootstrap}
+
+
 def sample_corpus(corpus, sample: int, seed: int):
     """A seeded sample of ``sample`` sentences (all when 0 or larger than the corpus), in file order."""
     import random
