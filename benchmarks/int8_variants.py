@@ -84,7 +84,7 @@ def main() -> None:
         shutil.rmtree(folder)
         print(name, results[name], flush=True)
         out_file.write_text(json.dumps(results, indent=1))
-    print(f"\n| variant | P@1 src→tgt | P@1 tgt→src | mean cos to fp32 (src / tgt) | min cos |\n|---|---|---|---|---|")
+    print("\n| variant | P@1 src→tgt | P@1 tgt→src | mean cos to fp32 (src / tgt) | min cos |\n|---|---|---|---|---|")
     for name, r in results.items():
         print(f"| {name} | {100 * r['en2ny']:.1f} | {100 * r['ny2en']:.1f} | {r['cos_src']:.4f} / {r['cos_tgt']:.4f} | "
               f"{r['cos_min']:.4f} |")
