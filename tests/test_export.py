@@ -420,3 +420,12 @@ def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path
     assert m.checks["fp32_min_cosine"] >= 0.99999  # the exported fp32 graph is the distilled model, exactly
     with pytest.raises(XlsentError, match="needs int8"):
         export_model(str(tiny_model), tmp_path / "e", texts=TEXTS, distill=DistillSettings(steps=1))
+
+
+def test_smoothing_with_int8_attention_smooths_only_the_weight_matmuls(tiny_model, tmp_path):
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import Int8Settings
+
+    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, log=lambda _: None,
+                     int8=Int8Settings(smooth=0.5, attention=True, calibration_texts=8))
+    assert m.int8["quantized_nodes"] == 24 and m.int8["smoothed_nodes"] == 18

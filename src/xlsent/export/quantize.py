@@ -228,7 +228,9 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
         if model is None:
             raise XlsentError("smoothing needs the model's tokenizer for calibration")
         texts = calibration_texts(settings.calibration, settings.calibration_texts)
-        weight_nodes = [n for n in proto.graph.node if n.name in set(nodes) and n.op_type == "MatMul"]
+        inits = {i.name for i in proto.graph.initializer}
+        weight_nodes = [n for n in proto.graph.node  # smoothing applies to MatMuls with a weight, not Q·Kᵀ or P·V
+                        if n.name in set(nodes) and n.op_type == "MatMul" and n.input[1] in inits]
         _shared_weights(proto)
         maxima = activation_maxima(fp32_path, sorted({n.input[0] for n in weight_nodes}), texts,
                                    _tokenizer_fn(model))
