@@ -16,6 +16,7 @@ from xlsent.cli import gloss as gloss_cmd
 from xlsent.cli import mine as mine_cmd
 from xlsent.cli import models as models_cmd
 from xlsent.cli import perturb as perturb_cmd
+from xlsent.cli import serve as serve_cmd
 from xlsent.cli import train as train_cmd
 from xlsent.cli.common import err_console
 from xlsent.utils.errors import XlsentError
@@ -36,6 +37,7 @@ app.command("demo")(demo_cmd.demo_command)
 app.command("gloss")(gloss_cmd.gloss_command)
 app.command("mine")(mine_cmd.mine_command)
 app.command("perturb")(perturb_cmd.perturb_command)
+app.command("serve")(serve_cmd.serve_command)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

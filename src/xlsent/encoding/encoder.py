@@ -85,6 +85,34 @@ class SentenceTransformerBackend:
 
         return embed(self.handle.model, texts, batch_size=batch_size, show_progress=show_progress)
 
+    @property
+    def max_tokens(self) -> int:
+        return int(self.handle.model.max_seq_length)
+
+    @property
+    def _counter(self):
+        """A copy of the tokenizer for counting: a Hugging Face tokenizer changes its truncation state on every
+        call, so counting beside a running ``encode`` (the server does) must not share it."""
+        if getattr(self, "_counting_tokenizer", None) is None:
+            import copy
+
+            self._counting_tokenizer = copy.deepcopy(self.handle.model.tokenizer)
+        return self._counting_tokenizer
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Pieces each text becomes with the prompt and special tokens, before truncation."""
+        tok = self._counter
+        prompt = self.handle.prompt
+        return [len(ids) for ids in tok([prompt + t for t in texts], add_special_tokens=True)["input_ids"]]
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """``text`` cut so that it fits ``max_tokens`` pieces with the prompt and special tokens."""
+        tok = self._counter
+        budget = max(1, max_tokens - (self.token_counts([""])[0]))
+        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        offsets = enc["offset_mapping"]
+        return text if len(offsets) <= budget else text[: offsets[budget - 1][1]]
+
 
 class FunctionBackend:
     """Any ``texts -> array`` function as a backend (tests, precomputed tables)."""

@@ -70,6 +70,9 @@ class OnnxBackend:
         self.tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(m.max_seq_length)
+        self.counter = Tokenizer.from_file(str(self.folder / "tokenizer.json"))  # untruncated, for counting only
+        self.counter.no_padding()
+        self.counter.no_truncation()
         self.fingerprint = f"onnx:{model_fingerprint(self.folder)}"
         self.session = ort.InferenceSession(str(self.folder / m.model_file), session_options(threads),
                                             providers=["CPUExecutionProvider"])
@@ -79,6 +82,22 @@ class OnnxBackend:
         m = self.manifest
         prepared = [m.prompt + (t.lower() if m.lowercase else t) for t in texts]
         return [e.ids for e in self.tokenizer.encode_batch(prepared)]
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self.manifest.max_seq_length)
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Pieces each text becomes with the prompt and special tokens, before truncation."""
+        m = self.manifest
+        enc = self.counter.encode_batch([m.prompt + (t.lower() if m.lowercase else t) for t in texts])
+        return [len(e.ids) for e in enc]
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """``text`` cut so that it fits ``max_tokens`` pieces with the prompt and special tokens."""
+        budget = max(1, max_tokens - self.token_counts([""])[0])
+        enc = self.counter.encode(text, add_special_tokens=False)
+        return text if len(enc.offsets) <= budget else text[: enc.offsets[budget - 1][1]]
 
     def run_ids(self, batch: list[list[int]]) -> np.ndarray:
         """One forward pass over already-tokenised texts (padded here to the longest)."""

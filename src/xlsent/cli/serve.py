@@ -1,0 +1,55 @@
+"""``xlsent serve``: the model behind OpenAI-compatible and TEI-style embedding routes and a search page."""
+
+from __future__ import annotations
+
+import typer
+
+from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, console
+from xlsent.models.registry import DEFAULT_MODEL
+from xlsent.utils.errors import XlsentError
+
+
+def serve_command(
+    model: str = typer.Argument(DEFAULT_MODEL, help="registered name, model folder or exported ONNX folder"),
+    host: str = typer.Option("127.0.0.1", help="address to listen on (127.0.0.1 = this machine only)"),
+    port: int = typer.Option(8080, help="port"),
+    backend: str = BACKEND,
+    threads: int = THREADS,
+    index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
+                              "(e.g. bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
+    name: str = typer.Option(None, help="the model name clients send (default: the model's folder name)"),
+    max_inputs: int = typer.Option(256, help="texts per request (more: 413)"),
+    max_chars: int = typer.Option(20_000, help="characters per text (more: 413)"),
+    max_tokens: int = typer.Option(0, help="pieces per text, prompt included (0 = the model's maximum)"),
+    overlong: str = typer.Option("truncate", help="a text over --max-tokens: truncate (reported in the response) "
+                                 "or reject (413)"),
+    max_body_mib: float = typer.Option(4.0, help="request body size in MiB (more: 413)"),
+    max_queue: int = typer.Option(2048, help="texts waiting for the model (more: 429 with Retry-After)"),
+    batch_tokens: int = typer.Option(8192, help="padded token budget of one model batch"),
+    max_wait_ms: float = typer.Option(5.0, help="how long a text waits for others to share its batch"),
+) -> None:
+    """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
+    from xlsent.serve.limits import ServeLimits
+
+    check_backend(backend, threads)
+    at_least(port, 1, "--port")
+    if port > 65535:
+        raise XlsentError(f"--port {port}: must be ≤ 65535")
+    at_least(max_body_mib, 0.001, "--max-body-mib")
+    limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
+                         max_body_bytes=int(max_body_mib * 2**20), max_queue=max_queue, batch_tokens=batch_tokens,
+                         max_wait_ms=max_wait_ms)
+    if index:
+        from pathlib import Path
+
+        from xlsent.data.bundled import is_bundled
+
+        if not is_bundled(index) and not Path(index).is_file():
+            raise XlsentError(f"--index {index}: neither a bundled set (xlsent data list) nor a file")
+    import uvicorn
+
+    from xlsent.serve.app import Service, create_app
+
+    service = Service(model, backend=backend, threads=threads, limits=limits, index=index, name=name)
+    console.print(f"serving {model} on http://{host}:{port} (GET /health turns 200 once the model is warm)")
+    uvicorn.run(create_app(service), host=host, port=port, log_level="warning", access_log=False)

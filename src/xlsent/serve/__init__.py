@@ -1,0 +1,8 @@
+"""``xlsent serve``: an embedding and cross-lingual search service (FastAPI + uvicorn).
+
+* :mod:`xlsent.serve.limits` — the limits and the one error shape;
+* :mod:`xlsent.serve.batcher` — dynamic batching under a token budget, one inference worker;
+* :mod:`xlsent.serve.index` — the search corpus (``--index``), faiss;
+* :mod:`xlsent.serve.app` — the routes (``/v1/embeddings``, ``/embed``, ``/search``, ``/``, ``/health``,
+  ``/info``, ``/metrics``).
+"""

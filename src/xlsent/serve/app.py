@@ -1,0 +1,307 @@
+"""The HTTP service: OpenAI-compatible embeddings, TEI-style ``/embed``, cross-lingual ``/search``, a search page,
+health, info and Prometheus metrics — every request checked against :class:`ServeLimits` before it reaches
+the model.
+
+The model (and the search corpus) come from the command line only; nothing in a request names a path.
+:class:`Service` owns the encoder (torch or ONNX, :meth:`xlsent.encoding.encoder.Encoder.load`), the
+:class:`~xlsent.serve.batcher.Batcher` and the index; :func:`create_app` puts routes on it. Loading and a
+warm-up run in a background thread at start-up: ``/health`` answers 503 until they are done, and so does
+every route that needs the model.
+
+Errors have one JSON shape, ``{"error": {"message", "type", "limit", "value"}}``, with the standard code:
+413 for a body, input count, text length or over-long text under ``--overlong reject``; 422 for a malformed
+request (not JSON, empty or non-string input, unknown encoding format, wrong model name); 429 with
+``Retry-After`` when the queue is full; 503 while loading. A text cut under ``--overlong truncate`` is
+reported: the ``X-Truncated-Inputs`` header and, in ``/v1/embeddings``, ``usage.truncated_inputs``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from fastapi import Request  # at module level: the routes' annotations are resolved from here
+
+from xlsent.serve.batcher import Batcher, QueueFull
+from xlsent.serve.limits import LimitError, ServeLimits
+
+PAGE = Path(__file__).with_name("page.html")
+
+
+class Service:
+    """The served model, its batcher, its limits and (optionally) its search index."""
+
+    def __init__(self, model: str, backend: str = "auto", threads: int = 0, limits: ServeLimits | None = None,
+                 index: str | None = None, name: str | None = None) -> None:
+        self.model_spec, self.backend_choice, self.threads = model, backend, threads
+        self.limits = limits or ServeLimits()
+        self.index_spec = index
+        self.name = name or Path(str(model)).name
+        self.ready = False
+        self.error: str | None = None
+        self.encoder = None
+        self.batcher: Batcher | None = None
+        self.index = None
+        self.started = time.time()
+        self._metrics()
+
+    # -- start-up -----------------------------------------------------------------------------------------
+    def load(self) -> None:
+        """Load the model, warm it up, embed the search corpus; then mark ready."""
+        from xlsent.encoding.encoder import Encoder
+
+        try:
+            self.encoder = Encoder.load(self.model_spec, backend=self.backend_choice, threads=self.threads)
+            backend = self.encoder.backend
+            self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
+            self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
+            self.batcher = Batcher(self.encoder.encode, self.limits.batch_tokens, self.limits.max_wait_ms,
+                                   self.limits.max_queue, on_batch=self._on_batch)
+            if self.index_spec:
+                from xlsent.serve.index import SearchIndex
+
+                self.index = SearchIndex.build(self.index_spec, self.encoder.replace(batch_size=64).encode)
+            self.ready = True
+        except Exception as exc:  # reported by /health; the process stays up to say why
+            self.error = f"{type(exc).__name__}: {exc}"
+            raise
+
+    def load_in_background(self) -> threading.Thread:
+        t = threading.Thread(target=self._load_quietly, name="xlsent-load", daemon=True)
+        t.start()
+        return t
+
+    def _load_quietly(self) -> None:
+        try:
+            self.load()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        if self.batcher is not None:
+            self.batcher.close()
+
+    # -- metrics ------------------------------------------------------------------------------------------
+    def _metrics(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = CollectorRegistry()
+        self.m_requests = Counter("xlsent_requests", "requests by route and status", ["route", "status"],
+                                  registry=self.registry)
+        self.m_latency = Histogram("xlsent_request_seconds", "request latency by route", ["route"],
+                                   registry=self.registry,
+                                   buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30))
+        self.m_batch = Histogram("xlsent_batch_size", "texts per model batch", registry=self.registry,
+                                 buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
+        self.m_batch_tokens = Histogram("xlsent_batch_padded_tokens", "padded tokens per model batch",
+                                        registry=self.registry, buckets=(64, 256, 1024, 2048, 4096, 8192, 16384))
+        self.m_texts = Counter("xlsent_texts", "texts embedded", registry=self.registry)
+        self.m_truncated = Counter("xlsent_truncated_texts", "texts cut to the token limit", registry=self.registry)
+        self.m_queue = Gauge("xlsent_queue_depth", "texts waiting for the model", registry=self.registry)
+        self.m_queue.set_function(lambda: self.batcher.depth if self.batcher else 0)
+
+    def _on_batch(self, n: int, padded: int, seconds: float) -> None:
+        self.m_batch.observe(n)
+        self.m_batch_tokens.observe(padded)
+        self.m_texts.inc(n)
+
+    # -- the checks every embedding request passes ----------------------------------------------------------
+    def require_ready(self) -> None:
+        if not self.ready:
+            raise LimitError(503, "ready", False, "the model is still loading" if not self.error
+                             else f"the model failed to load: {self.error}", {"Retry-After": "5"})
+
+    def check_texts(self, value, field: str) -> list[str]:
+        if isinstance(value, str):
+            texts = [value]
+        elif isinstance(value, list) and all(isinstance(x, str) for x in value):
+            texts = value
+        else:
+            raise LimitError(422, "input type", "string or list of strings",
+                             f"'{field}' must be a string or a list of strings")
+        if not texts:
+            raise LimitError(422, "inputs", 0, f"'{field}' is empty: give at least one text")
+        if len(texts) > self.limits.max_inputs:
+            raise LimitError(413, "max_inputs", self.limits.max_inputs,
+                             f"{len(texts)} inputs in one request; the limit is {self.limits.max_inputs}")
+        for i, t in enumerate(texts):
+            if not t.strip():
+                raise LimitError(422, "empty input", i, f"input {i} is empty or whitespace")
+            if len(t) > self.limits.max_chars:
+                raise LimitError(413, "max_chars", self.limits.max_chars,
+                                 f"input {i} has {len(t)} characters; the limit is {self.limits.max_chars}")
+        return texts
+
+    async def embed(self, texts: list[str], truncate: bool | None = None) -> tuple[np.ndarray, int, int]:
+        """Vectors, total tokens (after any cut) and how many texts were cut."""
+        self.require_ready()
+        backend = self.encoder.backend
+        counts = backend.token_counts(texts)
+        policy = self.limits.overlong if truncate is None else ("truncate" if truncate else "reject")
+        cut = 0
+        for i, n in enumerate(counts):
+            if n > self.max_tokens:
+                if policy == "reject":
+                    raise LimitError(413, "max_tokens", self.max_tokens,
+                                     f"input {i} is {n} tokens; the limit is {self.max_tokens} (the server's policy is "
+                                     "reject; send truncate=true to /embed, or shorten it)")
+                texts[i] = backend.truncate(texts[i], self.max_tokens)
+                counts[i] = min(n, self.max_tokens)
+                cut += 1
+        try:
+            vecs = await self.batcher.embed(texts, counts)
+        except QueueFull as full:
+            raise LimitError(429, "max_queue", full.limit, f"the server is busy ({full.depth} texts queued, limit "
+                             f"{full.limit}); retry shortly", {"Retry-After": "1"}) from None
+        if cut:
+            self.m_truncated.inc(cut)
+        return vecs, int(sum(counts)), cut
+
+
+def _cut_header(cut: int) -> dict:
+    return {"X-Truncated-Inputs": str(cut)}
+
+
+def create_app(service: Service, load: bool = True):
+    """The FastAPI app over ``service`` (``load``: start loading it when the app starts)."""
+    from contextlib import asynccontextmanager
+
+    from fastapi import FastAPI
+    from fastapi.responses import HTMLResponse, JSONResponse, Response
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    @asynccontextmanager
+    async def lifespan(app):
+        if load and not service.ready:
+            service.load_in_background()
+        yield
+        service.close()
+
+    app = FastAPI(title="xlsent", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.service = service
+
+    @app.middleware("http")
+    async def body_limit_and_metrics(request: Request, call_next):
+        route = request.url.path
+        start = time.perf_counter()
+        limit = service.limits.max_body_bytes
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            response = _error(LimitError(413, "max_body_bytes", limit,
+                                         f"request body of {int(length)} bytes; the limit is {limit}"))
+        else:
+            response = await call_next(request)
+        if route in ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/"):
+            service.m_requests.labels(route, str(response.status_code)).inc()
+            service.m_latency.labels(route).observe(time.perf_counter() - start)
+        return response
+
+    def _error(err: LimitError):
+        return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+
+    async def _json(request: Request) -> dict:
+        body = await request.body()
+        if len(body) > service.limits.max_body_bytes:  # no (or a false) Content-Length
+            raise LimitError(413, "max_body_bytes", service.limits.max_body_bytes,
+                             f"request body of {len(body)} bytes; the limit is {service.limits.max_body_bytes}")
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise LimitError(422, "json", None, "the body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise LimitError(422, "json", None, "the body must be a JSON object")
+        return data
+
+    @app.exception_handler(LimitError)
+    async def limit_error(request: Request, err: LimitError):
+        return _error(err)
+
+    @app.post("/v1/embeddings")
+    async def openai_embeddings(request: Request):
+        data = await _json(request)
+        service.require_ready()
+        if "input" not in data:
+            raise LimitError(422, "input", None, "missing 'input'")
+        model = data.get("model")
+        if model is not None and model != service.name:
+            raise LimitError(422, "model", service.name, f"model '{model}' is not served here; this server serves "
+                             f"'{service.name}'")
+        fmt = data.get("encoding_format", "float")
+        if fmt not in ("float", "base64"):
+            raise LimitError(422, "encoding_format", "float | base64", f"encoding_format '{fmt}' is not supported")
+        if data.get("dimensions") not in (None, service.encoder.dimension):
+            raise LimitError(422, "dimensions", service.encoder.dimension,
+                             f"this model gives {service.encoder.dimension} dimensions; it cannot shorten them")
+        texts = service.check_texts(data["input"], "input")
+        vecs, tokens, cut = await service.embed(list(texts))
+        items = []
+        for i, v in enumerate(vecs):
+            v = np.asarray(v, dtype="<f4")
+            emb = base64.b64encode(v.tobytes()).decode("ascii") if fmt == "base64" else v.tolist()
+            items.append({"object": "embedding", "embedding": emb, "index": i})
+        return JSONResponse({"object": "list", "data": items, "model": service.name,
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "truncated_inputs": cut}},
+                            headers=_cut_header(cut))
+
+    @app.post("/embed")
+    async def tei_embed(request: Request):
+        data = await _json(request)
+        service.require_ready()
+        if "inputs" not in data:
+            raise LimitError(422, "inputs", None, "missing 'inputs'")
+        texts = service.check_texts(data["inputs"], "inputs")
+        normalize, truncate = data.get("normalize", True), data.get("truncate")
+        if not isinstance(normalize, bool) or (truncate is not None and not isinstance(truncate, bool)):
+            raise LimitError(422, "json", None, "'normalize' and 'truncate' must be true or false")
+        vecs, _, cut = await service.embed(list(texts), truncate)
+        if normalize:
+            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return JSONResponse(np.asarray(vecs, dtype=np.float32).tolist(), headers=_cut_header(cut))
+
+    @app.post("/search")
+    async def search(request: Request):
+        data = await _json(request)
+        service.require_ready()
+        if service.index is None:
+            raise LimitError(422, "index", None, "this server has no search corpus (start it with --index)")
+        query = data.get("query")
+        if not isinstance(query, str):
+            raise LimitError(422, "input type", "string", "'query' must be a string")
+        k = data.get("k", 10)
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= service.limits.max_k:
+            raise LimitError(422, "k", service.limits.max_k, f"'k' must be a whole number from 1 to {service.limits.max_k}")
+        texts = service.check_texts(query, "query")
+        vecs, _, cut = await service.embed(list(texts))
+        return JSONResponse({"query": query, "index": service.index.name, "matches": service.index.search(vecs[0], k)},
+                            headers=_cut_header(cut))
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page():
+        return HTMLResponse(PAGE.read_text(encoding="utf-8"))
+
+    @app.get("/health")
+    async def health():
+        if service.ready:
+            return {"status": "ok"}
+        return JSONResponse({"status": "failed" if service.error else "loading", "error": service.error},
+                            status_code=503, headers={"Retry-After": "5"})
+
+    @app.get("/info")
+    async def info():
+        enc = service.encoder
+        return {"model": service.name, "source": str(service.model_spec), "ready": service.ready,
+                "dimension": enc.dimension if enc else None,
+                "backend": type(enc.backend).__name__ if enc else service.backend_choice,
+                "threads": service.threads, "max_tokens": getattr(service, "max_tokens", None),
+                "limits": service.limits.to_dict(),
+                "index": {"name": service.index.name, "entries": len(service.index)} if service.index else None}
+
+    @app.get("/metrics")
+    async def metrics():
+        return Response(generate_latest(service.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app

@@ -1,0 +1,124 @@
+"""Dynamic batching: texts of concurrent requests run together, in length-sorted batches under a token budget.
+
+One inference worker (a thread) owns the model. Requests put their texts on a bounded queue and await
+them; the worker waits until a text is queued, lets others join for at most ``max_wait_ms``, then takes
+texts shortest-waiting-first, sorts them by length and cuts them into batches whose padded size
+(longest × count) stays under ``batch_tokens``. Results go back to each request's futures. A full queue
+refuses at once (:class:`QueueFull`), so the excess of an overload gets 429 instead of waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+class QueueFull(Exception):
+    def __init__(self, depth: int, limit: int) -> None:
+        super().__init__(f"queue holds {depth} texts (limit {limit})")
+        self.depth, self.limit = depth, limit
+
+
+@dataclass
+class _Item:
+    text: str
+    tokens: int
+    future: Future = field(default_factory=Future)
+    arrived: float = field(default_factory=time.perf_counter)
+
+
+class Batcher:
+    """Args:
+        encode: ``texts -> (n, dim) array`` run by the worker (the served encoder).
+        batch_tokens: padded token budget of one batch.
+        max_wait_ms: how long the oldest text waits for company.
+        max_queue: texts that may wait at once.
+        on_batch: called with (texts in the batch, padded tokens, seconds) after each batch (metrics).
+    """
+
+    def __init__(self, encode: Callable[[list[str]], np.ndarray], batch_tokens: int = 8192, max_wait_ms: float = 5.0,
+                 max_queue: int = 2048, on_batch: Callable[[int, int, float], None] | None = None) -> None:
+        self.encode = encode
+        self.batch_tokens = int(batch_tokens)
+        self.max_wait = max_wait_ms / 1000.0
+        self.max_queue = int(max_queue)
+        self.on_batch = on_batch
+        self._queue: deque[_Item] = deque()
+        self._cond = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="xlsent-inference", daemon=True)
+        self._thread.start()
+
+    @property
+    def depth(self) -> int:
+        return len(self._queue)
+
+    def submit(self, texts: list[str], tokens: list[int]) -> list[Future]:
+        """Queue texts (all or none); futures resolve to one row each."""
+        with self._cond:
+            if len(self._queue) + len(texts) > self.max_queue:
+                raise QueueFull(len(self._queue), self.max_queue)
+            items = [_Item(t, n) for t, n in zip(texts, tokens)]
+            self._queue.extend(items)
+            self._cond.notify()
+        return [it.future for it in items]
+
+    async def embed(self, texts: list[str], tokens: list[int]) -> np.ndarray:
+        futures = self.submit(texts, tokens)
+        rows = await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
+        return np.stack(rows) if rows else np.zeros((0, 0), np.float32)
+
+    def close(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        self._thread.join(timeout=5)
+
+    def _take(self) -> list[_Item]:
+        """Wait for work, then take what fits the budget (length-sorted, oldest texts first)."""
+        with self._cond:
+            while not self._queue and not self._stop:
+                self._cond.wait()
+            if self._stop:
+                return []
+            deadline = self._queue[0].arrived + self.max_wait
+            while not self._stop and time.perf_counter() < deadline and self._padded(list(self._queue)) < self.batch_tokens:
+                self._cond.wait(timeout=max(0.0, deadline - time.perf_counter()))
+            taken: list[_Item] = []
+            while self._queue:
+                nxt = self._queue[0]
+                if taken and self._padded(taken + [nxt]) > self.batch_tokens:
+                    break
+                taken.append(self._queue.popleft())
+            return taken
+
+    @staticmethod
+    def _padded(items: list[_Item]) -> int:
+        return max((i.tokens for i in items), default=0) * len(items)
+
+    def _run(self) -> None:
+        while True:
+            items = self._take()
+            if not items:
+                if self._stop:
+                    return
+                continue
+            items.sort(key=lambda i: i.tokens)
+            start = time.perf_counter()
+            try:
+                vecs = self.encode([i.text for i in items])
+            except Exception as exc:  # a model failure fails these requests, never the worker
+                for i in items:
+                    i.future.set_exception(exc)
+                continue
+            for i, v in zip(items, vecs):
+                i.future.set_result(np.asarray(v, dtype=np.float32))
+            if self.on_batch is not None:
+                self.on_batch(len(items), self._padded(items), time.perf_counter() - start)

@@ -1,0 +1,259 @@
+"""``xlsent serve``: every route and every limit in process (FastAPI's test client), and the real server
+called by the official ``openai`` client."""
+
+from __future__ import annotations
+
+import base64
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from conftest import WORDS
+
+TEXTS = ["god is good", "the river is wide", "mulungu ndi wabwino", "madzi"]
+
+
+def st_encode(path, texts):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device="cpu").encode(texts, convert_to_numpy=True)
+
+
+def cos(a, b):
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    return (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
+
+
+def make_client(model, index=None, **limits):
+    from fastapi.testclient import TestClient
+
+    from xlsent.serve.app import Service, create_app
+    from xlsent.serve.limits import ServeLimits
+
+    service = Service(str(model), limits=ServeLimits(**limits), index=index, name="tiny")
+    service.load()
+    return TestClient(create_app(service, load=False)), service
+
+
+@pytest.fixture(scope="module")
+def client(tiny_model):
+    c, service = make_client(tiny_model)
+    yield c
+    service.close()
+
+
+def test_health_is_503_until_loaded_then_200(tiny_model):
+    from fastapi.testclient import TestClient
+
+    from xlsent.serve.app import Service, create_app
+
+    service = Service(str(tiny_model), name="tiny")
+    c = TestClient(create_app(service, load=False))
+    r = c.get("/health")
+    assert r.status_code == 503 and r.json()["status"] == "loading" and r.headers["Retry-After"]
+    assert c.post("/v1/embeddings", json={"input": "god"}).status_code == 503
+    service.load()
+    assert c.get("/health").status_code == 200
+    info = c.get("/info").json()
+    assert info["model"] == "tiny" and info["dimension"] == 32 and info["max_tokens"] == 64
+    assert info["backend"] == "SentenceTransformerBackend" and info["limits"]["overlong"] == "truncate"
+    service.close()
+
+
+def test_openai_embeddings_float_and_base64_equal_sentence_transformers(client, tiny_model):
+    ref = st_encode(tiny_model, TEXTS)
+    r = client.post("/v1/embeddings", json={"input": TEXTS, "model": "tiny"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["object"] == "list" and body["model"] == "tiny" and len(body["data"]) == 4
+    assert [d["index"] for d in body["data"]] == [0, 1, 2, 3] and body["data"][0]["object"] == "embedding"
+    assert body["usage"]["prompt_tokens"] == body["usage"]["total_tokens"] > 4
+    assert cos([d["embedding"] for d in body["data"]], ref).min() >= 0.99999
+    r = client.post("/v1/embeddings", json={"input": TEXTS, "encoding_format": "base64"})
+    vecs = [np.frombuffer(base64.b64decode(d["embedding"]), dtype="<f4") for d in r.json()["data"]]
+    assert cos(vecs, ref).min() >= 0.99999
+    one = client.post("/v1/embeddings", json={"input": "god is good"}).json()["data"]
+    assert len(one) == 1 and cos(one[0]["embedding"], ref[0]) >= 0.99999
+
+
+def test_tei_embed_route(client, tiny_model):
+    r = client.post("/embed", json={"inputs": ["god is good", "madzi"], "normalize": True})
+    assert r.status_code == 200 and r.headers["X-Truncated-Inputs"] == "0"
+    vecs = np.array(r.json())
+    assert vecs.shape == (2, 32) and np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)
+    assert cos(vecs, st_encode(tiny_model, ["god is good", "madzi"])).min() >= 0.99999
+    assert client.post("/embed", json={"inputs": "madzi", "normalize": "yes"}).status_code == 422
+
+
+@pytest.mark.parametrize("payload,status,limit", [
+    ({"input": ["a"] * 5}, 413, "max_inputs"),
+    ({"input": "x" * 101}, 413, "max_chars"),
+    ({"input": []}, 422, "inputs"),
+    ({"input": ["god", ""]}, 422, "empty input"),
+    ({"input": ["god", 3]}, 422, "input type"),
+    ({"input": {"text": "god"}}, 422, "input type"),
+    ({"input": "god", "encoding_format": "int8"}, 422, "encoding_format"),
+    ({"input": "god", "model": "gpt-4"}, 422, "model"),
+    ({"input": "god", "dimensions": 8}, 422, "dimensions"),
+    ({"text": "god"}, 422, "input"),
+])
+def test_each_limit_has_its_status_and_names_itself(tiny_model, payload, status, limit):
+    c, service = make_client(tiny_model, max_inputs=4, max_chars=100)
+    r = c.post("/v1/embeddings", json=payload)
+    assert r.status_code == status, r.text
+    err = r.json()["error"]
+    assert err["limit"] == limit and err["message"]
+    service.close()
+
+
+def test_malformed_body_and_body_size(tiny_model):
+    c, service = make_client(tiny_model, max_body_bytes=200)
+    r = c.post("/v1/embeddings", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and r.json()["error"]["limit"] == "json"
+    r = c.post("/v1/embeddings", json={"input": ["god is good"] * 30})
+    assert r.status_code == 413 and r.json()["error"] == {
+        "message": r.json()["error"]["message"], "type": "payload_too_large", "limit": "max_body_bytes", "value": 200}
+    service.close()
+
+
+def test_overlong_inputs_truncate_visibly_or_are_rejected(tiny_model):
+    long_text = " ".join(WORDS * 4)  # far past 16 pieces
+    c, service = make_client(tiny_model, max_tokens=16)
+    r = c.post("/v1/embeddings", json={"input": [long_text, "god"]})
+    assert r.status_code == 200 and r.headers["X-Truncated-Inputs"] == "1"
+    assert r.json()["usage"]["truncated_inputs"] == 1
+    cut = service.encoder.backend.truncate(long_text, 16)
+    assert service.encoder.backend.token_counts([cut])[0] <= 16
+    assert cos(r.json()["data"][0]["embedding"], st_encode(tiny_model, [cut])[0]) >= 0.99999
+    r = c.post("/embed", json={"inputs": [long_text], "truncate": False})
+    assert r.status_code == 413 and r.json()["error"]["limit"] == "max_tokens"
+    service.close()
+    c, service = make_client(tiny_model, max_tokens=16, overlong="reject")
+    r = c.post("/v1/embeddings", json={"input": [long_text]})
+    assert r.status_code == 413 and r.json()["error"]["value"] == 16
+    assert c.post("/embed", json={"inputs": [long_text], "truncate": True}).status_code == 200
+    service.close()
+
+
+def test_a_full_queue_gets_429_with_retry_after(tiny_model):
+    c, service = make_client(tiny_model, max_queue=3, max_wait_ms=0)
+    gate = threading.Event()
+    real = service.batcher.encode
+    service.batcher.encode = lambda texts: (gate.wait(10), real(texts))[1]
+    futures = service.batcher.submit(["god"], [3])  # the worker takes it and blocks on the gate
+    time.sleep(0.2)
+    futures += service.batcher.submit(["madzi", "dziko", "nyumba"], [3, 3, 3])  # the queue is now full
+    t = time.perf_counter()
+    r = c.post("/v1/embeddings", json={"input": "god is good"})
+    assert r.status_code == 429 and r.headers["Retry-After"] == "1" and r.json()["error"]["limit"] == "max_queue"
+    assert time.perf_counter() - t < 0.5  # refused at once, not after waiting
+    gate.set()
+    assert all(f.result(10).shape == (32,) for f in futures)
+    service.close()
+
+
+def test_concurrent_requests_share_batches(tiny_model):
+    c, service = make_client(tiny_model, max_wait_ms=100)
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda t: c.post("/v1/embeddings", json={"input": t}), TEXTS * 4))
+    assert all(r.status_code == 200 for r in results)
+    metrics = c.get("/metrics").text
+    batches = float(next(line.split()[-1] for line in metrics.splitlines() if line.startswith("xlsent_batch_size_count")))
+    texts = float(next(line.split()[-1] for line in metrics.splitlines() if line.startswith("xlsent_texts_total")))
+    assert texts >= 16 and batches < texts  # 16 one-text requests ran in fewer batches
+    assert 'xlsent_requests_total{route="/v1/embeddings",status="200"}' in metrics
+    assert "xlsent_queue_depth" in metrics and "xlsent_request_seconds_bucket" in metrics
+    service.close()
+
+
+def test_search_and_the_page(tiny_model, pairs_tsv):
+    c, service = make_client(tiny_model, index=str(pairs_tsv))
+    assert c.get("/info").json()["index"]["entries"] == 80
+    first = pairs_tsv.read_text(encoding="utf-8").splitlines()[1].split("\t")
+    r = c.post("/search", json={"query": first[0], "k": 3})
+    assert r.status_code == 200
+    m = r.json()["matches"]
+    assert len(m) == 3 and m[0]["text"] == first[0] and m[0]["parallel"] == first[1] and m[0]["lang"] == "en"
+    assert m[0]["score"] >= m[1]["score"] >= m[2]["score"]
+    assert c.post("/search", json={"query": "god", "k": 0}).status_code == 422
+    assert c.post("/search", json={"query": 5}).status_code == 422
+    page = c.get("/")
+    assert page.status_code == 200 and '<form id="form">' in page.text and 'fetch("/search"' in page.text
+    service.close()
+    c2, s2 = make_client(tiny_model)
+    assert c2.post("/search", json={"query": "god"}).json()["error"]["limit"] == "index"
+    s2.close()
+
+
+def test_onnx_backend_serves_the_same_vectors(tiny_model):
+    from fastapi.testclient import TestClient
+
+    from xlsent.serve.app import Service, create_app
+
+    service = Service(str(tiny_model), backend="onnx", name="tiny")
+    service.load()
+    c = TestClient(create_app(service, load=False))
+    assert c.get("/info").json()["backend"] == "OnnxBackend"
+    r = c.post("/v1/embeddings", json={"input": TEXTS})
+    assert cos([d["embedding"] for d in r.json()["data"]], st_encode(tiny_model, TEXTS)).min() >= 0.99999
+    service.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_real_server_with_the_official_openai_client(tiny_model):
+    import openai
+    import uvicorn
+
+    from xlsent.serve.app import Service, create_app
+
+    port = _free_port()
+    service = Service(str(tiny_model), name="tiny")
+    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        import httpx
+
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        ref = st_encode(tiny_model, TEXTS)
+        default = client.embeddings.create(model="tiny", input=TEXTS)  # the client asks for base64 by default
+        assert cos([d.embedding for d in default.data], ref).min() >= 0.99999
+        floats = client.embeddings.create(model="tiny", input=TEXTS, encoding_format="float")
+        assert cos([d.embedding for d in floats.data], ref).min() >= 0.99999
+        assert floats.usage.total_tokens > 0
+        with pytest.raises(openai.UnprocessableEntityError):
+            client.embeddings.create(model="other", input="god")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_cli_checks_options_before_loading(tmp_path):
+    from typer.testing import CliRunner
+
+    from xlsent.cli.main import app
+    from xlsent.utils.errors import XlsentError
+
+    runner = CliRunner()
+    for args, words in ((["--overlong", "drop"], "--overlong"), (["--index", str(tmp_path / "nope.txt")], "nope.txt"),
+                        (["--port", "0"], "--port"), (["--backend", "tpu"], "--backend"),
+                        (["--max-inputs", "0"], "--max-inputs")):
+        r = runner.invoke(app, ["serve", "e5-small", *args])
+        assert isinstance(r.exception, XlsentError) and words in str(r.exception), (args, r.output)
