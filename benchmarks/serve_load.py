@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""``xlsent serve`` under load, against a naive server, on 127.0.0.1 only; bounded in requests and time.
+
+    python benchmarks/serve_load.py [--model e5-small] [--backend torch] [--threads 2] [--clients 1,8,32]
+                                    [--seconds 20] [--overload-seconds 20] [--memory-requests 20000]
+
+Both servers run in their own child process with the same model and thread count:
+
+* **xlsent** — ``xlsent.serve`` (dynamic batching, limits);
+* **naive** — FastAPI + uvicorn, ``POST /v1/embeddings`` calling ``SentenceTransformer.encode`` once per
+  request (what a hand-written server does).
+
+1. Throughput: ``C`` closed-loop clients (each sends one verse a request, back to back) for ``--seconds``
+   at each ``--clients``; requests/s and latency p50/p99 for both servers, and the ratio.
+2. Overload (xlsent only): open-loop arrivals at twice the saturation rate measured in 1 (the throughput at
+   the largest client count) for ``--overload-seconds``, with ``--max-queue`` small enough that the excess is
+   refused; counts of 200 / 429 / 5xx / timeouts, p50/p99 of the 200s, p50/p99 of the 429s (target ≤ 50 ms).
+3. Memory (xlsent only): resident memory of the server after a warm-up, then after ``--memory-requests``
+   requests of random length (1–64 words, 1–8 texts each); growth in percent (target ≤ 5%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+NAIVE = r'''
+import sys, torch
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+import uvicorn
+from xlsent.models.handle import load_model
+torch.set_num_threads(int(sys.argv[3]))
+model = load_model(sys.argv[1]).model
+app = FastAPI()
+@app.get("/health")
+def health():
+    return {"status": "ok"}
+@app.post("/v1/embeddings")
+async def emb(request: Request):
+    data = await request.json()
+    texts = data["input"] if isinstance(data["input"], list) else [data["input"]]
+    vecs = model.encode(texts, convert_to_numpy=True)
+    return JSONResponse({"object": "list", "data": [{"object": "embedding", "embedding": v.tolist(), "index": i}
+                         for i, v in enumerate(vecs)], "model": "naive"})
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="error")
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(kind: str, args, port: int, max_queue: int) -> subprocess.Popen:
+    if kind == "naive":
+        cmd = [sys.executable, "-c", NAIVE, args.model, str(port), str(args.threads)]
+    else:
+        cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", args.model, "--port", str(port), "--backend",
+               args.backend, "--threads", str(args.threads), "--max-queue", str(max_queue)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import httpx
+
+    deadline = time.time() + 600
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            sys.exit(f"{kind} server exited with {proc.returncode}")
+        time.sleep(0.5)
+    proc.kill()
+    sys.exit(f"{kind} server did not become healthy")
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+async def closed_loop(url: str, texts: list[str], clients: int, seconds: float) -> dict:
+    import httpx
+
+    lat, codes = [], {}
+    stop = time.perf_counter() + seconds
+
+    async def client(i: int, http: httpx.AsyncClient) -> None:
+        j = i
+        while time.perf_counter() < stop:
+            t = time.perf_counter()
+            r = await http.post(url, json={"input": texts[j % len(texts)]})
+            lat.append(time.perf_counter() - t)
+            codes[r.status_code] = codes.get(r.status_code, 0) + 1
+            j += clients
+
+    start = time.perf_counter()
+    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=clients)) as http:
+        await asyncio.gather(*(client(i, http) for i in range(clients)))
+    elapsed = time.perf_counter() - start
+    return {"clients": clients, "requests": len(lat), "rps": len(lat) / elapsed, "p50_ms": 1000 * pct(lat, 0.5),
+            "p99_ms": 1000 * pct(lat, 0.99), "codes": codes}
+
+
+async def open_loop(url: str, texts: list[str], rate: float, seconds: float) -> dict:
+    import httpx
+
+    results: list[tuple[int, float]] = []
+    timeouts = 0
+
+    async def one(i: int, http: httpx.AsyncClient) -> None:
+        nonlocal timeouts
+        t = time.perf_counter()
+        try:
+            r = await http.post(url, json={"input": texts[i % len(texts)]})
+            results.append((r.status_code, time.perf_counter() - t))
+        except httpx.TimeoutException:
+            timeouts += 1
+
+    tasks = []
+    async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=512)) as http:
+        start = time.perf_counter()
+        i = 0
+        while time.perf_counter() - start < seconds:
+            tasks.append(asyncio.create_task(one(i, http)))
+            i += 1
+            await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
+        await asyncio.gather(*tasks)
+    ok = [t for c, t in results if c == 200]
+    busy = [t for c, t in results if c == 429]
+    return {"rate": rate, "sent": len(tasks), "ok": len(ok), "429": len(busy),
+            "5xx": sum(1 for c, _ in results if c >= 500), "other": sum(1 for c, _ in results if c not in (200, 429) and c < 500),
+            "timeouts": timeouts, "ok_p50_ms": 1000 * pct(ok, 0.5), "ok_p99_ms": 1000 * pct(ok, 0.99),
+            "429_p50_ms": 1000 * pct(busy, 0.5), "429_p99_ms": 1000 * pct(busy, 0.99)}
+
+
+async def memory(url: str, words: list[str], n: int, seed: int) -> None:
+    import httpx
+
+    rng = random.Random(seed)
+    sem = asyncio.Semaphore(16)
+
+    async def one(http):
+        async with sem:
+            batch = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 64))) for _ in range(rng.randint(1, 8))]
+            await http.post(url, json={"input": batch})
+
+    async with httpx.AsyncClient(timeout=60) as http:
+        for start in range(0, n, 1000):
+            await asyncio.gather(*(one(http) for _ in range(min(1000, n - start))))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="e5-small")
+    ap.add_argument("--backend", default="torch")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--clients", default="1,8,32")
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--overload-seconds", type=float, default=20)
+    ap.add_argument("--memory-requests", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from xlsent.data.pairs import load_pairs
+
+    ds = load_pairs("bible-en-ny:test", dedupe=False, sample=2000, seed=args.seed).dataset
+    texts = list(ds["src"]) + list(ds["tgt"])
+    random.Random(args.seed).shuffle(texts)
+    clients = [int(x) for x in args.clients.split(",")]
+    print(f"model {args.model}, backend {args.backend}, {args.threads} threads per server, loopback only")
+
+    rows = {}
+    for kind in ("naive", "xlsent"):
+        port = free_port()
+        proc = start(kind, args, port, max_queue=4096)
+        try:
+            url = f"http://127.0.0.1:{port}/v1/embeddings"
+            asyncio.run(closed_loop(url, texts, 4, 3))  # warm-up
+            rows[kind] = [asyncio.run(closed_loop(url, texts, c, args.seconds)) for c in clients]
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    print("\n| clients | naive req/s | naive p50 / p99 ms | xlsent req/s | xlsent p50 / p99 ms | ratio |")
+    print("|---|---|---|---|---|---|")
+    for a, b in zip(rows["naive"], rows["xlsent"]):
+        print(f"| {a['clients']} | {a['rps']:.1f} | {a['p50_ms']:.0f} / {a['p99_ms']:.0f} | {b['rps']:.1f} | "
+              f"{b['p50_ms']:.0f} / {b['p99_ms']:.0f} | {b['rps'] / a['rps']:.2f}× |")
+
+    saturation = max(r["rps"] for r in rows["xlsent"])
+    port = free_port()
+    proc = start("xlsent", args, port, max_queue=64)
+    try:
+        url = f"http://127.0.0.1:{port}/v1/embeddings"
+        over = asyncio.run(open_loop(url, texts, 2 * saturation, args.overload_seconds))
+        print(f"\noverload at 2 × saturation ({2 * saturation:.1f} req/s for {args.overload_seconds:.0f} s, queue 64 texts): "
+              f"{over['sent']} sent, {over['ok']} ok, {over['429']} × 429, {over['5xx']} × 5xx, {over['other']} other, "
+              f"{over['timeouts']} timeouts; ok p50 {over['ok_p50_ms']:.0f} ms, p99 {over['ok_p99_ms']:.0f} ms; "
+              f"429 p50 {over['429_p50_ms']:.1f} ms, p99 {over['429_p99_ms']:.1f} ms")
+        words = " ".join(texts[:500]).split()
+        asyncio.run(memory(url, words, 1000, args.seed))  # warm-up: every length the run will see
+        before = rss_mib(proc.pid)
+        t = time.perf_counter()
+        asyncio.run(memory(url, words, args.memory_requests, args.seed + 1))
+        after = rss_mib(proc.pid)
+        print(f"memory: {before:.0f} MiB after warm-up, {after:.0f} MiB after {args.memory_requests} requests "
+              f"({time.perf_counter() - t:.0f} s): {100 * (after - before) / before:+.1f}%")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+if __name__ == "__main__":
+    main()
