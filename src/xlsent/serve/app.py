@@ -216,16 +216,21 @@ def create_app(service: Service, load: bool = True):
             raise LimitError(422, "json", None, "the body must be a JSON object")
         return data
 
+    async def _embedding_request(request: Request, field: str) -> dict:
+        """The JSON body of an embedding route, once the model is ready and ``field`` is present."""
+        data = await _json(request)
+        service.require_ready()
+        if field not in data:
+            raise LimitError(422, field, None, f"missing '{field}'")
+        return data
+
     @app.exception_handler(LimitError)
     async def limit_error(request: Request, err: LimitError):
         return _error(err)
 
     @app.post("/v1/embeddings")
     async def openai_embeddings(request: Request):
-        data = await _json(request)
-        service.require_ready()
-        if "input" not in data:
-            raise LimitError(422, "input", None, "missing 'input'")
+        data = await _embedding_request(request, "input")
         model = data.get("model")
         if model is not None and model != service.name:
             raise LimitError(422, "model", service.name, f"model '{model}' is not served here; this server serves "
@@ -249,10 +254,7 @@ def create_app(service: Service, load: bool = True):
 
     @app.post("/embed")
     async def tei_embed(request: Request):
-        data = await _json(request)
-        service.require_ready()
-        if "inputs" not in data:
-            raise LimitError(422, "inputs", None, "missing 'inputs'")
+        data = await _embedding_request(request, "inputs")
         texts = service.check_texts(data["inputs"], "inputs")
         normalize, truncate = data.get("normalize", True), data.get("truncate")
         if not isinstance(normalize, bool) or (truncate is not None and not isinstance(truncate, bool)):
