@@ -292,3 +292,17 @@ def test_paired_bootstrap_over_seeds_sees_a_better_tagger():
 
     with pytest.raises(ValueError):
         paired_bootstrap_seeds("ner", gold, [worse], [better, gold])
+
+
+def test_a_pos_tagger_reads_the_pos_twin_of_a_bundled_ner_set():
+    """The default data is silver NER; with tagger.task=pos the same sentences' POS tags are read, not BIO tags."""
+    import pytest
+
+    from xlsent.data.tagging import for_task
+    from xlsent.utils.errors import XlsentError
+
+    assert for_task("silver-ner:en:train", "pos") == "silver-pos:en:train"
+    assert for_task("silver-pos:ny:test", "ner") == "silver-ner:ny:test"
+    assert for_task("my.conll", "pos") == "my.conll"
+    with pytest.raises(XlsentError, match="POS"):
+        for_task("gold-ner:ja", "pos")

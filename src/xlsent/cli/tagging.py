@@ -59,6 +59,13 @@ def train_tagger_command(
     from xlsent.utils.io import write_text_atomic
 
     cfg = load_config("tagger", config, set_, preset)
+    from xlsent.data.tagging import for_task
+
+    for section, key in ((cfg.train, "data"), (cfg.eval, "test")):  # a bundled NER set read for POS: its POS twin
+        value = getattr(section, key)
+        if value and str(for_task(value, cfg.tagger.task)) != str(value):
+            setattr(section, key, str(for_task(value, cfg.tagger.task)))
+            show_note(f"tagger.task={cfg.tagger.task}: {value} → {getattr(section, key)}")
     output_folder(output)
     if show_config:
         console.print(dump_config(cfg), markup=False)

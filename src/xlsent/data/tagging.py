@@ -48,6 +48,19 @@ def tagged_path(name: str) -> Path:
     return path
 
 
+def for_task(spec: str | Path, task: str) -> str | Path:
+    """The bundled silver set of ``task`` for the same language and split: ``silver-ner:en:train`` read for a POS
+    tagger is ``silver-pos:en:train`` (the same sentences, their POS tags), and back. Files and gold sets are
+    returned as they are (a gold NER set has no POS tags: using it for POS is an error)."""
+    name = str(spec)
+    parts = name.split(":")
+    if len(parts) == 3 and parts[0] in ("silver-ner", "silver-pos") and name in BUNDLED_TAGGED:
+        return f"silver-{task}:{parts[1]}:{parts[2]}"
+    if task == "pos" and name.startswith("gold-ner:"):
+        raise XlsentError(f"{name} has entity tags only — a POS tagger needs a POS file (e.g. silver-pos:ny:test)")
+    return spec
+
+
 def load_tagged(spec: str | Path, scheme: Scheme | None = None, tag_column: int = -1, strict: bool = False,
                 task: str = "ner") -> TaggedCorpus:
     """A bundled tagged set by name, or a CoNLL file (scheme ``iob2`` for NER, ``plain`` for POS by default)."""

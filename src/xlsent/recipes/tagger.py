@@ -37,7 +37,7 @@ from typing import Callable
 import numpy as np
 
 from xlsent.data.conll import TaggedCorpus
-from xlsent.data.tagging import load_tagged
+from xlsent.data.tagging import for_task, load_tagged
 from xlsent.recipes.run_folder import (CheckpointPolicy, StageFolder, config_hash, learning_optim, resume_loop,
                                        save_loop)
 
@@ -60,8 +60,12 @@ def scheme_of(cfg) -> str:
 
 def read_training(cfg) -> tuple[TaggedCorpus, list[str]]:
     """The (sampled) training corpus and notes — read before any model loads, so a bad file fails first."""
-    corpus = load_tagged(cfg.train.data, scheme_of(cfg), strict=cfg.train.strict, task=cfg.tagger.task)
+    data = for_task(cfg.train.data, cfg.tagger.task)
+    corpus = load_tagged(data, scheme_of(cfg), strict=cfg.train.strict, task=cfg.tagger.task)
     notes = list(corpus.notes)
+    if str(data) != str(cfg.train.data):
+        notes.insert(0, f"tagger.task={cfg.tagger.task}: training on {data} (the {cfg.tagger.task.upper()} tags of "
+                        f"{cfg.train.data}'s sentences)")
     n = cfg.train.sample
     if n and n < len(corpus):
         total = len(corpus)
