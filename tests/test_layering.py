@@ -12,12 +12,13 @@ LAYERS = [
     {"utils", "similarity"},
     {"data"},
     {"models", "modules", "losses"},
-    {"encoding"},
+    {"encoding", "export"},
     {"perturbations"},
     {"mining"},
     {"evaluation"},
     {"recipes"},
     {"report"},
+    {"serve"},
     {"cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

@@ -23,7 +23,7 @@ from xlsent.utils.io import cache_dir
 
 def cached_export(name_or_path: str) -> Path:
     """An fp32 export of a torch model, made once into the cache (keyed by the model folder's fingerprint)."""
-    import sys
+    import warnings
 
     from xlsent.export.folder import export_model
     from xlsent.models.registry import resolve_model_path
@@ -31,8 +31,9 @@ def cached_export(name_or_path: str) -> Path:
     source = resolve_model_path(name_or_path)
     target = cache_dir() / "onnx" / model_fingerprint(source)
     if not is_export_folder(target):
-        print(f"--backend onnx: exporting {name_or_path} once (fp32) into {target}", file=sys.stderr)
-        export_model(str(source), target, log=lambda m: print(m, file=sys.stderr))
+        warnings.warn(f"--backend onnx: exporting {name_or_path} once (fp32) into {target} — later runs reuse it",
+                      stacklevel=2)
+        export_model(str(source), target, log=lambda m: None)
     return target
 
 
