@@ -66,8 +66,8 @@ def worker(args) -> None:
     quiet_libraries()
     out: dict = {"variant": args.worker, "speed": []}
     texts = texts_for_speed(args.n_speed)
+    backend = "torch" if args.worker == "torch" else "onnx"
     for threads in args.threads if args.speed else []:
-        backend = "torch" if args.worker == "torch" else "onnx"
         enc = Encoder.load(args.target, backend=backend, threads=threads)
         for batch in args.batch:
             for kind, pool in texts.items():
@@ -84,15 +84,14 @@ def worker(args) -> None:
                 print(f"[{args.worker}] threads {threads} batch {batch} {kind}: {len(pool) / best:.1f}/s",
                       file=sys.stderr, flush=True)
     if args.quality:
-        out["quality"] = quality(Encoder.load(args.target, backend="torch" if args.worker == "torch" else "onnx",
-                                              threads=max(args.threads), memo=True))
+        out["quality"] = quality(Encoder.load(args.target, backend=backend, threads=max(args.threads), memo=True))
     if args.mining:
         from xlsent.data.comparable import bible_comparable
         from xlsent.evaluation.mining import evaluate_mining
         from xlsent.mining.job import MineConfig
 
         corpora = [bible_comparable(s, 1000, args.mining_distractors, 0) for s in ("dev", "test")]
-        enc = Encoder.load(args.target, backend="torch" if args.worker == "torch" else "onnx", threads=max(args.threads))
+        enc = Encoder.load(args.target, backend=backend, threads=max(args.threads))
         t = time.perf_counter()
         res = evaluate_mining(enc, corpora[0], corpora[1], MineConfig(), args.worker)
         out["mining"] = {"seconds": time.perf_counter() - t, "f1": res["test"]["f1"],

@@ -37,7 +37,9 @@ def embed(
     out = np.zeros((len(texts), dim), dtype=np.float32)
     if not texts:
         return out
-    prompt = model.prompts.get(model.default_prompt_name, "") if model.default_prompt_name else ""
+    from xlsent.models.handle import model_prompt
+
+    prompt = model_prompt(model)
     order = np.argsort(-token_lengths(model, [prompt + t for t in texts]), kind="stable")
     with Progress(disable=not show_progress, transient=True) as progress, torch.inference_mode():
         task = progress.add_task(description, total=len(texts))

@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from xlsent.export.quantize import Int8Settings, layer_of, part_of
+from xlsent.models.handle import model_prompt
 from xlsent.utils.errors import XlsentError
 
 
@@ -130,7 +131,7 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
     try:
         for step in range(settings.steps):
             idx = torch.randint(len(texts), (settings.batch_size,), generator=gen)
-            feats = model.preprocess([texts[i] for i in idx.tolist()], prompt=_prompt(model))
+            feats = model.preprocess([texts[i] for i in idx.tolist()], prompt=model_prompt(model) or None)
             feats = {k: v for k, v in feats.items() if isinstance(v, torch.Tensor)}
             out = model(feats)["sentence_embedding"]
             loss = (1 - F.cosine_similarity(out, teacher[idx], dim=-1)).mean()
@@ -150,8 +151,3 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
     return {**asdict(settings), "texts_used": len(texts), "linear_layers": len(slots),
             "loss_first": sum(losses[:10]) / len(losses[:10]), "loss_last": sum(losses[-10:]) / len(losses[-10:]),
             "seconds": round(time.perf_counter() - t0, 1)}
-
-
-def _prompt(model) -> str | None:
-    name = model.default_prompt_name
-    return model.prompts.get(name) if name else None

@@ -99,10 +99,11 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
     """
     import numpy as np
 
+    from xlsent.encoding.chunked import model_normalizes
     from xlsent.encoding.onnx_backend import OnnxBackend
     from xlsent.export.graph import export_graph
     from xlsent.models.gloss import GLOSS_META, load_gloss
-    from xlsent.models.handle import load_model
+    from xlsent.models.handle import load_model, model_prompt
 
     output = Path(output)
     if distill is not None and int8 is None:
@@ -123,11 +124,11 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
         from xlsent.export.distill import distill_for_int8
 
         distill_info = distill_for_int8(model, int8, distill, log=log)
-    prompt = model.default_prompt_name and model.prompts.get(model.default_prompt_name, "") or ""
+    prompt = model_prompt(model)
     tok = model.tokenizer
     manifest = ExportManifest(
         name=output.name, source=str(source), source_fingerprint=handle.fingerprint,
-        dimension=int(model.get_embedding_dimension()), normalizes=_normalizes(model), prompt=prompt,
+        dimension=int(model.get_embedding_dimension()), normalizes=model_normalizes(model), prompt=prompt,
         max_seq_length=int(model.max_seq_length), lowercase=bool(getattr(model[0], "do_lower_case", False)),
         pad_id=int(tok.pad_token_id if tok.pad_token_id is not None else 0), vocab=vocab_info,
     )
@@ -170,9 +171,3 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
         manifest.checks["size_bytes"] = sum(f.stat().st_size for f in tmp.iterdir() if f.is_file())
         write_json_atomic(tmp / MANIFEST, asdict(manifest))
     return manifest
-
-
-def _normalizes(model) -> bool:
-    from xlsent.encoding.chunked import model_normalizes
-
-    return model_normalizes(model)

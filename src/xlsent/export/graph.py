@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from xlsent.models.handle import model_prompt
 from xlsent.utils.errors import XlsentError
 
 OPSET = 17
@@ -57,19 +58,14 @@ def check_exportable(model, where: str) -> None:
     if model[0].tokenizer is None or not getattr(model[0].tokenizer, "is_fast", False):
         raise XlsentError(f"{where}: not exportable — the export needs a fast tokenizer (tokenizer.json)")
     for i, module in enumerate(model):
-        if getattr(module, "include_prompt", True) is False and _prompt(model):
+        if getattr(module, "include_prompt", True) is False and model_prompt(model):
             raise XlsentError(f"{where}: not exportable — module {i} ({type(module).__name__}) pools without the "
                               "prompt, which needs the prompt length inside the graph")
 
 
-def _prompt(model) -> str:
-    name = model.default_prompt_name
-    return model.prompts.get(name, "") if name else ""
-
-
 def example_inputs(model, texts: list[str] | None = None) -> dict[str, torch.Tensor]:
     texts = texts or ["a short text", "a somewhat longer text to give the tracer two lengths"]
-    enc = model.tokenizer([_prompt(model) + t for t in texts], padding=True, truncation=True,
+    enc = model.tokenizer([model_prompt(model) + t for t in texts], padding=True, truncation=True,
                           max_length=model.max_seq_length, return_tensors="pt")
     return {k: enc[k] for k in INPUTS}
 

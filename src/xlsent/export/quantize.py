@@ -66,7 +66,7 @@ class Int8Settings:
         if bad:
             raise XlsentError(f"unknown fp32 part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}")
         if not 0.0 <= float(self.smooth) < 1.0:
-            raise XlsentError(f"smooth must be in [0, 1) (SmoothQuant's α; 0 = off), not {self.smooth}")
+            raise XlsentError(f"--smooth must be in [0, 1) (SmoothQuant's α; 0 = off), not {self.smooth}")
         if int(self.calibration_texts) < 1:
             raise XlsentError("calibration_texts must be ≥ 1")
 
@@ -120,19 +120,9 @@ def select_nodes(model_proto, settings: Int8Settings) -> tuple[list[str], dict[s
 
 def calibration_texts(spec: str, n: int) -> list[str]:
     """Texts for calibration: a bundled pair set (both sides, seeded sample) or a file of one text a line."""
-    from xlsent.data.bundled import is_bundled
+    from xlsent.export.vocab import read_texts
 
-    if is_bundled(spec):
-        from xlsent.data.pairs import load_pairs
-
-        ds = load_pairs(spec, sample=max(1, (n + 1) // 2), seed=0).dataset
-        return (list(ds["src"]) + list(ds["tgt"]))[:n]
-    from xlsent.data.readers import read_lines
-
-    texts = [t for t in read_lines(Path(spec)) if t.strip()]
-    if not texts:
-        raise XlsentError(f"{spec}: no calibration text — give a file with one text a line")
-    return texts[:n]
+    return read_texts(spec, n, sample=True)
 
 
 def activation_maxima(fp32_path: Path, tensors: Sequence[str], texts: list[str], tokenize) -> dict[str, np.ndarray]:
@@ -251,8 +241,10 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
 
 
 def _tokenizer_fn(model):
+    from xlsent.models.handle import model_prompt
+
     def tokenize(texts: list[str]):
-        prompt = model.default_prompt_name and model.prompts.get(model.default_prompt_name, "") or ""
+        prompt = model_prompt(model)
         enc = model.tokenizer([prompt + t for t in texts], padding=True, truncation=True,
                               max_length=model.max_seq_length, return_tensors="np")
         return enc["input_ids"].astype(np.int64), enc["attention_mask"].astype(np.int64)

@@ -50,21 +50,27 @@ class VocabSettings:
             raise XlsentError("--keep-vocab must be ≥ 0 (the number of top-scoring pieces to keep)")
 
 
-def read_texts(spec: str, limit: int = 0) -> list[str]:
-    """A bundled pair set (both sides) or a text file (one text a line)."""
+def read_texts(spec: str, limit: int = 0, sample: bool = False) -> list[str]:
+    """Texts of a bundled pair set (both sides) or of a text file (one text a line), at most ``limit`` (0 = all).
+
+    ``sample``: a bundled set gives a seeded sample of ``limit / 2`` pairs (both sides) instead of its first
+    texts — calibration wants the whole set's spread, not its first book."""
     from xlsent.data.bundled import is_bundled
 
     if is_bundled(spec):
         from xlsent.data.pairs import load_pairs
 
-        ds = load_pairs(spec, dedupe=False).dataset
+        if sample and limit:
+            ds = load_pairs(spec, sample=max(1, (limit + 1) // 2), seed=0).dataset
+        else:
+            ds = load_pairs(spec, dedupe=False).dataset
         texts = list(ds["src"]) + list(ds["tgt"])
     else:
         from xlsent.data.readers import read_lines
 
         texts = [t for t in read_lines(Path(spec)) if t.strip()]
         if not texts:
-            raise XlsentError(f"{spec}: no text to choose the vocabulary from — give a file with one text a line")
+            raise XlsentError(f"{spec}: no text in the file — give a file with one text a line")
     return texts[:limit] if limit else texts
 
 

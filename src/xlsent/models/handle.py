@@ -80,8 +80,13 @@ class ModelHandle:
     @property
     def prompt(self) -> str:
         """The model's default prompt (e5: ``"passage: "``), or ``""``."""
-        name = self.model.default_prompt_name
-        return self.model.prompts.get(name, "") if name else ""
+        return model_prompt(self.model)
+
+
+def model_prompt(model) -> str:
+    """A SentenceTransformer's default prompt (e5: ``"passage: "``), or ``""``."""
+    name = model.default_prompt_name
+    return model.prompts.get(name, "") if name else ""
 
 
 def load_model(name_or_path: str | Path, *, max_seq_length: int | None = None, config_kwargs: dict | None = None,
