@@ -152,20 +152,27 @@ async def open_loop(url: str, texts: list[str], rate: float, seconds: float) -> 
             "429_p50_ms": 1000 * pct(busy, 0.5), "429_p99_ms": 1000 * pct(busy, 0.99)}
 
 
-async def memory(url: str, words: list[str], n: int, seed: int) -> None:
+async def memory(url: str, words: list[str], n: int, seed: int, pid: int) -> tuple[dict[int, int], list[float]]:
+    """``n`` requests of 1–8 texts of 1–64 random words, 16 at a time: the count of each status code and the
+    server's resident MiB after each 1,000 requests."""
     import httpx
 
     rng = random.Random(seed)
     sem = asyncio.Semaphore(16)
+    codes: dict[int, int] = {}
+    trace: list[float] = []
 
     async def one(http):
         async with sem:
             batch = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 64))) for _ in range(rng.randint(1, 8))]
-            await http.post(url, json={"input": batch})
+            r = await http.post(url, json={"input": batch})
+            codes[r.status_code] = codes.get(r.status_code, 0) + 1
 
     async with httpx.AsyncClient(timeout=60) as http:
         for start in range(0, n, 1000):
             await asyncio.gather(*(one(http) for _ in range(min(1000, n - start))))
+            trace.append(rss_mib(pid))
+    return codes, trace
 
 
 def main() -> None:
@@ -215,14 +222,24 @@ def main() -> None:
               f"{over['sent']} sent, {over['ok']} ok, {over['429']} × 429, {over['5xx']} × 5xx, {over['other']} other, "
               f"{over['timeouts']} timeouts; ok p50 {over['ok_p50_ms']:.0f} ms, p99 {over['ok_p99_ms']:.0f} ms; "
               f"429 p50 {over['429_p50_ms']:.1f} ms, p99 {over['429_p99_ms']:.1f} ms")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+    # memory: a fresh server with room for every request (the overload server's small queue would refuse some)
+    port = free_port()
+    proc = start("xlsent", args, port, max_queue=4096)
+    try:
+        url = f"http://127.0.0.1:{port}/v1/embeddings"
         words = " ".join(texts[:500]).split()
-        asyncio.run(memory(url, words, 1000, args.seed))  # warm-up: every length the run will see
+        asyncio.run(memory(url, words, 1000, args.seed, proc.pid))  # warm-up: every length the run will see
         before = rss_mib(proc.pid)
         t = time.perf_counter()
-        asyncio.run(memory(url, words, args.memory_requests, args.seed + 1))
+        codes, trace = asyncio.run(memory(url, words, args.memory_requests, args.seed + 1, proc.pid))
         after = rss_mib(proc.pid)
         print(f"memory: {before:.0f} MiB after warm-up, {after:.0f} MiB after {args.memory_requests} requests "
-              f"({time.perf_counter() - t:.0f} s): {100 * (after - before) / before:+.1f}%")
+              f"({time.perf_counter() - t:.0f} s, status codes {codes}): {100 * (after - before) / before:+.1f}%")
+        print("  resident MiB each 1,000 requests: " + " ".join(f"{m:.0f}" for m in trace))
     finally:
         proc.terminate()
         proc.wait(30)
