@@ -2,7 +2,7 @@
 """Backends side by side: torch fp32, ONNX fp32, ONNX int8, trimmed vocabulary + int8 — speed, quality, size, memory.
 
     python benchmarks/bench_backends.py [--model e5-small] [--work runs/backends] [--threads 1,2] [--batch 1,32]
-                                        [--keep-vocab 60000] [--no-quality] [--mining]
+                                        [--keep-vocab 80000] [--no-quality] [--mining] [--resume]
 
 Every variant runs in its own child process (so peak memory is its own), one after another, with the
 same thread count for torch (``torch.set_num_threads``) and onnxruntime (intra-op threads) — the
@@ -194,6 +194,8 @@ def main() -> None:
     ap.add_argument("--no-quality", dest="quality", action="store_false")
     ap.add_argument("--no-speed", dest="speed", action="store_false")
     ap.add_argument("--out", default="bench.json", help="results file inside --work")
+    ap.add_argument("--resume", action="store_true", help="keep the variants already in --out (same settings) and "
+                    "run only the others")
     ap.add_argument("--mining", action="store_true")
     ap.add_argument("--mining-distractors", type=int, default=2000, help="unrelated sentences per side and split")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -209,7 +211,13 @@ def main() -> None:
         sys.exit(f"--variants: choose from {', '.join(VARIANTS)}, torch included (the reference)")
     args.work.mkdir(parents=True, exist_ok=True)
     results = {}
+    if args.resume and (args.work / args.out).exists():
+        done = json.loads((args.work / args.out).read_text())
+        results = {v: done[v] for v in variants if v in done}
+        print(f"resuming: {', '.join(results) or 'nothing'} already in {args.work / args.out}", file=sys.stderr)
     for v in variants:
+        if v in results:
+            continue
         target = build(v, args.model, args.work, args.keep_vocab)
         cmd = [sys.executable, __file__, "--worker", v, "--target", target, "--threads", ",".join(map(str, args.threads)),
                "--batch", ",".join(map(str, args.batch)), "--n-speed", str(args.n_speed), "--n-batch1",

@@ -224,6 +224,22 @@ def test_trimmed_export_keeps_the_vectors_of_texts_whose_pieces_were_kept(tmp_pa
     assert len(tok["model"]["vocab"]) == man.vocab["kept"]
 
 
+def test_trimming_drops_token_table_rows_past_the_tokenizer(tmp_path):
+    """e5 / XLM-R pad the token table past the tokenizer (250,037 rows, 250,002 pieces): those rows are dropped."""
+    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.handle import load_model
+
+    model = load_model(str(build_unigram_model(tmp_path / "u"))).model
+    expected = model.encode(["god is good"], convert_to_numpy=True)
+    model[0].auto_model.resize_token_embeddings(len(PIECES) + 7)
+    assert model[0].auto_model.get_input_embeddings().weight.shape[0] == len(PIECES) + 7
+    logged = []
+    info = trim_vocabulary(model, VocabSettings(top=len(PIECES), texts=None), log=logged.append)  # every piece
+    assert info["table_rows_unreachable"] == 7 and "7 token-table rows" in logged[0]
+    assert model[0].auto_model.get_input_embeddings().weight.shape[0] == info["kept"] == len(model.tokenizer)
+    assert cosines(model.encode(["god is good"], convert_to_numpy=True), expected).min() >= 0.99999
+
+
 def test_trimming_refuses_a_wordlevel_tokenizer(tiny_model, tmp_path):
     from xlsent.export.folder import export_model
     from xlsent.export.vocab import VocabSettings

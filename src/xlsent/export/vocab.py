@@ -132,9 +132,15 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
                 used.update(ids)
     keep, counts = choose_pieces(full, settings, used)
     emb = module.auto_model.get_input_embeddings()
-    if emb.weight.shape[0] != len(full["model"]["vocab"]):
-        raise XlsentError(f"the token table has {emb.weight.shape[0]} rows but the tokenizer {len(full['model']['vocab'])} "
-                          "pieces — cannot trim a model whose table and tokenizer disagree")
+    rows, pieces = int(emb.weight.shape[0]), len(full["model"]["vocab"])
+    # A table longer than the tokenizer is common (multilingual-e5 / XLM-R: 250,037 rows, 250,002 pieces, the
+    # rows padded for speed): rows past the last piece cannot be reached by any text, and trimming drops them.
+    # A shorter table, or an added token past the pieces, means ids this code cannot map: refuse.
+    beyond = sorted(int(t["id"]) for t in full.get("added_tokens", []) if int(t["id"]) >= pieces)
+    if rows < pieces or beyond:
+        raise XlsentError(f"the token table has {rows} rows but the tokenizer {pieces} pieces"
+                          + (f" and added tokens with ids {beyond} past them" if beyond else "")
+                          + " — cannot trim a model whose table and tokenizer disagree")
     index = torch.tensor(keep, dtype=torch.long)
     new_emb = torch.nn.Embedding(len(keep), emb.weight.shape[1])
     with torch.no_grad():
@@ -155,13 +161,15 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
                                                encoding="utf-8")
         new_tok = AutoTokenizer.from_pretrained(tmp, local_files_only=True)
     module.processor = new_tok
-    params_before = int(len(full["model"]["vocab"]) * emb.weight.shape[1])
-    info = {**counts, "top": int(settings.top), "texts": settings.texts, "texts_read": n_texts,
+    params_before = int(rows * emb.weight.shape[1])
+    info = {**counts, "table_rows_unreachable": rows - pieces, "top": int(settings.top), "texts": settings.texts, "texts_read": n_texts,
             "token_table_parameters": {"before": params_before, "after": int(len(keep) * emb.weight.shape[1])},
             "model_parameters_after": int(sum(p.numel() for p in model.parameters()))}
     log(f"vocabulary: kept {len(keep):,} of {len(full['model']['vocab']):,} pieces "
         f"({counts['top_scoring']:,} top-scoring, {counts['single_character']:,} single characters, "
-        f"{len(used):,} used by {n_texts:,} texts of {settings.texts}, {counts['special']} special)")
+        f"{len(used):,} used by {n_texts:,} texts of {settings.texts}, {counts['special']} special)"
+        + (f"; {rows - pieces} token-table rows past the tokenizer's pieces dropped (no text reaches them)"
+           if rows > pieces else ""))
     return info
 
 
