@@ -37,7 +37,8 @@ def main() -> None:
     for spec in args.sets.split(","):
         ds = load_pairs(spec, dedupe=False, **({"sample": args.sample, "seed": args.seed} if args.sample else {})).dataset
         sides = (list(ds["src"]), list(ds["tgt"]))
-        vecs = {(s, p): model.encode([p + t for t in sides[s]], normalize_embeddings=True, batch_size=64)
+        # prompt= replaces the model's default prompt (prepending by hand would add it twice)
+        vecs = {(s, p): model.encode(sides[s], prompt=p, normalize_embeddings=True, batch_size=64)
                 for s in (0, 1) for p in prefixes}
         for qp in prefixes:
             for cp in prefixes:
