@@ -16,7 +16,7 @@ Both servers run in their own child process with the same model and thread count
    the largest client count) for ``--overload-seconds``, with ``--max-queue`` small enough that the excess is
    refused; counts of 200 / 429 / 5xx / timeouts, p50/p99 of the 200s, p50/p99 of the 429s (target ≤ 50 ms).
 3. Memory (xlsent only): resident memory of the server after a warm-up, then after ``--memory-requests``
-   requests of random length (1–64 words, 1–8 texts each); growth in percent (target ≤ 5%).
+   requests of random length (1–32 words, 1–4 texts each); growth in percent (target ≤ 5%).
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def start(kind: str, args, port: int, max_queue: int) -> subprocess.Popen:
         cmd = [sys.executable, "-c", NAIVE, args.model, str(port), str(args.threads)]
     else:
         cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", args.model, "--port", str(port), "--backend",
-               args.backend, "--threads", str(args.threads), "--max-queue", str(max_queue)]
+               args.backend, "--threads", str(args.threads), "--max-queue", str(max_queue), "--max-wait-ms",
+               str(args.max_wait_ms)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import httpx
 
@@ -153,7 +154,7 @@ async def open_loop(url: str, texts: list[str], rate: float, seconds: float) -> 
 
 
 async def memory(url: str, words: list[str], n: int, seed: int, pid: int) -> tuple[dict[int, int], list[float]]:
-    """``n`` requests of 1–8 texts of 1–64 random words, 16 at a time: the count of each status code and the
+    """``n`` requests of 1–4 texts of 1–32 random words, 16 at a time: the count of each status code and the
     server's resident MiB after each 1,000 requests."""
     import httpx
 
@@ -164,7 +165,7 @@ async def memory(url: str, words: list[str], n: int, seed: int, pid: int) -> tup
 
     async def one(http):
         async with sem:
-            batch = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 64))) for _ in range(rng.randint(1, 8))]
+            batch = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 32))) for _ in range(rng.randint(1, 4))]
             r = await http.post(url, json={"input": batch})
             codes[r.status_code] = codes.get(r.status_code, 0) + 1
 
@@ -175,15 +176,31 @@ async def memory(url: str, words: list[str], n: int, seed: int, pid: int) -> tup
     return codes, trace
 
 
+def server_share_within(base: str, status: str, bound: str = "0.05") -> tuple[float, float]:
+    """From the server's own latency histogram: (requests with ``status``, share answered within ``bound`` s)."""
+    import httpx
+
+    total = within = 0.0
+    for line in httpx.get(f"{base}/metrics", timeout=30).text.splitlines():
+        if line.startswith("xlsent_request_seconds_bucket") and 'route="/v1/embeddings"' in line \
+                and f'status="{status}"' in line:
+            if f'le="{bound}"' in line:
+                within = float(line.split()[-1])
+            if 'le="+Inf"' in line:
+                total = float(line.split()[-1])
+    return total, (within / total if total else float("nan"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="e5-small")
     ap.add_argument("--backend", default="torch")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-wait-ms", type=float, default=5.0, help="xlsent serve's --max-wait-ms")
     ap.add_argument("--clients", default="1,8,32")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--overload-seconds", type=float, default=20)
-    ap.add_argument("--memory-requests", type=int, default=20000)
+    ap.add_argument("--memory-requests", type=int, default=20000, help="0 = skip the memory phase")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -221,11 +238,16 @@ def main() -> None:
         print(f"\noverload at 2 × saturation ({2 * saturation:.1f} req/s for {args.overload_seconds:.0f} s, queue 64 texts): "
               f"{over['sent']} sent, {over['ok']} ok, {over['429']} × 429, {over['5xx']} × 5xx, {over['other']} other, "
               f"{over['timeouts']} timeouts; ok p50 {over['ok_p50_ms']:.0f} ms, p99 {over['ok_p99_ms']:.0f} ms; "
-              f"429 p50 {over['429_p50_ms']:.1f} ms, p99 {over['429_p99_ms']:.1f} ms")
+              f"429 p50 {over['429_p50_ms']:.1f} ms, p99 {over['429_p99_ms']:.1f} ms (client-side, the load generator "
+              "sharing the server's cores)")
+        n429, share = server_share_within(f"http://127.0.0.1:{port}", "429")
+        print(f"server-side (its own latency histogram): {n429:.0f} × 429, {100 * share:.1f}% answered within 50 ms")
     finally:
         proc.terminate()
         proc.wait(30)
 
+    if not args.memory_requests:
+        return
     # memory: a fresh server with room for every request (the overload server's small queue would refuse some)
     port = free_port()
     proc = start("xlsent", args, port, max_queue=4096)

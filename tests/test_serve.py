@@ -170,6 +170,39 @@ def test_concurrent_requests_share_batches(tiny_model):
     service.close()
 
 
+def test_the_batcher_waits_for_company_only_under_load():
+    """A lone text runs at once; after a batch with company, a text waits (up to max_wait) for others."""
+    from xlsent.serve.batcher import Batcher
+
+    sizes: list[int] = []
+    entered, gate = threading.Event(), threading.Event()
+
+    def encode(texts):
+        entered.set()
+        gate.wait(10)
+        sizes.append(len(texts))
+        return np.zeros((len(texts), 2), np.float32)
+
+    b = Batcher(encode, max_wait_ms=2_000)
+    gate.set()
+    t = time.perf_counter()
+    b.submit(["alone"], [3])[0].result(timeout=10)
+    assert time.perf_counter() - t < 1.5  # no earlier batch had company: it did not wait the 2 s
+    gate.clear()
+    entered.clear()
+    first = b.submit(["a"], [3])
+    assert entered.wait(10)  # "a" runs alone (the last batch had none); three more queue behind it
+    rest = b.submit(["b", "c", "d"], [3, 3, 3])
+    gate.set()
+    for f in first + rest:
+        f.result(timeout=10)
+    late = b.submit(["e"], [3]) + b.submit(["f"], [3])  # the last batch had company: "e" waits and "f" joins
+    for f in late:
+        f.result(timeout=10)
+    assert sizes == [1, 1, 3, 2]
+    b.close()
+
+
 def test_search_and_the_page(tiny_model, pairs_tsv):
     c, service = make_client(tiny_model, index=str(pairs_tsv))
     assert c.get("/info").json()["index"]["entries"] == 80

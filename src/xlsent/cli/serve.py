@@ -26,7 +26,8 @@ def serve_command(
     max_body_mib: float = typer.Option(4.0, help="request body size in MiB (more: 413)"),
     max_queue: int = typer.Option(2048, help="texts waiting for the model (more: 429 with Retry-After)"),
     batch_tokens: int = typer.Option(8192, help="padded token budget of one model batch"),
-    max_wait_ms: float = typer.Option(5.0, help="how long a text waits for others to share its batch"),
+    max_wait_ms: float = typer.Option(5.0, help="under load, how long a text waits for others to share its batch "
+                                      "(a lone request runs at once)"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
     from xlsent.serve.limits import ServeLimits

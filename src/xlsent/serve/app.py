@@ -92,13 +92,15 @@ class Service:
         self.registry = CollectorRegistry()
         self.m_requests = Counter("xlsent_requests", "requests by route and status", ["route", "status"],
                                   registry=self.registry)
-        self.m_latency = Histogram("xlsent_request_seconds", "request latency by route", ["route"],
+        self.m_latency = Histogram("xlsent_request_seconds", "request latency by route and status", ["route", "status"],
                                    registry=self.registry,
                                    buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30))
         self.m_batch = Histogram("xlsent_batch_size", "texts per model batch", registry=self.registry,
                                  buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
         self.m_batch_tokens = Histogram("xlsent_batch_padded_tokens", "padded tokens per model batch",
                                         registry=self.registry, buckets=(64, 256, 1024, 2048, 4096, 8192, 16384))
+        self.m_batch_seconds = Histogram("xlsent_batch_seconds", "model time per batch", registry=self.registry,
+                                         buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5))
         self.m_texts = Counter("xlsent_texts", "texts embedded", registry=self.registry)
         self.m_truncated = Counter("xlsent_truncated_texts", "texts cut to the token limit", registry=self.registry)
         self.m_queue = Gauge("xlsent_queue_depth", "texts waiting for the model", registry=self.registry)
@@ -107,6 +109,7 @@ class Service:
     def _on_batch(self, n: int, padded: int, seconds: float) -> None:
         self.m_batch.observe(n)
         self.m_batch_tokens.observe(padded)
+        self.m_batch_seconds.observe(seconds)
         self.m_texts.inc(n)
 
     # -- the checks every embedding request passes ----------------------------------------------------------
@@ -197,7 +200,7 @@ def create_app(service: Service, load: bool = True):
             response = await call_next(request)
         if route in ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/"):
             service.m_requests.labels(route, str(response.status_code)).inc()
-            service.m_latency.labels(route).observe(time.perf_counter() - start)
+            service.m_latency.labels(route, str(response.status_code)).observe(time.perf_counter() - start)
         return response
 
     def _error(err: LimitError):

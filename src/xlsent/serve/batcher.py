@@ -1,7 +1,10 @@
 """Dynamic batching: texts of concurrent requests run together, in length-sorted batches under a token budget.
 
 One inference worker (a thread) owns the model. Requests put their texts on a bounded queue and await
-them; the worker waits until a text is queued, lets others join for at most ``max_wait_ms``, then takes
+them; the worker waits until a text is queued, lets others join for at most ``max_wait_ms`` — only when the
+last batch it ran had company, i.e. under load: a lone client's text runs at once (waiting cost one client
+30% of its requests per second in ``benchmarks/serve_load.py``; under load, texts queue up while a batch
+runs and the wait is small against the batch) — then takes
 texts shortest-waiting-first, sorts them by length and cuts them into batches whose padded size
 (longest × count) stays under ``batch_tokens``. Results go back to each request's futures. A full queue
 refuses at once (:class:`QueueFull`), so the excess of an overload gets 429 instead of waiting.
@@ -53,6 +56,7 @@ class Batcher:
         self._queue: deque[_Item] = deque()
         self._cond = threading.Condition()
         self._stop = False
+        self._last_batch = 0
         self._thread = threading.Thread(target=self._run, name="xlsent-inference", daemon=True)
         self._thread.start()
 
@@ -88,7 +92,7 @@ class Batcher:
                 self._cond.wait()
             if self._stop:
                 return []
-            deadline = self._queue[0].arrived + self.max_wait
+            deadline = self._queue[0].arrived + (self.max_wait if self._last_batch > 1 else 0.0)
             while not self._stop and time.perf_counter() < deadline and self._padded(list(self._queue)) < self.batch_tokens:
                 self._cond.wait(timeout=max(0.0, deadline - time.perf_counter()))
             taken: list[_Item] = []
@@ -97,6 +101,7 @@ class Batcher:
                 if taken and self._padded(taken + [nxt]) > self.batch_tokens:
                     break
                 taken.append(self._queue.popleft())
+            self._last_batch = len(taken)
             return taken
 
     @staticmethod
