@@ -66,7 +66,7 @@ def start(kind: str, args, port: int, max_queue: int) -> subprocess.Popen:
     else:
         cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", args.model, "--port", str(port), "--backend",
                args.backend, "--threads", str(args.threads), "--max-queue", str(max_queue), "--max-wait-ms",
-               str(args.max_wait_ms)]
+               str(args.max_wait_ms), "--model-batch", str(args.model_batch)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import httpx
 
@@ -197,6 +197,7 @@ def main() -> None:
     ap.add_argument("--backend", default="torch")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-wait-ms", type=float, default=5.0, help="xlsent serve's --max-wait-ms")
+    ap.add_argument("--model-batch", type=int, default=0, help="xlsent serve's --model-batch")
     ap.add_argument("--clients", default="1,8,32")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--overload-seconds", type=float, default=20)

@@ -28,6 +28,7 @@ def serve_command(
     batch_tokens: int = typer.Option(8192, help="padded token budget of one model batch"),
     max_wait_ms: float = typer.Option(5.0, help="under load, how long a text waits for others to share its batch "
                                       "(a lone request runs at once)"),
+    model_batch: int = typer.Option(0, help="texts per forward pass, cut from the length-sorted batch (0 = 64)"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
     from xlsent.serve.limits import ServeLimits
@@ -39,7 +40,7 @@ def serve_command(
     at_least(max_body_mib, 0.001, "--max-body-mib")
     limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
                          max_body_bytes=int(max_body_mib * 2**20), max_queue=max_queue, batch_tokens=batch_tokens,
-                         max_wait_ms=max_wait_ms)
+                         max_wait_ms=max_wait_ms, model_batch=model_batch)
     if index:
         from pathlib import Path
 

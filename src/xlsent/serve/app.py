@@ -59,7 +59,8 @@ class Service:
             backend = self.encoder.backend
             self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
             self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
-            self.batcher = Batcher(self.encoder.encode, self.limits.batch_tokens, self.limits.max_wait_ms,
+            model = self.encoder.replace(batch_size=self.limits.model_batch) if self.limits.model_batch else self.encoder
+            self.batcher = Batcher(model.encode, self.limits.batch_tokens, self.limits.max_wait_ms,
                                    self.limits.max_queue, on_batch=self._on_batch)
             if self.index_spec:
                 from xlsent.serve.index import SearchIndex

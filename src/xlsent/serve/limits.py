@@ -22,7 +22,9 @@ class ServeLimits:
         max_body_bytes: request body size (more → 413).
         max_queue: texts waiting for the model across all requests (more → 429 with ``Retry-After``).
         batch_tokens: token budget of one batch (longest text × texts, i.e. with padding).
-        max_wait_ms: how long the first waiting text may wait for others to join its batch.
+        max_wait_ms: under load, how long the first waiting text may wait for others to join its batch.
+        model_batch: texts per forward pass inside a batch, cut from the length-sorted batch so that each pass
+            pads little (0 = the encoder's own, 64).
         max_k: results one search may ask for.
     """
 
@@ -34,6 +36,7 @@ class ServeLimits:
     max_queue: int = 2048
     batch_tokens: int = 8192
     max_wait_ms: float = 5.0
+    model_batch: int = 0
     max_k: int = 100
 
     def __post_init__(self) -> None:
@@ -42,8 +45,8 @@ class ServeLimits:
         for name in ("max_inputs", "max_chars", "max_body_bytes", "max_queue", "batch_tokens", "max_k"):
             if getattr(self, name) < 1:
                 raise XlsentError(f"--{name.replace('_', '-')} must be ≥ 1")
-        if self.max_tokens < 0 or self.max_wait_ms < 0:
-            raise XlsentError("--max-tokens and --max-wait-ms must be ≥ 0")
+        if self.max_tokens < 0 or self.max_wait_ms < 0 or self.model_batch < 0:
+            raise XlsentError("--max-tokens, --max-wait-ms and --model-batch must be ≥ 0")
 
     def to_dict(self) -> dict:
         return asdict(self)
