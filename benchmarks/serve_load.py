@@ -197,7 +197,7 @@ def main() -> None:
     ap.add_argument("--backend", default="torch")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-wait-ms", type=float, default=5.0, help="xlsent serve's --max-wait-ms")
-    ap.add_argument("--model-batch", type=int, default=0, help="xlsent serve's --model-batch")
+    ap.add_argument("--model-batch", type=int, default=8, help="xlsent serve's --model-batch")
     ap.add_argument("--clients", default="1,8,32")
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--overload-seconds", type=float, default=20)

@@ -28,7 +28,7 @@ def serve_command(
     batch_tokens: int = typer.Option(8192, help="padded token budget of one model batch"),
     max_wait_ms: float = typer.Option(5.0, help="under load, how long a text waits for others to share its batch "
                                       "(a lone request runs at once)"),
-    model_batch: int = typer.Option(0, help="texts per forward pass, cut from the length-sorted batch (0 = 64)"),
+    model_batch: int = typer.Option(8, help="texts per forward pass, cut from the length-sorted batch (0 = 64)"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
     from xlsent.serve.limits import ServeLimits

@@ -24,7 +24,7 @@ class ServeLimits:
         batch_tokens: token budget of one batch (longest text × texts, i.e. with padding).
         max_wait_ms: under load, how long the first waiting text may wait for others to join its batch.
         model_batch: texts per forward pass inside a batch, cut from the length-sorted batch so that each pass
-            pads little (0 = the encoder's own, 64).
+            pads little (0 = the encoder's own, 64; 8 served 19–23% more requests than 64 at 32 clients).
         max_k: results one search may ask for.
     """
 
@@ -36,7 +36,7 @@ class ServeLimits:
     max_queue: int = 2048
     batch_tokens: int = 8192
     max_wait_ms: float = 5.0
-    model_batch: int = 0
+    model_batch: int = 8
     max_k: int = 100
 
     def __post_init__(self) -> None:
