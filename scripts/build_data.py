@@ -40,6 +40,12 @@ UDHR_CODES = (
     "quz gug hat_kreyol fij mri smo"
 ).split()
 
+# Development languages: UDHR declarations in 24 languages outside UDHR_CODES (no figure tests them), spread
+# over scripts and resource levels like the test set — for choosing settings such as a trimmed vocabulary.
+UDHR_DEV_CODES = (
+    "ell_monotonic heb ukr tha tam tel kat hye tir pol nld ita hun ces kaz guj mar mal kin sna tsn lin ewe lug"
+).split()
+
 OLD_TESTAMENT_BOOKS = 39
 
 
@@ -111,7 +117,7 @@ def parse_udhr(path: Path) -> _UdhrParser:
     return p
 
 
-def build_udhr(decl: Path) -> list[str]:
+def build_udhr(decl: Path, codes: tuple[str, ...] | list[str] = UDHR_CODES) -> list[str]:
     """Paragraph units keyed to English (``article.paragraph``).
 
     Where a language splits an article into a different number of paragraphs
@@ -121,7 +127,7 @@ def build_udhr(decl: Path) -> list[str]:
     """
     eng = parse_udhr(decl / "eng.html").sections
     rows, report = [], []
-    for code in UDHR_CODES:
+    for code in codes:
         doc = parse_udhr(decl / f"{code}.html")
         merged = missing = 0
         n = 0
@@ -234,6 +240,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         src = fetch(Path(tmp))
         write_jsonl_gz(DATA / "udhr" / "udhr.jsonl.gz", build_udhr(src["udhr"]))
+        write_jsonl_gz(DATA / "udhr" / "udhr-dev.jsonl.gz", build_udhr(src["udhr"], UDHR_DEV_CODES))
         train, test = build_bible(src["kjv"], src["ny"])
         write_jsonl_gz(DATA / "bible-en-ny" / "train.jsonl.gz", train)
         write_jsonl_gz(DATA / "bible-en-ny" / "test.jsonl.gz", test)

