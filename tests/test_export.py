@@ -10,6 +10,8 @@ import pytest
 
 from conftest import WORDS, build_tiny_model
 
+from xlsent.utils.errors import XlsentError
+
 TEXTS = ["god is good", "the river is wide and water", "mulungu ndi wabwino", "madzi", "unknownword xyz",
          " ".join(WORDS * 3)]  # the last one is cut at the model's 64 pieces
 
@@ -111,6 +113,12 @@ def test_weight_only_int8_keeps_attention_matmuls_fp32(tiny_model, tmp_path):
     assert m.int8["quantized_nodes"] == 18
     nodes, kept = select_nodes(proto, Int8Settings(fp32_parts=["ffn_out"], fp32_layers=[0]))
     assert len(nodes) == 2 * 5 and kept["fp32_part"] == 3 and kept["fp32_layer"] == 5  # a part is counted first
+    nodes, kept = select_nodes(proto, Int8Settings(fp32_parts=["ffn_out@1", "query@2"]))
+    assert len(nodes) == 16 and kept["fp32_part"] == 2
+    assert not any(n.endswith("layer.1/output/dense/MatMul") or "layer.2/attention/self/query" in n for n in nodes)
+    for bad in (["ffn_out@x"], ["ffn@1"]):
+        with pytest.raises(XlsentError, match="PART@LAYER"):
+            Int8Settings(fp32_parts=bad)
     assert cosines(onnx_encode(out), st_encode(tiny_model)).mean() > 0.9
 
 

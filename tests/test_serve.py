@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import socket
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -287,6 +288,23 @@ def test_cli_checks_options_before_loading(tmp_path):
     runner = CliRunner()
     for args, words in ((["--overlong", "drop"], "--overlong"), (["--index", str(tmp_path / "nope.txt")], "nope.txt"),
                         (["--port", "0"], "--port"), (["--backend", "tpu"], "--backend"),
-                        (["--max-inputs", "0"], "--max-inputs")):
+                        (["--max-inputs", "0"], "--max-inputs"), (["--worker-nice", "20"], "--worker-nice")):
         r = runner.invoke(app, ["serve", "e5-small", *args])
         assert isinstance(r.exception, XlsentError) and words in str(r.exception), (args, r.output)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+def test_the_model_threads_run_below_the_http_loop(tiny_model):
+    """Loaded in its own thread, the model's worker runs at a lower priority than the thread that serves HTTP."""
+    import os
+    import threading
+
+    from xlsent.serve.app import Service
+
+    service = Service(str(tiny_model), name="tiny", worker_nice=5)
+    service.load_in_background().join(120)
+    assert service.ready
+    worker = service.batcher._thread.native_id
+    here = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    assert os.getpriority(os.PRIO_PROCESS, worker) == min(19, here + 5)
+    service.close()

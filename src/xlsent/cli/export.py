@@ -19,8 +19,8 @@ def export_command(
     int8: bool = typer.Option(False, "--int8", help="quantise to int8 (the settings below; defaults keep "
                               "low-resource quality, see docs/results.md)"),
     smooth: float = typer.Option(None, help="int8: SmoothQuant α (0 = off; default: the measured best)"),
-    fp32_parts: str = typer.Option(None, help=f"int8: comma-separated parts kept fp32 in every layer: {', '.join(PARTS)}"
-                                   " (default: the measured best)"),
+    fp32_parts: str = typer.Option(None, help="int8: comma-separated parts kept fp32 in every layer "
+                                   f"({', '.join(PARTS)}) or in one as PART@LAYER (ffn_out@4) (default: the measured best)"),
     fp32_layers: str = typer.Option("", help="int8: comma-separated 0-based layers kept entirely fp32"),
     attention: bool = typer.Option(False, "--int8-attention", help="int8: also quantise the attention "
                                    "score and value MatMuls (fastest, loses the most)"),

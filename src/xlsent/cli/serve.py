@@ -29,6 +29,8 @@ def serve_command(
     max_wait_ms: float = typer.Option(5.0, help="under load, how long a text waits for others to share its batch "
                                       "(a lone request runs at once)"),
     model_batch: int = typer.Option(8, help="texts per forward pass, cut from the length-sorted batch (0 = 64)"),
+    worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (Linux "
+                                    "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
     from xlsent.serve.limits import ServeLimits
@@ -38,6 +40,8 @@ def serve_command(
     if port > 65535:
         raise XlsentError(f"--port {port}: must be ≤ 65535")
     at_least(max_body_mib, 0.001, "--max-body-mib")
+    if not 0 <= worker_nice <= 19:
+        raise XlsentError(f"--worker-nice {worker_nice}: must be from 0 (same priority) to 19")
     limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
                          max_body_bytes=int(max_body_mib * 2**20), max_queue=max_queue, batch_tokens=batch_tokens,
                          max_wait_ms=max_wait_ms, model_batch=model_batch)
@@ -52,6 +56,7 @@ def serve_command(
 
     from xlsent.serve.app import Service, create_app
 
-    service = Service(model, backend=backend, threads=threads, limits=limits, index=index, name=name)
+    service = Service(model, backend=backend, threads=threads, limits=limits, index=index, name=name,
+                      worker_nice=worker_nice)
     console.print(f"serving {model} on http://{host}:{port} (GET /health turns 200 once the model is warm)")
     uvicorn.run(create_app(service), host=host, port=port, log_level="warning", access_log=False)

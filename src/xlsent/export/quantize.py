@@ -10,7 +10,8 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
 * **the word-embedding table** (a Gather) stays fp32 unless ``embeddings=True`` (the notes name it as a
   common cause of broken multilingual int8 models; it is also not a MatMul, so int8 there saves disk,
   not time);
-* **parts or layers kept fp32** — ``fp32_parts`` (any of :data:`PARTS`) and ``fp32_layers`` (0-based);
+* **parts or layers kept fp32** — ``fp32_parts`` (any of :data:`PARTS` in every layer, or ``PART@LAYER`` in one)
+  and ``fp32_layers`` (0-based);
 * **per-channel** weight scales (default on) and ``reduce_range`` (7-bit weights; for CPUs without VNNI);
 * **smoothing** (``smooth`` = α > 0): SmoothQuant (Xiao et al. 2023). A per-channel scale
   ``s_j = max|X_j|^α / max|W_j|^(1−α)`` moves activation outliers into the weights: the graph gets a
@@ -64,9 +65,11 @@ class Int8Settings:
     search_texts: int = 64
 
     def __post_init__(self) -> None:
-        bad = [p for p in self.fp32_parts if p not in PARTS]
+        bad = [p for p in self.fp32_parts if p.split("@")[0] not in PARTS
+               or ("@" in p and not p.split("@", 1)[1].isdigit())]
         if bad:
-            raise XlsentError(f"unknown fp32 part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}")
+            raise XlsentError(f"unknown fp32 part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}, each alone "
+                              "(every layer) or as PART@LAYER (one 0-based layer, e.g. ffn_out@4)")
         if not 0.0 <= float(self.smooth) < 1.0:
             raise XlsentError(f"--smooth must be in [0, 1) (SmoothQuant's α; 0 = off), not {self.smooth}")
         if int(self.calibration_texts) < 1:
@@ -109,7 +112,8 @@ def select_nodes(model_proto, settings: Int8Settings) -> tuple[list[str], dict[s
                 else:
                     kept["attention_matmul"] += 1
                 continue
-            if part_of(node.name) in settings.fp32_parts:
+            part = part_of(node.name)
+            if part in settings.fp32_parts or f"{part}@{layer_of(node.name)}" in settings.fp32_parts:
                 kept["fp32_part"] += 1
             elif layer_of(node.name) in set(settings.fp32_layers):
                 kept["fp32_layer"] += 1

@@ -36,8 +36,9 @@ class Service:
     """The served model, its batcher, its limits and (optionally) its search index."""
 
     def __init__(self, model: str, backend: str = "auto", threads: int = 0, limits: ServeLimits | None = None,
-                 index: str | None = None, name: str | None = None) -> None:
+                 index: str | None = None, name: str | None = None, worker_nice: int = 10) -> None:
         self.model_spec, self.backend_choice, self.threads = model, backend, threads
+        self.worker_nice = int(worker_nice)
         self.limits = limits or ServeLimits()
         self.index_spec = index
         self.name = name or Path(str(model)).name
@@ -51,9 +52,17 @@ class Service:
 
     # -- start-up -----------------------------------------------------------------------------------------
     def load(self) -> None:
-        """Load the model, warm it up, embed the search corpus; then mark ready."""
+        """Load the model, warm it up, embed the search corpus; then mark ready.
+
+        Run in its own thread (:meth:`load_in_background`), it first lowers that thread's priority by
+        ``worker_nice``: every thread the model starts from here — onnxruntime's pool, torch's OpenMP team, the
+        batcher's worker — inherits it, while the HTTP event loop keeps the process's priority. On a machine
+        whose cores the model keeps busy, the loop then still answers at once: a 429 or a health check does not
+        wait for a forward pass to give up the CPU (Linux only; elsewhere a no-op)."""
         from xlsent.encoding.encoder import Encoder
 
+        if threading.current_thread() is not threading.main_thread():
+            lower_thread_priority(self.worker_nice)
         try:
             self.encoder = Encoder.load(self.model_spec, backend=self.backend_choice, threads=self.threads)
             backend = self.encoder.backend
@@ -164,6 +173,21 @@ class Service:
         if cut:
             self.m_truncated.inc(cut)
         return vecs, int(sum(counts)), cut
+
+
+def lower_thread_priority(steps: int) -> bool:
+    """Raise the calling thread's nice value by ``steps`` (Linux: nice is per thread); False where not done."""
+    import os
+    import sys
+
+    if steps <= 0 or not sys.platform.startswith("linux"):
+        return False
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + steps))
+        return True
+    except OSError:
+        return False
 
 
 def _cut_header(cut: int) -> dict:
@@ -302,7 +326,7 @@ def create_app(service: Service, load: bool = True):
         return {"model": service.name, "source": str(service.model_spec), "ready": service.ready,
                 "dimension": enc.dimension if enc else None,
                 "backend": type(enc.backend).__name__ if enc else service.backend_choice,
-                "threads": service.threads, "max_tokens": getattr(service, "max_tokens", None),
+                "threads": service.threads, "worker_nice": service.worker_nice, "max_tokens": getattr(service, "max_tokens", None),
                 "limits": service.limits.to_dict(),
                 "index": {"name": service.index.name, "entries": len(service.index)} if service.index else None}
 
