@@ -152,6 +152,18 @@ def test_a_full_queue_gets_429_with_retry_after(tiny_model):
     r = c.post("/v1/embeddings", json={"input": "god is good"})
     assert r.status_code == 429 and r.headers["Retry-After"] == "1" and r.json()["error"]["limit"] == "max_queue"
     assert time.perf_counter() - t < 0.5  # refused at once, not after waiting
+    r = c.post("/embed", content=b"{not json")  # admission comes first: a full queue refuses before the body is read
+    assert r.status_code == 429 and r.json()["error"]["limit"] == "max_queue"
+    assert c.get("/health").status_code == 200  # only embedding routes are refused
+    gate.set()
+    assert all(f.result(10).shape == (32,) for f in futures)
+    # room for one text but not two: the queue check at submit time refuses the whole request
+    gate.clear()
+    futures = service.batcher.submit(["god"], [3])
+    time.sleep(0.2)
+    futures += service.batcher.submit(["madzi", "dziko"], [3, 3])
+    r = c.post("/v1/embeddings", json={"input": ["god is good", "madzi"]})
+    assert r.status_code == 429 and "2 texts queued" in r.json()["error"]["message"]
     gate.set()
     assert all(f.result(10).shape == (32,) for f in futures)
     service.close()

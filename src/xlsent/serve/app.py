@@ -30,6 +30,7 @@ from xlsent.serve.batcher import Batcher, QueueFull
 from xlsent.serve.limits import LimitError, ServeLimits
 
 PAGE = Path(__file__).with_name("page.html")
+EMBEDDING_ROUTES = ("/v1/embeddings", "/embed", "/search")
 
 
 class Service:
@@ -123,6 +124,15 @@ class Service:
         self.m_texts.inc(n)
 
     # -- the checks every embedding request passes ----------------------------------------------------------
+    def queue_full(self) -> bool:
+        """True when no text can join the queue now (checked before a request's body is read)."""
+        return self.ready and self.batcher is not None and self.batcher.depth >= self.limits.max_queue
+
+    @staticmethod
+    def busy(depth: int, limit: int) -> LimitError:
+        return LimitError(429, "max_queue", limit, f"the server is busy ({depth} texts queued, limit {limit}); "
+                          "retry shortly", {"Retry-After": "1"})
+
     def require_ready(self) -> None:
         if not self.ready:
             raise LimitError(503, "ready", False, "the model is still loading" if not self.error
@@ -168,8 +178,7 @@ class Service:
         try:
             vecs = await self.batcher.embed(texts, counts)
         except QueueFull as full:
-            raise LimitError(429, "max_queue", full.limit, f"the server is busy ({full.depth} texts queued, limit "
-                             f"{full.limit}); retry shortly", {"Retry-After": "1"}) from None
+            raise self.busy(full.depth, full.limit) from None
         if cut:
             self.m_truncated.inc(cut)
         return vecs, int(sum(counts)), cut
@@ -221,6 +230,9 @@ def create_app(service: Service, load: bool = True):
         if length is not None and length.isdigit() and int(length) > limit:
             response = _error(LimitError(413, "max_body_bytes", limit,
                                          f"request body of {int(length)} bytes; the limit is {limit}"))
+        elif route in EMBEDDING_ROUTES and service.queue_full():
+            # admission control: with the queue already full, refuse before reading or tokenising the body
+            response = _error(service.busy(service.batcher.depth, service.limits.max_queue))
         else:
             response = await call_next(request)
         if route in ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/"):
