@@ -17,7 +17,11 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
   ``s_j = max|X_j|^α / max|W_j|^(1−α)`` moves activation outliers into the weights: the graph gets a
   ``Mul(X, 1/s)`` before each quantised MatMul and the weight rows are multiplied by ``s`` — exact in fp32.
   ``max|X_j|`` is calibrated by running the fp32 graph on ``calibration`` texts, which must not be test
-  data: the default is bundled *training* text (Old-Testament verses, both languages). Decision: the
+  data: the default is bundled *training* text (Old-Testament verses, both languages). MatMuls reading one
+  tensor (query, key, value) share one scale and one ``Mul``. ``smooth_search`` (a list of α) instead picks
+  α per input tensor by the simulated int8 error of its MatMuls on ``search_texts`` calibration texts; on the
+  development books it gave sentence vectors *less* close to fp32 than one global α, so it is not the
+  default (docs/results.md). Decision: the
   explicit ``Mul`` is used instead of folding ``1/s`` into the preceding LayerNorm because in a post-LN
   BERT the LayerNorm's output is also the residual stream, which folding would change.
 
