@@ -31,3 +31,14 @@ def test_udhr_bundle_is_nfc_and_selectable():
         load_bundled("udhr:xxx")
     with pytest.raises(XlsentError, match="unknown dataset"):
         load_bundled("bible")
+
+
+def test_udhr_dev_languages_are_disjoint_from_the_test_languages():
+    """udhr-dev is where multilingual settings are chosen: none of its languages may be a udhr test language."""
+    dev, test = load_bundled("udhr-dev"), load_bundled("udhr")
+    assert len(set(dev["tgt_lang"])) == 24 and set(dev["tgt_lang"]).isdisjoint(set(test["tgt_lang"]))
+    assert set(dev["src"]) <= set(test["src"])  # the same English paragraphs, keyed the same way
+    heb = load_bundled("udhr-dev:heb")
+    assert len(heb) == 51 and set(heb["tgt_lang"]) == {"heb"}
+    with pytest.raises(XlsentError, match="udhr-dev has no language"):
+        load_bundled("udhr-dev:nya")
