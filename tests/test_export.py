@@ -311,6 +311,50 @@ def test_trimming_drops_token_table_rows_past_the_tokenizer(tmp_path):
     assert cosines(model.encode(["god is good"], convert_to_numpy=True), expected).min() >= 0.99999
 
 
+def test_low_rank_tail_keeps_every_segmentation_and_is_exact_at_full_rank(tmp_path):
+    """--tail-rank: no piece removed (segmentations unchanged), head rows exact, the tail a rank-r fit."""
+    from xlsent.export.tail_embedding import TailFactorisedEmbedding
+    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.handle import load_model
+
+    src = build_unigram_model(tmp_path / "u")
+    texts = ["mu lungu madzi", "god is good", "zebra"]
+    full = load_model(str(src)).model
+    expected, segmented = full.encode(texts, convert_to_numpy=True), [full.tokenizer.tokenize(t) for t in texts]
+    keep = tmp_path / "keep.txt"
+    keep.write_text("god is good\n", encoding="utf-8")
+    for rank, exact in ((32, True), (2, False)):  # 32 = the hidden size: the SVD reproduces the tail exactly
+        model = load_model(str(src)).model
+        info = trim_vocabulary(model, VocabSettings(top=0, texts=str(keep), tail_rank=rank), log=lambda _: None)
+        emb = model[0].auto_model.get_input_embeddings()
+        assert isinstance(emb, TailFactorisedEmbedding) and info["kept"] == len(PIECES) == emb.num_embeddings
+        assert info["full_rows"] == 4 + 3 and info["low_rank_rows"] == len(PIECES) - 7  # 4 special + ▁god ▁is ▁good
+        assert [model.tokenizer.tokenize(t) for t in texts] == segmented  # nothing re-segmented
+        got = model.encode(texts, convert_to_numpy=True)
+        assert cosines(got[1:2], expected[1:2]).min() >= 0.99999  # every piece of "god is good" has its full row
+        assert (cosines(got, expected).min() >= 0.99999) == exact
+        if not exact:
+            assert info["token_table_parameters"]["after"] < info["token_table_parameters"]["before"]
+
+
+def test_low_rank_tail_exports_to_onnx_and_stays_fp32_under_int8(tmp_path):
+    from xlsent.export.folder import export_model, read_manifest
+    from xlsent.export.quantize import Int8Settings
+    from xlsent.export.vocab import VocabSettings
+
+    src = build_unigram_model(tmp_path / "u")
+    out = tmp_path / "tail"
+    texts = ["mu lungu madzi", "god is good", "zebra"]
+    export_model(str(src), out, texts=texts, log=lambda _: None,
+                 keep_vocab=VocabSettings(top=2, texts=None, tail_rank=32))  # checks fp32 graph == torch model
+    assert read_manifest(out).vocab["low_rank_rows"] > 0
+    assert cosines(onnx_encode(out, texts), st_encode(src, texts)).min() >= 0.99999
+    q = tmp_path / "tail8"
+    man = export_model(str(src), q, texts=texts, log=lambda _: None, int8=Int8Settings(),
+                       keep_vocab=VocabSettings(top=2, texts=None, tail_rank=8))
+    assert man.int8["kept_fp32"]["embedding_gather"] == 3  # head Gather, tail Gather, tail MatMul
+
+
 def test_trimming_refuses_a_wordlevel_tokenizer(tiny_model, tmp_path):
     from xlsent.export.folder import export_model
     from xlsent.export.vocab import VocabSettings

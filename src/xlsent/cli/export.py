@@ -34,6 +34,8 @@ def export_command(
                                    "pieces, plus every single character, special token and piece --vocab-texts uses"),
     vocab_texts: str = typer.Option("bible-en-ny:train", help="with --keep-vocab: keep every piece these texts use "
                                     "(a bundled pair set or a file, one text a line; 'none' = no texts)"),
+    tail_rank: int = typer.Option(0, "--tail-rank", help="with --keep-vocab: keep the other pieces too, their rows "
+                                  "stored at this rank (truncated SVD) — nothing re-segmented; 0 = remove them"),
     keep_fp32: bool = typer.Option(False, help="with --int8: keep the fp32 graph too (model.fp32.onnx)"),
 ) -> None:
     """Export a model to ONNX: the whole sentence-transformers pipeline in one graph, checked against the model."""
@@ -63,17 +65,22 @@ def export_command(
         if settings.smooth > 0:
             _check_text_source(calibration, "--calibration")
     vocab = None
+    if tail_rank and keep_vocab is None:
+        raise XlsentError("--tail-rank applies to --keep-vocab only — add --keep-vocab N (the pieces that keep full rows)")
     if keep_vocab is not None:
         at_least(keep_vocab, 0, "--keep-vocab")
+        at_least(tail_rank, 0, "--tail-rank")
         texts = None if vocab_texts.lower() == "none" else vocab_texts
         if texts:
             _check_text_source(texts, "--vocab-texts")
-        vocab = VocabSettings(top=keep_vocab, texts=texts)
+        vocab = VocabSettings(top=keep_vocab, texts=texts, tail_rank=tail_rank)
     manifest = export_model(model, output, int8=settings, keep_vocab=vocab, keep_fp32=keep_fp32,
                             log=lambda m: err_console.print(escape(m), style="dim"))
     c = manifest.checks
     console.print(f"wrote {output} ({c['size_bytes'] / 2**20:.0f} MiB, {'int8' if int8 else 'fp32'}"
-                  f"{', vocabulary ' + format(manifest.vocab['kept'], ',') if manifest.vocab else ''}): cosine to "
+                  f"{', vocabulary ' + format(manifest.vocab['kept'], ',') if manifest.vocab else ''}"
+                  f"{' (' + format(manifest.vocab.get('low_rank_rows', 0), ',') + ' at rank ' + str(tail_rank) + ')' if tail_rank else ''}"
+                  f"): cosine to "
                   f"{model} on {c['texts']} texts min {c['min_cosine_to_source']:.5f}, mean {c['mean_cosine_to_source']:.5f}")
 
 

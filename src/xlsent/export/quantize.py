@@ -7,7 +7,8 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
   attention output, FFN in, FFN out). The two activation × activation MatMuls of attention (Q·Kᵀ and
   softmax·V) stay fp32 unless ``attention=True``: quantising the attention logits per tensor is where a
   plain ``quantize_dynamic`` loses most (measured in ``docs/results.md``);
-* **the word-embedding table** (a Gather) stays fp32 unless ``embeddings=True`` (the notes name it as a
+* **the word-embedding table** (a Gather, and the small MatMul of a low-rank tail,
+  :mod:`xlsent.export.tail_embedding`) stays fp32 unless ``embeddings=True`` (the notes name it as a
   common cause of broken multilingual int8 models; it is also not a MatMul, so int8 there saves disk,
   not time);
 * **parts or layers kept fp32** — ``fp32_parts`` (any of :data:`PARTS` in every layer, or ``PART@LAYER`` in one)
@@ -108,7 +109,12 @@ def select_nodes(model_proto, settings: Int8Settings) -> tuple[list[str], dict[s
     inits = {i.name for i in model_proto.graph.initializer}
     chosen, kept = [], {"attention_matmul": 0, "fp32_part": 0, "fp32_layer": 0, "embedding_gather": 0}
     for node in model_proto.graph.node:
-        if node.op_type == "MatMul":
+        if node.op_type == "MatMul" and "word_embeddings" in node.name:  # a low-rank token table's tail
+            if settings.embeddings:
+                chosen.append(node.name)
+            else:
+                kept["embedding_gather"] += 1
+        elif node.op_type == "MatMul":
             weighted = any(i in inits for i in node.input)
             if not weighted:
                 if settings.attention:

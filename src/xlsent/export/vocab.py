@@ -17,6 +17,11 @@ Default ``top`` = 80,000: with the 15,397 single characters and the 10,471 piece
 verses use, e5-small keeps 92,244 pieces and 48.5% of its parameters — the largest round figure under
 issue 3's 50% budget. It is fixed by that budget, not tuned on any test.
 
+With ``tail_rank`` > 0 (``--tail-rank``) nothing is removed: the pieces above keep full rows and every
+other piece is stored at that rank (:mod:`xlsent.export.tail_embedding`), so no word is re-segmented — the
+way to keep languages the kept text does not cover under the same parameter budget (single characters
+then need no full row: none is ever reached through re-segmentation).
+
 Kept pieces keep their relative order, so the special tokens keep their ids (a pad id that moves is
 written to the model's config). The Unigram model re-segments with what is left: it finds the most
 probable segmentation among the kept pieces, with their original scores. Only Unigram tokenizers
@@ -44,10 +49,13 @@ class VocabSettings:
     top: int = 80000
     texts: str | None = "bible-en-ny:train"
     max_texts: int = 0  # 0 = every text of ``texts``
+    tail_rank: int = 0  # > 0: the other pieces stay, at this rank (tail_embedding.py); 0: they are removed
 
     def __post_init__(self) -> None:
         if int(self.top) < 0:
             raise XlsentError("--keep-vocab must be ≥ 0 (the number of top-scoring pieces to keep)")
+        if int(self.tail_rank) < 0:
+            raise XlsentError("--tail-rank must be ≥ 0 (0 = remove the pieces --keep-vocab does not keep)")
 
 
 def read_texts(spec: str, limit: int = 0, sample: bool = False) -> list[str]:
@@ -83,7 +91,9 @@ def choose_pieces(tokenizer_json: dict, settings: VocabSettings, used_ids: set[i
     special = {int(t["id"]) for t in tokenizer_json.get("added_tokens", [])}
     if model.get("unk_id") is not None:
         special.add(int(model["unk_id"]))
-    single = {i for i, (piece, _) in enumerate(vocab) if len(piece.replace(WORD_START, "")) <= 1}
+    # with a low-rank tail nothing is removed, so no character needs a full row to stay reachable
+    single = set() if settings.tail_rank else {i for i, (piece, _) in enumerate(vocab)
+                                               if len(piece.replace(WORD_START, "")) <= 1}
     by_score = sorted((i for i in range(len(vocab)) if i not in special), key=lambda i: -vocab[i][1])
     top = set(by_score[: int(settings.top)])
     keep = sorted(special | single | top | set(used_ids))
@@ -142,9 +152,19 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
                           + (f" and added tokens with ids {beyond} past them" if beyond else "")
                           + " — cannot trim a model whose table and tokenizer disagree")
     index = torch.tensor(keep, dtype=torch.long)
-    new_emb = torch.nn.Embedding(len(keep), emb.weight.shape[1])
-    with torch.no_grad():
-        new_emb.weight.copy_(emb.weight[index])
+    tail: list[int] = []
+    if settings.tail_rank:
+        from xlsent.export.tail_embedding import TailFactorisedEmbedding
+
+        kept = set(keep)
+        tail = [i for i in range(pieces) if i not in kept]
+        new_emb = TailFactorisedEmbedding.fit(emb.weight, index, torch.tensor(tail, dtype=torch.long),
+                                              int(settings.tail_rank))
+        keep = keep + tail  # the order of the new ids: head first, then the tail
+    else:
+        new_emb = torch.nn.Embedding(len(keep), emb.weight.shape[1])
+        with torch.no_grad():
+            new_emb.weight.copy_(emb.weight[index])
     module.auto_model.set_input_embeddings(new_emb)
     config = module.auto_model.config
     config.vocab_size = len(keep)
@@ -162,12 +182,17 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
         new_tok = AutoTokenizer.from_pretrained(tmp, local_files_only=True)
     module.processor = new_tok
     params_before = int(rows * emb.weight.shape[1])
-    info = {**counts, "table_rows_unreachable": rows - pieces, "top": int(settings.top), "texts": settings.texts, "texts_read": n_texts,
-            "token_table_parameters": {"before": params_before, "after": int(len(keep) * emb.weight.shape[1])},
+    params_after = int(sum(p.numel() for p in new_emb.parameters()))
+    counts.update({"kept": len(keep), "full_rows": len(keep) - len(tail), "low_rank_rows": len(tail)})
+    info = {**counts, "table_rows_unreachable": rows - pieces, "top": int(settings.top), "texts": settings.texts,
+            "texts_read": n_texts, "tail_rank": int(settings.tail_rank),
+            "token_table_parameters": {"before": params_before, "after": params_after},
             "model_parameters_after": int(sum(p.numel() for p in model.parameters()))}
-    log(f"vocabulary: kept {len(keep):,} of {len(full['model']['vocab']):,} pieces "
-        f"({counts['top_scoring']:,} top-scoring, {counts['single_character']:,} single characters, "
-        f"{len(used):,} used by {n_texts:,} texts of {settings.texts}, {counts['special']} special)"
+    tail_note = (f"; the other {len(tail):,} pieces kept at rank {settings.tail_rank} (none re-segmented)"
+                 if settings.tail_rank else "")
+    log(f"vocabulary: {'full rows for' if tail else 'kept'} {len(keep) - len(tail):,} of {len(full['model']['vocab']):,} "
+        f"pieces ({counts['top_scoring']:,} top-scoring, {counts['single_character']:,} single characters, "
+        f"{len(used):,} used by {n_texts:,} texts of {settings.texts}, {counts['special']} special){tail_note}"
         + (f"; {rows - pieces} token-table rows past the tokenizer's pieces dropped (no text reaches them)"
            if rows > pieces else ""))
     return info
