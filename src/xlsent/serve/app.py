@@ -199,6 +199,60 @@ def lower_thread_priority(steps: int) -> bool:
         return False
 
 
+class AdmissionAndMetrics:
+    """Plain ASGI middleware: refuse by ``Content-Length`` (413) or a full queue (429) before the body is read,
+    and count every request by route and status with its latency.
+
+    Decision: a plain ASGI class, not ``@app.middleware("http")``: Starlette's ``BaseHTTPMiddleware`` runs each
+    request through an extra task and memory streams, work the event loop pays on every request — the loop
+    that shares the CPU with the model's threads under load."""
+
+    COUNTED = ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/")
+
+    def __init__(self, app, service: "Service") -> None:
+        self.app, self.service = app, service
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        service, route, start = self.service, scope["path"], time.perf_counter()
+        status = [500]
+        refusal = self._refusal(scope, route)
+
+        async def send_and_note(message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            if refusal is not None:
+                await _json_response(send_and_note, refusal)
+            else:
+                await self.app(scope, receive, send_and_note)
+        finally:
+            if route in self.COUNTED:
+                service.m_requests.labels(route, str(status[0])).inc()
+                service.m_latency.labels(route, str(status[0])).observe(time.perf_counter() - start)
+
+    def _refusal(self, scope, route: str) -> "LimitError | None":
+        service, limit = self.service, self.service.limits.max_body_bytes
+        length = next((v for k, v in scope["headers"] if k == b"content-length"), None)
+        if length is not None and length.isdigit() and int(length) > limit:
+            return LimitError(413, "max_body_bytes", limit, f"request body of {int(length)} bytes; the limit is {limit}")
+        if route in EMBEDDING_ROUTES and service.queue_full():
+            # admission control: with the queue already full, refuse before reading or tokenising the body
+            return service.busy(service.batcher.depth, service.limits.max_queue)
+        return None
+
+
+async def _json_response(send, err: LimitError) -> None:
+    body = json.dumps(err.body()).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in (err.headers or {}).items()]
+    await send({"type": "http.response.start", "status": err.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def _cut_header(cut: int) -> dict:
     return {"X-Truncated-Inputs": str(cut)}
 
@@ -221,24 +275,7 @@ def create_app(service: Service, load: bool = True):
     app = FastAPI(title="xlsent", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
 
-    @app.middleware("http")
-    async def body_limit_and_metrics(request: Request, call_next):
-        route = request.url.path
-        start = time.perf_counter()
-        limit = service.limits.max_body_bytes
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
-            response = _error(LimitError(413, "max_body_bytes", limit,
-                                         f"request body of {int(length)} bytes; the limit is {limit}"))
-        elif route in EMBEDDING_ROUTES and service.queue_full():
-            # admission control: with the queue already full, refuse before reading or tokenising the body
-            response = _error(service.busy(service.batcher.depth, service.limits.max_queue))
-        else:
-            response = await call_next(request)
-        if route in ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/"):
-            service.m_requests.labels(route, str(response.status_code)).inc()
-            service.m_latency.labels(route, str(response.status_code)).observe(time.perf_counter() - start)
-        return response
+    app.add_middleware(AdmissionAndMetrics, service=service)
 
     def _error(err: LimitError):
         return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
