@@ -244,6 +244,8 @@ def test_onnx_backend_serves_the_same_vectors(tiny_model):
     service.load()
     c = TestClient(create_app(service, load=False))
     assert c.get("/info").json()["backend"] == "OnnxBackend"
+    options = service.encoder.backend.session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"  # the HTTP loop keeps its CPU
     r = c.post("/v1/embeddings", json={"input": TEXTS})
     assert cos([d["embedding"] for d in r.json()["data"]], st_encode(tiny_model, TEXTS)).min() >= 0.99999
     service.close()

@@ -152,9 +152,10 @@ class Encoder:
 
     @classmethod
     def load(cls, name_or_path: str | Path | ModelHandle, backend: str = "auto", threads: int = 0,
-             **kwargs) -> "Encoder":
+             spin: bool = True, **kwargs) -> "Encoder":
         """An encoder for a registered name, a model folder, an exported folder or a loaded handle; a gloss
-        model's dictionary is picked up from its folder. ``backend``: ``auto`` | ``torch`` | ``onnx``."""
+        model's dictionary is picked up from its folder. ``backend``: ``auto`` | ``torch`` | ``onnx``.
+        ``spin=False``: onnxruntime's threads do not busy-wait (for a process that also serves HTTP)."""
         if backend not in BACKENDS:
             raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
         if threads and threads < 0:
@@ -173,7 +174,7 @@ class Encoder:
                 folder = folder if exported else cached_export(str(name_or_path))
                 kwargs.setdefault("gloss", load_gloss(folder))
                 kwargs.setdefault("name", str(name_or_path))
-                return cls(OnnxBackend(folder, threads=threads), **kwargs)
+                return cls(OnnxBackend(folder, threads=threads, spin=spin), **kwargs)
         if threads:
             import torch
 

@@ -65,7 +65,8 @@ class Service:
         if threading.current_thread() is not threading.main_thread():
             lower_thread_priority(self.worker_nice)
         try:
-            self.encoder = Encoder.load(self.model_spec, backend=self.backend_choice, threads=self.threads)
+            self.encoder = Encoder.load(self.model_spec, backend=self.backend_choice, threads=self.threads,
+                                        spin=False)  # the HTTP loop needs the cycles a spinning pool burns
             backend = self.encoder.backend
             self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
             self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
