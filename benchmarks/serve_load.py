@@ -2,7 +2,8 @@
 """``xlsent serve`` under load, against a naive server, on 127.0.0.1 only; bounded in requests and time.
 
     python benchmarks/serve_load.py [--model e5-small] [--backend torch] [--threads 2] [--clients 1,8,32]
-                                    [--seconds 20] [--overload-seconds 20] [--memory-requests 20000]
+                                    [--seconds 10] [--rounds 3] [--overload-seconds 20]
+                                    [--memory-requests 20000]
 
 Both servers run in their own child process with the same model and thread count:
 
@@ -10,7 +11,8 @@ Both servers run in their own child process with the same model and thread count
 * **naive** — FastAPI + uvicorn, ``POST /v1/embeddings`` calling ``SentenceTransformer.encode`` once per
   request (what a hand-written server does).
 
-1. Throughput: ``C`` closed-loop clients (each sends one verse a request, back to back) for ``--seconds``
+1. Throughput: ``C`` closed-loop clients (each sends one verse a request, back to back) for ``--seconds``,
+   ``--rounds`` times per server, the two servers (both up, the idle one taking no CPU) taking turns
    at each ``--clients``; requests/s and latency p50/p99 for both servers, and the ratio.
 2. Overload (xlsent only): open-loop arrivals at twice the saturation rate measured in 1 (the throughput at
    the largest client count) for ``--overload-seconds``, with ``--max-queue`` small enough that the excess is
@@ -118,7 +120,15 @@ async def closed_loop(url: str, texts: list[str], clients: int, seconds: float) 
         await asyncio.gather(*(client(i, http) for i in range(clients)))
     elapsed = time.perf_counter() - start
     return {"clients": clients, "requests": len(lat), "rps": len(lat) / elapsed, "p50_ms": 1000 * pct(lat, 0.5),
-            "p99_ms": 1000 * pct(lat, 0.99), "codes": codes}
+            "p99_ms": 1000 * pct(lat, 0.99), "codes": codes, "seconds": elapsed, "latencies": lat}
+
+
+def merge_rounds(runs: list[dict]) -> dict:
+    """Rounds of one server at one client count, pooled: requests/s over the summed time, latency over every request."""
+    lat = sorted(x for r in runs for x in r["latencies"])
+    return {"clients": runs[0]["clients"], "requests": len(lat),
+            "rps": len(lat) / sum(r["seconds"] for r in runs), "round_rps": [r["rps"] for r in runs],
+            "p50_ms": 1000 * pct(lat, 0.5), "p99_ms": 1000 * pct(lat, 0.99)}
 
 
 async def open_loop(url: str, texts: list[str], rate: float, seconds: float) -> dict:
@@ -199,7 +209,8 @@ def main() -> None:
     ap.add_argument("--max-wait-ms", type=float, default=5.0, help="xlsent serve's --max-wait-ms")
     ap.add_argument("--model-batch", type=int, default=8, help="xlsent serve's --model-batch")
     ap.add_argument("--clients", default="1,8,32")
-    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--seconds", type=float, default=10, help="seconds per round")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per server and client count")
     ap.add_argument("--overload-seconds", type=float, default=20)
     ap.add_argument("--memory-requests", type=int, default=20000, help="0 = skip the memory phase")
     ap.add_argument("--seed", type=int, default=0)
@@ -213,22 +224,36 @@ def main() -> None:
     clients = [int(x) for x in args.clients.split(",")]
     print(f"model {args.model}, backend {args.backend}, {args.threads} threads per server, loopback only")
 
-    rows = {}
-    for kind in ("naive", "xlsent"):
-        port = free_port()
-        proc = start(kind, args, port, max_queue=4096)
-        try:
-            url = f"http://127.0.0.1:{port}/v1/embeddings"
-            asyncio.run(closed_loop(url, texts, 4, 3))  # warm-up
-            rows[kind] = [asyncio.run(closed_loop(url, texts, c, args.seconds)) for c in clients]
-        finally:
+    # Both servers stay up (an idle one takes no CPU) and take turns, --rounds times per client count, the first
+    # server alternating: a drift in the shared machine's speed then falls on both, not on whichever ran later.
+    procs, urls = {}, {}
+    try:
+        for kind in ("naive", "xlsent"):
+            port = free_port()
+            procs[kind] = start(kind, args, port, max_queue=4096)
+            urls[kind] = f"http://127.0.0.1:{port}/v1/embeddings"
+            asyncio.run(closed_loop(urls[kind], texts, 4, 3))  # warm-up
+        rows: dict[str, list[dict]] = {"naive": [], "xlsent": []}
+        for c in clients:
+            runs: dict[str, list[dict]] = {"naive": [], "xlsent": []}
+            for r in range(args.rounds):
+                for kind in (("naive", "xlsent") if r % 2 == 0 else ("xlsent", "naive")):
+                    runs[kind].append(asyncio.run(closed_loop(urls[kind], texts, c, args.seconds)))
+            for kind in rows:
+                rows[kind].append(merge_rounds(runs[kind]))
+    finally:
+        for proc in procs.values():
             proc.terminate()
             proc.wait(30)
-    print("\n| clients | naive req/s | naive p50 / p99 ms | xlsent req/s | xlsent p50 / p99 ms | ratio |")
-    print("|---|---|---|---|---|---|")
+    print(f"\nrequests/s: {args.rounds} alternating rounds of {args.seconds:.0f} s per server and client count "
+          "(pooled; each round's figure in brackets)")
+    print("\n| clients | naive req/s | naive p50 / p99 ms | xlsent req/s | xlsent p50 / p99 ms | ratio | per-round ratios |")
+    print("|---|---|---|---|---|---|---|")
     for a, b in zip(rows["naive"], rows["xlsent"]):
-        print(f"| {a['clients']} | {a['rps']:.1f} | {a['p50_ms']:.0f} / {a['p99_ms']:.0f} | {b['rps']:.1f} | "
-              f"{b['p50_ms']:.0f} / {b['p99_ms']:.0f} | {b['rps'] / a['rps']:.2f}× |")
+        per = ", ".join(f"{y / x:.2f}" for x, y in zip(a["round_rps"], b["round_rps"]))
+        print(f"| {a['clients']} | {a['rps']:.1f} [{', '.join(f'{x:.1f}' for x in a['round_rps'])}] | "
+              f"{a['p50_ms']:.0f} / {a['p99_ms']:.0f} | {b['rps']:.1f} [{', '.join(f'{x:.1f}' for x in b['round_rps'])}] | "
+              f"{b['p50_ms']:.0f} / {b['p99_ms']:.0f} | {b['rps'] / a['rps']:.2f}× | {per} |")
 
     saturation = max(r["rps"] for r in rows["xlsent"])
     port = free_port()

@@ -216,6 +216,31 @@ def test_the_batcher_waits_for_company_only_under_load():
     b.close()
 
 
+def test_each_forward_pass_is_answered_before_the_next_runs():
+    """model_batch 2: the shortest two texts' futures resolve while the rest of the batch is still to run."""
+    from xlsent.serve.batcher import Batcher
+
+    calls: list[list[str]] = []
+    done_before: list[list[bool]] = []
+    futures: list = []
+    gate = threading.Event()
+
+    def encode(texts):
+        gate.wait(10)
+        done_before.append([f.done() for f in futures])
+        calls.append(list(texts))
+        return np.zeros((len(texts), 2), np.float32)
+
+    b = Batcher(encode, max_wait_ms=0, model_batch=2)
+    futures.extend(b.submit(["dddd", "a", "ccc", "bb"], [4, 1, 3, 2]))
+    gate.set()
+    for f in futures:
+        f.result(timeout=10)
+    assert calls == [["a", "bb"], ["ccc", "dddd"]]  # length-sorted, two passes
+    assert done_before[1] == [False, True, False, True]  # "a" and "bb" answered before the second pass
+    b.close()
+
+
 def test_search_and_the_page(tiny_model, pairs_tsv):
     c, service = make_client(tiny_model, index=str(pairs_tsv))
     assert c.get("/info").json()["index"]["entries"] == 80

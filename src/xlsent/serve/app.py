@@ -72,7 +72,7 @@ class Service:
             self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
             model = self.encoder.replace(batch_size=self.limits.model_batch) if self.limits.model_batch else self.encoder
             self.batcher = Batcher(model.encode, self.limits.batch_tokens, self.limits.max_wait_ms,
-                                   self.limits.max_queue, on_batch=self._on_batch)
+                                   self.limits.max_queue, on_batch=self._on_batch, model_batch=self.limits.model_batch)
             if self.index_spec:
                 from xlsent.serve.index import SearchIndex
 

@@ -6,8 +6,12 @@ last batch it ran had company, i.e. under load: a lone client's text runs at onc
 30% of its requests per second in ``benchmarks/serve_load.py``; under load, texts queue up while a batch
 runs and the wait is small against the batch) — then takes
 texts shortest-waiting-first, sorts them by length and cuts them into batches whose padded size
-(longest × count) stays under ``batch_tokens``. Results go back to each request's futures. A full queue
-refuses at once (:class:`QueueFull`), so the excess of an overload gets 429 instead of waiting.
+(longest × count) stays under ``batch_tokens``. A batch runs as forward passes of ``model_batch`` texts, and
+each pass's results go back to their requests' futures as soon as it ends: the requests answered first are
+sent, and their clients' next requests parsed, while the model works on the rest of the batch — the HTTP loop's
+work overlaps the model's instead of waiting for the whole batch (under 32 clients, a batch of 32 verses runs
+as four passes). A full queue refuses at once (:class:`QueueFull`), so the excess of an overload gets 429
+instead of waiting.
 """
 
 from __future__ import annotations
@@ -44,11 +48,14 @@ class Batcher:
         max_wait_ms: how long the oldest text waits for company.
         max_queue: texts that may wait at once.
         on_batch: called with (texts in the batch, padded tokens, seconds) after each batch (metrics).
+        model_batch: texts per forward pass, each pass answered at once (0 = the whole batch in one call).
     """
 
     def __init__(self, encode: Callable[[list[str]], np.ndarray], batch_tokens: int = 8192, max_wait_ms: float = 5.0,
-                 max_queue: int = 2048, on_batch: Callable[[int, int, float], None] | None = None) -> None:
+                 max_queue: int = 2048, on_batch: Callable[[int, int, float], None] | None = None,
+                 model_batch: int = 0) -> None:
         self.encode = encode
+        self.model_batch = int(model_batch)
         self.batch_tokens = int(batch_tokens)
         self.max_wait = max_wait_ms / 1000.0
         self.max_queue = int(max_queue)
@@ -117,13 +124,16 @@ class Batcher:
                 continue
             items.sort(key=lambda i: i.tokens)
             start = time.perf_counter()
-            try:
-                vecs = self.encode([i.text for i in items])
-            except Exception as exc:  # a model failure fails these requests, never the worker
-                for i in items:
-                    i.future.set_exception(exc)
-                continue
-            for i, v in zip(items, vecs):
-                i.future.set_result(np.asarray(v, dtype=np.float32))
+            step = self.model_batch or len(items)
+            for k in range(0, len(items), step):
+                part = items[k : k + step]
+                try:
+                    vecs = self.encode([i.text for i in part])
+                except Exception as exc:  # a model failure fails these requests, never the worker
+                    for i in part:
+                        i.future.set_exception(exc)
+                    continue
+                for i, v in zip(part, vecs):
+                    i.future.set_result(np.asarray(v, dtype=np.float32))
             if self.on_batch is not None:
                 self.on_batch(len(items), self._padded(items), time.perf_counter() - start)
