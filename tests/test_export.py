@@ -480,6 +480,10 @@ def test_export_cli_errors_before_loading(tiny_model, tmp_path):
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--smooth", "0.5",
              "--calibration", str(tmp_path / "none.txt"))
     assert r.exit_code == 2 and "none.txt" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--tail-rank", "8")
+    assert r.exit_code == 2 and "--keep-vocab" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--keep-vocab", "10", "--tail-rank", "-1")
+    assert r.exit_code == 2 and "--tail-rank" in r.output
 
 
 def test_export_cli_writes_a_folder_that_eval_runs(tiny_model, pairs_tsv, tmp_path):
