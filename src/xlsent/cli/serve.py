@@ -28,7 +28,8 @@ def serve_command(
     batch_tokens: int = typer.Option(8192, help="padded token budget of one model batch"),
     max_wait_ms: float = typer.Option(5.0, help="under load, how long a text waits for others to share its batch "
                                       "(a lone request runs at once)"),
-    model_batch: int = typer.Option(8, help="texts per forward pass, cut from the length-sorted batch (0 = 64)"),
+    model_batch: int = typer.Option(8, help="texts per forward pass, cut from the length-sorted batch; each pass is "
+                                    "answered as soon as it ends (0 = the whole batch answered at once, 64 a pass)"),
     worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (Linux "
                                     "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
