@@ -227,7 +227,7 @@ class AdmissionAndMetrics:
 
         try:
             if refusal is not None:
-                await _json_response(send_and_note, refusal)
+                await _error_response(refusal)(scope, receive, send_and_note)
             else:
                 await self.app(scope, receive, send_and_note)
         finally:
@@ -246,12 +246,11 @@ class AdmissionAndMetrics:
         return None
 
 
-async def _json_response(send, err: LimitError) -> None:
-    body = json.dumps(err.body()).encode("utf-8")
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    headers += [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in (err.headers or {}).items()]
-    await send({"type": "http.response.start", "status": err.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+def _error_response(err: LimitError):
+    """The one JSON error shape as a response (also an ASGI app, for the middleware)."""
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
 
 
 def _cut_header(cut: int) -> dict:
@@ -278,9 +277,6 @@ def create_app(service: Service, load: bool = True):
 
     app.add_middleware(AdmissionAndMetrics, service=service)
 
-    def _error(err: LimitError):
-        return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
-
     async def _json(request: Request) -> dict:
         body = await request.body()
         if len(body) > service.limits.max_body_bytes:  # no (or a false) Content-Length
@@ -304,7 +300,7 @@ def create_app(service: Service, load: bool = True):
 
     @app.exception_handler(LimitError)
     async def limit_error(request: Request, err: LimitError):
-        return _error(err)
+        return _error_response(err)
 
     @app.post("/v1/embeddings")
     async def openai_embeddings(request: Request):
