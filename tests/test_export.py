@@ -165,6 +165,64 @@ def test_smoothed_int8_export_runs(tiny_model, tmp_path):
     assert m.checks["mean_cosine_to_source"] > 0.9
 
 
+def test_per_token_scales_make_a_row_independent_of_its_batch(tmp_path):
+    """Per-token int8 quantises each row of a MatMul's input with its own range: a row's output must not move when
+    a row with an outlier joins the batch (it does under onnxruntime's per-tensor range), and it must be the
+    symmetric per-row int8 product."""
+    import onnx
+    import onnxruntime as ort
+    import torch
+    from onnx import numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from xlsent.export.per_token import per_token_activations
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(32, 16)
+    x = torch.randn(1, 6, 32)
+    torch.onnx.export(lin, (x,), str(tmp_path / "l.onnx"), dynamo=False, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "b", 1: "s"}}, opset_version=17)
+    name = next(n.name for n in onnx.load(str(tmp_path / "l.onnx")).graph.node if n.op_type == "MatMul")
+    quantize_dynamic(str(tmp_path / "l.onnx"), str(tmp_path / "q.onnx"), weight_type=QuantType.QInt8, per_channel=True)
+    proto = onnx.load(str(tmp_path / "q.onnx"))
+    assert per_token_activations(proto, {"another"}) == 0
+    assert per_token_activations(proto, {name}) == 1
+    assert not any(n.op_type == "DynamicQuantizeLinear" for n in proto.graph.node)
+    per_token = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    per_tensor = ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])
+    outlier = x.clone()
+    outlier[0, 0] *= 40  # one token with large activations in the same batch
+    both = torch.cat([x, outlier]).numpy()
+    alone = per_token.run(None, {"x": x.numpy()})[0]
+    assert np.array_equal(per_token.run(None, {"x": both})[0][0], alone[0])
+    assert not np.allclose(per_tensor.run(None, {"x": both})[0][0], per_tensor.run(None, {"x": x.numpy()})[0][0])
+    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    w_q = next(v for k, v in inits.items() if k.endswith("_quantized")).astype(np.float32)
+    w_s = next(v for k, v in inits.items() if k.endswith("_scale") and v.size == 16)
+    xs = x.numpy()[0]
+    a = np.abs(xs).max(1, keepdims=True)
+    expected = np.round(xs * 127 / a) @ w_q * w_s * (a / 127) + lin.bias.detach().numpy()
+    assert np.allclose(alone[0], expected, atol=1e-4)
+    from xlsent.export.distill import FakeQuantLinear
+    from xlsent.export.quantize import Int8Settings
+
+    with torch.no_grad():  # the distillation simulates the same scheme
+        assert np.allclose(FakeQuantLinear(lin, Int8Settings(), per_token=True)(x).numpy(), alone, atol=1e-4)
+
+
+def test_default_int8_gives_the_ffn_output_per_token_scales(tiny_model, tmp_path):
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import default_int8
+
+    settings = default_int8()
+    settings.calibration_texts = 8
+    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, int8=settings, log=lambda _: None)
+    assert m.int8["per_token_inputs"] == 3 and m.int8["smoothed_nodes"] == 15  # ffn_out is not smoothed
+    assert m.checks["mean_cosine_to_source"] > 0.9
+    with pytest.raises(XlsentError, match="per-token"):
+        type(settings)(per_token=["ffn@1"])
+
+
 def test_smoothing_search_picks_per_input_alphas_that_beat_one_global_alpha(tiny_model, tmp_path):
     """The per-input α search must lower the simulated int8 error of every input against the global α, and the
     export must record what it chose."""
@@ -477,6 +535,10 @@ def test_export_cli_errors_before_loading(tiny_model, tmp_path):
     assert r.exit_code == 2 and "nowhere" in r.output
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--fp32-parts", "mlp")
     assert r.exit_code == 2 and "unknown fp32 part" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--per-token", "gelu")
+    assert r.exit_code == 2 and "unknown per-token part" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--per-token", "ffn_out")
+    assert r.exit_code == 2 and "--int8" in r.output
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--smooth", "0.5",
              "--calibration", str(tmp_path / "none.txt"))
     assert r.exit_code == 2 and "none.txt" in r.output
@@ -546,6 +608,7 @@ def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path
     model = load_model(str(tiny_model)).model
     assert len(quantised_linears(model, Int8Settings())) == 18
     assert len(quantised_linears(model, Int8Settings(fp32_parts=["ffn_out"], fp32_layers=[0]))) == 10
+    assert sum(s[3] for s in quantised_linears(model, Int8Settings(per_token=["ffn_out"]))) == 3
     texts = tmp_path / "t.txt"
     texts.write_text("\n".join(" ".join(WORDS[i:i + 6]) for i in range(0, len(WORDS) - 6)) + "\n", encoding="utf-8")
     m = export_model(str(tiny_model), tmp_path / "d", int8=Int8Settings(), texts=TEXTS, log=lambda _: None,

@@ -8,7 +8,8 @@ model's, before the graph is exported and quantised:
 * **simulated int8** — every linear layer the int8 pass will quantise (the same :class:`Int8Settings`
   selection: parts and layers kept fp32 are not simulated) runs with fake quantisation that copies
   onnxruntime's dynamic scheme: weights symmetric int8 per output channel (or per tensor), activations
-  asymmetric uint8 per tensor with the range of the whole batch, straight-through gradients;
+  asymmetric uint8 per tensor with the range of the whole batch (symmetric per token for the parts
+  ``Int8Settings.per_token`` names, :mod:`xlsent.export.per_token`), straight-through gradients;
 * **teacher** — the unchanged fp32 model; its vectors for the training texts are computed once;
 * **loss** — 1 − cosine between the student's simulated-int8 vector and the teacher's (retrieval ranks
   by cosine), averaged over the batch;
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from xlsent.export.quantize import Int8Settings, layer_of, part_of
+from xlsent.export.quantize import Int8Settings, in_parts, layer_of, part_of
 from xlsent.models.handle import model_prompt
 from xlsent.utils.errors import XlsentError
 
@@ -62,6 +63,12 @@ def fake_quant_activation(x: torch.Tensor) -> torch.Tensor:
     return torch.fake_quantize_per_tensor_affine(x, scale.float(), zero.int(), 0, 255)
 
 
+def fake_quant_activation_per_token(x: torch.Tensor) -> torch.Tensor:
+    """:mod:`xlsent.export.per_token`'s scheme: symmetric int8 with one scale per token, straight-through."""
+    scale = torch.clamp(x.detach().abs().amax(-1, keepdim=True) / 127.0, min=1e-8 / 127)
+    return x + (torch.round(x / scale) * scale - x).detach()
+
+
 def fake_quant_weight(w: torch.Tensor, per_channel: bool, reduce_range: bool) -> torch.Tensor:
     """Symmetric int8 weights (per output channel of an ``nn.Linear``), straight-through."""
     qmax = 63 if reduce_range else 127
@@ -76,18 +83,19 @@ def fake_quant_weight(w: torch.Tensor, per_channel: bool, reduce_range: bool) ->
 class FakeQuantLinear(torch.nn.Module):
     """An ``nn.Linear`` that computes as the int8 graph will (its weights remain the Linear's own)."""
 
-    def __init__(self, linear: torch.nn.Linear, settings: Int8Settings) -> None:
+    def __init__(self, linear: torch.nn.Linear, settings: Int8Settings, per_token: bool = False) -> None:
         super().__init__()
         self.linear = linear
         self.per_channel, self.reduce_range = settings.per_channel, settings.reduce_range
+        self.quant_input = fake_quant_activation_per_token if per_token else fake_quant_activation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         w = fake_quant_weight(self.linear.weight, self.per_channel, self.reduce_range)
-        return F.linear(fake_quant_activation(x), w, self.linear.bias)
+        return F.linear(self.quant_input(x), w, self.linear.bias)
 
 
-def quantised_linears(model, settings: Int8Settings) -> list[tuple[torch.nn.Module, str, torch.nn.Linear]]:
-    """(parent, attribute, Linear) of every linear layer the int8 pass will quantise."""
+def quantised_linears(model, settings: Int8Settings) -> list[tuple[torch.nn.Module, str, torch.nn.Linear, bool]]:
+    """(parent, attribute, Linear, per-token input) of every linear layer the int8 pass will quantise."""
     out = []
     for name, module in model.named_modules():
         for attr, child in module.named_children():
@@ -97,7 +105,7 @@ def quantised_linears(model, settings: Int8Settings) -> list[tuple[torch.nn.Modu
             part = part_of(graph_name)
             if part == "other" or part in settings.fp32_parts or layer_of(graph_name) in set(settings.fp32_layers):
                 continue
-            out.append((module, attr, child))
+            out.append((module, attr, child, in_parts(graph_name, settings.per_token)))
     return out
 
 
@@ -117,8 +125,8 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
     slots = quantised_linears(model, int8)
     if not slots:
         raise XlsentError("distillation: the model has no linear layer the int8 pass quantises")
-    for parent, attr, linear in slots:
-        setattr(parent, attr, FakeQuantLinear(linear, int8))
+    for parent, attr, linear, per_token in slots:
+        setattr(parent, attr, FakeQuantLinear(linear, int8, per_token))
     embeddings = model[0].auto_model.get_input_embeddings()
     embeddings.weight.requires_grad_(False)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -144,7 +152,7 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
             if (step + 1) % max(1, settings.steps // 10) == 0:
                 log(f"int8 distillation: step {step + 1}/{settings.steps}, 1 − cos {sum(losses[-10:]) / len(losses[-10:]):.5f}")
     finally:
-        for parent, attr, linear in slots:
+        for parent, attr, linear, _ in slots:
             setattr(parent, attr, linear)
         model.max_seq_length = saved_length
         embeddings.weight.requires_grad_(True)
