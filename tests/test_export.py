@@ -413,6 +413,53 @@ def test_low_rank_tail_exports_to_onnx_and_stays_fp32_under_int8(tmp_path):
     assert man.int8["kept_fp32"]["embedding_gather"] == 3  # head Gather, tail Gather, tail MatMul
 
 
+def test_product_quantised_tail_keeps_segmentations_fits_better_than_low_rank_and_exports(tmp_path):
+    """--tail-pq: nothing re-segmented, head rows exact, the tail closer than rank-M at the same parameter count,
+    and the ONNX graph (fp32 and int8) computes what the torch model does."""
+    from xlsent.export.folder import export_model, read_manifest
+    from xlsent.export.quantize import Int8Settings
+    from xlsent.export.tail_embedding import TailProductQuantisedEmbedding
+    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.handle import load_model
+
+    src = build_unigram_model(tmp_path / "u")
+    texts = ["mu lungu madzi", "god is good", "zebra"]
+    full = load_model(str(src)).model
+    table = full[0].auto_model.get_input_embeddings().weight.detach()[: len(PIECES)]
+    segmented = [full.tokenizer.tokenize(t) for t in texts]
+    keep = tmp_path / "keep.txt"
+    keep.write_text("god is good\n", encoding="utf-8")
+    errors = {}
+    for how in ("tail_pq", "tail_rank"):
+        model = load_model(str(src)).model
+        info = trim_vocabulary(model, VocabSettings(top=0, texts=str(keep), **{how: 8}), log=lambda _: None)
+        emb = model[0].auto_model.get_input_embeddings()
+        assert [model.tokenizer.tokenize(t) for t in texts] == segmented and info["kept"] == len(PIECES)
+        order = json.loads(model.tokenizer.backend_tokenizer.to_str())["model"]["vocab"]
+        rows = torch_rows(emb.weight.detach(), [p for p, _ in order], table, [p for p, _ in PIECES])
+        assert np.allclose(rows[0][: info["full_rows"]], rows[1][: info["full_rows"]])  # the head is exact
+        errors[how] = float(((rows[0] - rows[1]) ** 2).sum())
+        if how == "tail_pq":
+            assert isinstance(emb, TailProductQuantisedEmbedding) and emb.codes.dtype.is_floating_point is False
+    assert errors["tail_pq"] < errors["tail_rank"]
+    out = tmp_path / "pq"
+    export_model(str(src), out, texts=texts, log=lambda _: None,  # checks the graph against the torch model
+                 keep_vocab=VocabSettings(top=2, texts=None, tail_pq=8))
+    assert read_manifest(out).vocab["tail_pq"] == 8 and read_manifest(out).vocab["low_rank_rows"] > 0
+    man = export_model(str(src), tmp_path / "pq8", texts=texts, log=lambda _: None, int8=Int8Settings(),
+                       keep_vocab=VocabSettings(top=2, texts=None, tail_pq=8))
+    assert man.int8["kept_fp32"]["embedding_gather"] >= 3  # the head, codes and codebook Gathers stay fp32
+    assert cosines(onnx_encode(tmp_path / "pq8", texts), onnx_encode(out, texts)).min() > 0.9
+    with pytest.raises(XlsentError, match="give one"):
+        VocabSettings(tail_rank=8, tail_pq=8)
+
+
+def torch_rows(new_table, new_pieces, old_table, old_pieces):
+    """The new and the old table's rows in the new order (ids were reordered head-first)."""
+    where = {p: i for i, p in enumerate(old_pieces)}
+    return new_table.numpy(), old_table[[where[p] for p in new_pieces]].numpy()
+
+
 def test_trimming_refuses_a_wordlevel_tokenizer(tiny_model, tmp_path):
     from xlsent.export.folder import export_model
     from xlsent.export.vocab import VocabSettings
@@ -544,6 +591,13 @@ def test_export_cli_errors_before_loading(tiny_model, tmp_path):
     assert r.exit_code == 2 and "none.txt" in r.output
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--tail-rank", "8")
     assert r.exit_code == 2 and "--keep-vocab" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--tail-pq", "8")
+    assert r.exit_code == 2 and "--keep-vocab" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--keep-vocab", "10", "--tail-pq", "7")
+    assert r.exit_code == 2 and "must divide" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--keep-vocab", "10", "--tail-pq", "8",
+             "--tail-rank", "8")
+    assert r.exit_code == 2 and "give one" in r.output
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--keep-vocab", "10", "--tail-rank", "-1")
     assert r.exit_code == 2 and "--tail-rank" in r.output
 

@@ -50,8 +50,17 @@ class VocabSettings:
     texts: str | None = "bible-en-ny:train"
     max_texts: int = 0  # 0 = every text of ``texts``
     tail_rank: int = 0  # > 0: the other pieces stay, at this rank (tail_embedding.py); 0: they are removed
+    tail_pq: int = 0  # > 0: the other pieces stay, product-quantised to this many uint8 codes a row
+
+    @property
+    def keeps_tail(self) -> bool:
+        return bool(self.tail_rank or self.tail_pq)
 
     def __post_init__(self) -> None:
+        if int(self.tail_pq) < 0:
+            raise XlsentError("--tail-pq must be ≥ 0 (0 = remove the pieces --keep-vocab does not keep)")
+        if self.tail_rank and self.tail_pq:
+            raise XlsentError("--tail-rank and --tail-pq are two ways to store the same pieces — give one")
         if int(self.top) < 0:
             raise XlsentError("--keep-vocab must be ≥ 0 (the number of top-scoring pieces to keep)")
         if int(self.tail_rank) < 0:
@@ -92,7 +101,7 @@ def choose_pieces(tokenizer_json: dict, settings: VocabSettings, used_ids: set[i
     if model.get("unk_id") is not None:
         special.add(int(model["unk_id"]))
     # with a low-rank tail nothing is removed, so no character needs a full row to stay reachable
-    single = set() if settings.tail_rank else {i for i, (piece, _) in enumerate(vocab)
+    single = set() if settings.keeps_tail else {i for i, (piece, _) in enumerate(vocab)
                                                if len(piece.replace(WORD_START, "")) <= 1}
     by_score = sorted((i for i in range(len(vocab)) if i not in special), key=lambda i: -vocab[i][1])
     top = set(by_score[: int(settings.top)])
@@ -153,13 +162,16 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
                           + " — cannot trim a model whose table and tokenizer disagree")
     index = torch.tensor(keep, dtype=torch.long)
     tail: list[int] = []
-    if settings.tail_rank:
-        from xlsent.export.tail_embedding import TailFactorisedEmbedding
+    if settings.keeps_tail:
+        from xlsent.export.tail_embedding import TailFactorisedEmbedding, TailProductQuantisedEmbedding
 
         kept = set(keep)
         tail = [i for i in range(pieces) if i not in kept]
-        new_emb = TailFactorisedEmbedding.fit(emb.weight, index, torch.tensor(tail, dtype=torch.long),
-                                              int(settings.tail_rank))
+        tail_ids = torch.tensor(tail, dtype=torch.long)
+        if settings.tail_pq:
+            new_emb = TailProductQuantisedEmbedding.fit(emb.weight, index, tail_ids, int(settings.tail_pq))
+        else:
+            new_emb = TailFactorisedEmbedding.fit(emb.weight, index, tail_ids, int(settings.tail_rank))
         keep = keep + tail  # the order of the new ids: head first, then the tail
     else:
         new_emb = torch.nn.Embedding(len(keep), emb.weight.shape[1])
@@ -185,11 +197,11 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
     params_after = int(sum(p.numel() for p in new_emb.parameters()))
     counts.update({"kept": len(keep), "full_rows": len(keep) - len(tail), "low_rank_rows": len(tail)})
     info = {**counts, "table_rows_unreachable": rows - pieces, "top": int(settings.top), "texts": settings.texts,
-            "texts_read": n_texts, "tail_rank": int(settings.tail_rank),
+            "texts_read": n_texts, "tail_rank": int(settings.tail_rank), "tail_pq": int(settings.tail_pq),
             "token_table_parameters": {"before": params_before, "after": params_after},
             "model_parameters_after": int(sum(p.numel() for p in model.parameters()))}
-    tail_note = (f"; the other {len(tail):,} pieces kept at rank {settings.tail_rank} (none re-segmented)"
-                 if settings.tail_rank else "")
+    stored = (f"as {settings.tail_pq} uint8 codes a row" if settings.tail_pq else f"at rank {settings.tail_rank}")
+    tail_note = f"; the other {len(tail):,} pieces kept {stored} (none re-segmented)" if settings.keeps_tail else ""
     log(f"vocabulary: {'full rows for' if tail else 'kept'} {len(keep) - len(tail):,} of {len(full['model']['vocab']):,} "
         f"pieces ({counts['top_scoring']:,} top-scoring, {counts['single_character']:,} single characters, "
         f"{len(used):,} used by {n_texts:,} texts of {settings.texts}, {counts['special']} special){tail_note}"
