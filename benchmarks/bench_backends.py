@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Backends side by side: torch fp32, ONNX fp32, ONNX int8, trimmed vocabulary + int8, low-rank tail + int8 —
+"""Backends side by side: torch fp32, ONNX fp32, ONNX int8, trimmed vocabulary + int8, low-rank or
+product-quantised tail + int8 —
 speed, quality, size, memory.
 
     python benchmarks/bench_backends.py [--model e5-small] [--work runs/backends] [--threads 1,2] [--batch 1,32]
-                                        [--keep-vocab 80000] [--tail 40000,96] [--no-quality] [--mining] [--resume]
+                                        [--keep-vocab 80000] [--tail 40000,96] [--tail-pq 40000,96]
+                                        [--no-quality] [--no-speed] [--mining] [--resume]
 
 ``trim-int8`` removes every piece ``--keep-vocab``'s rule does not keep; ``tail-int8`` keeps those pieces at low
-rank instead (``xlsent export --keep-vocab HEAD --tail-rank R``, ``--tail HEAD,R``: nothing re-segmented).
+rank instead (``xlsent export --keep-vocab HEAD --tail-rank R``, ``--tail HEAD,R``: nothing re-segmented), and
+``tailpq-int8`` as product-quantisation codes (``--tail-pq M``, ``--tail-pq HEAD,M`` here).
 
 Every variant runs in its own child process (so peak memory is its own), one after another, with the
 same thread count for torch (``torch.set_num_threads``) and onnxruntime (intra-op threads) — the
@@ -30,10 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-VARIANTS = ("torch", "onnx-fp32", "onnx-int8", "trim-int8", "tail-int8")
+VARIANTS = ("torch", "onnx-fp32", "onnx-int8", "trim-int8", "tail-int8", "tailpq-int8")
 
 
-def build(variant: str, model: str, work: Path, keep_vocab: int, tail: tuple[int, int] = (40000, 96)) -> str:
+def build(variant: str, model: str, work: Path, keep_vocab: int, tail: tuple[int, int] = (40000, 96),
+          tail_pq: tuple[int, int] = (40000, 96)) -> str:
     """The folder (or model name) a variant runs."""
     from xlsent.export.folder import export_model, is_export_folder
     from xlsent.export.quantize import default_int8
@@ -46,8 +50,10 @@ def build(variant: str, model: str, work: Path, keep_vocab: int, tail: tuple[int
         print(f"[build] {variant} → {folder}", file=sys.stderr, flush=True)
         int8 = default_int8() if variant.endswith("int8") else None
         vocab = VocabSettings(top=keep_vocab) if variant.startswith("trim") else None
-        if variant.startswith("tail"):
+        if variant.startswith("tail-"):
             vocab = VocabSettings(top=tail[0], tail_rank=tail[1])
+        if variant.startswith("tailpq-"):
+            vocab = VocabSettings(top=tail_pq[0], tail_pq=tail_pq[1])
         export_model(model, folder, int8=int8, keep_vocab=vocab, log=lambda m: print(m, file=sys.stderr))
     return str(folder)
 
@@ -199,6 +205,8 @@ def main() -> None:
     ap.add_argument("--keep-vocab", type=int, default=80000)
     ap.add_argument("--tail", default="40000,96", help="tail-int8: full rows for the top HEAD pieces (+ the bundled "
                     "training text's), the rest at rank R")
+    ap.add_argument("--tail-pq", default="40000,96", help="tailpq-int8: full rows for the top HEAD pieces (+ the "
+                    "bundled training text's), the rest as M product-quantisation codes a row")
     ap.add_argument("--no-quality", dest="quality", action="store_false")
     ap.add_argument("--no-speed", dest="speed", action="store_false")
     ap.add_argument("--out", default="bench.json", help="results file inside --work")
@@ -227,7 +235,8 @@ def main() -> None:
         if v in results:
             continue
         head, rank = (int(x) for x in args.tail.split(","))
-        target = build(v, args.model, args.work, args.keep_vocab, (head, rank))
+        pq_head, slots = (int(x) for x in args.tail_pq.split(","))
+        target = build(v, args.model, args.work, args.keep_vocab, (head, rank), (pq_head, slots))
         cmd = [sys.executable, __file__, "--worker", v, "--target", target, "--threads", ",".join(map(str, args.threads)),
                "--batch", ",".join(map(str, args.batch)), "--n-speed", str(args.n_speed), "--n-batch1",
                str(args.n_batch1), "--repeats", str(args.repeats), "--model", args.model]

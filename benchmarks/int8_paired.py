@@ -2,9 +2,10 @@
 """What int8 changes query by query: P@1 of two encoders on the same pairs, their paired difference with a
 bootstrap 95% CI, and how many queries each one gets right that the other misses.
 
-    python benchmarks/int8_paired.py A B [--dataset bible-en-ny:test] [--sample 0] [--threads 2]
+    python benchmarks/int8_paired.py A B [B ...] [--dataset bible-en-ny:test] [--sample 0] [--threads 2]
 
-(``A``, ``B``: anything ``--model`` takes — e.g. ``e5-small`` and an ``xlsent export --int8`` folder.) A
+(``A``, ``B``: anything ``--model`` takes — e.g. ``e5-small`` and an ``xlsent export --int8`` folder; each ``B``
+is compared with ``A``, which is encoded once.) A
 difference of a few tenths of a point on 1,000 pairs is a handful of near-tied queries flipping: the
 interval says whether it is more than that.
 """
@@ -35,7 +36,7 @@ def top1_correct(q: np.ndarray, d: np.ndarray) -> np.ndarray:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("a")
-    ap.add_argument("b")
+    ap.add_argument("b", nargs="+")
     ap.add_argument("--dataset", default="bible-en-ny:test")
     ap.add_argument("--sample", type=int, default=0, help="pairs drawn at random (seed 0); 0 = all")
     ap.add_argument("--threads", type=int, default=2)
@@ -50,16 +51,21 @@ def main() -> None:
     ds = load_pairs(args.dataset, dedupe=False, **({"sample": args.sample, "seed": 0} if args.sample else {})).dataset
     src, tgt = list(ds["src"]), list(ds["tgt"])
     right = {}
-    for name in (args.a, args.b):
+    for name in (args.a, *args.b):
         enc = Encoder.load(name, threads=args.threads)
         s, t = enc.encode(src), enc.encode(tgt)
         right[name] = {"src→tgt": top1_correct(s, t), "tgt→src": top1_correct(t, s)}
+    for other in args.b:
+        compare(right, args.a, other, f"{args.dataset}, {len(src):,} pairs", args.resamples)
+
+
+def compare(right: dict, name_a: str, name_b: str, what: str, resamples: int) -> None:
     rng = np.random.default_rng(0)
-    print(f"{args.dataset}, {len(src):,} pairs: P@1 ×100 of {args.a} → {args.b}")
+    print(f"{what}: P@1 ×100 of {name_a} → {name_b}")
     for direction in ("src→tgt", "tgt→src"):
-        a, b = right[args.a][direction], right[args.b][direction]
+        a, b = right[name_a][direction], right[name_b][direction]
         diff = b.astype(float) - a.astype(float)
-        boot = [diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(args.resamples)]
+        boot = [diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(resamples)]
         lo, hi = np.percentile(boot, [2.5, 97.5])
         print(f"  {direction}: {100 * a.mean():.1f} → {100 * b.mean():.1f}, Δ {100 * diff.mean():+.2f} "
               f"[{100 * lo:+.2f}, {100 * hi:+.2f}]; right only in A {int((a & ~b).sum())}, only in B {int((b & ~a).sum())}")
