@@ -210,12 +210,11 @@ def test_per_token_scales_make_a_row_independent_of_its_batch(tmp_path):
         assert np.allclose(FakeQuantLinear(lin, Int8Settings(), per_token=True)(x).numpy(), alone, atol=1e-4)
 
 
-def test_default_int8_gives_the_ffn_output_per_token_scales(tiny_model, tmp_path):
+def test_per_token_ffn_output_in_an_export(tiny_model, tmp_path):
     from xlsent.export.folder import export_model
-    from xlsent.export.quantize import default_int8
+    from xlsent.export.quantize import Int8Settings
 
-    settings = default_int8()
-    settings.calibration_texts = 8
+    settings = Int8Settings(smooth=0.65, per_token=["ffn_out"], calibration_texts=8)
     m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, int8=settings, log=lambda _: None)
     assert m.int8["per_token_inputs"] == 3 and m.int8["smoothed_nodes"] == 15  # ffn_out is not smoothed
     assert m.checks["mean_cosine_to_source"] > 0.9

@@ -23,8 +23,8 @@ def export_command(
                                    f"({', '.join(PARTS)}) or in one as PART@LAYER (ffn_out@4) (default: the measured best)"),
     fp32_layers: str = typer.Option("", help="int8: comma-separated 0-based layers kept entirely fp32"),
     per_token: str = typer.Option(None, help="int8: comma-separated parts whose input gets one scale per token instead "
-                                  "of one per batch, same names as --fp32-parts; 'none' = no part (default: the "
-                                  "measured best, ffn_out)"),
+                                  "of one per batch, same names as --fp32-parts, e.g. ffn_out; 'none' = no part (default: none — "
+                                  "closer vectors, but lower ny→en P@1 on dev data)"),
     attention: bool = typer.Option(False, "--int8-attention", help="int8: also quantise the attention "
                                    "score and value MatMuls (fastest, loses the most)"),
     embeddings: bool = typer.Option(False, "--int8-embeddings", help="int8: also quantise the token table (smaller "

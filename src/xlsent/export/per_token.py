@@ -20,6 +20,11 @@ per-column input scales only, so the per-token scale is one ``Mul`` on the outpu
 take); ``QuantizeLinear`` with scale 1 on a pre-scaled input, because its per-axis form over a 2-D view ran at
 half the speed here. Every MatMul reading the rewritten input (query, key and value share one) gets the
 per-token codes.
+
+Not in ``--int8``'s default: although the vectors come three times closer to fp32 on average, every per-token
+variant tried lost ny→en P@1 on the 1,684 development pairs (−0.4 to −1.1 against −0.1 for per-tensor ranges;
+a correction of each output channel's mean error did not help) — closeness on average is not what retrieval
+needs (docs/results.md). It is an option (``--per-token ffn_out``).
 """
 
 from __future__ import annotations
