@@ -1,4 +1,9 @@
-"""A token table whose rare pieces are stored at low rank: every piece kept, a fraction of the parameters.
+"""A token table whose rare pieces are stored compressed: every piece kept, a fraction of the parameters.
+
+Two ways to store the rare pieces: at low rank (:class:`TailFactorisedEmbedding`, ``--tail-rank``, described
+first below) or as product-quantisation codes (:class:`TailProductQuantisedEmbedding`, ``--tail-pq``, at the end
+of this module) — the second fits the rows far better at the same parameter count and is the one the compressed
+deployable model uses (docs/results.md, "Fourth pass").
 
 Trimming removes pieces, and the tokenizer must re-segment every word that used them into shorter pieces the
 model has rarely seen in that role — which is where a trimmed multilingual model loses the languages its

@@ -17,8 +17,9 @@ Default ``top`` = 80,000: with the 15,397 single characters and the 10,471 piece
 verses use, e5-small keeps 92,244 pieces and 48.5% of its parameters — the largest round figure under
 issue 3's 50% budget. It is fixed by that budget, not tuned on any test.
 
-With ``tail_rank`` > 0 (``--tail-rank``) nothing is removed: the pieces above keep full rows and every
-other piece is stored at that rank (:mod:`xlsent.export.tail_embedding`), so no word is re-segmented — the
+With ``tail_pq`` > 0 (``--tail-pq``) or ``tail_rank`` > 0 (``--tail-rank``) nothing is removed: the pieces above
+keep full rows and every other piece is stored as that many product-quantisation codes, or at that rank
+(:mod:`xlsent.export.tail_embedding`), so no word is re-segmented — the
 way to keep languages the kept text does not cover under the same parameter budget (single characters
 then need no full row: none is ever reached through re-segmentation).
 
