@@ -107,11 +107,16 @@ def _check_tail_pq(model: str, slots: int) -> None:
         return
     import json
 
-    try:  # a local folder's config; a registered name is prepared later (the fit itself checks the width then)
-        config = json.loads((Path(model) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    width = config.get("hidden_size") or config.get("d_model")
+    from xlsent.models.registry import REGISTRY
+
+    if model in REGISTRY:
+        width = REGISTRY[model].width
+    else:
+        try:  # a local folder's config; anything else is checked by the export itself, after loading
+            config = json.loads((Path(model) / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        width = config.get("hidden_size") or config.get("d_model")
     if width and int(width) % slots:
         good = [m for m in (16, 32, 48, 64, 96, 128, 192) if int(width) % m == 0]
         raise XlsentError(f"--tail-pq {slots}: must divide the embedding width {width} (e.g. {', '.join(map(str, good))})")

