@@ -20,14 +20,12 @@ from pathlib import Path
 
 
 def tail_split(model, head: int) -> tuple[list[int], list[int]]:
-    from xlsent.export.vocab import VocabSettings, choose_pieces, read_texts
+    from xlsent.export.vocab import VocabSettings, choose_pieces, read_texts, used_pieces
 
     tok = model[0].tokenizer
     full = json.loads(tok.backend_tokenizer.to_str())
-    used: set[int] = set()
-    for ids in tok(read_texts("bible-en-ny:train", 0), add_special_tokens=False)["input_ids"]:
-        used.update(ids)
-    keep, _ = choose_pieces(full, VocabSettings(top=head, tail_rank=1), used)
+    settings = VocabSettings(top=head, tail_pq=1)  # the export's rule with a kept tail: no single-character rows
+    keep, _ = choose_pieces(full, settings, used_pieces(tok, read_texts(settings.texts, 0)))
     kept = set(keep)
     return keep, [i for i in range(len(full["model"]["vocab"])) if i not in kept]
 

@@ -662,6 +662,7 @@ def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path
     assert len(quantised_linears(model, Int8Settings())) == 18
     assert len(quantised_linears(model, Int8Settings(fp32_parts=["ffn_out"], fp32_layers=[0]))) == 10
     assert sum(s[3] for s in quantised_linears(model, Int8Settings(per_token=["ffn_out"]))) == 3
+    assert len(quantised_linears(model, Int8Settings(fp32_parts=["ffn_out@1"]))) == 17  # as select_nodes keeps it
     texts = tmp_path / "t.txt"
     texts.write_text("\n".join(" ".join(WORDS[i:i + 6]) for i in range(0, len(WORDS) - 6)) + "\n", encoding="utf-8")
     m = export_model(str(tiny_model), tmp_path / "d", int8=Int8Settings(), texts=TEXTS, log=lambda _: None,

@@ -117,9 +117,10 @@ def _check_tail_pq(model: str, slots: int) -> None:
         except (OSError, ValueError):
             return
         width = config.get("hidden_size") or config.get("d_model")
-    if width and int(width) % slots:
-        good = [m for m in (16, 32, 48, 64, 96, 128, 192) if int(width) % m == 0]
-        raise XlsentError(f"--tail-pq {slots}: must divide the embedding width {width} (e.g. {', '.join(map(str, good))})")
+    if width:
+        from xlsent.export.tail_embedding import check_slots
+
+        check_slots(int(width), slots)
 
 
 def _parts(option: str) -> list[str]:

@@ -102,8 +102,8 @@ def quantised_linears(model, settings: Int8Settings) -> list[tuple[torch.nn.Modu
             if not isinstance(child, torch.nn.Linear):
                 continue
             graph_name = re.sub(r"\.(?!\d)", "/", f"{name}.{attr}") + "/MatMul"  # keeps "layer.N" as the graph does
-            part = part_of(graph_name)
-            if part == "other" or part in settings.fp32_parts or layer_of(graph_name) in set(settings.fp32_layers):
+            if (part_of(graph_name) == "other" or in_parts(graph_name, settings.fp32_parts)
+                    or layer_of(graph_name) in set(settings.fp32_layers)):
                 continue
             out.append((module, attr, child, in_parts(graph_name, settings.per_token)))
     return out

@@ -42,20 +42,43 @@ import numpy as np
 import torch
 
 
-class TailFactorisedEmbedding(torch.nn.Module):
-    """``ids → vectors``: full rows for ids ``< head``, ``mean + codes[id − head] @ basis`` for the rest."""
+class _HeadTailEmbedding(torch.nn.Module):
+    """Full rows for ids ``< head``; every other id decoded from its stored ``codes`` row by ``_decode``."""
 
-    def __init__(self, head: torch.Tensor, codes: torch.Tensor, basis: torch.Tensor, mean: torch.Tensor,
-                 padding_idx: int | None = None) -> None:
+    def __init__(self, head: torch.Tensor, codes: torch.Tensor, mean: torch.Tensor, padding_idx: int | None) -> None:
         super().__init__()
         self.head_size = int(head.shape[0])
         self.head = torch.nn.Parameter(head)
-        self.codes = torch.nn.Parameter(codes)
-        self.basis = torch.nn.Parameter(basis)
         self.mean = torch.nn.Parameter(mean)
         self.padding_idx = padding_idx
         self.num_embeddings = self.head_size + int(codes.shape[0])
         self.embedding_dim = int(head.shape[1])
+
+    def _decode(self, codes: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The whole table, materialised (for code that reads ``.weight``: dtype, device, shape)."""
+        return torch.cat([self.head, self._decode(self.codes)], dim=0)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        in_tail = (input_ids >= self.head_size).unsqueeze(-1)
+        head = torch.nn.functional.embedding(input_ids.clamp(max=self.head_size - 1), self.head)
+        if self.codes.shape[0] == 0:
+            return head
+        codes = torch.nn.functional.embedding((input_ids - self.head_size).clamp(min=0), self.codes)
+        return torch.where(in_tail, self._decode(codes), head)
+
+
+class TailFactorisedEmbedding(_HeadTailEmbedding):
+    """``ids → vectors``: full rows for ids ``< head``, ``mean + codes[id − head] @ basis`` for the rest."""
+
+    def __init__(self, head: torch.Tensor, codes: torch.Tensor, basis: torch.Tensor, mean: torch.Tensor,
+                 padding_idx: int | None = None) -> None:
+        super().__init__(head, codes, mean, padding_idx)
+        self.codes = torch.nn.Parameter(codes)
+        self.basis = torch.nn.Parameter(basis)
 
     @classmethod
     def fit(cls, table: torch.Tensor, head_rows: torch.Tensor, tail_rows: torch.Tensor, rank: int,
@@ -74,27 +97,17 @@ class TailFactorisedEmbedding(torch.nn.Module):
                    torch.from_numpy(mean).float(), padding_idx)
 
     @property
-    def weight(self) -> torch.Tensor:
-        """The whole table, materialised (for code that reads ``.weight``: dtype, device, shape)."""
-        return torch.cat([self.head, self.mean + self.codes @ self.basis], dim=0)
-
-    @property
     def rank(self) -> int:
         return int(self.basis.shape[0])
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        in_tail = (input_ids >= self.head_size).unsqueeze(-1)
-        head = torch.nn.functional.embedding(input_ids.clamp(max=self.head_size - 1), self.head)
-        if self.codes.shape[0] == 0:
-            return head
-        codes = torch.nn.functional.embedding((input_ids - self.head_size).clamp(min=0), self.codes)
-        return torch.where(in_tail, codes @ self.basis + self.mean, head)
+    def _decode(self, codes: torch.Tensor) -> torch.Tensor:
+        return codes @ self.basis + self.mean
 
     def extra_repr(self) -> str:
         return f"head={self.head_size}, tail={self.codes.shape[0]}, rank={self.rank}, dim={self.embedding_dim}"
 
 
-class TailProductQuantisedEmbedding(torch.nn.Module):
+class TailProductQuantisedEmbedding(_HeadTailEmbedding):
     """``ids → vectors``: full rows for ids ``< head``; the rest product-quantised (``--tail-pq M``).
 
     Each tail row is cut into ``M`` sub-vectors of ``d / M`` values; each sub-vector is stored as one uint8
@@ -110,18 +123,12 @@ class TailProductQuantisedEmbedding(torch.nn.Module):
 
     def __init__(self, head: torch.Tensor, codes: torch.Tensor, codebook: torch.Tensor, mean: torch.Tensor,
                  padding_idx: int | None = None) -> None:
-        super().__init__()
-        self.head_size = int(head.shape[0])
-        self.head = torch.nn.Parameter(head)
+        super().__init__(head, codes, mean, padding_idx)
         self.codes = torch.nn.Parameter(codes.to(torch.uint8), requires_grad=False)  # [tail, M]
         self.codebook = torch.nn.Parameter(codebook)  # [M * 256, d / M]
-        self.mean = torch.nn.Parameter(mean)
         slots = int(codes.shape[1])
         self.centroids = int(codebook.shape[0]) // slots  # 256, fewer only for a tail of under 256 rows
         self.register_buffer("offsets", torch.arange(slots, dtype=torch.long) * self.centroids, persistent=False)
-        self.padding_idx = padding_idx
-        self.num_embeddings = self.head_size + int(codes.shape[0])
-        self.embedding_dim = int(head.shape[1])
 
     @classmethod
     def fit(cls, table: torch.Tensor, head_rows: torch.Tensor, tail_rows: torch.Tensor, slots: int,
@@ -130,11 +137,7 @@ class TailProductQuantisedEmbedding(torch.nn.Module):
 
         head = table[head_rows].detach().clone().float()
         dim = int(head.shape[1])
-        if slots < 1 or dim % slots:
-            from xlsent.utils.errors import XlsentError
-
-            raise XlsentError(f"--tail-pq {slots}: must divide the embedding width {dim} (e.g. "
-                              f"{', '.join(str(m) for m in (32, 48, 64, 96, 128) if dim % m == 0)})")
+        check_slots(dim, slots)
         tail = table[tail_rows].detach().float().cpu().numpy()
         mean = tail.mean(0) if len(tail) else np.zeros(dim, np.float32)
         x = np.ascontiguousarray(tail - mean, dtype=np.float32)
@@ -158,11 +161,6 @@ class TailProductQuantisedEmbedding(torch.nn.Module):
                    torch.from_numpy(mean.astype(np.float32)), padding_idx)
 
     @property
-    def weight(self) -> torch.Tensor:
-        """The whole table, materialised (for code that reads ``.weight``: dtype, device, shape)."""
-        return torch.cat([self.head, self._decode(self.codes)], dim=0)
-
-    @property
     def slots(self) -> int:
         return int(self.codes.shape[1])
 
@@ -171,11 +169,14 @@ class TailProductQuantisedEmbedding(torch.nn.Module):
         parts = torch.nn.functional.embedding(flat, self.codebook)  # [..., M, d / M]
         return parts.flatten(-2) + self.mean
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        in_tail = (input_ids >= self.head_size).unsqueeze(-1)
-        head = torch.nn.functional.embedding(input_ids.clamp(max=self.head_size - 1), self.head)
-        codes = torch.nn.functional.embedding((input_ids - self.head_size).clamp(min=0), self.codes)
-        return torch.where(in_tail, self._decode(codes), head)
-
     def extra_repr(self) -> str:
         return f"head={self.head_size}, tail={self.codes.shape[0]}, slots={self.slots}, dim={self.embedding_dim}"
+
+
+def check_slots(width: int, slots: int) -> None:
+    """``--tail-pq M`` cuts each row into M equal sub-vectors: M must divide the width."""
+    if slots < 1 or int(width) % slots:
+        from xlsent.utils.errors import XlsentError
+
+        good = [m for m in (16, 32, 48, 64, 96, 128, 192) if int(width) % m == 0]
+        raise XlsentError(f"--tail-pq {slots}: must divide the embedding width {width} (e.g. {', '.join(map(str, good))})")

@@ -92,6 +92,15 @@ def read_texts(spec: str, limit: int = 0, sample: bool = False) -> list[str]:
     return texts[:limit] if limit else texts
 
 
+def used_pieces(tokenizer, texts: list[str]) -> set[int]:
+    """Ids of every piece the tokenizer uses on ``texts``."""
+    used: set[int] = set()
+    for start in range(0, len(texts), 1024):
+        for ids in tokenizer(texts[start : start + 1024], add_special_tokens=False)["input_ids"]:
+            used.update(ids)
+    return used
+
+
 def choose_pieces(tokenizer_json: dict, settings: VocabSettings, used_ids: set[int]) -> tuple[list[int], dict]:
     """Old ids to keep, sorted, and counts of why each group was kept."""
     model = tokenizer_json["model"]
@@ -147,9 +156,7 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
     if settings.texts:
         texts = read_texts(settings.texts, settings.max_texts)
         n_texts = len(texts)
-        for start in range(0, len(texts), 1024):
-            for ids in tok(texts[start : start + 1024], add_special_tokens=False)["input_ids"]:
-                used.update(ids)
+        used = used_pieces(tok, texts)
     keep, counts = choose_pieces(full, settings, used)
     emb = module.auto_model.get_input_embeddings()
     rows, pieces = int(emb.weight.shape[0]), len(full["model"]["vocab"])
