@@ -5,11 +5,12 @@ speed, quality, size, memory.
 
     python benchmarks/bench_backends.py [--model e5-small] [--work runs/backends] [--threads 1,2] [--batch 1,32]
                                         [--keep-vocab 80000] [--tail 40000,96] [--tail-pq 40000,96]
-                                        [--no-quality] [--no-speed] [--mining] [--resume]
+                                        [--folder NAME=PATH ...] [--no-quality] [--no-speed] [--mining] [--resume]
 
 ``trim-int8`` removes every piece ``--keep-vocab``'s rule does not keep; ``tail-int8`` keeps those pieces at low
 rank instead (``xlsent export --keep-vocab HEAD --tail-rank R``, ``--tail HEAD,R``: nothing re-segmented), and
-``tailpq-int8`` as product-quantisation codes (``--tail-pq M``, ``--tail-pq HEAD,M`` here).
+``tailpq-int8`` as product-quantisation codes (``--tail-pq M``, ``--tail-pq HEAD,M`` here). ``--folder NAME=PATH``
+adds an export folder made by hand (e.g. ``xlsent export --int8`` with other settings) as one more variant.
 
 Every variant runs in its own child process (so peak memory is its own), one after another, with the
 same thread count for torch (``torch.set_num_threads``) and onnxruntime (intra-op threads) — the
@@ -212,6 +213,7 @@ def main() -> None:
     ap.add_argument("--out", default="bench.json", help="results file inside --work")
     ap.add_argument("--resume", action="store_true", help="keep the variants already in --out (same settings) and "
                     "run only the others")
+    ap.add_argument("--folder", action="append", default=[], help="NAME=PATH: also run this export folder")
     ap.add_argument("--mining", action="store_true")
     ap.add_argument("--mining-distractors", type=int, default=2000, help="unrelated sentences per side and split")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -221,8 +223,9 @@ def main() -> None:
     args.batch = [int(x) for x in str(args.batch).split(",")]
     if args.worker:
         return worker(args)
-    variants = [v for v in args.variants.split(",") if v]
-    unknown = [v for v in variants if v not in VARIANTS]
+    folders = dict(f.split("=", 1) for f in args.folder)
+    variants = [v for v in args.variants.split(",") if v] + [f for f in folders if f not in args.variants.split(",")]
+    unknown = [v for v in variants if v not in VARIANTS and v not in folders]
     if unknown or "torch" not in variants:
         sys.exit(f"--variants: choose from {', '.join(VARIANTS)}, torch included (the reference)")
     args.work.mkdir(parents=True, exist_ok=True)
@@ -236,7 +239,7 @@ def main() -> None:
             continue
         head, rank = (int(x) for x in args.tail.split(","))
         pq_head, slots = (int(x) for x in args.tail_pq.split(","))
-        target = build(v, args.model, args.work, args.keep_vocab, (head, rank), (pq_head, slots))
+        target = folders.get(v) or build(v, args.model, args.work, args.keep_vocab, (head, rank), (pq_head, slots))
         cmd = [sys.executable, __file__, "--worker", v, "--target", target, "--threads", ",".join(map(str, args.threads)),
                "--batch", ",".join(map(str, args.batch)), "--n-speed", str(args.n_speed), "--n-batch1",
                str(args.n_batch1), "--repeats", str(args.repeats), "--model", args.model]

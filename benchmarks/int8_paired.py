@@ -5,7 +5,9 @@ bootstrap 95% CI, and how many queries each one gets right that the other misses
     python benchmarks/int8_paired.py A B [B ...] [--dataset bible-en-ny:test] [--sample 0] [--threads 2]
 
 (``A``, ``B``: anything ``--model`` takes — e.g. ``e5-small`` and an ``xlsent export --int8`` folder; each ``B``
-is compared with ``A``, which is encoded once.) A
+is compared with ``A``, which is encoded once.) A set with several target languages (``udhr``, ``udhr-dev``) is
+searched one language at a time and its queries pooled (each language's English side is searched only among
+that language's texts). A
 difference of a few tenths of a point on 1,000 pairs is a handful of near-tied queries flipping: the
 interval says whether it is more than that.
 """
@@ -43,20 +45,26 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=2000)
     args = ap.parse_args()
 
+    from xlsent.data.bundled import split_by_language
     from xlsent.data.pairs import load_pairs
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.registry import quiet_libraries
 
     quiet_libraries()
     ds = load_pairs(args.dataset, dedupe=False, **({"sample": args.sample, "seed": 0} if args.sample else {})).dataset
-    src, tgt = list(ds["src"]), list(ds["tgt"])
+    parts = split_by_language(ds) if "tgt_lang" in ds.column_names and len(set(ds["tgt_lang"])) > 1 else {"": ds}
     right = {}
     for name in (args.a, *args.b):
         enc = Encoder.load(name, threads=args.threads)
-        s, t = enc.encode(src), enc.encode(tgt)
-        right[name] = {"src→tgt": top1_correct(s, t), "tgt→src": top1_correct(t, s)}
+        right[name] = {"src→tgt": [], "tgt→src": []}
+        for part in parts.values():
+            s, t = enc.encode(list(part["src"])), enc.encode(list(part["tgt"]))
+            right[name]["src→tgt"].append(top1_correct(s, t))
+            right[name]["tgt→src"].append(top1_correct(t, s))
+        right[name] = {k: np.concatenate(v) for k, v in right[name].items()}
+    what = f"{args.dataset}, {len(ds):,} pairs" + (f" in {len(parts)} languages" if len(parts) > 1 else "")
     for other in args.b:
-        compare(right, args.a, other, f"{args.dataset}, {len(src):,} pairs", args.resamples)
+        compare(right, args.a, other, what, args.resamples)
 
 
 def compare(right: dict, name_a: str, name_b: str, what: str, resamples: int) -> None:

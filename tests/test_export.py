@@ -154,6 +154,105 @@ def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
                                           for m in smooths) == 18
 
 
+def test_outlier_channels_split_is_exact_before_quantisation(tiny_model, tmp_path):
+    """The k largest input channels move to an fp32 MatMul: with smoothing on the rest, the fp32 graph is unchanged."""
+    import onnx
+    import onnxruntime as ort
+
+    from xlsent.export.folder import export_model
+    from xlsent.export.outliers import split_outliers
+    from xlsent.export.quantize import (Int8Settings, _shared_weights, _tokenizer_fn, activation_maxima, select_nodes,
+                                        smooth_graph, weight_groups)
+    from xlsent.models.handle import load_model
+
+    out = tmp_path / "fp32"
+    export_model(str(tiny_model), out, texts=TEXTS, log=lambda _: None)
+    model = load_model(str(tiny_model)).model
+    proto = onnx.load(str(out / "model.onnx"))
+    nodes, _ = select_nodes(proto, Int8Settings())
+    _shared_weights(proto)
+    weight_nodes = [n for n in proto.graph.node if n.name in set(nodes)]
+    names = [n.name for n in weight_nodes]
+    maxima = activation_maxima(out / "model.onnx", sorted({n.input[0] for n in weight_nodes}), TEXTS,
+                               _tokenizer_fn(model))
+    split = split_outliers(proto, weight_groups(proto, names, maxima), maxima, 3)
+    assert len(split) == 12  # 4 inputs a layer (query/key/value share one), 3 layers
+    for x, m in split.items():  # the int8 half keeps every channel but the 3 largest
+        original = maxima[next(n.input[0] for n in proto.graph.node if n.op_type == "Gather" and n.output[0] == x)]
+        assert len(m) == len(original) - 3 and m.max() <= np.sort(original)[-4] + 1e-6
+    smooth_graph(proto, names, {**maxima, **split}, 0.5)
+    onnx.checker.check_model(proto)
+    ids, mask = _tokenizer_fn(model)(TEXTS)
+    run = lambda p: ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(  # noqa: E731
+        None, {"input_ids": ids, "attention_mask": mask})[0]
+    assert np.allclose(run(proto.SerializeToString()), run(str(out / "model.onnx")), atol=1e-5)
+    fp32_parts = [n for n in proto.graph.node if n.name.endswith("/OutlierChannels")]
+    assert len(fp32_parts) == 18 and all(n.name not in set(nodes) for n in fp32_parts)
+
+
+def test_outlier_channels_keep_a_planted_outlier_out_of_the_int8_range(tmp_path):
+    """One input channel 80× the others: per-batch int8 leaves the rest a few levels; the split keeps them exact."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from xlsent.export.outliers import split_outliers
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 32)).astype(np.float32)
+    x[:, 5] *= 80.0
+    w = rng.normal(size=(32, 16)).astype(np.float32)
+
+    def graph():
+        g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="layer.0/output/dense/MatMul")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 16])],
+                              [numpy_helper.from_array(w, "w")])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+    def int8_error(proto) -> float:
+        onnx.save(proto, tmp_path / "f.onnx")
+        quantize_dynamic(tmp_path / "f.onnx", tmp_path / "q.onnx", weight_type=QuantType.QInt8, per_channel=True,
+                         nodes_to_quantize=["layer.0/output/dense/MatMul"], op_types_to_quantize=["MatMul"])
+        y = ort.InferenceSession(tmp_path / "q.onnx", providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        return float(np.linalg.norm(y - x @ w) / np.linalg.norm(x @ w))
+
+    plain = int8_error(graph())
+    proto = graph()
+    split_outliers(proto, {"x": list(proto.graph.node)}, {"x": np.abs(x).max(0)}, 1)
+    found = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    assert np.array_equal(found["layer.0/output/dense/MatMul/outliers_channels"], [5])  # the planted channel
+    split = int8_error(proto)
+    assert split < plain / 4, (plain, split)
+
+
+def test_int8_export_with_outlier_channels(tiny_model, tmp_path):
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import Int8Settings
+
+    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, log=lambda _: None,
+                     int8=Int8Settings(smooth=0.5, outliers=2, calibration_texts=8))
+    assert m.int8["outlier_inputs"] == 12 and m.int8["smoothed_nodes"] == 18
+    assert m.checks["mean_cosine_to_source"] > 0.9
+    with pytest.raises(XlsentError, match="outliers"):
+        Int8Settings(outliers=-1)
+
+
+def test_static_int8_fixes_the_ranges_so_a_row_does_not_depend_on_its_batch(tiny_model, tmp_path):
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import Int8Settings
+
+    m = export_model(str(tiny_model), tmp_path / "s", texts=TEXTS, log=lambda _: None,
+                     int8=Int8Settings(static=True, smooth=0.5, calibration_texts=8))
+    assert m.int8["method"] == "static" and m.checks["mean_cosine_to_source"] > 0.9
+    alone = onnx_encode(tmp_path / "s", TEXTS[:1], batch_size=1)
+    batched = onnx_encode(tmp_path / "s", TEXTS[:1] + [TEXTS[-1]] * 3, batch_size=4)[:1]  # a long text beside it
+    assert np.allclose(alone, batched, atol=1e-6)
+    with pytest.raises(XlsentError, match="static"):
+        Int8Settings(static=True, per_token=["ffn_out"])
+
+
 def test_smoothed_int8_export_runs(tiny_model, tmp_path):
     from xlsent.export.folder import export_model
     from xlsent.export.quantize import Int8Settings

@@ -9,7 +9,10 @@ model's, before the graph is exported and quantised:
   selection: parts and layers kept fp32 are not simulated) runs with fake quantisation that copies
   onnxruntime's dynamic scheme: weights symmetric int8 per output channel (or per tensor), activations
   asymmetric uint8 per tensor with the range of the whole batch (symmetric per token for the parts
-  ``Int8Settings.per_token`` names, :mod:`xlsent.export.per_token`), straight-through gradients;
+  ``Int8Settings.per_token`` names, :mod:`xlsent.export.per_token`), straight-through gradients.
+  SmoothQuant and the fp32 outlier channels (``Int8Settings.smooth``, ``outliers``) are not simulated:
+  both are calibrated on the distilled model's own graph when it is exported, and both only make the
+  int8 graph closer to fp32 than the simulation;
 * **teacher** — the unchanged fp32 model; its vectors for the training texts are computed once;
 * **loss** — 1 − cosine between the student's simulated-int8 vector and the teacher's (retrieval ranks
   by cosine), averaged over the batch;

@@ -17,6 +17,10 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
 * **per-token activation scales** — ``per_token`` (parts, or ``PART@LAYER``): those MatMul inputs get one
   range per token instead of one per batch (:mod:`xlsent.export.per_token`); such inputs are not smoothed
   (per-token ranges alone reached the same closeness to fp32, one ``Mul`` fewer);
+* **outlier channels** (``outliers`` = k > 0): the k input channels of each quantised MatMul with the largest
+  calibrated ``max|x|`` go to an fp32 MatMul (:mod:`xlsent.export.outliers`, LLM.int8()'s split made static);
+* **static ranges** (``static``): onnxruntime's static QDQ int8, one fixed activation range per MatMul input
+  from the calibration texts instead of one per batch;
 * **smoothing** (``smooth`` = α > 0): SmoothQuant (Xiao et al. 2023). A per-channel scale
   ``s_j = max|X_j|^α / max|W_j|^(1−α)`` moves activation outliers into the weights: the graph gets a
   ``Mul(X, 1/s)`` before each quantised MatMul and the weight rows are multiplied by ``s`` — exact in fp32.
@@ -28,6 +32,10 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
   default (docs/results.md). Decision: the
   explicit ``Mul`` is used instead of folding ``1/s`` into the preceding LayerNorm because in a post-LN
   BERT the LayerNorm's output is also the residual stream, which folding would change.
+
+Outlier channels and static ranges are library options, not the CLI's: on the development data the first
+brought the vectors 4× closer to fp32 but lost more ny→en queries than the default and ran at 0.4× its speed
+(the ``Gather`` on the channel axis), the second lost 12–20 points (docs/results.md, fifth pass).
 
 Node names come from the traced sentence-transformers graph (``…/layer.N/attention/self/query/MatMul``);
 a weight MatMul whose name matches no part is treated as ``other`` and quantised like the rest.
@@ -69,6 +77,8 @@ class Int8Settings:
     per_token: list[str] = field(default_factory=list)
     smooth: float = 0.0
     smooth_search: tuple[float, ...] = ()
+    outliers: int = 0
+    static: bool = False
     calibration: str = "bible-en-ny:train"
     calibration_texts: int = 256
     search_texts: int = 64
@@ -86,6 +96,13 @@ class Int8Settings:
         self.smooth_search = tuple(float(a) for a in self.smooth_search)
         if any(not 0.0 < a < 1.0 for a in self.smooth_search):
             raise XlsentError(f"smoothing search values must be in (0, 1), not {list(self.smooth_search)}")
+        if int(self.outliers) < 0:
+            raise XlsentError(f"outliers must be ≥ 0 (input channels kept fp32 per MatMul; 0 = off), not {self.outliers}")
+        if self.static and (self.per_token or self.attention):
+            raise XlsentError("static int8 fixes each activation range from calibration text: it cannot be combined "
+                              "with per-token scales or int8 attention products")
+        if self.outliers and self.smooth_search:
+            raise XlsentError("outlier channels and the per-input smoothing search cannot be combined: use one α (--smooth)")
 
 
 def default_int8() -> Int8Settings:
@@ -314,14 +331,16 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
     nodes, kept = select_nodes(proto, settings)
     info = {"method": "dynamic", **asdict(settings), "quantized_nodes": len(nodes), "kept_fp32": kept}
     source = fp32_path
-    if settings.smooth > 0 or settings.smooth_search:
+    smoothing = settings.smooth > 0 or bool(settings.smooth_search)
+    if smoothing or settings.outliers:
         if model is None:
-            raise XlsentError("smoothing needs the model's tokenizer for calibration")
+            raise XlsentError("smoothing and outlier channels need the model's tokenizer for calibration")
         texts = calibration_texts(settings.calibration, settings.calibration_texts)
         inits = {i.name for i in proto.graph.initializer}
-        weight_nodes = [n for n in proto.graph.node  # smoothing applies to MatMuls with a weight, not Q·Kᵀ or P·V
+        weight_nodes = [n for n in proto.graph.node  # MatMuls with a weight, not Q·Kᵀ or P·V
                         if n.name in set(nodes) and n.op_type == "MatMul" and n.input[1] in inits
                         and not in_parts(n.name, settings.per_token)]
+        names = [n.name for n in weight_nodes]
         _shared_weights(proto)
         tensors = sorted({n.input[0] for n in weight_nodes})
         alpha: float | dict[str, float] = settings.smooth
@@ -332,24 +351,39 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
                                              keep_batches=max(1, settings.search_texts // 16))
             inits = {i.name: i for i in proto.graph.initializer}
             groups = {x: [numpy_helper.to_array(inits[n.input[1]]).astype(np.float32) for n in members]
-                      for x, members in weight_groups(proto, [n.name for n in weight_nodes], maxima).items()}
+                      for x, members in weight_groups(proto, names, maxima).items()}
             alpha = search_smoothing(groups, maxima, rows, settings.smooth_search, settings)
             info["smooth_chosen"] = {x: a for x, a in alpha.items()}
             log("smoothing search: α per input " + ", ".join(f"{a}×{list(alpha.values()).count(a)}"
                                                               for a in sorted(set(alpha.values()))))
         else:
             maxima = activation_maxima(fp32_path, tensors, texts, _tokenizer_fn(model))
-        info["smoothed_nodes"] = smooth_graph(proto, [n.name for n in weight_nodes], maxima, alpha)
+        if settings.outliers:
+            from xlsent.export.outliers import split_outliers
+
+            split = split_outliers(proto, weight_groups(proto, names, maxima), maxima, settings.outliers)
+            maxima = {**maxima, **split}
+            info["outlier_inputs"] = len(split)
+            log(f"outlier channels: the {settings.outliers} largest of each of {len(split)} inputs kept fp32")
+        if smoothing:
+            info["smoothed_nodes"] = smooth_graph(proto, names, maxima, alpha)
+            log(f"smoothing: {info['smoothed_nodes']} MatMuls, α={settings.smooth}, {len(texts)} calibration texts "
+                f"({settings.calibration})")
         info["calibration_texts_used"] = len(texts)
-        source = out_path.with_name(out_path.stem + ".smoothed.onnx")
+        source = out_path.with_name(out_path.stem + ".calibrated.onnx")
         onnx.save(proto, str(source))
-        log(f"smoothing: {info['smoothed_nodes']} MatMuls, α={settings.smooth}, {len(texts)} calibration texts "
-            f"({settings.calibration})")
     log(f"int8: {len(nodes)} nodes quantised, kept fp32: "
         + ", ".join(f"{k} {v}" for k, v in kept.items() if v))
-    quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
-                     reduce_range=settings.reduce_range, nodes_to_quantize=nodes,
-                     op_types_to_quantize=["MatMul", "Gather"], extra_options={"MatMulConstBOnly": not settings.attention})
+    if settings.static:
+        if model is None:
+            raise XlsentError("static int8 needs the model's tokenizer for calibration")
+        _quantize_static(source, out_path, nodes, settings, _tokenizer_fn(model))
+        info["method"] = "static"
+    else:
+        quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
+                         reduce_range=settings.reduce_range, nodes_to_quantize=nodes,
+                         op_types_to_quantize=["MatMul", "Gather"],
+                         extra_options={"MatMulConstBOnly": not settings.attention})
     if source != fp32_path:
         source.unlink()
     if settings.per_token:
@@ -361,6 +395,30 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
         onnx.save(q, str(out_path))
         log(f"per-token activation scales: {info['per_token_inputs']} inputs ({', '.join(settings.per_token)})")
     return info
+
+
+def _quantize_static(source: Path, out_path: Path, nodes: list[str], settings: Int8Settings, tokenize) -> None:
+    """onnxruntime's static int8 (QDQ): every quantised MatMul input gets one fixed uint8 range, the min and max
+    seen on the calibration texts, so a text's vector no longer depends on the texts batched with it."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    texts = calibration_texts(settings.calibration, settings.calibration_texts)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter(range(0, len(texts), 16))
+
+        def get_next(self):
+            start = next(self.batches, None)
+            if start is None:
+                return None
+            ids, mask = tokenize(texts[start : start + 16])
+            return {"input_ids": ids, "attention_mask": mask}
+
+    quantize_static(str(source), str(out_path), Reader(), quant_format=QuantFormat.QDQ, per_channel=settings.per_channel,
+                    reduce_range=settings.reduce_range, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    nodes_to_quantize=[n for n in nodes if "word_embeddings" not in n], op_types_to_quantize=["MatMul"],
+                    extra_options={"MatMulConstBOnly": True})
 
 
 def _tokenizer_fn(model):
