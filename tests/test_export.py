@@ -749,6 +749,31 @@ def test_fake_quantisation_computes_what_onnxruntime_int8_computes(tmp_path):
     err_fp32 = np.abs(exact - ort_int8).max()
     assert err_fake < 0.2 * err_fp32, (err_fake, err_fp32)  # the simulation is far closer to int8 than fp32 is
 
+    # smoothed: the export's graph is Mul(x, 1/s) → MatMul(W·s); the simulation divides and multiplies the same way
+    scale = torch.rand(48) * 3 + 0.2
+    scale[3] = 6.0
+
+    class Smoothed(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(48, 24)
+            with torch.no_grad():
+                self.lin.weight.copy_(lin.weight * scale)
+                self.lin.bias.copy_(lin.bias)
+
+        def forward(self, v):
+            return self.lin(v * (1.0 / scale))
+
+    torch.onnx.export(Smoothed(), (x,), str(tmp_path / "s.onnx"), dynamo=False, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "b", 1: "s"}}, opset_version=17)
+    quantize_dynamic(str(tmp_path / "s.onnx"), str(tmp_path / "sq.onnx"), weight_type=QuantType.QInt8, per_channel=True,
+                     op_types_to_quantize=["MatMul"])
+    ort_smoothed = ort.InferenceSession(str(tmp_path / "sq.onnx"), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x.numpy()})[0]
+    with torch.no_grad():
+        fake = FakeQuantLinear(lin, Int8Settings(), smooth=scale)(x).numpy()
+    assert np.abs(fake - ort_smoothed).max() < 0.2 * np.abs(exact - ort_smoothed).max()
+
 
 def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path):
     from xlsent.export.distill import DistillSettings, quantised_linears
@@ -771,6 +796,39 @@ def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path
     assert m.checks["fp32_min_cosine"] >= 0.99999  # the exported fp32 graph is the distilled model, exactly
     with pytest.raises(XlsentError, match="needs int8"):
         export_model(str(tiny_model), tmp_path / "e", texts=TEXTS, distill=DistillSettings(steps=1))
+
+
+def test_distillation_smooths_with_the_scales_the_export_computes(tiny_model, tmp_path):
+    """The simulated SmoothQuant s (torch hooks, each text alone) equals the graph's (onnxruntime, masked batch)."""
+    import onnx
+    from onnx import numpy_helper
+
+    from xlsent.export.distill import quantised_linears, smoothing_scales
+    from xlsent.export.folder import export_model
+    from xlsent.export.quantize import (Int8Settings, _shared_weights, _tokenizer_fn, activation_maxima, select_nodes,
+                                        smooth_graph)
+    from xlsent.models.handle import load_model
+
+    texts = tmp_path / "calib.txt"
+    texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    settings = Int8Settings(smooth=0.5, calibration=str(texts), calibration_texts=len(TEXTS))
+    model = load_model(str(tiny_model)).model
+    slots = quantised_linears(model, settings)
+    ours = smoothing_scales(model, slots, settings)
+    out = tmp_path / "fp32"
+    export_model(str(tiny_model), out, texts=TEXTS, log=lambda _: None)
+    proto = onnx.load(str(out / "model.onnx"))
+    nodes, _ = select_nodes(proto, settings)
+    _shared_weights(proto)
+    weight_nodes = [n for n in proto.graph.node if n.name in set(nodes)]
+    maxima = activation_maxima(out / "model.onnx", sorted({n.input[0] for n in weight_nodes}), TEXTS,
+                               _tokenizer_fn(model))
+    smooth_graph(proto, [n.name for n in weight_nodes], maxima, settings.smooth)
+    graph = [1.0 / numpy_helper.to_array(i) for i in proto.graph.initializer if i.name.endswith("/smooth_inv")]
+    assert len(graph) == 12 and len(ours) == 18
+    for s in ours:  # every simulated scale is one of the graph's (query, key and value share theirs)
+        assert any(g.shape == s.shape and np.allclose(s.numpy(), g, rtol=1e-3) for g in graph)
+    assert len({tuple(np.round(s.numpy(), 4)) for s in ours}) == 12
 
 
 def test_smoothing_with_int8_attention_smooths_only_the_weight_matmuls(tiny_model, tmp_path):

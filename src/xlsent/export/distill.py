@@ -9,10 +9,12 @@ model's, before the graph is exported and quantised:
   selection: parts and layers kept fp32 are not simulated) runs with fake quantisation that copies
   onnxruntime's dynamic scheme: weights symmetric int8 per output channel (or per tensor), activations
   asymmetric uint8 per tensor with the range of the whole batch (symmetric per token for the parts
-  ``Int8Settings.per_token`` names, :mod:`xlsent.export.per_token`), straight-through gradients.
-  SmoothQuant and the fp32 outlier channels (``Int8Settings.smooth``, ``outliers``) are not simulated:
-  both are calibrated on the distilled model's own graph when it is exported, and both only make the
-  int8 graph closer to fp32 than the simulation;
+  ``Int8Settings.per_token`` names, :mod:`xlsent.export.per_token`), straight-through gradients;
+  with ``Int8Settings.smooth`` > 0, SmoothQuant's division of the input and multiplication of the weight
+  columns by ``s`` (one ``s`` for query, key and value, as the export does), ``s`` calibrated once on the
+  undistilled model with :func:`xlsent.export.quantize._smooth_scale` on the same calibration texts, one
+  text at a time (no padding). The export recalibrates ``s`` on the distilled model. Fp32 outlier channels
+  (``Int8Settings.outliers``) are not simulated;
 * **teacher** — the unchanged fp32 model; its vectors for the training texts are computed once;
 * **loss** — 1 − cosine between the student's simulated-int8 vector and the teacher's (retrieval ranks
   by cosine), averaged over the batch;
@@ -86,15 +88,55 @@ def fake_quant_weight(w: torch.Tensor, per_channel: bool, reduce_range: bool) ->
 class FakeQuantLinear(torch.nn.Module):
     """An ``nn.Linear`` that computes as the int8 graph will (its weights remain the Linear's own)."""
 
-    def __init__(self, linear: torch.nn.Linear, settings: Int8Settings, per_token: bool = False) -> None:
+    def __init__(self, linear: torch.nn.Linear, settings: Int8Settings, per_token: bool = False,
+                 smooth: torch.Tensor | None = None) -> None:
         super().__init__()
         self.linear = linear
         self.per_channel, self.reduce_range = settings.per_channel, settings.reduce_range
         self.quant_input = fake_quant_activation_per_token if per_token else fake_quant_activation
+        self.smooth = smooth  # SmoothQuant's per-input-channel s, or None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        w = fake_quant_weight(self.linear.weight, self.per_channel, self.reduce_range)
+        weight = self.linear.weight
+        if self.smooth is not None:
+            x, weight = x / self.smooth, weight * self.smooth
+        w = fake_quant_weight(weight, self.per_channel, self.reduce_range)
         return F.linear(self.quant_input(x), w, self.linear.bias)
+
+
+def smoothing_scales(model, slots, settings: Int8Settings) -> list[torch.Tensor]:
+    """SmoothQuant's ``s`` for each slot of :func:`quantised_linears`, as :func:`xlsent.export.quantize.smooth_graph`
+    computes it: ``max|x_j|`` over the calibration texts (each text alone, so no padding), ``max|W_j|`` over the
+    linears that read the same input (query, key and value share one ``s``)."""
+    import numpy as np
+
+    from xlsent.export.quantize import _smooth_scale, calibration_texts
+
+    maxima: dict[int, torch.Tensor] = {}
+    hooks = []
+    for _, _, linear, _ in slots:
+        def hook(module, args, key=id(linear)):
+            m = args[0].detach().abs().reshape(-1, args[0].shape[-1]).amax(0)
+            maxima[key] = m if key not in maxima else torch.maximum(maxima[key], m)
+        hooks.append(linear.register_forward_pre_hook(hook))
+    try:
+        model.encode(calibration_texts(settings.calibration, settings.calibration_texts), batch_size=1,
+                     prompt=model_prompt(model) or None, show_progress_bar=False)
+    finally:
+        for h in hooks:
+            h.remove()
+    group = lambda parent, attr: id(parent) if attr in ("query", "key", "value") else None  # noqa: E731
+    wmax: dict[int, torch.Tensor] = {}
+    for parent, attr, linear, _ in slots:
+        key = group(parent, attr) or id(linear)
+        w = linear.weight.detach().abs().amax(0)
+        wmax[key] = w if key not in wmax else torch.maximum(wmax[key], w)
+    scales = []
+    for parent, attr, linear, _ in slots:
+        key = group(parent, attr) or id(linear)
+        s = _smooth_scale(maxima[id(linear)].numpy(), np.maximum(wmax[key].numpy(), 1e-5), settings.smooth)
+        scales.append(torch.from_numpy(s))
+    return scales
 
 
 def quantised_linears(model, settings: Int8Settings) -> list[tuple[torch.nn.Module, str, torch.nn.Linear, bool]]:
@@ -128,8 +170,9 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
     slots = quantised_linears(model, int8)
     if not slots:
         raise XlsentError("distillation: the model has no linear layer the int8 pass quantises")
-    for parent, attr, linear, per_token in slots:
-        setattr(parent, attr, FakeQuantLinear(linear, int8, per_token))
+    scales = smoothing_scales(model, slots, int8) if int8.smooth > 0 else [None] * len(slots)
+    for (parent, attr, linear, per_token), s in zip(slots, scales):
+        setattr(parent, attr, FakeQuantLinear(linear, int8, per_token, None if per_token else s))
     embeddings = model[0].auto_model.get_input_embeddings()
     embeddings.weight.requires_grad_(False)
     params = [p for p in model.parameters() if p.requires_grad]
