@@ -194,7 +194,7 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
             sched.step()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             if (step + 1) % max(1, settings.steps // 10) == 0:
                 log(f"int8 distillation: step {step + 1}/{settings.steps}, 1 − cos {sum(losses[-10:]) / len(losses[-10:]):.5f}")
     finally:
