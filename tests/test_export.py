@@ -122,14 +122,13 @@ def test_weight_only_int8_keeps_attention_matmuls_fp32(tiny_model, tmp_path):
     assert cosines(onnx_encode(out), st_encode(tiny_model)).mean() > 0.9
 
 
-def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
-    """SmoothQuant moves scale from activations into weights: the fp32 graph must compute the same thing."""
+def calibrated_graph(tiny_model: Path, tmp_path: Path):
+    """The tiny model's fp32 export, its graph with one weight per MatMul, the int8 pass's weight MatMuls and their
+    inputs' calibrated max |x| on TEXTS — what smoothing and the outlier split start from."""
     import onnx
-    import onnxruntime as ort
 
     from xlsent.export.folder import export_model
     from xlsent.export.quantize import Int8Settings, _shared_weights, _tokenizer_fn, activation_maxima, select_nodes
-    from xlsent.export.quantize import smooth_graph
     from xlsent.models.handle import load_model
 
     out = tmp_path / "fp32"
@@ -141,7 +140,17 @@ def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
     weight_nodes = [n for n in proto.graph.node if n.name in set(nodes)]
     maxima = activation_maxima(out / "model.onnx", sorted({n.input[0] for n in weight_nodes}), TEXTS,
                                _tokenizer_fn(model))
-    assert smooth_graph(proto, [n.name for n in weight_nodes], maxima, 0.5) == 18
+    return out, model, proto, [n.name for n in weight_nodes], maxima
+
+
+def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
+    """SmoothQuant moves scale from activations into weights: the fp32 graph must compute the same thing."""
+    import onnxruntime as ort
+
+    from xlsent.export.quantize import _tokenizer_fn, smooth_graph
+
+    out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
+    assert smooth_graph(proto, names, maxima, 0.5) == 18
     ids, mask = _tokenizer_fn(model)(TEXTS)
     run = lambda p: ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(  # noqa: E731
         None, {"input_ids": ids, "attention_mask": mask})[0]
@@ -159,22 +168,11 @@ def test_outlier_channels_split_is_exact_before_quantisation(tiny_model, tmp_pat
     import onnx
     import onnxruntime as ort
 
-    from xlsent.export.folder import export_model
     from xlsent.export.outliers import split_outliers
-    from xlsent.export.quantize import (Int8Settings, _shared_weights, _tokenizer_fn, activation_maxima, select_nodes,
-                                        smooth_graph, weight_groups)
-    from xlsent.models.handle import load_model
+    from xlsent.export.quantize import Int8Settings, _tokenizer_fn, select_nodes, smooth_graph, weight_groups
 
-    out = tmp_path / "fp32"
-    export_model(str(tiny_model), out, texts=TEXTS, log=lambda _: None)
-    model = load_model(str(tiny_model)).model
-    proto = onnx.load(str(out / "model.onnx"))
+    out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
     nodes, _ = select_nodes(proto, Int8Settings())
-    _shared_weights(proto)
-    weight_nodes = [n for n in proto.graph.node if n.name in set(nodes)]
-    names = [n.name for n in weight_nodes]
-    maxima = activation_maxima(out / "model.onnx", sorted({n.input[0] for n in weight_nodes}), TEXTS,
-                               _tokenizer_fn(model))
     split = split_outliers(proto, weight_groups(proto, names, maxima), maxima, 3)
     assert len(split) == 12  # 4 inputs a layer (query/key/value share one), 3 layers
     for x, m in split.items():  # the int8 half keeps every channel but the 3 largest
@@ -800,30 +798,17 @@ def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path
 
 def test_distillation_smooths_with_the_scales_the_export_computes(tiny_model, tmp_path):
     """The simulated SmoothQuant s (torch hooks, each text alone) equals the graph's (onnxruntime, masked batch)."""
-    import onnx
     from onnx import numpy_helper
 
     from xlsent.export.distill import quantised_linears, smoothing_scales
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import (Int8Settings, _shared_weights, _tokenizer_fn, activation_maxima, select_nodes,
-                                        smooth_graph)
-    from xlsent.models.handle import load_model
+    from xlsent.export.quantize import Int8Settings, smooth_graph
 
     texts = tmp_path / "calib.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     settings = Int8Settings(smooth=0.5, calibration=str(texts), calibration_texts=len(TEXTS))
-    model = load_model(str(tiny_model)).model
-    slots = quantised_linears(model, settings)
-    ours = smoothing_scales(model, slots, settings)
-    out = tmp_path / "fp32"
-    export_model(str(tiny_model), out, texts=TEXTS, log=lambda _: None)
-    proto = onnx.load(str(out / "model.onnx"))
-    nodes, _ = select_nodes(proto, settings)
-    _shared_weights(proto)
-    weight_nodes = [n for n in proto.graph.node if n.name in set(nodes)]
-    maxima = activation_maxima(out / "model.onnx", sorted({n.input[0] for n in weight_nodes}), TEXTS,
-                               _tokenizer_fn(model))
-    smooth_graph(proto, [n.name for n in weight_nodes], maxima, settings.smooth)
+    out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
+    ours = smoothing_scales(model, quantised_linears(model, settings), settings)
+    smooth_graph(proto, names, maxima, settings.smooth)
     graph = [1.0 / numpy_helper.to_array(i) for i in proto.graph.initializer if i.name.endswith("/smooth_inv")]
     assert len(graph) == 12 and len(ours) == 18
     for s in ours:  # every simulated scale is one of the graph's (query, key and value share theirs)
