@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Peak memory and speed of the ONNX backend with onnxruntime's CPU memory arena on and off.
+"""Peak memory and speed of the ONNX backend: onnxruntime's CPU memory arena on and off, and the backend's cap on
+padded pieces per forward pass (``OnnxBackend(batch_tokens=…)``).
 
     python benchmarks/onnx_memory.py [--folder runs/backends/onnx-int8] [--threads 2] [--batch 64]
+                                     [--budgets 0,4096,8192,16384]
 
 Each setting runs in its own child process (so ``ru_maxrss`` is its own): load the exported folder, embed the
 1,000 held-out NT pairs (2,000 texts) and every UDHR paragraph, report seconds and peak resident memory; torch
@@ -27,7 +29,7 @@ def texts() -> list[str]:
     return list(nt["src"]) + list(nt["tgt"]) + list(udhr["src"]) + list(udhr["tgt"])
 
 
-def child(setting: str, folder: str, model: str, threads: int, batch: int) -> None:
+def child(setting: str, folder: str, model: str, threads: int, batch: int, budget: int = 0) -> None:
     from xlsent.models.registry import quiet_libraries
 
     quiet_libraries()
@@ -42,13 +44,13 @@ def child(setting: str, folder: str, model: str, threads: int, batch: int) -> No
 
         original = ob.session_options
 
-        def options(t: int = 0):
-            so = original(t)
+        def options(t: int = 0, spin: bool = True):
+            so = original(t, spin)
             so.enable_cpu_mem_arena = setting == "arena-on"
             return so
 
         ob.session_options = options
-        backend = ob.OnnxBackend(folder, threads=threads)
+        backend = ob.OnnxBackend(folder, threads=threads, batch_tokens=budget)
 
         def run(xs):
             return backend.embed(xs, batch_size=batch)
@@ -56,7 +58,8 @@ def child(setting: str, folder: str, model: str, threads: int, batch: int) -> No
     run(items)
     seconds = time.perf_counter() - t
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"setting": setting, "texts": len(items), "seconds": seconds, "peak_rss_mib": rss}))
+    print(json.dumps({"setting": setting if setting == "torch" else f"{setting}, batch_tokens {budget}",
+                      "texts": len(items), "seconds": seconds, "peak_rss_mib": rss}))
 
 
 def main() -> None:
@@ -65,20 +68,25 @@ def main() -> None:
     ap.add_argument("--model", default="e5-small")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--budgets", default="0", help="comma-separated batch_tokens values, each run with the arena on "
+                    "(0 = no cap); the arena-off run uses the first")
+    ap.add_argument("--budget", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        return child(args.child, args.folder, args.model, args.threads, args.batch)
+        return child(args.child, args.folder, args.model, args.threads, args.batch, args.budget)
     print(f"{args.folder} vs torch {args.model}; {args.threads} threads, batch {args.batch}")
     print("| setting | texts | seconds | peak RSS MiB |\n|---|---|---|---|")
-    for setting in ("torch", "arena-on", "arena-off"):
+    budgets = [int(b) for b in args.budgets.split(",")]
+    runs = [("torch", 0)] + [("arena-on", b) for b in budgets] + [("arena-off", budgets[0])]
+    for setting, budget in runs:
         out = subprocess.run([sys.executable, __file__, "--child", setting, "--folder", args.folder, "--model",
-                              args.model, "--threads", str(args.threads), "--batch", str(args.batch)],
-                             capture_output=True, text=True)
+                              args.model, "--threads", str(args.threads), "--batch", str(args.batch), "--budget",
+                              str(budget)], capture_output=True, text=True)
         if out.returncode:
             sys.exit(out.stderr[-2000:])
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"| {setting} | {r['texts']} | {r['seconds']:.1f} | {r['peak_rss_mib']:.0f} |", flush=True)
+        print(f"| {r['setting']} | {r['texts']} | {r['seconds']:.1f} | {r['peak_rss_mib']:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

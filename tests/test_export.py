@@ -96,6 +96,21 @@ def test_batching_and_order_do_not_change_rows(prompted_model, tmp_path):
     assert np.allclose(one, onnx_encode(out, batch_size=3), atol=1e-5)
 
 
+def test_a_token_budget_splits_a_batch_of_long_texts_and_keeps_every_row(prompted_model, tmp_path):
+    from xlsent.encoding.onnx_backend import OnnxBackend
+    from xlsent.export.folder import export_model
+
+    out = tmp_path / "onnx"
+    export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
+    whole, capped = OnnxBackend(out, threads=1, batch_tokens=0), OnnxBackend(out, threads=1, batch_tokens=70)
+    shapes = []
+    run = capped.session.run
+    capped.session.run = lambda names, feed: shapes.append(feed["input_ids"].shape) or run(names, feed)
+    assert np.allclose(capped.embed(TEXTS, batch_size=6), whole.embed(TEXTS, batch_size=6), atol=1e-5)
+    assert len(shapes) > 1 and all(b * w <= 70 or b == 1 for b, w in shapes)  # the 64-piece text runs alone
+    assert shapes[0] == (1, 64) and sum(b for b, _ in shapes) == len(TEXTS)
+
+
 def test_weight_only_int8_keeps_attention_matmuls_fp32(tiny_model, tmp_path):
     import onnx
 
