@@ -223,6 +223,9 @@ def main() -> None:
     args.batch = [int(x) for x in str(args.batch).split(",")]
     if args.worker:
         return worker(args)
+    bad = [f for f in args.folder if "=" not in f or not Path(f.split("=", 1)[1]).is_dir()]
+    if bad:
+        sys.exit(f"--folder {', '.join(bad)}: give NAME=PATH with PATH an export folder")
     folders = dict(f.split("=", 1) for f in args.folder)
     variants = [v for v in args.variants.split(",") if v] + [f for f in folders if f not in args.variants.split(",")]
     unknown = [v for v in variants if v not in VARIANTS and v not in folders]

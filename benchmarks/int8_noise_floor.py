@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from int8_paired import top1_correct  # noqa: E402
+from int8_paired import check_models, top1_correct  # noqa: E402
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -52,6 +52,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
+    check_models([args.a, *args.b])
 
     from xlsent.data.bundled import split_by_language
     from xlsent.data.pairs import load_pairs

@@ -35,6 +35,16 @@ def top1_correct(q: np.ndarray, d: np.ndarray) -> np.ndarray:
     return idx[:, 0] == np.arange(len(q))
 
 
+def check_models(names) -> None:
+    """Every name is a registered model or an existing folder — said in one line before anything is encoded."""
+    from xlsent.models.registry import REGISTRY
+
+    bad = [n for n in names if n not in REGISTRY and not Path(n).expanduser().is_dir()]
+    if bad:
+        sys.exit(f"no such model or folder: {', '.join(bad)} (give a registered name — {', '.join(REGISTRY)} — "
+                 "or a model / export folder)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("a")
@@ -44,6 +54,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--resamples", type=int, default=2000)
     args = ap.parse_args()
+    check_models([args.a, *args.b])
 
     from xlsent.data.bundled import split_by_language
     from xlsent.data.pairs import load_pairs

@@ -125,17 +125,14 @@ def smoothing_scales(model, slots, settings: Int8Settings) -> list[torch.Tensor]
     finally:
         for h in hooks:
             h.remove()
-    group = lambda parent, attr: id(parent) if attr in ("query", "key", "value") else None  # noqa: E731
+    keys = [id(parent) if attr in ("query", "key", "value") else id(linear) for parent, attr, linear, _ in slots]
     wmax: dict[int, torch.Tensor] = {}
-    for parent, attr, linear, _ in slots:
-        key = group(parent, attr) or id(linear)
+    for key, (_, _, linear, _) in zip(keys, slots):
         w = linear.weight.detach().abs().amax(0)
         wmax[key] = w if key not in wmax else torch.maximum(wmax[key], w)
-    scales = []
-    for parent, attr, linear, _ in slots:
-        key = group(parent, attr) or id(linear)
-        s = _smooth_scale(maxima[id(linear)].numpy(), np.maximum(wmax[key].numpy(), 1e-5), settings.smooth)
-        scales.append(torch.from_numpy(s))
+    scales = [torch.from_numpy(_smooth_scale(maxima[id(linear)].numpy(), np.maximum(wmax[key].numpy(), 1e-5),
+                                             settings.smooth))
+              for key, (_, _, linear, _) in zip(keys, slots)]
     return scales
 
 

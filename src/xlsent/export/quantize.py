@@ -332,10 +332,12 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
     info = {"method": "dynamic", **asdict(settings), "quantized_nodes": len(nodes), "kept_fp32": kept}
     source = fp32_path
     smoothing = settings.smooth > 0 or bool(settings.smooth_search)
-    if smoothing or settings.outliers:
+    texts: list[str] = []
+    if smoothing or settings.outliers or settings.static:
         if model is None:
-            raise XlsentError("smoothing and outlier channels need the model's tokenizer for calibration")
+            raise XlsentError("smoothing, outlier channels and static int8 need the model's tokenizer for calibration")
         texts = calibration_texts(settings.calibration, settings.calibration_texts)
+    if smoothing or settings.outliers:
         inits = {i.name for i in proto.graph.initializer}
         weight_nodes = [n for n in proto.graph.node  # MatMuls with a weight, not Q·Kᵀ or P·V
                         if n.name in set(nodes) and n.op_type == "MatMul" and n.input[1] in inits
@@ -375,9 +377,7 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
     log(f"int8: {len(nodes)} nodes quantised, kept fp32: "
         + ", ".join(f"{k} {v}" for k, v in kept.items() if v))
     if settings.static:
-        if model is None:
-            raise XlsentError("static int8 needs the model's tokenizer for calibration")
-        _quantize_static(source, out_path, nodes, settings, _tokenizer_fn(model))
+        _quantize_static(source, out_path, nodes, texts, settings, _tokenizer_fn(model))
         info["method"] = "static"
     else:
         quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
@@ -397,13 +397,12 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
     return info
 
 
-def _quantize_static(source: Path, out_path: Path, nodes: list[str], settings: Int8Settings, tokenize) -> None:
+def _quantize_static(source: Path, out_path: Path, nodes: list[str], texts: list[str], settings: Int8Settings,
+                     tokenize) -> None:
     """onnxruntime's static int8 (QDQ): every quantised MatMul input gets one fixed uint8 range, the min and max
     seen on the calibration texts (one text a run, so padding never widens a range), so a text's vector no longer
     depends on the texts batched with it."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    texts = calibration_texts(settings.calibration, settings.calibration_texts)
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
