@@ -63,11 +63,13 @@ def train_stage(
     extra_record: dict | None = None,
     callbacks: list | None = None,
     finalize: Callable[[Path], None] | None = None,
+    late_record: Callable[[], dict] | None = None,
 ) -> dict:
     """Train ``model`` on ``train_dataset`` with ``loss`` in ``folder``; return the stage record.
 
     ``finalize(model_folder)`` adds files to the saved model (a gloss dictionary, a model card)
-    before it is moved into place and before the done marker is written. ``optim`` is the recipe's
+    before it is moved into place and before the done marker is written; ``late_record()`` adds to the
+    stage record what is known only once training ends (read before the checkpoints are removed). ``optim`` is the recipe's
     typed ``optim`` section (a plain mapping, such as a stage's merged settings, is read as one;
     keys it lacks take :class:`~xlsent.recipes.config_types.OptimConfig`'s defaults).
     """
@@ -116,4 +118,4 @@ def train_stage(
     return folder.finish(save, log, {
         "seconds": seconds, "steps": trainer.state.global_step, "examples": len(train_dataset),
         "resumed_from": resume, "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
-        **(extra_record or {})})
+        **(extra_record or {}), **(late_record() if late_record else {})})

@@ -110,7 +110,7 @@ def _check_range(key: str, value: Any) -> None:
     leaf = key.split(".")[-1]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return
-    if leaf in ("lr", "temperature", "checkpoint_every", "tau") and not value > 0:
+    if leaf in ("lr", "temperature", "checkpoint_every", "tau", "scale", "select_every") and not value > 0:
         raise _fail(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
     if leaf in ("batch_size", "token_steps", "shard_size") and value < 1:
         raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
@@ -119,11 +119,11 @@ def _check_range(key: str, value: Any) -> None:
                 "max_seq_length", "bottleneck", "warmup_ratio", "weight_decay", "adam_epsilon", "max_grad_norm",
                 "margin", "kd_weight", "mcl_weight", "infonce_weight", "contrastive_weight",
                 "relative_margin", "gen_weight", "align_weight", "sim_weight", "decay_epoch", "train_layers",
-                "bootstrap", "queue_size", "span_sample", "weight") and value < 0:
+                "bootstrap", "queue_size", "span_sample", "weight", "holdout_min", "hard") and value < 0:
         raise _fail(key, value, "must be ≥ 0", "give 0 or a positive number")
     if leaf == "momentum" and not 0 <= value <= 1:
         raise _fail(key, value, "must lie in [0, 1]", "give a fraction such as 0.99")
-    if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate", "probability") and not 0 <= value < 1 + (leaf == "min_share"):
+    if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate", "probability", "holdout") and not 0 <= value < 1 + (leaf == "min_share"):
         raise _fail(key, value, "must lie in [0, 1)", "give a fraction such as 0.1")
     if leaf in ("ru_layers", "repeats", "per_positive", "average_k", "layers", "hidden", "heads", "ffn",
                 "vocab_size") and value < 1:
@@ -146,7 +146,7 @@ def _check_exists(key: str, value: Any) -> None:
     elif key in _PAIR_KEYS:
         from xlsent.data.bundled import is_bundled
 
-        if is_bundled(value) or Path(value).is_file():
+        if is_bundled(value) or Path(value).is_file() or (key == "eval.pairs" and value == "holdout"):
             return
         if "," in value and all(Path(x).is_file() for x in value.split(",", 1)):
             return

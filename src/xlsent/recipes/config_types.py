@@ -91,6 +91,8 @@ class TrainConfig(Section):
     triplets: str = ""                      # triplet-kd: a TSV of anchor, positive, negative
     monolingual: str = ""                   # multistage: extra one-sentence-a-line text for stages 2-3
     monolingual_sample: int = 0
+    holdout: float = 0.0                    # adapt: share of the pairs held out to choose the step
+    holdout_min: int = 100
 
 
 class OptimConfig(Section):
@@ -120,6 +122,7 @@ class EvalConfig(Section):
     udhr: bool = True
     each_stage: bool = False
     base: bool = True
+    select_every: float = 2.0               # adapt: held-out scoring per epoch
 
 
 class RecipeConfig(Section):
