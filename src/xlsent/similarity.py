@@ -12,6 +12,15 @@ on the other side and ``NN_k(y)`` those of ``y``::
     ratio    = cos(x, y) / b(x, y)          (the default, "ratio margin")
     distance = cos(x, y) − b(x, y)
     absolute = cos(x, y)                    (no margin)
+
+CSLS (Conneau et al. 2018, "Word translation without parallel data") is twice the distance margin,
+``2 cos(x, y) − r(x) − r(y)`` with ``r`` the mean cosine to the ``k`` nearest neighbours on the other
+side: it ranks every candidate exactly as the distance margin does, and is offered under its own name.
+
+Per-language centering (:func:`center`): each side's (language's) mean vector is subtracted before
+scoring. A language-specific offset shared by all of a language's vectors — the main thing that keeps
+two languages' clouds apart in a multilingual encoder — is removed exactly, and what remains is the
+sentence's content. Cosine, margin and CSLS all apply after it.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import numpy as np
 
 from xlsent.utils.errors import XlsentError
 
-SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin")
+SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin", "csls")
 MARGINS = ("ratio", "distance", "absolute")
 
 
@@ -28,6 +37,18 @@ def unit(x: np.ndarray) -> np.ndarray:
     """Rows of ``x`` scaled to unit length (float32, contiguous; zero rows stay zero)."""
     x = np.ascontiguousarray(x, dtype=np.float32)
     return x / np.clip(np.linalg.norm(x, axis=1, keepdims=True), 1e-12, None)
+
+
+def center(x: np.ndarray, mean: np.ndarray | None = None) -> np.ndarray:
+    """``x`` minus ``mean`` (default: the mean row of ``x`` itself) — per-language centering (float32).
+
+    Give each language's vectors with their own mean: the mean of that language's pool, or a mean
+    computed in advance from other text of the language (a calibrated model folder)."""
+    x = np.asarray(x, dtype=np.float32)
+    m = x.mean(0) if mean is None else np.asarray(mean, dtype=np.float32).reshape(-1)
+    if m.shape[0] != x.shape[1]:
+        raise XlsentError(f"a mean of width {m.shape[0]} cannot center vectors of width {x.shape[1]}")
+    return np.ascontiguousarray(x - m, dtype=np.float32)
 
 
 def knn(queries: np.ndarray, candidates: np.ndarray, k: int, similarity: str = "cosine") -> tuple[np.ndarray, np.ndarray]:
@@ -89,8 +110,9 @@ def pair_margins(a: np.ndarray, b: np.ndarray, k: int = 4, kind: str = "ratio") 
     return margin(cos, (knn_mean(fs, fi, ka) + knn_mean(bs, bi, kb)) / 2, kind)
 
 
-def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: int = 4, block: int = 1024):
-    """Exact ratio-margin top-``topk`` over the whole pool (LASER's margin, ``k_nn`` neighbours each way)."""
+def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: int = 4, block: int = 1024,
+                kind: str = "ratio"):
+    """Exact margin top-``topk`` over the whole pool (LASER's margin of ``kind``, ``k_nn`` neighbours each way)."""
     q, c = unit(queries), unit(candidates)
     kq = min(k_nn, len(c))
     kc = min(k_nn, len(q))
@@ -101,7 +123,7 @@ def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: in
     idx = np.zeros((len(q), topk), np.int64)
     for s in range(0, len(q), block):
         cos = q[s : s + block] @ c.T
-        m = margin(cos, (mean_q[s : s + block, None] + mean_c[None, :]) / 2, "ratio")
+        m = margin(cos, (mean_q[s : s + block, None] + mean_c[None, :]) / 2, kind)
         part = np.argpartition(-m, topk - 1, axis=1)[:, :topk]
         ps = np.take_along_axis(m, part, 1)
         order = np.argsort(-ps, axis=1, kind="stable")
@@ -110,10 +132,23 @@ def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: in
     return scores, idx
 
 
+def csls_matrix(queries: np.ndarray, candidates: np.ndarray, k_nn: int = 10) -> np.ndarray:
+    """The whole CSLS matrix ``2 cos(x, y) − r(x) − r(y)`` (small pools; tests and inspection)."""
+    q, c = unit(queries), unit(candidates)
+    cos = q @ c.T
+    rq = np.sort(cos, axis=1)[:, ::-1][:, :min(k_nn, cos.shape[1])].mean(1)
+    rc = np.sort(cos, axis=0)[::-1, :][:min(k_nn, cos.shape[0])].mean(0)
+    return 2 * cos - rq[:, None] - rc[None, :]
+
+
 def ranked_candidates(queries: np.ndarray, candidates: np.ndarray, similarity: str, topk: int, k_nn: int = 4):
-    """Top-``topk`` candidates by any of :data:`SIMILARITIES` (``margin`` = exact ratio margin)."""
+    """Top-``topk`` candidates by any of :data:`SIMILARITIES` (``margin`` = exact ratio margin; ``csls`` =
+    CSLS, scores ``2 cos − r(x) − r(y)``)."""
     if similarity == "margin":
         return margin_topk(queries, candidates, topk, k_nn)
+    if similarity == "csls":
+        scores, idx = margin_topk(queries, candidates, topk, k_nn, kind="distance")
+        return 2 * scores, idx
     return knn(queries, candidates, topk, similarity)
 
 

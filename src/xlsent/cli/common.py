@@ -74,6 +74,22 @@ def retrieval_table(rows: list[dict], title: str, extra_cols: tuple[str, ...] = 
     return t
 
 
+def beside_table(rows: list[dict], mean: dict | None, title: str) -> Table | None:
+    """P@1 of the scorings reported beside the main one (centering, CSLS), per pool and their mean."""
+    named = [r for r in rows if r.get("beside")]
+    if not named:
+        return None
+    names = list(named[0]["beside"])
+    t = Table(title=title)
+    t.add_column("pool")
+    for n in names:
+        t.add_column(f"{n} src→tgt", justify="right")
+        t.add_column(f"{n} tgt→src", justify="right")
+    for r in named + ([{"pool": "mean", "beside": mean["beside"]}] if mean and mean.get("beside") else []):
+        t.add_row(r["pool"], *[f"{r['beside'][n][d]:.3f}" for n in names for d in ("src2tgt", "tgt2src")])
+    return t
+
+
 def summary_rows(metrics: dict) -> list[dict]:
     """One row per model for the CLI table."""
     rows = []

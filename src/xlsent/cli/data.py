@@ -169,8 +169,10 @@ def filter_pairs_command(
     special_pattern: str = typer.Option(None, help="drop pairs matching this regex (default: xlsent's pattern)"),
     no_special: bool = typer.Option(False, "--no-special", help="no special-character filter"),
     top: int = typer.Option(2016, help="keep the N best pairs (0 = all; the paper kept 2,016)"),
-    rank_by: str = typer.Option("cosine", help="cosine | margin | score (a mined file's score)"),
-    model: str = typer.Option("e5-small", "--model", "-m", help="model for cosine / margin ranking"),
+    rank_by: str = typer.Option("cosine", help="cosine | margin | csls | score (a mined file's score)"),
+    center: bool = typer.Option(False, help="subtract each side's (language's) mean vector over the candidates "
+                                "before cosine / margin / csls"),
+    model: str = typer.Option("e5-small", "--model", "-m", help="model for cosine / margin / csls ranking"),
     on_bad_lines: str = typer.Option("error", help="error | skip"),
 ) -> None:
     """Clean candidate pairs (each filter counted) and keep the top N by similarity (Huang et al. 2023 §4.1)."""
@@ -189,7 +191,7 @@ def filter_pairs_command(
 
         encoder, langs = Encoder.load(model, normalize=True), dict(zip(("src", "tgt"), side_langs(ds)))
         encode = lambda texts, side: encoder.encode(texts, langs[side] or None)  # noqa: E731
-    res = filter_pairs(ds, min_words, pattern, top, rank_by, encode)
+    res = filter_pairs(ds, min_words, pattern, top, rank_by, encode, center=center and rank_by != "score")
     for line in report.lines() + res.notes:
         console.print(f"[dim]{escape(line)}[/dim]")
     write_pairs_tsv(output, res.rows)

@@ -23,6 +23,8 @@ def embed_command(
     chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
     lang: str = typer.Option("", help="language of the texts (e.g. ny, en): a word-gloss model glosses any "
                              "language but English; unknown = glossed"),
+    center: bool = typer.Option(False, help="subtract the language's mean vector stored in the model folder "
+                                "(xlsent models calibrate) and re-normalise; needs --lang"),
     backend: str = BACKEND,
     threads: int = THREADS,
 ) -> None:
@@ -35,6 +37,18 @@ def embed_command(
     check_backend(backend, threads)
     at_least(batch_size, 1, "--batch-size")
     at_least(chunk_words, 0, "--chunk-words")
+    means = None
+    if center:
+        from xlsent.models.language_means import read_language_means
+        from xlsent.models.registry import resolve_model_path
+
+        if not lang:
+            raise XlsentError("--center needs --lang CODE (whose mean vector to subtract)")
+        means = read_language_means(resolve_model_path(model))
+        if means is None:
+            raise XlsentError(f"--center: {model} carries no language means — run xlsent models calibrate {model} "
+                              f"--lang {lang}=FILE first")
+        means.mean(lang)  # an uncalibrated language is one line, before the model loads
     texts = read_lines(input)
     for i, t in enumerate(texts, 1):
         if not t.strip():
@@ -42,6 +56,8 @@ def embed_command(
     encoder = Encoder.load(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words,
                            show_progress=True)
     vecs = encoder.encode(texts, lang or None)
+    if means is not None:
+        vecs = means.apply(vecs, lang)
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, vecs)

@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import (BACKEND, THREADS, at_least, check_backend, choice, console, err_console,
-                               output_file, retrieval_table)
+from xlsent.cli.common import (BACKEND, THREADS, at_least, beside_table, check_backend, choice, console,
+                               err_console, output_file, retrieval_table)
 from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many, mean_row
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -30,8 +30,12 @@ def retrieval(
     model: str = typer.Option(..., "--model", "-m", help="registered name or local model folder"),
     pairs: str = typer.Option(None, "--pairs", help="pairs file: TSV, JSONL, or Moses A,B"),
     dataset: str = typer.Option(None, "--dataset", help="bundled dataset, e.g. bible-en-ny:test, udhr, udhr:nya"),
-    similarity: str = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)}"),
-    k_nn: int = typer.Option(4, help="neighbours per direction for margin scoring"),
+    similarity: str = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)} (the main figure: plain cosine by "
+                                   "default, the literature's; the others are reported beside it)"),
+    center: bool = typer.Option(False, "--center", help="subtract each side's (language's) mean vector over the "
+                                "pool before scoring the main figure"),
+    beside: bool = typer.Option(True, help="also report P@1 with centering, CSLS and both, beside the main figure"),
+    k_nn: int = typer.Option(4, help="neighbours per direction for margin and CSLS scoring"),
     resamples: int = typer.Option(1000, help="bootstrap resamples for the 95% CIs"),
     seed: int = typer.Option(0, help="seed for sampling and the bootstrap"),
     sample: int = typer.Option(0, help="evaluate on this many pairs drawn at random (0 = all)"),
@@ -88,20 +92,26 @@ def retrieval(
 
         enc = _encoder(model, chunk_words, backend, threads)
         results = [evaluate_queries(src, tgt, enc, queries, model, similarity, resamples, seed, k_nn, sl, tl, name,
-                                    extra.get("src", ()), extra.get("tgt", ()))
+                                    extra.get("src", ()), extra.get("tgt", ()), center)
                    for name, (src, tgt, sl, tl) in groups.items()]
     else:
-        results = evaluate_many(groups, _encoder(model, chunk_words, backend, threads), model, similarity, resamples, seed, k_nn, source)
+        results = evaluate_many(groups, _encoder(model, chunk_words, backend, threads), model, similarity, resamples,
+                                seed, k_nn, source, center, beside)
     rows = retrieval_rows(results)
     pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
             "candidates, " if queries else "")
-    table = retrieval_table(rows, f"{model} on {source} ({pool}{similarity})")
-    if len(results) > 1:
-        m = mean_row(results)
+    scoring = f"centered {similarity}" if center else similarity
+    table = retrieval_table(rows, f"{model} on {source} ({pool}{scoring})")
+    m = mean_row(results) if len(results) > 1 else None
+    if m:
         table.add_row("mean", str(sum(r.n for r in results)), *[
             f"{m[d][f'p@{k}']:.3f}" for d in ("src2tgt", "tgt2src") for k in (1, 5, 10)
         ])
     console.print(table)
+    side = beside_table(rows, m, "P@1 beside it: per-language centering (each side's pool mean), CSLS and ratio margin (k = "
+                        f"{k_nn}), each also after centering")
+    if side is not None:
+        console.print(side)
     payload = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
     _write(payload, output)
 
@@ -298,7 +308,8 @@ def mse(
 @app.command("mining")
 def mining(
     model: str = MODEL,
-    dataset: str = typer.Option(None, "--dataset", help="bundled comparable corpus: bible (en–ny) or udhr:CODE"),
+    dataset: str = typer.Option(None, "--dataset", help="bundled comparable corpus: bible (en–ny), udhr:CODE or "
+                                 "udhr-dev:CODE (a development language)"),
     dev: str = typer.Option(None, "--dev", help="BUCC-style dev prefix: PREFIX.SRC, PREFIX.TGT, PREFIX.gold"),
     test: str = typer.Option(None, "--test", help="BUCC-style test prefix (same layout)"),
     src_lang: str = typer.Option("", help="source suffix of the BUCC files (e.g. de)"),
@@ -308,6 +319,8 @@ def mining(
     mode: str = typer.Option("max", help="forward | backward | intersect | max"),
     margin: str = typer.Option("ratio", help="ratio | distance | absolute"),
     k: int = typer.Option(4, "--k", help="neighbours per direction for the margin"),
+    center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
+                                "search and margins (as xlsent mine --center)"),
     seed: int = typer.Option(0, help="seed of the bundled corpora"),
     output: Path = OUT,
     backend: str = BACKEND,
@@ -328,15 +341,16 @@ def mining(
     if dataset:
         if dataset == "bible":
             corpora = [bible_comparable(s, n_gold, n_distractors, seed) for s in ("dev", "test")]
-        elif dataset.startswith("udhr:"):
-            corpora = [udhr_comparable(dataset.split(":", 1)[1], s, n_distractors, seed) for s in ("dev", "test")]
+        elif dataset.startswith(("udhr:", "udhr-dev:")):
+            bundle, code = dataset.split(":", 1)
+            corpora = [udhr_comparable(code, s, n_distractors, seed, bundle) for s in ("dev", "test")]
         else:
-            raise XlsentError(f"unknown comparable corpus '{dataset}': use bible or udhr:CODE")
+            raise XlsentError(f"unknown comparable corpus '{dataset}': use bible, udhr:CODE or udhr-dev:CODE")
     else:
         if not (dev and test and src_lang and tgt_lang):
             raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
         corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
-    cfg = MineConfig(k=k, mode=mode, margin=margin)
+    cfg = MineConfig(k=k, mode=mode, margin=margin, center=center)
     res = evaluate_mining(Encoder.load(model, backend=backend, threads=threads), corpora[0], corpora[1], cfg, model)
     t = res["test"]
     console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "

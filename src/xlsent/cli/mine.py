@@ -40,6 +40,8 @@ def mine_command(
                                   "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
                                   "scoring at least this"),
     dedupe: bool = typer.Option(True, help="forward/backward: each sentence in at most one pair"),
+    center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
+                                "search and margins"),
     index: str = typer.Option("auto", help="auto | exact | ivf | ivfpq"),
     nprobe: int = typer.Option(64, help="IVF cells visited per query"),
     nlist: int = typer.Option(0, help="IVF cells (0 = 4·√n)"),
@@ -84,7 +86,8 @@ def mine_command(
         sides.append(texts)
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
-                     dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib)
+                     dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib,
+                     center=center)
     work = workdir or output.with_name(output.name + ".work")
     from xlsent.encoding.encoder import Encoder
 

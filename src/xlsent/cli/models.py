@@ -6,11 +6,12 @@ import json
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import console
+from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, console
 from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
+from xlsent.utils.errors import XlsentError
 
-app = typer.Typer(help="Offline models: list, info, prepare.", no_args_is_help=True)
+app = typer.Typer(help="Offline models: list, info, prepare, calibrate.", no_args_is_help=True)
 
 
 @app.command("list")
@@ -73,4 +74,51 @@ def info(
     t = Table(title=f"model {name}", show_header=False)
     for k, v in data.items():
         t.add_row(k, f"{v:,}" if isinstance(v, int) else str(v))
+    console.print(t)
+
+
+@app.command("calibrate")
+def calibrate_command(
+    name: str = typer.Argument(..., help="registered name or local model folder (the means are stored in it)"),
+    lang: list[str] = typer.Option(..., "--lang", help="CODE=FILE: text of that language, one text a line "
+                                   "(repeatable); a few hundred lines are plenty"),
+    sample: int = typer.Option(0, help="use at most N lines of each file (seeded; 0 = all)"),
+    backend: str = BACKEND,
+    threads: int = THREADS,
+) -> None:
+    """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
+    import random
+    from pathlib import Path
+
+    from xlsent.data.readers import read_lines
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.models.language_means import calibrate, language_code, read_language_means
+
+    check_backend(backend, threads)
+    at_least(sample, 0, "--sample")
+    files: dict[str, str] = {}
+    for item in lang:
+        code, sep, path = item.partition("=")
+        if not sep or not code.strip() or not path:
+            raise XlsentError(f"--lang {item}: give CODE=FILE, e.g. --lang nya=chichewa.txt")
+        if not Path(path).is_file():
+            raise XlsentError(f"--lang {item}: no such file {path}")
+        files[language_code(code)] = path
+    texts: dict[str, list[str]] = {}
+    for code, path in files.items():
+        lines = list(dict.fromkeys(x.strip() for x in read_lines(Path(path)) if x.strip()))
+        if sample and sample < len(lines):
+            lines = random.Random(0).sample(lines, sample)
+        if not lines:
+            raise XlsentError(f"--lang {code}={path}: the file holds no text")
+        texts[code] = lines
+    encoder = Encoder.load(name, backend=backend, threads=threads, normalize=True, show_progress=True)
+    folder = encoder.model_folder
+    means = calibrate(encoder.encode, texts, files, read_language_means(folder))
+    path = means.save(folder)
+    t = Table(title=f"language means in {path}")
+    for c in ("language", "texts", "source"):
+        t.add_column(c)
+    for code, info in means.summary().items():
+        t.add_row(code, str(info.get("texts", "")), str(info.get("source", "")))
     console.print(t)

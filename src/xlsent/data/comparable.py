@@ -139,14 +139,16 @@ def bible_comparable(split: str = "test", n_gold: int = 1000, n_distractors: int
                             {(rows[i]["id"], rows[i]["id"]) for i in gold_sets[split]})
 
 
-def udhr_comparable(lang: str, split: str = "test", n_distractors: int = 2000, seed: int = 0) -> ComparableCorpus:
+def udhr_comparable(lang: str, split: str = "test", n_distractors: int = 2000, seed: int = 0,
+                    bundle: str = "udhr") -> ComparableCorpus:
     """English (src) – ``lang`` (tgt) UDHR paragraphs of one half, every second one without its English,
-    with ``n_distractors`` English Bible verses on the English side."""
+    with ``n_distractors`` English Bible verses on the English side (``bundle``: ``udhr`` or the development
+    languages of ``udhr-dev``)."""
     from xlsent.data.bundled import load_bundled
 
     if split not in SPLITS:
         raise XlsentError(f"unknown split '{split}': use dev or test")
-    units = [dict(r) for r in load_bundled(f"udhr:{lang}")]
+    units = [dict(r) for r in load_bundled(f"{bundle}:{lang}")]
     part = [u for u in units if (_article(u["id"]) <= 15) == (split == "dev")]
     gold = part[0::2]
     src = [(u["id"], normalize_text(u["src"])) for u in gold]
@@ -162,7 +164,7 @@ def udhr_comparable(lang: str, split: str = "test", n_distractors: int = 2000, s
             src.append((r["id"], text))
     random.Random(seed + 1).shuffle(src)
     tgt = [(u["id"], normalize_text(u["tgt"])) for u in part]
-    return ComparableCorpus(f"udhr:{lang}:{split}", "eng", lang, src, tgt, {(u["id"], u["id"]) for u in gold})
+    return ComparableCorpus(f"{bundle}:{lang}:{split}", "eng", lang, src, tgt, {(u["id"], u["id"]) for u in gold})
 
 
 def _article(unit_id: str) -> int:

@@ -11,7 +11,11 @@ expression), and kept the 2,016 most similar of the ~7,000 left. Here:
    * ``cosine`` — the model's cosine of the two sentences;
    * ``margin`` — LASER's ratio margin, cos(x, y) over the mean of x's and y's ``k`` nearest
      neighbours' cosines among all candidate sentences of the other side;
+   * ``csls`` — CSLS (Conneau et al. 2018), ``2 cos(x, y) − r(x) − r(y)`` over the same neighbourhoods;
    * ``score`` — the score column of a mined file (``xlsent mine`` output);
+
+   with ``center``, each side's mean vector over all candidates is subtracted first (per-language
+   centering, :func:`xlsent.similarity.center`);
 3. the ``top`` best pairs (0 = all), best first.
 """
 
@@ -25,10 +29,10 @@ import numpy as np
 
 from xlsent.data.cleaning import CleanReport, clean_pairs
 from xlsent.data.readers import read_fields, read_lines, read_pairs
-from xlsent.similarity import pair_margins, unit
+from xlsent.similarity import center as center_rows, pair_margins, unit
 from xlsent.utils.errors import XlsentError
 
-RANK_BY = ("cosine", "margin", "score")
+RANK_BY = ("cosine", "margin", "csls", "score")
 
 
 @dataclass
@@ -66,10 +70,12 @@ def read_candidates(path: str | Path, on_bad_lines: str = "error"):
 
 
 def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top: int = 0, rank_by: str = "cosine",
-                 encode: Callable[[list[str], str], np.ndarray] | None = None, k: int = 4) -> FilteredPairs:
+                 encode: Callable[[list[str], str], np.ndarray] | None = None, k: int = 4,
+                 center: bool = False) -> FilteredPairs:
     """Clean (every filter counted), score and keep the ``top`` best.
 
-    ``encode(texts, side)`` embeds one side (``"src"`` or ``"tgt"``) for ``cosine`` / ``margin`` ranking."""
+    ``encode(texts, side)`` embeds one side (``"src"`` or ``"tgt"``) for ``cosine`` / ``margin`` / ``csls``
+    ranking; ``center`` subtracts each side's mean over the candidates first."""
     if rank_by not in RANK_BY:
         raise XlsentError(f"unknown --rank-by '{rank_by}': use one of {', '.join(RANK_BY)}")
     if rank_by == "score" and "score" not in ds.column_names:
@@ -84,8 +90,16 @@ def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top
     else:
         if encode is None:
             raise XlsentError(f"--rank-by {rank_by} needs a model")
-        a, b = unit(encode(src, "src")), unit(encode(tgt, "tgt"))
-        scores = np.sum(a * b, axis=1) if rank_by == "cosine" else pair_margins(a, b, k, "ratio")
+        a, b = encode(src, "src"), encode(tgt, "tgt")
+        if center:
+            a, b = center_rows(a), center_rows(b)
+            notes.append("scored after per-language centering (each side's mean over the candidates)")
+        a, b = unit(a), unit(b)
+        if rank_by == "cosine":
+            scores = np.sum(a * b, axis=1)
+        else:
+            scores = pair_margins(a, b, k, "ratio" if rank_by == "margin" else "distance")
+            scores = scores * 2 if rank_by == "csls" else scores
     order = np.argsort(-scores, kind="stable")
     if top and top < len(order):
         notes.append(f"top {top} by {rank_by}: removed {len(order) - top} lower-scored pair(s)")

@@ -204,6 +204,12 @@ class Encoder:
         return Encoder(self.backend, **opts)
 
     @property
+    def model_folder(self) -> Path | None:
+        """The folder the model was loaded from (a model or an export folder); None for a bare function."""
+        handle = getattr(self.backend, "handle", None)
+        return Path(handle.path) if handle is not None else getattr(self.backend, "folder", None)
+
+    @property
     def language_dependent(self) -> bool:
         """Whether a text's vector depends on its language (a gloss model's does); if not, callers may
         encode texts of many languages in one call, which batches them by length better."""

@@ -91,7 +91,7 @@ def gather(store: EmbeddingStore, rows: np.ndarray) -> np.ndarray:
         start, stop = store.bounds(i)
         sel = np.nonzero((flat >= start) & (flat < stop))[0]
         if len(sel):
-            out[sel] = np.load(store.path(i), mmap_mode="r")[flat[sel] - start]
+            out[sel] = store.view(np.load(store.path(i), mmap_mode="r")[flat[sel] - start])
     return out.reshape(*rows.shape, store.spec.dim)
 
 

@@ -47,6 +47,7 @@ class MineConfig:
     dtype: str = "float16"
     batch_size: int = 64
     memory_gib: float = 4.0
+    center: bool = False  # per-language centering: each side's mean subtracted before search and margins
 
 
 def _digest(lines: list[str]) -> str:
@@ -110,7 +111,8 @@ class MiningJob:
         encode_key = {**key, "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
         self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib),
                       "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib)}
-        search_key = {"k": cfg.k, "index": asdict(cfg.index), "kinds": [self.kinds["fwd"], self.kinds["bwd"]]}
+        search_key = {"k": cfg.k, "index": asdict(cfg.index), "kinds": [self.kinds["fwd"], self.kinds["bwd"]],
+                      **({"center": True} if cfg.center else {})}
         record = self.dir / "job.json"
         if record.exists():
             old = json.loads(record.read_text())
@@ -141,7 +143,7 @@ class MiningJob:
             index_path = None if kind == "exact" else self.dir / f"index-{name}.faiss"
             for i in range(queries.n_shards):
                 task = SearchTask(queries.folder, i, targets.folder, kind, self.cfg.index, index_path, self.cfg.k,
-                                  self.dir / "knn" / f"{d}-{i:05d}.npz")
+                                  self.dir / "knn" / f"{d}-{i:05d}.npz", self.cfg.center)
                 if not task.done():
                     out.append(task)
         return out

@@ -4,6 +4,10 @@ A store is a folder: ``store.json`` (rows, dimension, shard size, dtype) and one
 ``shard-00000.npy`` per shard, each written atomically, so a killed job leaves only
 whole shards and resumes with the first missing one. Shards are read memory-mapped:
 a corpus larger than RAM is never loaded whole.
+
+A centered view (:meth:`EmbeddingStore.centered`) reads every row as ``unit(x − mean)``, the mean
+over the whole store computed once, one shard at a time, and kept as ``mean.npy`` (per-language
+centering, :func:`xlsent.similarity.center`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.similarity import unit
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
 
@@ -42,6 +47,7 @@ class EmbeddingStore:
             raise XlsentError(f"shard size {spec.shard_size}: must be ≥ 1")
         self.folder = Path(folder)
         self.spec = spec
+        self.offset: np.ndarray | None = None  # set on a centered view
         record = self.folder / "store.json"
         if record.exists():
             old = StoreSpec(**json.loads(record.read_text()))
@@ -86,11 +92,38 @@ class EmbeddingStore:
             with open(tmp, "wb") as f:
                 np.save(f, vectors.astype(self.spec.dtype, copy=False))
 
+    def view(self, rows: np.ndarray) -> np.ndarray:
+        """Stored rows as this store reads them: float32, centered and re-normalised on a centered view."""
+        rows = np.asarray(rows, dtype=np.float32)
+        return rows if self.offset is None else unit(rows - self.offset)
+
     def shard(self, i: int) -> np.ndarray:
         """Shard ``i`` as float32 (read through a memory map)."""
         if not self.done(i):
             raise XlsentError(f"{self.path(i)}: shard not encoded yet — rerun the job to resume")
-        return np.asarray(np.load(self.path(i), mmap_mode="r"), dtype=np.float32)
+        return self.view(np.load(self.path(i), mmap_mode="r"))
+
+    def mean(self) -> np.ndarray:
+        """The mean stored row (float64 sums, one shard at a time), computed once and kept in ``mean.npy``."""
+        path = self.folder / "mean.npy"
+        if path.exists():
+            return np.load(path)
+        total = np.zeros(self.spec.dim, dtype=np.float64)
+        for i in range(self.n_shards):
+            if not self.done(i):
+                raise XlsentError(f"{self.path(i)}: shard not encoded yet — rerun the job to resume")
+            total += np.asarray(np.load(self.path(i), mmap_mode="r"), dtype=np.float64).sum(0)
+        mean = (total / max(1, self.spec.rows)).astype(np.float32)
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as f:
+                np.save(f, mean)
+        return mean
+
+    def centered(self) -> "EmbeddingStore":
+        """The same store read with its mean subtracted (rows re-normalised)."""
+        view = EmbeddingStore.__new__(EmbeddingStore)
+        view.folder, view.spec, view.offset = self.folder, self.spec, self.mean()
+        return view
 
     def sample(self, n: int, seed: int = 0) -> np.ndarray:
         """``n`` rows drawn at random (all rows when ``n`` ≥ rows), as float32, reading one shard at a time."""
@@ -102,5 +135,5 @@ class EmbeddingStore:
             start, stop = self.bounds(i)
             sel = rows[(rows >= start) & (rows < stop)] - start
             if len(sel):
-                out.append(np.asarray(np.load(self.path(i), mmap_mode="r")[sel], dtype=np.float32))
+                out.append(self.view(np.load(self.path(i), mmap_mode="r")[sel]))
         return np.concatenate(out)

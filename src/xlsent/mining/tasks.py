@@ -69,16 +69,21 @@ class SearchTask:
     index_path: Path | None
     k: int
     out: Path
+    center: bool = False  # search each side's vectors with that side's mean subtracted (per-language centering)
 
     def done(self) -> bool:
         return self.out.exists()
 
+    def _store(self, folder: Path) -> EmbeddingStore:
+        store = EmbeddingStore.open(folder)
+        return store.centered() if self.center else store
+
     def searcher(self) -> Searcher:
-        return Searcher(EmbeddingStore.open(self.targets), self.kind, self.index, self.index_path)
+        return Searcher(self._store(self.targets), self.kind, self.index, self.index_path)
 
     def run(self, searcher: Searcher | None = None) -> None:
         searcher = searcher if searcher is not None else self.searcher()
-        sims, idx = searcher.search(EmbeddingStore.open(self.queries).shard(self.shard), self.k)
+        sims, idx = searcher.search(self._store(self.queries).shard(self.shard), self.k)
         with atomic_path(self.out) as tmp:
             with open(tmp, "wb") as f:
                 np.savez(f, sims=sims, idx=idx)

@@ -117,7 +117,7 @@ class EvalConfig(Section):
 
     pairs: str = ""
     sample: int = 1000
-    similarity: Literal["cosine", "dot", "euclidean", "manhattan", "margin"] = "cosine"
+    similarity: Literal["cosine", "dot", "euclidean", "manhattan", "margin", "csls"] = "cosine"
     chunk_words: int = 0
     udhr: bool = True
     each_stage: bool = False

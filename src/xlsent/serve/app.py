@@ -46,6 +46,7 @@ class Service:
         self.ready = False
         self.error: str | None = None
         self.encoder = None
+        self.means = None  # per-language mean vectors from the model folder (xlsent models calibrate)
         self.batcher: Batcher | None = None
         self.index = None
         self.started = time.time()
@@ -65,8 +66,11 @@ class Service:
         if threading.current_thread() is not threading.main_thread():
             lower_thread_priority(self.worker_nice)
         try:
+            from xlsent.models.language_means import read_language_means
+
             self.encoder = Encoder.load(self.model_spec, backend=self.backend_choice, threads=self.threads,
                                         spin=False)  # the HTTP loop needs the cycles a spinning pool burns
+            self.means = read_language_means(self.encoder.model_folder)
             backend = self.encoder.backend
             self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
             self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
@@ -76,7 +80,7 @@ class Service:
             if self.index_spec:
                 from xlsent.serve.index import SearchIndex
 
-                self.index = SearchIndex.build(self.index_spec, self.encoder.replace(batch_size=64).encode)
+                self.index = SearchIndex.build(self.index_spec, self.encoder.replace(batch_size=64).encode, self.means)
             self.ready = True
         except Exception as exc:  # reported by /health; the process stays up to say why
             self.error = f"{type(exc).__name__}: {exc}"
@@ -159,6 +163,33 @@ class Service:
                 raise LimitError(413, "max_chars", self.limits.max_chars,
                                  f"input {i} has {len(t)} characters; the limit is {self.limits.max_chars}")
         return texts
+
+    def check_language(self, data: dict) -> str | None:
+        """The request's ``language`` (whose stored mean centers its vectors), checked; None when absent."""
+        lang = data.get("language")
+        if lang is None:
+            return None
+        if not isinstance(lang, str) or not lang.strip():
+            raise LimitError(422, "language", None, "'language' must be a language code such as 'nya'")
+        if self.means is None:
+            raise LimitError(422, "language", None, "this model carries no language means, so nothing can be "
+                             "centered; calibrate it first (xlsent models calibrate MODEL --lang CODE=FILE)")
+        if not self.means.has(lang):
+            raise LimitError(422, "language", self.means.languages, f"no mean vector for '{lang}'; calibrated: "
+                             f"{', '.join(self.means.languages)}")
+        return lang
+
+    def centered(self, vecs: np.ndarray, lang: str | None) -> np.ndarray:
+        """``vecs`` centered with ``lang``'s stored mean (unit rows), or as they are without a language."""
+        return vecs if lang is None else self.means.apply(vecs, lang)
+
+    def centering_info(self) -> dict:
+        if self.means is None:
+            return {"languages": [], "note": "no language means in the model folder: vectors are never centered "
+                    "(xlsent models calibrate MODEL --lang CODE=FILE adds them)"}
+        return {"languages": self.means.languages, "sources": self.means.summary(),
+                "note": "a request's 'language' centers its vectors with that language's mean",
+                "index_centered": bool(self.index is not None and self.index.centered)}
 
     async def embed(self, texts: list[str], truncate: bool | None = None) -> tuple[np.ndarray, int, int]:
         """Vectors, total tokens (after any cut) and how many texts were cut."""
@@ -316,7 +347,9 @@ def create_app(service: Service, load: bool = True):
             raise LimitError(422, "dimensions", service.encoder.dimension,
                              f"this model gives {service.encoder.dimension} dimensions; it cannot shorten them")
         texts = service.check_texts(data["input"], "input")
+        lang = service.check_language(data)
         vecs, tokens, cut = await service.embed(list(texts))
+        vecs = service.centered(vecs, lang)
         items = []
         for i, v in enumerate(vecs):
             v = np.asarray(v, dtype="<f4")
@@ -333,7 +366,9 @@ def create_app(service: Service, load: bool = True):
         normalize, truncate = data.get("normalize", True), data.get("truncate")
         if not isinstance(normalize, bool) or (truncate is not None and not isinstance(truncate, bool)):
             raise LimitError(422, "json", None, "'normalize' and 'truncate' must be true or false")
+        lang = service.check_language(data)
         vecs, _, cut = await service.embed(list(texts), truncate)
+        vecs = service.centered(vecs, lang)
         if normalize:
             vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return JSONResponse(np.asarray(vecs, dtype=np.float32).tolist(), headers=_cut_header(cut))
@@ -351,8 +386,11 @@ def create_app(service: Service, load: bool = True):
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= service.limits.max_k:
             raise LimitError(422, "k", service.limits.max_k, f"'k' must be a whole number from 1 to {service.limits.max_k}")
         texts = service.check_texts(query, "query")
+        lang = service.check_language(data)
         vecs, _, cut = await service.embed(list(texts))
-        return JSONResponse({"query": query, "index": service.index.name, "matches": service.index.search(vecs[0], k)},
+        vecs = service.centered(vecs, lang)
+        return JSONResponse({"query": query, "index": service.index.name, "query_centered": lang is not None,
+                             "index_centered": service.index.centered, "matches": service.index.search(vecs[0], k)},
                             headers=_cut_header(cut))
 
     @app.get("/", response_class=HTMLResponse)
@@ -374,7 +412,9 @@ def create_app(service: Service, load: bool = True):
                 "backend": type(enc.backend).__name__ if enc else service.backend_choice,
                 "threads": service.threads, "worker_nice": service.worker_nice, "max_tokens": getattr(service, "max_tokens", None),
                 "limits": service.limits.to_dict(),
-                "index": {"name": service.index.name, "entries": len(service.index)} if service.index else None}
+                "index": ({"name": service.index.name, "entries": len(service.index), "centered": service.index.centered}
+                          if service.index else None),
+                "centering": service.centering_info() if service.ready else None}
 
     @app.get("/metrics")
     async def metrics():

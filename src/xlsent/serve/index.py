@@ -4,7 +4,9 @@
 JSONL, as everywhere in xlsent) or plain text, one entry a line. For pairs, both sides are entries, each
 with its language and its translation, so a query in either language finds entries of both and the page
 shows each match beside its other side. Vectors are L2-normalised; the score is cosine (inner product on
-an exact faiss index).
+an exact faiss index). When the model folder carries a mean vector for the language of every entry
+(``xlsent models calibrate``), each entry is centered with its language's mean before it is indexed
+(per-language centering); otherwise nothing is centered, and ``/info`` says so.
 """
 
 from __future__ import annotations
@@ -54,19 +56,26 @@ def read_entries(spec: str) -> list[Entry]:
 class SearchIndex:
     """Entries and their vectors in an exact inner-product faiss index."""
 
-    def __init__(self, entries: list[Entry], vectors: np.ndarray, name: str) -> None:
+    def __init__(self, entries: list[Entry], vectors: np.ndarray, name: str, means=None) -> None:
         import faiss
 
         vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.centered = bool(means is not None and entries and all(means.has(e.lang) for e in entries))
+        if self.centered:
+            for lang in {e.lang for e in entries}:
+                rows = np.array([i for i, e in enumerate(entries) if e.lang == lang])
+                vecs[rows] = means.apply(vecs[rows], lang)
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         self.entries, self.name = entries, name
         self.index = faiss.IndexFlatIP(vecs.shape[1])
         self.index.add(vecs)
 
     @classmethod
-    def build(cls, spec: str, encode) -> "SearchIndex":
+    def build(cls, spec: str, encode, means=None) -> "SearchIndex":
+        """Embed the entries of ``spec``; ``means`` (the model's language means) center them when they cover
+        every entry's language."""
         entries = read_entries(spec)
-        return cls(entries, encode([e.text for e in entries]), spec)
+        return cls(entries, encode([e.text for e in entries]), spec, means)
 
     def __len__(self) -> int:
         return len(self.entries)
