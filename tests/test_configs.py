@@ -16,7 +16,7 @@ from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, 
                                          TrainConfig, leaf_type)
 from xlsent.utils.errors import XlsentError
 
-RECIPES = ("siamese", "xkd", "triplet-kd", "gloss", "multistage", "lightweight", "scp")
+RECIPES = ("adapt", "siamese", "xkd", "triplet-kd", "gloss", "multistage", "lightweight", "scp")
 
 
 @pytest.mark.parametrize("recipe", RECIPES)

@@ -19,7 +19,7 @@ LAYERS = [
     {"recipes"},
     {"report"},
     {"serve"},
-    {"cli"},
+    {"cli", "__main__"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 ROOT = Path(xlsent.__file__).parent

@@ -15,6 +15,7 @@ from test_resume import TEXTS, _overrides, setup  # noqa: F401 — the same tiny
 CASES = {
     "siamese": (None, ["optim.epochs=8", "optim.lr=1e-3"], ""),
     "xkd": ("small", ["optim.epochs=3", "optim.lr=1e-3"], ""),
+    "adapt": (None, ["optim.epochs=4", "optim.lr=1e-3", "optim.batch_size=16"], ""),
     "triplet-kd": ("small", ["optim.epochs=3", "optim.lr=1e-3"], ""),
     "gloss": ("small", ["optim.max_steps=150", "optim.lr=1e-2"], ""),
     "multistage": ("small", ["optim.lr=1e-3", "stage4.epochs=3"], "stage4-mcl"),
@@ -63,7 +64,7 @@ def test_training_lowers_the_objective_and_changes_the_model(setup, tmp_path, re
     first, last = _first_last_loss(tmp_path / stage)
     assert last < 0.95 * first, (first, last)
     trained = SentenceTransformer(str(tmp_path / "model"), device="cpu").encode(TEXTS)
-    start = {"siamese": setup["student"], "xkd": setup["student"], "triplet-kd": setup["student"],
+    start = {"siamese": setup["student"], "xkd": setup["student"], "adapt": setup["student"], "triplet-kd": setup["student"],
              "gloss": setup["teacher"], "multistage": tmp_path / "stage3-recurrence" / "model"}[recipe]
     before = SentenceTransformer(str(start), device="cpu").encode(TEXTS)
     assert before.shape == trained.shape

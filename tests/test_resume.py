@@ -75,6 +75,7 @@ def _overrides(recipe: str, s: dict) -> list[str]:
     return {
         "siamese": [f"models.base={s['student']}", *common],
         "xkd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
+        "adapt": [f"models.student={s['student']}", *common],
         "triplet-kd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "gloss": [f"models.student={s['teacher']}", *common],
         "lightweight": ["encoder.hidden=32", "encoder.heads=2", "encoder.ffn=64", "tokenizer.vocab_size=100",
@@ -99,6 +100,7 @@ def _encode(path) -> np.ndarray:
 CASES = [
     ("siamese", None, 301, ""),  # 7 batches × 2 loss calls an epoch: killed in epoch 22 of 70
     ("xkd", "small", 8, ""),  # 13 steps, checkpoints every 3: killed after checkpoint-6
+    ("adapt", None, 6, ""),  # 100 pairs held out, 100 trained: 4 steps × 2 epochs, checkpoints every 2: killed after checkpoint-4
     ("triplet-kd", "small", 8, ""),
     ("gloss", "small", 50, ""),
     ("lightweight", "small", 10, ""),  # 4 steps × 4 epochs, checkpoints every 4: killed after step 8  # max_steps 190, checkpoints every 38: killed after checkpoint-38
@@ -138,6 +140,10 @@ def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, r
         assert rec["resumed_from"] and "checkpoint-" in rec["resumed_from"]
         assert rec["steps"] == json.loads((tmp_path / "straight" / stage / "stage.json").read_text())["steps"]
     np.testing.assert_allclose(_encode(out / "model"), _encode(tmp_path / "straight" / "model"), atol=1e-5)
+    if recipe == "adapt":  # the held-out selection saw the same scores and chose the same step
+        straight_rec = json.loads((tmp_path / "straight" / "stage.json").read_text())
+        assert rec["selection"]["chosen_step"] == straight_rec["selection"]["chosen_step"]
+        assert [h["step"] for h in rec["selection"]["history"]] == [h["step"] for h in straight_rec["selection"]["history"]]
     if recipe == "gloss":  # written inside the model folder before the done marker: the dictionary it trained with
         from xlsent.models.gloss import GLOSS_FILE
 

@@ -22,7 +22,8 @@ OUTPUT = typer.Option(..., "--output", "-o", help="run folder (model/, config.ya
 CONFIG = typer.Option(None, "--config", "-c", help="YAML file overriding the recipe's defaults")
 SET = typer.Option([], "--set", help="key=value override, repeatable (e.g. --set optim.epochs=1)")
 PRESET = typer.Option(None, "--preset", "-p", help="shipped preset: 'small' (≤ 30 min per stage on 2 CPU cores), "
-                      "'paper' (siamese: the paper's layer 7), 'compress' (multistage)")
+                      "'paper' (siamese: the paper's layer 7), 'compress' (multistage); each recipe's own are listed "
+                      "in its help")
 SHOW = typer.Option(False, help="print the merged config and exit")
 NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training")
 
@@ -66,7 +67,9 @@ def _command(recipe: Recipe):
             return
         result = recipe.train_fn()(cfg, output, show_note)
         if not no_eval:
-            err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
+            chose = cfg.eval.get("pairs") == "holdout"  # adapt: the held-out part of the training file
+            err_console.print("held-out evaluation (" + ("the held-out pairs also chose the step; the UDHR is reported only"
+                              if chose else "reported only; never used to pick a checkpoint") + ")")
         _render(recipe, recipe.evaluate_fn()(cfg, result, output, show_note, no_eval), output)
 
     command.__doc__ = recipe.help

@@ -42,11 +42,14 @@ def _ci(x: dict) -> str:
     return f"{x['p@1']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-def _metrics_section(metrics: dict) -> list[str]:
+def _metrics_section(metrics: dict, chose: dict | None = None) -> list[str]:
+    """``chose``: the run's step selection, when this pool also chose the step (adapt's held-out pairs)."""
     pool = metrics["eval_pool"]
+    use = (f"the same held-out pairs chose the step ({chose['chosen_step']}), so its figures are not independent "
+           "of that choice" if chose else "reported only, never used to choose a checkpoint")
     lines = ["## Held-out evaluation", "",
-             f"Pool: `{pool['pairs']}`, {pool['n']} pairs (sample seed {pool['sample_seed']}); reported only, never "
-             "used to choose a checkpoint. P@1 with 95% bootstrap CIs (tie-aware).", "",
+             f"Pool: `{pool['pairs']}`, {pool['n']} pairs (sample seed {pool['sample_seed']}); {use}. "
+             "P@1 with 95% bootstrap CIs (tie-aware).", "",
              "| model | src→tgt P@1 [95% CI] | tgt→src P@1 [95% CI] | triplet acc (cos) | UDHR mean xx→en | UDHR mean en→xx |",
              "|---|---|---|---|---|---|"]
     for name, m in metrics["models"].items():
@@ -106,7 +109,9 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
         out += ["Training: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in keep.items())
                 + ".", ""]
     if metrics:
-        out += _metrics_section(metrics)
+        sel = (record or {}).get("selection")
+        chose = sel if sel and str(metrics["eval_pool"].get("pairs", "")).endswith("holdout.jsonl") else None
+        out += _metrics_section(metrics, chose)
     else:
         out += ["## Held-out evaluation", "", "Not run (`--no-eval`); run `xlsent eval retrieval -m MODEL` "
                 f"on held-out pairs{f' such as `{eval_pairs}`' if eval_pairs else ''}.", ""]
