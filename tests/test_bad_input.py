@@ -112,7 +112,7 @@ CASES = [
     ("unknown preset", ["train", "xkd", "-o", F("r"), "--preset", "huge"], "huge"),
     ("no training step", ["train", "lightweight", "-o", F("r"), "--set", "optim.epochs=0"], "would train no step"),
     ("bad --set value", ["train", "multistage", "-o", F("r"), "--set", "optim.epochs=many"], "optim.epochs='many'"),
-    ("demo bad --set", ["demo", "-o", F("d"), "-m", TINY, "--set", "head.type=cubic"], "head.type='cubic'"),
+    ("demo bad --set", ["demo", "-o", F("d"), "-m", TINY, "--set", "loss.kd_weight=heavy"], "loss.kd_weight='heavy'"),
     # options
     ("similarity", ["eval", "retrieval", "-m", TINY, "--dataset", "udhr:nya", "--similarity", "jaccard"], "unknown --similarity"),
     ("mine mode", ["mine", F("ok.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY, "--mode", "both"], "unknown --mode 'both'"),

@@ -62,9 +62,13 @@ def test_configs_are_parsed_into_typed_objects(recipe):
     assert cfg["optim"]["lr"] == 0.5
 
 
-def test_siamese_demo_config_validates():
-    with resources.as_file(resources.files("xlsent").joinpath("configs", "siamese-demo.yaml")) as path:
-        assert load_config("siamese", path)["features"]["layer"] == "last"
+def test_demo_config_is_the_adapt_default_reported_on_the_new_testament():
+    with resources.as_file(resources.files("xlsent").joinpath("configs", "adapt-demo.yaml")) as path:
+        demo = load_config("adapt", path)
+    default = load_config("adapt")
+    assert demo["eval"]["pairs"] == "bible-en-ny:test" and default["eval"]["pairs"] == "holdout"
+    default["eval"]["pairs"] = "bible-en-ny:test"
+    assert demo == default  # the demo trains exactly what `xlsent train adapt` trains
 
 
 def test_choice_lists_agree_with_the_modules_that_use_them():
@@ -156,14 +160,6 @@ def test_siamese_layer_auto_follows_the_model(tiny_model):
     raw = tiny_model.parent / (tiny_model.name + "-hf")  # the plain Hugging Face BERT it was built from
     assert resolve_layer("auto", load_model(raw)) == 7
     assert resolve_layer(3, load_model(raw)) == 3
-
-
-def test_default_siamese_run_on_a_sentence_encoder_is_the_demo_run():
-    """`xlsent train siamese -o DIR` on e5-small (auto → last layer) trains exactly the demo's config."""
-    default = load_config("siamese")
-    default["features"]["layer"] = "last"  # what auto resolves to for a sentence encoder (tested above)
-    with resources.as_file(resources.files("xlsent").joinpath("configs", "siamese-demo.yaml")) as path:
-        assert default == load_config("siamese", path)
 
 
 def test_registry_names_importable_functions_and_every_recipe_has_a_config():

