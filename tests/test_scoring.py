@@ -178,3 +178,34 @@ def test_embed_center_errors_are_one_line_before_the_model_loads(tiny_model, tmp
     assert r.returncode != 0 and "carries no language means" in r.stderr
     r = xlsent("models", "calibrate", str(tiny_model), "--lang", "ny")
     assert r.returncode != 0 and "give CODE=FILE" in r.stderr
+
+
+def test_served_csls_equals_the_offline_csls_of_the_two_languages(tiny_model, pairs_tsv):
+    """For a query in one language of a two-language index, the served CSLS of every entry of the other language
+    is the offline CSLS matrix's (r over the other language's entries each way, k = 4)."""
+    from test_serve import make_client
+
+    from xlsent.data.pairs import load_pairs
+    from xlsent.encoding.encoder import Encoder
+
+    ds = load_pairs(str(pairs_tsv), dedupe=False).dataset
+    en, ny = list(ds["src"]), list(ds["tgt"])
+    enc = Encoder.load(str(tiny_model), normalize=True)
+    offline = csls_matrix(enc.encode(ny), enc.encode(en), 4)  # ny queries × en candidates
+    client, service = make_client(tiny_model, index=str(pairs_tsv))
+    try:
+        assert service.index.scoring == "csls"
+        r = client.post("/search", json={"query": ny[3], "k": 80, "language": "ny"})
+        assert r.status_code == 422  # the tiny model carries no means: naming a language is refused …
+        r = client.post("/search", json={"query": ny[3], "k": 80}).json()  # … without one, r(q) is over all entries
+        assert r["scoring"] == "csls"
+        got = {m["text"]: m["score"] for m in r["matches"] if m["lang"] == "en"}
+        cos_q = enc.encode([ny[3]]) @ enc.encode(en + ny).T
+        r_all = np.sort(cos_q[0])[-4:].mean()
+        r_en = np.sort(cos_q[0][: len(en)])[-4:].mean()
+        for j, text in enumerate(en):  # the offline matrix uses r(q) over the English entries only
+            assert abs(got[text] - (offline[3, j] + r_en - r_all)) < 1e-4
+        ranked = [m["score"] for m in r["matches"]]
+        assert ranked == sorted(ranked, reverse=True)
+    finally:
+        service.close()

@@ -17,6 +17,11 @@ def serve_command(
     threads: int = THREADS,
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(e.g. bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
+    scoring: str = typer.Option("csls", help="how /search ranks the --index: csls (default: it raised P@1 in every "
+                                "direction on the development data; an index of one language falls back to cosine) "
+                                "| cosine. A request's 'language' centers the query with the model's calibrated mean "
+                                "(xlsent models calibrate), and an index whose every language is calibrated is "
+                                "indexed centered (centering also raised dev P@1)"),
     name: str = typer.Option(None, help="the model name clients send (default: the model's folder name)"),
     max_inputs: int = typer.Option(256, help="texts per request (more: 413)"),
     max_chars: int = typer.Option(20_000, help="characters per text (more: 413)"),
@@ -46,6 +51,10 @@ def serve_command(
     limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
                          max_body_bytes=int(max_body_mib * 2**20), max_queue=max_queue, batch_tokens=batch_tokens,
                          max_wait_ms=max_wait_ms, model_batch=model_batch)
+    from xlsent.serve.index import SCORINGS
+
+    if scoring not in SCORINGS:
+        raise XlsentError(f"--scoring {scoring}: use one of {', '.join(SCORINGS)}")
     if index:
         from pathlib import Path
 
@@ -58,6 +67,6 @@ def serve_command(
     from xlsent.serve.app import Service, create_app
 
     service = Service(model, backend=backend, threads=threads, limits=limits, index=index, name=name,
-                      worker_nice=worker_nice)
+                      worker_nice=worker_nice, scoring=scoring)
     console.print(f"serving {model} on http://{host}:{port} (GET /health turns 200 once the model is warm)")
     uvicorn.run(create_app(service), host=host, port=port, log_level="warning", access_log=False)

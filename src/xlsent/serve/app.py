@@ -37,11 +37,13 @@ class Service:
     """The served model, its batcher, its limits and (optionally) its search index."""
 
     def __init__(self, model: str, backend: str = "auto", threads: int = 0, limits: ServeLimits | None = None,
-                 index: str | None = None, name: str | None = None, worker_nice: int = 10) -> None:
+                 index: str | None = None, name: str | None = None, worker_nice: int = 10,
+                 scoring: str = "csls") -> None:
         self.model_spec, self.backend_choice, self.threads = model, backend, threads
         self.worker_nice = int(worker_nice)
         self.limits = limits or ServeLimits()
         self.index_spec = index
+        self.scoring = scoring
         self.name = name or Path(str(model)).name
         self.ready = False
         self.error: str | None = None
@@ -80,7 +82,8 @@ class Service:
             if self.index_spec:
                 from xlsent.serve.index import SearchIndex
 
-                self.index = SearchIndex.build(self.index_spec, self.encoder.replace(batch_size=64).encode, self.means)
+                self.index = SearchIndex.build(self.index_spec, self.encoder.replace(batch_size=64).encode, self.means,
+                                               self.scoring)
             self.ready = True
         except Exception as exc:  # reported by /health; the process stays up to say why
             self.error = f"{type(exc).__name__}: {exc}"
@@ -390,7 +393,7 @@ def create_app(service: Service, load: bool = True):
         vecs, _, cut = await service.embed(list(texts))
         vecs = service.centered(vecs, lang)
         return JSONResponse({"query": query, "index": service.index.name, "query_centered": lang is not None,
-                             "index_centered": service.index.centered, "matches": service.index.search(vecs[0], k)},
+                             "index_centered": service.index.centered, "scoring": service.index.scoring, "matches": service.index.search(vecs[0], k, lang)},
                             headers=_cut_header(cut))
 
     @app.get("/", response_class=HTMLResponse)
@@ -412,7 +415,8 @@ def create_app(service: Service, load: bool = True):
                 "backend": type(enc.backend).__name__ if enc else service.backend_choice,
                 "threads": service.threads, "worker_nice": service.worker_nice, "max_tokens": getattr(service, "max_tokens", None),
                 "limits": service.limits.to_dict(),
-                "index": ({"name": service.index.name, "entries": len(service.index), "centered": service.index.centered}
+                "index": ({"name": service.index.name, "entries": len(service.index), "centered": service.index.centered,
+                           "scoring": service.index.scoring}
                           if service.index else None),
                 "centering": service.centering_info() if service.ready else None}
 
