@@ -41,7 +41,9 @@ def mine_command(
                                   "scoring at least this"),
     dedupe: bool = typer.Option(True, help="forward/backward: each sentence in at most one pair"),
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
-                                "search and margins"),
+                                "search and margins. Off by default: on the development comparable corpora (24 udhr-dev "
+                                "languages among 2,000 English Bible verses) it lowered mining F1 from 0.73 to 0.55 — "
+                                "a side's mean also holds its topics, and the sides' topic mixes differ"),
     index: str = typer.Option("auto", help="auto | exact | ivf | ivfpq"),
     nprobe: int = typer.Option(64, help="IVF cells visited per query"),
     nlist: int = typer.Option(0, help="IVF cells (0 = 4·√n)"),
