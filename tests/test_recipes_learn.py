@@ -69,3 +69,36 @@ def test_training_lowers_the_objective_and_changes_the_model(setup, tmp_path, re
     before = SentenceTransformer(str(start), device="cpu").encode(TEXTS)
     assert before.shape == trained.shape
     assert np.abs(trained - before).max() > 1e-3  # the weights moved
+
+
+@pytest.mark.parametrize("extra", [["negatives.hard=1", "negatives.relative_margin=0"], ["loss.kd_weight=0"]],
+                         ids=["hard-negatives", "no-distillation"])
+def test_adapt_variants_train(setup, tmp_path, extra):  # noqa: F811
+    """adapt's switches run end to end: hard negatives mined by the base model (a third column in every batch),
+    and no distillation (no frozen copy loaded, no labels)."""
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.recipes.adapt import train_adapt
+    from xlsent.recipes.config import load_config
+
+    cfg = load_config("adapt", None, [*_overrides("adapt", setup), "optim.max_steps=4", "optim.lr=1e-3",
+                                      "optim.logging_steps=1", *extra])
+    train_adapt(cfg, tmp_path, None, False)
+    rec = json.loads((tmp_path / "stage.json").read_text())
+    assert rec["steps"] == 4 and rec["selection"]["history"]
+    if "negatives.hard=1" in extra:
+        assert any("hard negatives: 1 a pair" in n for n in rec["data_notes"])
+    trained = SentenceTransformer(str(tmp_path / "model"), device="cpu").encode(TEXTS)
+    before = SentenceTransformer(str(setup["student"]), device="cpu").encode(TEXTS)
+    assert np.abs(trained - before).max() > 1e-3
+
+
+def test_adapt_says_when_hard_negative_mining_keeps_nothing(setup, tmp_path):  # noqa: F811
+    """A tiny random model scores every candidate alike: with a 5% margin no negative qualifies — one clear line."""
+    from xlsent.recipes.adapt import train_adapt
+    from xlsent.recipes.config import load_config
+    from xlsent.utils.errors import XlsentError
+
+    cfg = load_config("adapt", None, [*_overrides("adapt", setup), "negatives.hard=1", "negatives.relative_margin=0.5"])
+    with pytest.raises(XlsentError, match="lower negatives.relative_margin or set negatives.hard=0"):
+        train_adapt(cfg, tmp_path, None, False)

@@ -225,6 +225,10 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
             query_prompt=prompt, corpus_prompt=prompt, output_format="n-tuple", use_faiss=True,
             verbose=False, batch_size=64)
         kept = len(mined)
+        if kept < 2:
+            raise XlsentError(f"hard-negative mining kept {kept} of {len(xx)} pairs (no candidate scored below "
+                              f"{1 - float(cfg.negatives.relative_margin):.0%} of its positive) — lower "
+                              "negatives.relative_margin or set negatives.hard=0")
         notes.append(f"hard negatives: {hard} a pair mined by the base model; {len(xx) - kept} pair(s) without "
                      "enough candidates dropped")
         say(on_note, notes[-1:])
