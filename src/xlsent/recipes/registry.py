@@ -60,7 +60,8 @@ class Recipe:
 REGISTRY: dict[str, Recipe] = {r.name: r for r in (
     Recipe("adapt", "The best model for your own pairs: in-batch ranking both ways + self-distillation to the "
            "frozen base model, the step chosen on held-out pairs (--set train.pairs=FILE).",
-           "xlsent (MultipleNegativesRankingLoss + X-KD self-distillation)", "xlsent.recipes.adapt:train_adapt",
+           "none alone — in-batch ranking (Henderson et al. 2017, sentence-transformers' MultipleNegativesRankingLoss) "
+           "+ X-KD's targets (Reimers & Gurevych 2020) as self-distillation", "xlsent.recipes.adapt:train_adapt",
            "xlsent.recipes.adapt:evaluate_after", ("base model", "adapted")),
     Recipe("siamese", "Siamese fine-tuning over a frozen encoder (Huang et al. 2023, \"mBERT-SF\").",
            "Huang et al. 2023, ACM TALLIP 22(6)", "xlsent.recipes.siamese:train_siamese",
