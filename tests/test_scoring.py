@@ -149,17 +149,35 @@ def test_without_means_nothing_is_centered_and_info_says_so(tiny_model):
         service.close()
 
 
-def test_search_index_is_centered_per_language_when_every_language_has_a_mean(tiny_model, tmp_path, pairs_tsv):
+def test_search_on_a_centered_index_equals_the_offline_centered_csls(tiny_model, tmp_path, pairs_tsv):
+    """An en–ny index with both languages calibrated is stored centered; a ny query named as such is centered
+    with the ny mean, and every English entry's served score is the offline CSLS of the centered vectors."""
     from test_serve import make_client
 
+    from xlsent.data.pairs import load_pairs
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.models.language_means import read_language_means
+
     model, _, _ = _calibrated_copy(tiny_model, tmp_path)
+    means = read_language_means(model)
+    ds = load_pairs(str(pairs_tsv), dedupe=False).dataset
+    en, ny = list(ds["src"]), list(ds["tgt"])
+    enc = Encoder.load(str(model), normalize=True)
+    offline = csls_matrix(means.apply(enc.encode(ny), "ny"), means.apply(enc.encode(en), "en"), 4)
     client, service = make_client(model, index=str(pairs_tsv))  # an en–ny file: both languages calibrated
     plain, plain_service = make_client(tiny_model, index=str(pairs_tsv))
     try:
         assert service.index.centered and not plain_service.index.centered
-        assert client.get("/info").json()["index"]["centered"] is True
-        r = client.post("/search", json={"query": "madzi", "k": 3, "language": "ny"}).json()
-        assert r["query_centered"] is True and len(r["matches"]) == 3
+        info = client.get("/info").json()
+        assert info["index"]["centered"] is True and info["centering"]["index_languages_without_a_mean"] == []
+        r = client.post("/search", json={"query": ny[3], "k": 80, "language": "NY"}).json()  # codes: any case
+        assert r["query_centered"] is True and r["scoring"] == "csls"
+        got = {m["text"]: m["score"] for m in r["matches"] if m["lang"] == "en"}
+        assert len(got) == len(en)
+        for j, text in enumerate(en):
+            assert abs(got[text] - offline[3, j]) < 1e-4
+        missing = client.post("/search", json={"query": ny[3], "k": 3})
+        assert missing.status_code == 422 and "name the query's 'language'" in missing.json()["error"]["message"]
         p = plain.post("/search", json={"query": "madzi", "k": 3}).json()
         assert p["query_centered"] is False and p["index_centered"] is False
     finally:
@@ -209,3 +227,22 @@ def test_served_csls_equals_the_offline_csls_of_the_two_languages(tiny_model, pa
         assert ranked == sorted(ranked, reverse=True)
     finally:
         service.close()
+
+
+def test_language_means_travel_with_the_export_and_center_its_vectors_alike(tiny_model, tmp_path):
+    from test_cli import xlsent
+
+    from xlsent.models.language_means import MEANS_FILE
+
+    model, _, ny = _calibrated_copy(tiny_model, tmp_path)
+    onnx = tmp_path / "tiny-onnx"
+    r = xlsent("export", str(model), "-o", str(onnx))
+    assert r.returncode == 0, r.stderr
+    assert (onnx / MEANS_FILE).read_bytes() == (model / MEANS_FILE).read_bytes()
+    outs = []
+    for m in (model, onnx):
+        out = tmp_path / f"{m.name}.npy"
+        r = xlsent("embed", "-m", str(m), "-i", str(ny), "-o", str(out), "--lang", "ny", "--center")
+        assert r.returncode == 0, r.stderr
+        outs.append(np.load(out))
+    np.testing.assert_allclose(outs[0], outs[1], atol=1e-4)

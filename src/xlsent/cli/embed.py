@@ -39,12 +39,12 @@ def embed_command(
     at_least(chunk_words, 0, "--chunk-words")
     means = None
     if center:
+        from xlsent.encoding.encoder import source_folder
         from xlsent.models.language_means import read_language_means
-        from xlsent.models.registry import resolve_model_path
 
         if not lang:
             raise XlsentError("--center needs --lang CODE (whose mean vector to subtract)")
-        means = read_language_means(resolve_model_path(model))
+        means = read_language_means(source_folder(model))
         if means is None:
             raise XlsentError(f"--center: {model} carries no language means — run xlsent models calibrate {model} "
                               f"--lang {lang}=FILE first")

@@ -91,7 +91,7 @@ def calibrate_command(
     from pathlib import Path
 
     from xlsent.data.readers import read_lines
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.encoding.encoder import Encoder, source_folder
     from xlsent.models.language_means import calibrate, language_code, read_language_means
 
     check_backend(backend, threads)
@@ -112,8 +112,8 @@ def calibrate_command(
         if not lines:
             raise XlsentError(f"--lang {code}={path}: the file holds no text")
         texts[code] = lines
+    folder = source_folder(name)  # the folder named (never a cached export): serve and embed --center read it there
     encoder = Encoder.load(name, backend=backend, threads=threads, normalize=True, show_progress=True)
-    folder = encoder.model_folder
     means = calibrate(encoder.encode, texts, files, read_language_means(folder))
     path = means.save(folder)
     t = Table(title=f"language means in {path}")

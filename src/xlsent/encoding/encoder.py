@@ -204,12 +204,6 @@ class Encoder:
         return Encoder(self.backend, **opts)
 
     @property
-    def model_folder(self) -> Path | None:
-        """The folder the model was loaded from (a model or an export folder); None for a bare function."""
-        handle = getattr(self.backend, "handle", None)
-        return Path(handle.path) if handle is not None else getattr(self.backend, "folder", None)
-
-    @property
     def language_dependent(self) -> bool:
         """Whether a text's vector depends on its language (a gloss model's does); if not, callers may
         encode texts of many languages in one call, which batches them by length better."""
@@ -248,6 +242,16 @@ class Encoder:
         return np.stack([self._memo[t] for t in seen]) if seen else np.zeros((0, self.dimension), np.float32)
 
     __call__ = encode
+
+
+def source_folder(spec: str | Path) -> Path:
+    """The folder a model spec names: an export folder itself, else the resolved model folder (a registered
+    name's prepared folder). Language means (``xlsent models calibrate``) live there, whichever backend runs."""
+    from xlsent.export.folder import is_export_folder
+    from xlsent.models.registry import resolve_model_path
+
+    folder = Path(str(spec)).expanduser()
+    return folder if folder.is_dir() and is_export_folder(folder) else resolve_model_path(str(spec))
 
 
 def as_encoder(x) -> TextEncoder:

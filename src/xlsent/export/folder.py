@@ -142,6 +142,10 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
             gloss_meta = json.loads((handle.path / GLOSS_META).read_text(encoding="utf-8"))
             shutil.copy2(handle.path / GLOSS_META, tmp / GLOSS_META)
             shutil.copy2(handle.path / gloss_meta["dictionary"], tmp / gloss_meta["dictionary"])
+        from xlsent.models.language_means import MEANS_FILE
+
+        if (handle.path / MEANS_FILE).is_file():  # calibrated language means travel with the model
+            shutil.copy2(handle.path / MEANS_FILE, tmp / MEANS_FILE)
         manifest.model_file = fp32.name
         write_json_atomic(tmp / MANIFEST, asdict(manifest))
         exported = OnnxBackend(tmp).embed(list(texts), batch_size=32)

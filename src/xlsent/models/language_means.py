@@ -8,7 +8,7 @@ inside the model folder (one float32 row per language code, plus how many texts 
 it). The file is not part of the folder's fingerprint (caches of the model's vectors stay valid), and
 nothing else in the folder changes: ``SentenceTransformer(path)`` loads it as before.
 
-A centered vector is ``unit(v − mean[lang])``; the same function serves ``xlsent embed --center`` and
+A centered vector is ``unit(unit(v) − mean[lang])``; the same function serves ``xlsent embed --center`` and
 the service, so both give the same vectors.
 """
 
@@ -59,8 +59,8 @@ class LanguageMeans:
         return self.means[code]
 
     def apply(self, vectors: np.ndarray, lang: str) -> np.ndarray:
-        """``unit(v − mean[lang])`` for every row."""
-        return unit(center(vectors, self.mean(lang)))
+        """``unit(unit(v) − mean[lang])`` for every row (the means are means of unit vectors)."""
+        return unit(center(unit(vectors), self.mean(lang)))
 
     def summary(self) -> dict:
         return {code: self.sources.get(code, {}) for code in self.languages}

@@ -58,6 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.data.bundled import is_bundled
 from xlsent.data.pairs import english_side, load_train_pairs, side_langs
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
@@ -66,7 +67,7 @@ from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
+from xlsent.utils.io import atomic_path, write_text_atomic
 
 HOLDOUT_FILE = "holdout.jsonl"
 BEST_FILE = "best.pt"
@@ -94,18 +95,23 @@ def _write_holdout(path: Path, ds, rows: np.ndarray) -> None:
 
 
 def holdout_scores(student, anchors: list[str], positives: list[str]) -> dict:
-    """P@1 both ways over the held-out pairs, and the mean gap between each query's gold cosine and its best
-    wrong candidate's (both ways): the tie-break when P@1 saturates on a small held-out set."""
+    """P@1 both ways over the held-out pairs (tie-aware: a candidate with the gold's text is correct, as in
+    every xlsent retrieval figure), and the mean gap between each query's gold cosine and its best candidate
+    of another text (both ways): the tie-break when P@1 saturates on a small held-out set."""
     import numpy as np
 
     a = student.encode(anchors, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
     p = student.encode(positives, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
     sim = a @ p.T
     gold = np.diag(sim).copy()
-    off = sim - np.eye(len(sim)) * 1e9
-    fwd = float((sim.argmax(1) == np.arange(len(sim))).mean())
-    bwd = float((sim.argmax(0) == np.arange(len(sim))).mean())
-    gap = float(((gold - off.max(1)).mean() + (gold - off.max(0)).mean()) / 2)
+    pos, anc = np.asarray(positives, dtype=object), np.asarray(anchors, dtype=object)
+    same_p, same_a = pos[:, None] == pos[None, :], anc[:, None] == anc[None, :]  # same text = not a wrong answer
+    fwd = float((pos[sim.argmax(1)] == pos).mean())
+    bwd = float((anc[sim.argmax(0)] == anc).mean())
+    wrong_f = np.where(same_p, -np.inf, sim).max(1)  # xx query i: best English candidate of another text
+    wrong_b = np.where(same_a, -np.inf, sim).max(0)  # English query j: best xx candidate of another text
+    gap = float((np.mean(gold - np.where(np.isfinite(wrong_f), wrong_f, gold))
+                 + np.mean(gold - np.where(np.isfinite(wrong_b), wrong_b, gold))) / 2)
     return {"xx2en": fwd, "en2xx": bwd, "mean": (fwd + bwd) / 2, "gap": gap}
 
 
@@ -203,6 +209,9 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
                           "--set train.holdout=0")
     train_rows, held_rows = split_holdout(n, size, seed)
     notes = list(pairs.notes)
+    if not is_bundled(str(t.pairs)) and any(" sampled " in x for x in pairs.notes):
+        notes.append(f"{t.pairs}: train.sample={t.sample} drew {n} of your pairs — --set train.sample=0 uses them all")
+    (output / HOLDOUT_FILE).unlink(missing_ok=True)  # never report an earlier run's held-out pairs
     if size:
         _write_holdout(output / HOLDOUT_FILE, pairs.dataset, held_rows)
         notes.append(f"{t.pairs}: {size} of {n} pairs held out to choose the step and to report "
@@ -212,7 +221,8 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     xx = [pairs.other[i] for i in train_rows]
 
     hard, kd = int(cfg.negatives.hard), float(cfg.loss.kd_weight)
-    teacher = load_model(m.teacher or m.student) if hard or kd else None  # the frozen base: targets, mining
+    # the frozen base (targets, mining), cut at the student's length so that both see the same text
+    teacher = load_model(m.teacher or m.student, max_seq_length=m.max_seq_length) if hard or kd else None
     student = load_student_for(cfg, m.student, teacher) if teacher else _load_student(cfg)
     cols: dict = {"anchor": xx, "positive": en}
     if hard:

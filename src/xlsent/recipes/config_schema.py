@@ -212,6 +212,13 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
             if value and value not in BUNDLED_SPANS and not Path(value).expanduser().is_file():
                 raise _fail(key, value, "no such file and not a bundled structural-words set",
                             f"make one with `xlsent data structural-words PAIRS -o FILE` or use {', '.join(BUNDLED_SPANS)}")
+    if typed.get("eval", {}).get("pairs") == "holdout":
+        if recipe != "adapt":
+            raise _fail("eval.pairs", "holdout", "only xlsent train adapt holds out a part of its pairs",
+                        "give a pairs file or a bundled pool, e.g. --set eval.pairs=bible-en-ny:test")
+        if not typed["train"].get("holdout"):
+            raise _fail("eval.pairs", "holdout", "train.holdout=0 holds nothing out to report on",
+                        "give --set eval.pairs=FILE (or a bundled pool), or keep train.holdout > 0")
     if recipe == "siamese" and list(typed.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
         raise _fail("output_norm", typed["output_norm"], "not an allowed normalisation",
                     "use [unit, center, unit] (the paper) or [unit]")

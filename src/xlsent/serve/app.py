@@ -68,11 +68,12 @@ class Service:
         if threading.current_thread() is not threading.main_thread():
             lower_thread_priority(self.worker_nice)
         try:
+            from xlsent.encoding.encoder import source_folder
             from xlsent.models.language_means import read_language_means
 
             self.encoder = Encoder.load(self.model_spec, backend=self.backend_choice, threads=self.threads,
                                         spin=False)  # the HTTP loop needs the cycles a spinning pool burns
-            self.means = read_language_means(self.encoder.model_folder)
+            self.means = read_language_means(source_folder(self.model_spec))  # the named folder, on any backend
             backend = self.encoder.backend
             self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
             self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
@@ -190,9 +191,13 @@ class Service:
         if self.means is None:
             return {"languages": [], "note": "no language means in the model folder: vectors are never centered "
                     "(xlsent models calibrate MODEL --lang CODE=FILE adds them)"}
-        return {"languages": self.means.languages, "sources": self.means.summary(),
-                "note": "a request's 'language' centers its vectors with that language's mean",
-                "index_centered": bool(self.index is not None and self.index.centered)}
+        out = {"languages": self.means.languages, "sources": self.means.summary(),
+               "note": "a request's 'language' centers its vectors with that language's mean"}
+        if self.index is not None:
+            missing = sorted({e.lang for e in self.index.entries if not self.means.has(e.lang)})
+            out["index_centered"] = self.index.centered
+            out["index_languages_without_a_mean"] = missing  # calibrate with the index's own codes (e.g. eng, nya)
+        return out
 
     async def embed(self, texts: list[str], truncate: bool | None = None) -> tuple[np.ndarray, int, int]:
         """Vectors, total tokens (after any cut) and how many texts were cut."""
@@ -390,9 +395,13 @@ def create_app(service: Service, load: bool = True):
             raise LimitError(422, "k", service.limits.max_k, f"'k' must be a whole number from 1 to {service.limits.max_k}")
         texts = service.check_texts(query, "query")
         lang = service.check_language(data)
+        if service.index.centered and lang is None:
+            raise LimitError(422, "language", service.means.languages, "this index is centered per language: name "
+                             f"the query's 'language' (one of {', '.join(service.means.languages)})")
         vecs, _, cut = await service.embed(list(texts))
-        vecs = service.centered(vecs, lang)
-        return JSONResponse({"query": query, "index": service.index.name, "query_centered": lang is not None,
+        if service.index.centered:  # a query is centered only against a centered index
+            vecs = service.centered(vecs, lang)
+        return JSONResponse({"query": query, "index": service.index.name, "query_centered": service.index.centered,
                              "index_centered": service.index.centered, "scoring": service.index.scoring, "matches": service.index.search(vecs[0], k, lang)},
                             headers=_cut_header(cut))
 

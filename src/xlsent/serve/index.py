@@ -84,7 +84,9 @@ class SearchIndex:
         self.index = faiss.IndexFlatIP(vecs.shape[1])
         self.index.add(vecs)
         self.vecs = vecs
-        self.langs = np.array([e.lang for e in entries], dtype=object)
+        from xlsent.models.language_means import language_code
+
+        self.langs = np.array([language_code(e.lang) for e in entries], dtype=object)
         self.scoring = scoring if len(set(self.langs.tolist())) > 1 else "cosine"
         self.r = self._neighbourhoods(vecs) if self.scoring == "csls" else None
 
@@ -120,7 +122,11 @@ class SearchIndex:
             final = cos
         else:
             cos = self.vecs @ q[0]  # every entry: CSLS re-ranks the whole index (exact, as the faiss index is)
-            outside = self.langs != lang if lang and (self.langs == lang).any() and (self.langs != lang).any() else None
+            from xlsent.models.language_means import language_code
+
+            code = language_code(lang) if lang else None
+            outside = (self.langs != code if code and (self.langs == code).any() and (self.langs != code).any()
+                       else None)
             pool = cos[outside] if outside is not None else cos
             r_q = float(np.sort(pool)[-min(K_NN, len(pool)):].mean())
             csls = 2 * cos - r_q - self.r
