@@ -205,21 +205,21 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
 
     out = tmp_path / "demo"
     p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "demo", "-m", str(tiny_model), "-o", str(out),
-                        "--set", "optim.epochs=2", "--set", "train.sample=300", "--set", "eval.sample=200"],
+                        "--set", "optim.max_steps=3", "--set", "train.sample=300", "--set", "eval.sample=200"],
                        capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "200"})
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Bible NT verses" in p.stdout and "UDHR mean of 47 languages" in p.stdout
-    metrics = json.loads((out / "siamese" / "metrics.json").read_text())
+    metrics = json.loads((out / "adapt" / "metrics.json").read_text())
     assert metrics["schema"] == "xlsent.metrics/1" and metrics["eval_pool"]["n"] == 200
-    assert list(metrics["models"]) == [f"base {tiny_model}", "trained"]
-    assert len(metrics["models"]["trained"]["udhr"]["languages"]) == 47
+    assert metrics["recipe"] == "adapt" and list(metrics["models"]) == [f"base {tiny_model}", "adapted"]
+    assert len(metrics["models"]["adapted"]["udhr"]["languages"]) == 47
     report = json.loads((out / "report.json").read_text())
-    assert report["config"]["models"]["base"] == str(tiny_model) and report["metrics"] == metrics
+    assert report["config"]["models"]["student"] == str(tiny_model) and report["metrics"] == metrics
     assert (out / "report.html").stat().st_size > 1000 and (out / "embedding_space.png").exists()
-    card = (out / "siamese" / "model" / "README.md").read_text()
-    assert f"base_model: {tiny_model}" in card and "- training examples: 300" in card
+    card = (out / "adapt" / "model" / "README.md").read_text()
+    assert f"base_model: {tiny_model}" in card and "- training examples: 200" in card  # 300 drawn, 100 held out
     assert "bible-en-ny:train" in card and "public domain" in card
     # a wrong model is refused before anything loads
     bad = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "demo", "-m", str(tmp_path / "nope"), "-o",
                           str(tmp_path / "d2")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "models.base=" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "models.student=" in bad.stderr and "Traceback" not in bad.stderr

@@ -12,6 +12,25 @@ from conftest import WORDS, build_tiny_model
 
 from xlsent.utils.errors import XlsentError
 
+
+def _int8_dot_product_is_exact() -> bool:
+    """False on an x86 CPU without VNNI (AVX2 only): there onnxruntime's u8s8 int8 MatMul adds pairs of products
+    in saturating 16-bit arithmetic, so with outlier activations its result is not the exact int8 product
+    the tests below compare against (onnxruntime documents reduce_range for such CPUs)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return True
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return True
+    return "avx512_vnni" in flags or "avx_vnni" in flags
+
+
+exact_int8 = pytest.mark.skipif(not _int8_dot_product_is_exact(), reason="this CPU has no VNNI: onnxruntime's int8 "
+                                "MatMul saturates 16-bit pair sums, so it is not the exact int8 product compared here")
+
 TEXTS = ["god is good", "the river is wide and water", "mulungu ndi wabwino", "madzi", "unknownword xyz",
          " ".join(WORDS * 3)]  # the last one is cut at the model's 64 pieces
 
@@ -277,6 +296,7 @@ def test_smoothed_int8_export_runs(tiny_model, tmp_path):
     assert m.checks["mean_cosine_to_source"] > 0.9
 
 
+@exact_int8
 def test_per_token_scales_make_a_row_independent_of_its_batch(tmp_path):
     """Per-token int8 quantises each row of a MatMul's input with its own range: a row's output must not move when
     a row with an outlier joins the batch (it does under onnxruntime's per-tensor range), and it must be the
@@ -735,6 +755,7 @@ def test_a_folder_that_is_not_a_model_is_not_exportable(tmp_path):
 
 # --- quantisation-aware self-distillation ---------------------------------------------------------------
 
+@exact_int8
 def test_fake_quantisation_computes_what_onnxruntime_int8_computes(tmp_path):
     """The distillation's simulated int8 must be onnxruntime's dynamic int8, or it trains for the wrong model."""
     import onnxruntime as ort

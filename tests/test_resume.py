@@ -100,7 +100,7 @@ def _encode(path) -> np.ndarray:
 CASES = [
     ("siamese", None, 301, ""),  # 7 batches × 2 loss calls an epoch: killed in epoch 22 of 70
     ("xkd", "small", 8, ""),  # 13 steps, checkpoints every 3: killed after checkpoint-6
-    ("adapt", None, 6, ""),  # 100 pairs held out, 100 trained: 4 steps × 2 epochs, checkpoints every 2: killed after checkpoint-4
+    ("adapt", None, 3, ""),  # 100 pairs held out, 100 trained: 4 steps, checkpoints every step: killed after checkpoint-2
     ("triplet-kd", "small", 8, ""),
     ("gloss", "small", 50, ""),
     ("lightweight", "small", 10, ""),  # 4 steps × 4 epochs, checkpoints every 4: killed after step 8  # max_steps 190, checkpoints every 38: killed after checkpoint-38

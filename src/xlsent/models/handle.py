@@ -102,8 +102,8 @@ def load_model(name_or_path: str | Path, *, max_seq_length: int | None = None, c
         st = SentenceTransformer(str(path), device=device, local_files_only=True, config_kwargs=config_kwargs)
     except OSError as exc:  # a broken folder, not a user typo we can name better
         raise XlsentError(f"{path}: could not load the model ({exc}) — is the folder complete?") from exc
-    if max_seq_length:
-        st.max_seq_length = int(max_seq_length)
+    if max_seq_length:  # never past the model's own limit (its position table)
+        st.max_seq_length = min(int(max_seq_length), st.max_seq_length or int(max_seq_length))
     return ModelHandle(str(name_or_path), path, st)
 
 
