@@ -70,13 +70,14 @@ def test_centering_and_csls_rescue_retrieval_that_an_offset_breaks():
 
 # -- language means in a model folder: calibrate, embed --center, the service -------------------------------
 
-def _calibrated_copy(tiny_model, tmp_path):
-    """A copy of the tiny model with means for 'en' and 'ny' made by the CLI."""
+@pytest.fixture(scope="module")
+def calibrated(tiny_model, tmp_path_factory):
+    """A copy of the tiny model with means for 'en' and 'ny' made by the CLI (once for the module)."""
     import shutil
-    import sys
 
     from test_cli import xlsent
 
+    tmp_path = tmp_path_factory.mktemp("calibrated")
     model = tmp_path / "tiny-cal"
     shutil.copytree(tiny_model, model)
     en, ny = tmp_path / "en.txt", tmp_path / "ny.txt"
@@ -87,13 +88,13 @@ def _calibrated_copy(tiny_model, tmp_path):
     return model, en, ny
 
 
-def test_calibrate_stores_the_mean_unit_vector_and_keeps_the_fingerprint(tiny_model, tmp_path):
+def test_calibrate_stores_the_mean_unit_vector_and_keeps_the_fingerprint(calibrated):
     from sentence_transformers import SentenceTransformer
 
     from xlsent.models.handle import model_fingerprint
     from xlsent.models.language_means import read_language_means
 
-    model, en, ny = _calibrated_copy(tiny_model, tmp_path)
+    model, en, ny = calibrated
     means = read_language_means(model)
     assert means.languages == ["en", "ny"] and means.sources["ny"]["texts"] == 3
     st = SentenceTransformer(str(model), device="cpu")  # the folder still loads as before
@@ -104,14 +105,14 @@ def test_calibrate_stores_the_mean_unit_vector_and_keeps_the_fingerprint(tiny_mo
     assert model_fingerprint(model) == fp  # cached vectors of the model stay valid
 
 
-def test_embed_center_and_the_service_give_the_same_centered_vectors(tiny_model, tmp_path):
+def test_embed_center_and_the_service_give_the_same_centered_vectors(calibrated, tmp_path):
     from test_cli import xlsent
     from test_serve import make_client
 
     from xlsent.models.language_means import read_language_means
     from xlsent.similarity import unit
 
-    model, en, ny = _calibrated_copy(tiny_model, tmp_path)
+    model, en, ny = calibrated
     out = tmp_path / "ny.npy"
     r = xlsent("embed", "-m", str(model), "-i", str(ny), "-o", str(out), "--lang", "ny", "--center")
     assert r.returncode == 0, r.stderr
@@ -149,7 +150,7 @@ def test_without_means_nothing_is_centered_and_info_says_so(tiny_model):
         service.close()
 
 
-def test_search_on_a_centered_index_equals_the_offline_centered_csls(tiny_model, tmp_path, pairs_tsv):
+def test_search_on_a_centered_index_equals_the_offline_centered_csls(calibrated, tiny_model, pairs_tsv):
     """An en–ny index with both languages calibrated is stored centered; a ny query named as such is centered
     with the ny mean, and every English entry's served score is the offline CSLS of the centered vectors."""
     from test_serve import make_client
@@ -158,7 +159,7 @@ def test_search_on_a_centered_index_equals_the_offline_centered_csls(tiny_model,
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.language_means import read_language_means
 
-    model, _, _ = _calibrated_copy(tiny_model, tmp_path)
+    model, _, _ = calibrated
     means = read_language_means(model)
     ds = load_pairs(str(pairs_tsv), dedupe=False).dataset
     en, ny = list(ds["src"]), list(ds["tgt"])
@@ -229,12 +230,12 @@ def test_served_csls_equals_the_offline_csls_of_the_two_languages(tiny_model, pa
         service.close()
 
 
-def test_language_means_travel_with_the_export_and_center_its_vectors_alike(tiny_model, tmp_path):
+def test_language_means_travel_with_the_export_and_center_its_vectors_alike(calibrated, tmp_path):
     from test_cli import xlsent
 
     from xlsent.models.language_means import MEANS_FILE
 
-    model, _, ny = _calibrated_copy(tiny_model, tmp_path)
+    model, _, ny = calibrated
     onnx = tmp_path / "tiny-onnx"
     r = xlsent("export", str(model), "-o", str(onnx))
     assert r.returncode == 0, r.stderr
