@@ -75,18 +75,19 @@ def retrieval_table(rows: list[dict], title: str, extra_cols: tuple[str, ...] = 
 
 
 def beside_table(rows: list[dict], mean: dict | None, title: str) -> Table | None:
-    """P@1 of the scorings reported beside the main one (centering, CSLS), per pool and their mean."""
+    """P@1 of the scorings reported beside the main one (centering, CSLS, margin): one row a scoring, for the one
+    pool or the mean over pools (each pool's figures are in the JSON)."""
     named = [r for r in rows if r.get("beside")]
     if not named:
         return None
-    names = list(named[0]["beside"])
-    t = Table(title=title)
-    t.add_column("pool")
-    for n in names:
-        t.add_column(f"{n} src→tgt", justify="right")
-        t.add_column(f"{n} tgt→src", justify="right")
-    for r in named + ([{"pool": "mean", "beside": mean["beside"]}] if mean and mean.get("beside") else []):
-        t.add_row(r["pool"], *[f"{r['beside'][n][d]:.3f}" for n in names for d in ("src2tgt", "tgt2src")])
+    data = named[0]["beside"] if len(named) == 1 else (mean or {}).get("beside")
+    if not data:
+        return None
+    t = Table(title=title + ("" if len(named) == 1 else f" — mean of {len(named)} pools"))
+    for c in ("scoring", "src→tgt P@1", "tgt→src P@1"):
+        t.add_column(c, justify="left" if c == "scoring" else "right")
+    for name, v in data.items():
+        t.add_row(name, f"{v['src2tgt']:.3f}", f"{v['tgt2src']:.3f}")
     return t
 
 

@@ -109,8 +109,7 @@ def retrieval(
             f"{m[d][f'p@{k}']:.3f}" for d in ("src2tgt", "tgt2src") for k in (1, 5, 10)
         ])
     console.print(table)
-    side = beside_table(rows, m, "P@1 beside it: per-language centering (each side's pool mean), CSLS and ratio margin (k = "
-                        f"{k_nn}), each also after centering")
+    side = beside_table(rows, m, f"beside it: P@1 of other scorings (center = each side's pool mean; k = {k_nn})")
     if side is not None:
         console.print(side)
     payload = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
