@@ -127,6 +127,9 @@ CASES = [
      "--unknown"),
     ("on-bad-lines", ["eval", "retrieval", "-m", TINY, "--pairs", F("ok.tsv"), "--on-bad-lines", "ignore"], "--on-bad-lines"),
     ("embed batch size", ["embed", "-i", F("ok.txt"), "-o", F("out.npy"), "-m", TINY, "--batch-size", "0"], "--batch-size"),
+    ("not a device", ["embed", "-i", F("ok.txt"), "-o", F("out.npy"), "-m", TINY, "--device", "gpu"],
+     "--device gpu: not a device"),
+    ("not a dtype", ["eval", "retrieval", "-m", TINY, "--pairs", F("ok.tsv"), "--dtype", "fp8"], "--dtype fp8"),
     ("negative sample", ["eval", "retrieval", "-m", TINY, "--pairs", F("ok.tsv"), "--sample", "-5"], "--sample"),
     # model folders
     ("unknown model", ["eval", "retrieval", "-m", "no-such-model", "--dataset", "udhr:nya"], "unknown model 'no-such-model'"),

@@ -142,6 +142,26 @@ THREADS = typer.Option(0, "--threads", help="threads of the backend that runs th
                        "(0 = its default)")
 
 
+def _device(value: str) -> str:
+    from xlsent.utils.device import use_device
+
+    use_device(value, "--device")  # parsed before the command runs: a missing device fails before any model loads
+    return value
+
+
+def _dtype(value: str) -> str:
+    from xlsent.utils.device import use_encoding_dtype
+
+    use_encoding_dtype(value, "--dtype")
+    return value
+
+
+DEVICE = typer.Option("auto", "--device", callback=_device, help="where the model runs: auto (CUDA, then MPS, then "
+                      "the CPU) | cpu | cuda | cuda:N | mps")
+DTYPE = typer.Option("auto", "--dtype", callback=_dtype, help="precision a torch model encodes in: auto (fp16 on a "
+                     "CUDA GPU, fp32 elsewhere) | fp32 | fp16 | bf16")
+
+
 def check_backend(backend: str, threads: int) -> None:
     """``--backend`` / ``--threads``, checked before any model loads."""
     from xlsent.encoding.encoder import BACKENDS

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.cli.common import choice, console, output_file
+from xlsent.cli.common import DEVICE, DTYPE, choice, console, output_file
 from xlsent.data.bundled import BUNDLED, data_dir
 from xlsent.data.pairs import load_pairs
 from xlsent.utils.errors import XlsentError
@@ -134,6 +134,8 @@ def pairs_from_documents_command(
     strip_chars: str = typer.Option("\u200c", help="characters removed from titles and texts (default U+200C ZWNJ)"),
     splitter: str = typer.Option("auto", help="sentence splitter: auto | sentencex | punctuation"),
     seed: int = typer.Option(0, help="seed for the negatives"),
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1)."""
     output_file(output)
@@ -176,6 +178,8 @@ def filter_pairs_command(
                                 "measured"),
     model: str = typer.Option("e5-small", "--model", "-m", help="model for cosine / margin / csls ranking"),
     on_bad_lines: str = typer.Option("error", help="error | skip"),
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Clean candidate pairs (each filter counted) and keep the top N by similarity (Huang et al. 2023 §4.1)."""
     output_file(output)

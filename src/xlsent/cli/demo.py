@@ -34,7 +34,7 @@ def demo_command(
     from xlsent.data.pairs import load_pairs
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.registry import resolve_model_path
-    from xlsent.recipes.adapt import evaluate_after, train_adapt
+    from xlsent.recipes.adapt import evaluate_after
     from xlsent.recipes.config import load_config
     from xlsent.recipes.registry import REGISTRY
     from xlsent.report.html import comparison_table, page
@@ -58,7 +58,7 @@ def demo_command(
     console.rule("2/4 adapt: in-batch ranking both ways + self-distillation (xlsent train adapt)")
     t = time.perf_counter()
     run = output / "adapt"
-    trained_path = train_adapt(cfg, run, on_note=show_note)
+    trained_path = REGISTRY["adapt"].train_fn()(cfg, run, show_note)
     timings["train"] = time.perf_counter() - t
 
     console.rule("3/4 evaluation (held-out data only)")

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, console, output_file
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, console, output_file
 from xlsent.data.readers import read_lines
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import InputFormatError, XlsentError
@@ -27,6 +27,8 @@ def embed_command(
                                 "(xlsent models calibrate) and re-normalise; needs --lang"),
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Embed every line of a file (blank lines are an error: they would shift the rows)."""
     from xlsent.encoding.encoder import Encoder

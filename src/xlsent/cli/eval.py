@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import (BACKEND, THREADS, at_least, beside_table, check_backend, choice, console,
+from xlsent.cli.common import (BACKEND, DEVICE, DTYPE, THREADS, at_least, beside_table, check_backend, choice, console,
                                err_console, output_file, retrieval_table)
 from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many, mean_row
 from xlsent.utils.errors import XlsentError
@@ -50,6 +50,8 @@ def retrieval(
     tgt_distractors: Path = typer.Option(None, help="large-pool mode: extra target-language candidates, one a line"),
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs.
 
@@ -162,6 +164,8 @@ def sts(
     output: Path = OUT,
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Pearson and Spearman correlation with gold scores for cosine, Euclidean, Manhattan and dot."""
     check_backend(backend, threads)
@@ -202,6 +206,8 @@ def triplet(
     output: Path = OUT,
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
     check_backend(backend, threads)
@@ -282,6 +288,8 @@ def mse(
     output: Path = OUT,
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """MSE of the student (both sides) to the teacher's embedding of the English side."""
     check_backend(backend, threads)
@@ -325,6 +333,8 @@ def mining(
     output: Path = OUT,
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
     check_backend(backend, threads)
@@ -377,6 +387,8 @@ def documents(
     output: Path = OUT,
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Paragraph / document matching P@1 and P@5 with chunked pooling (Huang et al. 2023 Table 12)."""
     check_backend(backend, threads)
@@ -422,6 +434,8 @@ def classify(
     chunk_words: int = CHUNK,
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Zero-shot classification transfer: a linear classifier on frozen embeddings of source-language texts,
     tested on target-language texts (MLDoc-style); accuracy and macro-F1 with CIs, per class, confusion."""

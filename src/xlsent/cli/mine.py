@@ -8,7 +8,7 @@ import typer
 
 from rich.markup import escape
 
-from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, choice, console, err_console, output_file
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, choice, console, err_console, output_file
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -61,6 +61,8 @@ def mine_command(
     overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
     from xlsent.data.splitting import SPLITTERS

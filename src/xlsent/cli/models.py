@@ -6,7 +6,7 @@ import json
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, console
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, console
 from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
@@ -85,6 +85,8 @@ def calibrate_command(
     sample: int = typer.Option(0, help="use at most N lines of each file (seeded; 0 = all)"),
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
     import random

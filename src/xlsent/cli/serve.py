@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from xlsent.cli.common import BACKEND, THREADS, at_least, check_backend, console
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, console
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -15,6 +15,8 @@ def serve_command(
     port: int = typer.Option(8080, help="port"),
     backend: str = BACKEND,
     threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(e.g. bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
     scoring: str = typer.Option("csls", help="how /search ranks the --index: csls (default; on the development "

@@ -72,13 +72,18 @@ class Backend(Protocol):
 class SentenceTransformerBackend:
     """A sentence-transformers model behind a :class:`~xlsent.models.handle.ModelHandle`."""
 
-    def __init__(self, handle: ModelHandle) -> None:
+    def __init__(self, handle: ModelHandle, dtype: str = "fp32") -> None:
         from xlsent.encoding.chunked import model_normalizes
 
         self.handle = handle
         self.name = handle.name
         self.dimension = handle.dimension
         self.normalizes = model_normalizes(handle.model)
+        self.dtype = dtype
+        if dtype != "fp32":
+            from xlsent.utils.device import torch_dtype
+
+            handle.model.to(torch_dtype(dtype))
 
     def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
         from xlsent.encoding.embed import embed
@@ -181,7 +186,9 @@ class Encoder:
             torch.set_num_threads(int(threads))
         handle = name_or_path if isinstance(name_or_path, ModelHandle) else load_model(name_or_path)
         kwargs.setdefault("gloss", load_gloss(handle.path))
-        return cls(SentenceTransformerBackend(handle), **kwargs)
+        from xlsent.utils.device import encoding_dtype
+
+        return cls(SentenceTransformerBackend(handle, encoding_dtype(str(handle.model.device))), **kwargs)
 
     @property
     def dimension(self) -> int:
@@ -193,7 +200,9 @@ class Encoder:
         name), the gloss and the chunking. Keys caches and mining work folders."""
         handle = getattr(self.backend, "handle", None)
         base = handle.fingerprint if handle is not None else getattr(self.backend, "fingerprint", self.backend.name)
-        return f"{base}|gloss={len(self.gloss.dictionary) if self.gloss else 0}|chunk={self.chunk_words}"
+        dtype = getattr(self.backend, "dtype", "fp32")  # half-precision vectors differ: their own caches
+        return (f"{base}|gloss={len(self.gloss.dictionary) if self.gloss else 0}|chunk={self.chunk_words}"
+                + (f"|dtype={dtype}" if dtype != "fp32" else ""))
 
     def replace(self, **kwargs) -> "Encoder":
         """A copy with some options changed (``normalize``, ``batch_size``, ``chunk_words``…); no memo is shared."""

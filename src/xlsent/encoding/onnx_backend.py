@@ -61,6 +61,29 @@ def session_options(threads: int = 0, spin: bool = True):
     return so
 
 
+_SAID: set[str] = set()
+
+
+def onnx_providers() -> list:
+    """onnxruntime's execution providers for the process's device: CUDA (then the CPU) when the device is a CUDA
+    GPU and ``onnxruntime-gpu`` is installed; otherwise the CPU — said once when a GPU was asked for."""
+    import warnings
+
+    import onnxruntime as ort
+
+    from xlsent.utils.device import current_device, device_kind
+
+    device = current_device()
+    if device_kind(device) == "cuda":
+        if "CUDAExecutionProvider" in ort.get_available_providers():
+            return [("CUDAExecutionProvider", {"device_id": int(device.split(":")[1])}), "CPUExecutionProvider"]
+        if device not in _SAID:
+            _SAID.add(device)
+            warnings.warn(f"the ONNX backend runs on the CPU: onnxruntime has no CUDA provider here (install "
+                          f"onnxruntime-gpu to run exported models on {device})", stacklevel=2)
+    return ["CPUExecutionProvider"]
+
+
 class OnnxBackend:
     """An exported folder as a :class:`~xlsent.encoding.encoder.Backend`.
 
@@ -95,8 +118,9 @@ class OnnxBackend:
         self.counter.no_padding()
         self.counter.no_truncation()
         self.fingerprint = f"onnx:{model_fingerprint(self.folder)}"
+        self.providers = onnx_providers()
         self.session = ort.InferenceSession(str(self.folder / m.model_file), session_options(threads, spin),
-                                            providers=["CPUExecutionProvider"])
+                                            providers=self.providers)
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """The ids the graph sees for each text (prompt prefixed, lower-cased if the model does, truncated)."""

@@ -90,14 +90,19 @@ def model_prompt(model) -> str:
 
 
 def load_model(name_or_path: str | Path, *, max_seq_length: int | None = None, config_kwargs: dict | None = None,
-               device: str = "cpu") -> ModelHandle:
+               device: str | None = None) -> ModelHandle:
     """Resolve ``name_or_path`` and load it as a ``SentenceTransformer`` (offline).
 
     ``config_kwargs`` change the transformer's config at load time (e.g. ``num_hidden_layers``).
+    ``device``: a torch device string; ``None`` = the process's device (:func:`xlsent.utils.device.current_device`:
+    ``--device`` / ``models.device``, else auto).
     """
     from sentence_transformers import SentenceTransformer
 
+    from xlsent.utils.device import current_device
+
     path = resolve_model_path(str(name_or_path))
+    device = device or current_device()
     try:
         st = SentenceTransformer(str(path), device=device, local_files_only=True, config_kwargs=config_kwargs)
     except OSError as exc:  # a broken folder, not a user typo we can name better

@@ -80,9 +80,9 @@ class WordEmbedder:
         with torch.no_grad():
             for s in range(0, len(words), self.batch_size):
                 enc = tok(words[s : s + self.batch_size], padding=True, truncation=True, max_length=32,
-                          return_tensors="pt")
+                          return_tensors="pt").to(model.device)
                 h = model(**enc).last_hidden_state[:, 0]
-                out.append(torch.nn.functional.normalize(h, dim=-1).numpy())
+                out.append(torch.nn.functional.normalize(h.float(), dim=-1).cpu().numpy())
         return np.concatenate(out)
 
     def __call__(self, words: Sequence[str]) -> np.ndarray:

@@ -98,7 +98,7 @@ def holdout_scores(student, anchors: list[str], positives: list[str]) -> dict:
     """P@1 both ways over the held-out pairs (tie-aware: a candidate with the gold's text is correct, as in
     every xlsent retrieval figure), and the mean gap between each query's gold cosine and its best candidate
     of another text (both ways): the tie-break when P@1 saturates on a small held-out set."""
-    import numpy as np
+    from xlsent.evaluation.retrieval import hits
 
     a = student.encode(anchors, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
     p = student.encode(positives, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
@@ -106,8 +106,8 @@ def holdout_scores(student, anchors: list[str], positives: list[str]) -> dict:
     gold = np.diag(sim).copy()
     pos, anc = np.asarray(positives, dtype=object), np.asarray(anchors, dtype=object)
     same_p, same_a = pos[:, None] == pos[None, :], anc[:, None] == anc[None, :]  # same text = not a wrong answer
-    fwd = float((pos[sim.argmax(1)] == pos).mean())
-    bwd = float((anc[sim.argmax(0)] == anc).mean())
+    fwd = float(hits(sim.argmax(1)[:, None], positives, positives).mean())
+    bwd = float(hits(sim.argmax(0)[:, None], anchors, anchors).mean())
     wrong_f = np.where(same_p, -np.inf, sim).max(1)  # xx query i: best English candidate of another text
     wrong_b = np.where(same_a, -np.inf, sim).max(0)  # English query j: best xx candidate of another text
     gap = float((np.mean(gold - np.where(np.isfinite(wrong_f), wrong_f, gold))

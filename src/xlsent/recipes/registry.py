@@ -47,7 +47,17 @@ class Recipe:
         return getattr(importlib.import_module(module), fn)
 
     def train_fn(self) -> Callable[..., Any]:
-        return self._load(self.train)
+        fn = self._load(self.train)
+
+        def train(*args, **kwargs):
+            from xlsent.utils.device import use_device
+
+            # Training stays on the CPU until every recipe's loop places its own tensors (the one training loop,
+            # issue 32 §2); encoding commands already follow --device.
+            use_device("cpu", "training")
+            return fn(*args, **kwargs)
+
+        return train
 
     def evaluate_fn(self) -> Callable[..., Report]:
         return self._load(self.evaluate)

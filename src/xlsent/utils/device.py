@@ -1,0 +1,128 @@
+"""Where models run: the one place xlsent names a device.
+
+``--device auto|cpu|cuda|cuda:N|mps`` (every command that loads a model) and ``models.device`` (every
+recipe config) go through :func:`resolve_device`; :func:`use_device` makes the answer the process's
+default, which :func:`current_device` hands to whatever loads a model. ``auto`` picks CUDA, then Apple's
+MPS, then the CPU. A device that is not there is one :class:`~xlsent.utils.errors.XlsentError` line naming
+the option and what was found — raised before any model loads.
+"""
+
+from __future__ import annotations
+
+import re
+
+from xlsent.utils.errors import XlsentError
+
+DEVICE_HELP = "auto | cpu | cuda | cuda:N | mps"
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+DTYPES = ("fp32", "fp16", "bf16")
+
+_chosen: str | None = None
+_encoding_dtype = "auto"
+
+
+def _found() -> str:
+    import torch
+
+    if torch.version.cuda is None and not torch.cuda.is_available():
+        cuda = f"this torch ({torch.__version__}) is a CPU build"
+    else:
+        n = torch.cuda.device_count()
+        cuda = f"{n} CUDA GPU(s)" if n else "no CUDA GPU"
+    mps = getattr(torch.backends, "mps", None)
+    return cuda + (", MPS" if mps is not None and mps.is_available() else "")
+
+
+def resolve_device(spec: str | None = "auto", option: str = "--device") -> str:
+    """``spec`` as a torch device string (``cpu``, ``cuda:0``, ``mps``), or one clear error."""
+    import torch
+
+    s = (spec or "auto").strip().lower()
+    mps = getattr(torch.backends, "mps", None)
+    has_mps = bool(mps is not None and mps.is_available())
+    if s == "auto":
+        if torch.cuda.is_available():
+            return f"cuda:{torch.cuda.current_device()}"
+        return "mps" if has_mps else "cpu"
+    if s == "cpu":
+        return "cpu"
+    if s == "mps":
+        if not has_mps:
+            raise XlsentError(f"{option} mps: Apple's MPS is not available here ({_found()}) — use {option} cpu or auto")
+        return "mps"
+    m = re.fullmatch(r"cuda(?::(\d+))?", s)
+    if not m:
+        raise XlsentError(f"{option} {spec}: not a device — use one of {DEVICE_HELP}")
+    if not torch.cuda.is_available():
+        raise XlsentError(f"{option} {spec}: no CUDA GPU here ({_found()}) — use {option} cpu or auto")
+    index = int(m.group(1)) if m.group(1) is not None else torch.cuda.current_device()
+    n = torch.cuda.device_count()
+    if index >= n:
+        raise XlsentError(f"{option} {spec}: this machine has {n} CUDA GPU(s) (cuda:0 … cuda:{n - 1})")
+    return f"cuda:{index}"
+
+
+def use_device(spec: str | None, option: str = "--device") -> str:
+    """Resolve ``spec`` and make it the device every later model load uses (this process)."""
+    global _chosen
+    _chosen = resolve_device(spec, option)
+    return _chosen
+
+
+def current_device() -> str:
+    """The device chosen by :func:`use_device`, else ``auto``'s answer (cached)."""
+    global _chosen
+    if _chosen is None:
+        _chosen = resolve_device("auto")
+    return _chosen
+
+
+def device_kind(device: str) -> str:
+    """``cpu``, ``cuda`` or ``mps``."""
+    return device.split(":")[0]
+
+
+def supports_bf16(device: str) -> bool:
+    import torch
+
+    return device_kind(device) == "cuda" and torch.cuda.is_bf16_supported()
+
+
+def training_precision(spec: str, device: str, option: str = "optim.precision") -> str:
+    """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 on a GPU that supports it,
+    else fp32 (fp16 needs a loss scaler and is used only when asked for; the CPU has no fp16 training)."""
+    if spec not in PRECISIONS:
+        raise XlsentError(f"{option}={spec}: use one of {', '.join(PRECISIONS)}")
+    if spec == "auto":
+        return "bf16" if supports_bf16(device) else "fp32"
+    if spec == "fp16" and device_kind(device) == "cpu":
+        raise XlsentError(f"{option}=fp16: half precision trains on a GPU only — use bf16 or fp32 on the CPU")
+    return spec
+
+
+def torch_dtype(name: str, option: str = "--dtype"):
+    """The torch dtype of ``fp32`` / ``fp16`` / ``bf16``."""
+    import torch
+
+    table = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    if name not in table:
+        raise XlsentError(f"{option} {name}: use one of {', '.join(DTYPES)}")
+    return table[name]
+
+
+def use_encoding_dtype(spec: str | None, option: str = "--dtype") -> str:
+    """The dtype every later :class:`~xlsent.encoding.encoder.Encoder` runs a torch model in (this process):
+    ``auto`` (fp16 on a CUDA GPU, fp32 elsewhere), ``fp32``, ``fp16`` or ``bf16``."""
+    global _encoding_dtype
+    s = (spec or "auto").strip().lower()
+    if s != "auto" and s not in DTYPES:
+        raise XlsentError(f"{option} {spec}: use one of auto, {', '.join(DTYPES)}")
+    _encoding_dtype = s
+    return s
+
+
+def encoding_dtype(device: str) -> str:
+    """The dtype an encoder runs in on ``device``: the one asked for, else fp16 on CUDA and fp32 elsewhere."""
+    if _encoding_dtype != "auto":
+        return _encoding_dtype
+    return "fp16" if device_kind(device) == "cuda" else "fp32"

@@ -1,0 +1,102 @@
+"""Where models run: ``--device`` / ``models.device`` resolved in one place, a missing device one clear line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from xlsent.utils.device import resolve_device, training_precision, use_device, current_device
+from xlsent.utils.errors import XlsentError
+
+NO_GPU = not torch.cuda.is_available()
+
+
+def test_cpu_and_auto():
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("CPU ") == "cpu"
+    if NO_GPU and not torch.backends.mps.is_available():
+        assert resolve_device("auto") == "cpu"
+        assert resolve_device(None) == "cpu"
+
+
+def test_not_a_device():
+    with pytest.raises(XlsentError, match=r"--device gpu: not a device — use one of auto \| cpu"):
+        resolve_device("gpu")
+    with pytest.raises(XlsentError, match=r"models.device tpu"):
+        resolve_device("tpu", option="models.device")
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_cuda_missing_names_what_was_found():
+    with pytest.raises(XlsentError, match=r"--device cuda: no CUDA GPU here \(.*\) — use --device cpu or auto"):
+        resolve_device("cuda")
+    with pytest.raises(XlsentError, match=r"--device cuda:1: no CUDA GPU"):
+        resolve_device("cuda:1")
+
+
+def test_gpu_index_out_of_range(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    assert resolve_device("cuda") == "cuda:0"
+    assert resolve_device("cuda:1") == "cuda:1"
+    with pytest.raises(XlsentError, match=r"--device cuda:2: this machine has 2 CUDA GPU\(s\) \(cuda:0 … cuda:1\)"):
+        resolve_device("cuda:2")
+
+
+def test_use_device_sets_the_process_default():
+    try:
+        assert use_device("cpu") == "cpu"
+        assert current_device() == "cpu"
+    finally:
+        use_device("auto")
+
+
+def test_training_precision():
+    assert training_precision("auto", "cpu") == "fp32"
+    assert training_precision("bf16", "cpu") == "bf16"
+    with pytest.raises(XlsentError, match="optim.precision=fp16: half precision trains on a GPU only"):
+        training_precision("fp16", "cpu")
+    with pytest.raises(XlsentError, match="optim.precision=fp8: use one of auto, fp32, bf16, fp16"):
+        training_precision("fp8", "cpu")
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_cli_cuda_missing_is_one_line(tmp_path):
+    """``--device cuda`` on a machine without one: exit 2, one line naming the option, before any model loads
+    (the model named does not exist: loading it first would give another error)."""
+    (tmp_path / "t.txt").write_text("one\n")
+    r = subprocess.run([sys.executable, "-m", "xlsent", "embed", "-i", str(tmp_path / "t.txt"), "-o",
+                        str(tmp_path / "o.npy"), "-m", str(tmp_path / "no-model"), "--device", "cuda"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "--device cuda: no CUDA GPU here" in lines[0], r.stderr
+
+
+def test_encoder_follows_the_device_and_dtype(tiny_model):
+    """``--device cpu`` reaches the model's tensors; ``--dtype bf16`` runs the model in bf16 and keys its own
+    caches (its vectors differ in the last digits)."""
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.utils.device import use_encoding_dtype
+
+    use_device("cpu")
+    try:
+        fp32 = Encoder.load(str(tiny_model))
+        assert all(p.device.type == "cpu" and p.dtype == torch.float32 for p in fp32.backend.handle.model.parameters())
+        use_encoding_dtype("bf16")
+        bf16 = Encoder.load(str(tiny_model))
+        assert all(p.dtype == torch.bfloat16 for p in bf16.backend.handle.model.parameters())
+        assert bf16.fingerprint != fp32.fingerprint and bf16.fingerprint.endswith("|dtype=bf16")
+        texts = ["mulungu ndi wabwino", "the river is long", "madzi"]
+        a, b = fp32.encode(texts), bf16.encode(texts)
+        assert b.dtype == np.float32
+        cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        assert cos.min() > 0.99
+    finally:
+        use_encoding_dtype("auto")
+        use_device("auto")
