@@ -104,13 +104,14 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
     from xlsent.export.graph import export_graph
     from xlsent.models.gloss import GLOSS_META, load_gloss
     from xlsent.models.handle import load_model, model_prompt
+    from xlsent.utils.device import EXPORT_DEVICE
 
     output = Path(output)
     if distill is not None and int8 is None:
         raise XlsentError("int8 distillation needs int8 (--int8)")
     if output.exists() and not (output.is_dir() and (is_export_folder(output) or not any(output.iterdir()))):
         raise XlsentError(f"{output}: exists and is not an exported model folder — choose another --output")
-    handle = load_model(source)
+    handle = load_model(source, device=EXPORT_DEVICE)  # traced and quantised on the CPU; the graph runs anywhere
     model = handle.model
     texts = list(texts) if texts is not None else check_texts()
     reference = model.encode(list(texts), convert_to_numpy=True, batch_size=32)

@@ -50,11 +50,9 @@ class Recipe:
         fn = self._load(self.train)
 
         def train(*args, **kwargs):
-            from xlsent.utils.device import use_device
+            from xlsent.utils.device import TRAINING_DEVICE, use_device
 
-            # Training stays on the CPU until every recipe's loop places its own tensors (the one training loop,
-            # issue 32 §2); encoding commands already follow --device.
-            use_device("cpu", "training")
+            use_device(TRAINING_DEVICE, "training")  # encoding commands already follow --device
             return fn(*args, **kwargs)
 
         return train
