@@ -199,14 +199,15 @@ class LightweightLoss(nn.Module):
     def forward(self, a: list[list[int]], b: list[list[int]], gen: torch.Generator) -> dict[str, torch.Tensor]:
         vocab = len(self.maskable)
         seen = [mask_pair(self.task, x, y, self.maskable, self.mask_id, gen, self.mlm_rate) for x, y in zip(a, b)]
-        u = self.model(pad_batch([s[0] for s in seen]))["sentence_embedding"]
-        v = self.model(pad_batch([s[1] for s in seen]))["sentence_embedding"]
+        dev = self.head.bias.device
+        u = self.model({k: t.to(dev) for k, t in pad_batch([s[0] for s in seen]).items()})["sentence_embedding"]
+        v = self.model({k: t.to(dev) for k, t in pad_batch([s[1] for s in seen]).items()})["sentence_embedding"]
         w_gen, w_align, w_sim = self.weights
         out: dict[str, torch.Tensor] = {}
         if w_gen:
             qs = [generative_targets(self.task, x, y, sa, sb, vocab, self.repeats, self.targets_from, self.renormalise)
                   for x, y, (sa, sb) in zip(a, b, seen)]
-            qa, qb = torch.stack([q[0] for q in qs]), torch.stack([q[1] for q in qs])
+            qa, qb = torch.stack([q[0] for q in qs]).to(dev), torch.stack([q[1] for q in qs]).to(dev)
             out["generative"] = kl_loss(self.head(u), qa) + kl_loss(self.head(v), qb)
         if w_align:
             out["align"] = align_loss(u, v)

@@ -48,7 +48,6 @@ Decisions where the paper is silent or its code differs:
 from __future__ import annotations
 
 import copy
-import math
 import time
 from pathlib import Path
 from typing import Callable
@@ -56,7 +55,8 @@ from typing import Callable
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
+from xlsent.recipes.loop import finish_stage, run_loop, total_steps, world_size
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.io import write_text_atomic
 
 
@@ -98,7 +98,6 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
                       progress: bool = True, on_step: Callable[[int], None] | None = None) -> Path:
     """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
     import torch
-    from rich.progress import Progress
 
     from xlsent.data.pairs import load_train_pairs
     from xlsent.losses.lightweight_losses import LightweightLoss
@@ -128,74 +127,30 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
                               bool(lo.renormalise), lo.sim_reduction, float(lo.mlm_rate))
     optimizer = torch.optim.Adam(loss_fn.parameters(), lr=float(o.lr), weight_decay=float(o.weight_decay),
                                  amsgrad=bool(o.amsgrad))
-    n, bs = len(ids_a), int(o.batch_size)
-    steps_per_epoch = math.ceil(n / bs)
-    total = int(o.max_steps) or steps_per_epoch * int(o.epochs)
+    n = len(ids_a)
+    steps_per_epoch, total = total_steps(n, o, world_size())
     scheduler = _schedule(optimizer, total, steps_per_epoch, o)
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    step, log, resumed, skipped = 0, [], None, 0
-    state = folder.load_state()
-    if state is not None:
-        loss_fn.load_state_dict(state["loss"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        gen.set_state(state["generator"])
-        torch.set_rng_state(state["torch_rng"])
-        step, log = int(state["step"]), list(state["log"])
-        resumed = step
-        say(on_note, [f"lightweight: resuming from {folder.checkpoints} at step {step} of {total}"])
+    gen = torch.Generator().manual_seed(seed)  # the masking draws; saved with every checkpoint
     sizes = parameter_count(model)
     say(on_note, [f"lightweight: {sizes['total'] / 1e6:.2f}M parameters ({sizes['embedding'] / 1e6:.2f}M embedding), "
                   f"{n} pairs, {steps_per_epoch} steps an epoch, {total} steps"])
-    policy = CheckpointPolicy(total, float(o.checkpoint_every), float(o.checkpoint_minutes))
-    t0, window, order_of = time.perf_counter(), [], {}
-    loss_fn.train()
-    with Progress(disable=not progress, transient=True) as bar:
-        task = bar.add_task("lightweight steps", total=total, completed=step)
-        while step < total:
-            epoch, k = divmod(step, steps_per_epoch)
-            if epoch not in order_of:  # the epoch's order, drawn once from (seed, epoch): the same after a resume
-                order_of = {epoch: torch.randperm(n, generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch))}
-            sel = order_of[epoch][k * bs : (k + 1) * bs].tolist()
-            out = loss_fn([ids_a[i] for i in sel], [ids_b[i] for i in sel], gen)
-            optimizer.zero_grad()
-            if not torch.isfinite(out["loss"]):
-                skipped += 1
-                step += 1
-                scheduler.step()
-                bar.advance(task)
-                continue
-            out["loss"].backward()
-            if float(o.max_grad_norm) > 0:
-                torch.nn.utils.clip_grad_norm_(loss_fn.parameters(), float(o.max_grad_norm))
-            optimizer.step()
-            scheduler.step()
-            step += 1
-            window.append({k2: float(v.detach()) for k2, v in out.items()})
-            if step % int(o.logging_steps) == 0 or step == total:
-                entry = {"step": step, "epoch": step / steps_per_epoch, "lr": scheduler.get_last_lr()[0],
-                         **{k2: sum(w[k2] for w in window) / len(window) for k2 in window[0]}}
-                log.append(entry)
-                window = []
-            if step < total and policy.due(step):
-                folder.save_state({"step": step, "loss": loss_fn.state_dict(), "optimizer": optimizer.state_dict(),
-                                   "scheduler": scheduler.state_dict(), "generator": gen.get_state(),
-                                   "torch_rng": torch.get_rng_state(), "log": log})
-            bar.advance(task)
-            if on_step is not None:
-                on_step(step)
-    seconds = time.perf_counter() - t0
-    if log:
-        say(on_note, [f"lightweight: {step} steps in {seconds / 60:.1f} min; final loss {log[-1]['loss']:.4f}"
-                      + (f"; {skipped} step(s) with a non-finite loss skipped" if skipped else "")])
+
+    def step(sel: list[int], module, accelerator) -> dict:
+        return module([ids_a[i] for i in sel], [ids_b[i] for i in sel], gen)
+
+    result = run_loop(folder, o, loss_fn, optimizer, scheduler, n, step, name="lightweight", progress=progress,
+                      state_fn=lambda: {"generator": gen.get_state()},
+                      load_state_fn=lambda st: gen.set_state(st["generator"]), on_step=on_step)
+    if result.log:
+        say(on_note, [f"lightweight: {result.steps} steps in {result.seconds / 60:.1f} min; final loss "
+                      f"{result.log[-1]['loss']:.4f}"])
 
     def save(tmp: Path) -> None:
         model.eval()
         model.save(str(tmp))
 
-    folder.finish(save, log, {"seconds": seconds, "steps": step, "resumed_from_step": resumed, "skipped_steps": skipped, "pairs": n, "parameters": sizes,
-                              "vocab_size": len(tok), "data_notes": pairs.notes, "train_data": pairs.summary()})
+    finish_stage(folder, result, save, {"pairs": n, "parameters": sizes, "vocab_size": len(tok),
+                                        "data_notes": pairs.notes, "train_data": pairs.summary()})
     return folder.model_dir
 
 

@@ -1,0 +1,241 @@
+"""The one training loop of xlsent's own recipes, on :class:`accelerate.Accelerator`.
+
+A recipe with a loop of its own (one that does not fine-tune a whole sentence-transformer with
+sentence-transformers' trainer) gives :func:`run_loop` its trained module, optimiser, schedule, the
+number of examples and a *step function* — the loss of one batch, given the indices of the examples
+in it — and the loop owns, once for every recipe:
+
+* **device placement and mixed precision** — the module is prepared by Accelerate on the process's
+  device (:func:`xlsent.utils.device.current_device`); ``optim.precision`` (``auto``: bf16 on a GPU
+  that has it, fp32 elsewhere) runs the step under autocast;
+* **the order of the examples** — epoch e's order is ``randperm(n)`` drawn from ``seed·1,000,003 + e``,
+  so a resumed run sees the same batches; under several processes each takes its share of the global
+  batch (``optim.batch_size`` is the global batch);
+* **gradient accumulation** (``optim.grad_accum``: micro-batches a step), **clipping**
+  (``optim.max_grad_norm``), and the **non-finite-loss policy**: a step whose loss is not finite is
+  skipped (no update; the schedule still advances) and counted;
+* **``optim.max_steps``** (0 = ``optim.epochs`` epochs), the **checkpoint policy** (every
+  ``optim.checkpoint_every`` of the stage and every ``optim.checkpoint_minutes``), saving and restoring
+  the whole state — trained parameters, optimiser, schedule, step, log, the recipe's own state and the
+  random states — so that a run killed at any moment resumes to the same model;
+* the **logging window** (the mean of each loss term over ``optim.logging_steps`` steps), the progress
+  bar, and writing the model and the done marker on the main process only.
+
+The step function returns a dict of scalar tensors with a ``"loss"`` entry (the others are logged).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder
+
+ORDER_SEED = 1_000_003
+
+
+def world_size() -> int:
+    """Processes training together (torchrun / accelerate launch set ``WORLD_SIZE``); 1 otherwise."""
+    import os
+
+    return max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
+
+
+def epoch_order(n: int, seed: int, epoch: int):
+    """The examples' order in ``epoch`` (the same on every process and after a resume)."""
+    import torch
+
+    return torch.randperm(n, generator=torch.Generator().manual_seed(int(seed) * ORDER_SEED + int(epoch)))
+
+
+def total_steps(n: int, optim, world: int = 1) -> tuple[int, int]:
+    """``(steps_per_epoch, total)`` for ``n`` examples: ``optim.max_steps`` if set, else ``optim.epochs`` epochs.
+    Under several processes a short last batch is dropped (every process must take part in every step)."""
+    bs = int(optim.batch_size)
+    per_epoch = max(1, math.ceil(n / bs) if world == 1 else n // bs)
+    return per_epoch, int(optim.max_steps) or per_epoch * int(optim.epochs)
+
+
+@dataclass
+class LoopResult:
+    """What a finished loop reports."""
+
+    steps: int
+    seconds: float
+    log: list[dict]
+    skipped: int
+    resumed_from: int | None
+    device: str
+    precision: str
+    extra: dict = field(default_factory=dict)
+
+
+def _rng_state() -> dict:
+    import torch
+
+    state = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()
+    return state
+
+
+def _set_rng_state(state: dict) -> None:
+    import torch
+
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"])
+
+
+def make_accelerator(optim):
+    """An :class:`accelerate.Accelerator` on the process's device, with ``optim.precision`` resolved."""
+    import torch
+    from accelerate import Accelerator
+
+    from xlsent.utils.device import current_device, device_kind, training_precision
+
+    device = current_device()
+    precision = training_precision(str(optim.get("precision", "auto")), device)
+    if device_kind(device) == "cuda":
+        torch.cuda.set_device(device)  # Accelerate takes the current CUDA device
+    return Accelerator(cpu=device_kind(device) == "cpu",
+                       mixed_precision={"fp32": "no", "bf16": "bf16", "fp16": "fp16"}[precision]), precision
+
+
+def run_loop(
+    folder: StageFolder,
+    optim,
+    module,
+    optimizer,
+    scheduler,
+    n_examples: int,
+    step_fn: Callable[[list[int], Any, Any], dict],
+    *,
+    name: str,
+    progress: bool = True,
+    state_fn: Callable[[], dict] | None = None,
+    load_state_fn: Callable[[dict], None] | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> LoopResult:
+    """Train ``module`` (whose trainable parameters ``optimizer`` holds) for the stage; see the module docstring.
+
+    ``step_fn(indices, module, accelerator)`` returns the batch's losses (``"loss"`` is what is minimised) computed
+    through ``module`` (the prepared one: under several processes its forward is what synchronises gradients);
+    tensors it builds go to ``accelerator.device``. ``state_fn()`` / ``load_state_fn(state)`` save and restore the recipe's
+    own state (a momentum encoder's weights, queues, a generator); tensors, numbers and strings only.
+    ``on_step(step)`` is a test hook called after every finished step. ``folder.begin()`` must have run.
+    """
+    import torch
+    from rich.progress import Progress
+
+    accelerator, precision = make_accelerator(optim)
+    module, optimizer = accelerator.prepare(module, optimizer)
+    raw = accelerator.unwrap_model(module)
+    world, rank = accelerator.num_processes, accelerator.process_index
+    seed = int(optim.seed)
+    per_epoch, total = total_steps(n_examples, optim, world)
+    bs, accum = int(optim.batch_size), max(1, int(optim.get("grad_accum", 1) or 1))
+    if bs % (world * accum):
+        from xlsent.utils.errors import XlsentError
+
+        raise XlsentError(f"optim.batch_size={bs} must split evenly over {world} process(es) × optim.grad_accum={accum}")
+    micro = bs // (world * accum)
+    step, log, skipped, resumed = 0, [], 0, None
+    state = folder.load_state()
+    if state is not None:
+        raw.load_state_dict({**raw.state_dict(), **state["trained"]})
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        _set_rng_state(state["rng"])
+        step, log, skipped = int(state["step"]), list(state["log_json"]), int(state["skipped"])
+        if load_state_fn is not None:
+            load_state_fn(state["recipe"])
+        resumed = step
+        folder.note(f"{name}: resuming from {folder.checkpoints} at step {step} of {total}")
+    else:
+        torch.manual_seed(seed)
+    policy = CheckpointPolicy(total, float(optim.checkpoint_every), float(optim.checkpoint_minutes))
+    max_norm = float(optim.max_grad_norm)
+    order_of: dict = {}
+    window: list[dict] = []
+    t0 = time.perf_counter()
+    module.train()
+
+    def save() -> None:
+        if accelerator.is_main_process:
+            folder.save_state({
+                "trained": {n: p.detach().cpu().clone() for n, p in raw.named_parameters() if p.requires_grad},
+                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step,
+                "log_json": log, "skipped": skipped, "rng": _rng_state(),
+                "recipe": state_fn() if state_fn is not None else {}})
+        accelerator.wait_for_everyone()
+
+    with Progress(disable=not (progress and accelerator.is_main_process), transient=True) as bar:
+        task = bar.add_task(f"{name} steps", total=total, completed=step)
+        while step < total:
+            epoch, k = divmod(step, per_epoch)
+            if epoch not in order_of:
+                order_of = {epoch: epoch_order(n_examples, seed, epoch)}
+            batch = order_of[epoch][k * bs:(k + 1) * bs].tolist()
+            mine = batch[rank::world]  # this process's share of the global batch
+            parts = [p for p in (mine[a * micro:(a + 1) * micro] for a in range(accum)) if p]
+            outs: list[dict] = []
+            finite = True
+            for a, part in enumerate(parts):
+                sync = a == len(parts) - 1  # gradients are all-reduced once, after the last micro-batch
+                with (contextlib.nullcontext() if sync else accelerator.no_sync(module)), accelerator.autocast():
+                    out = step_fn(part, module, accelerator)
+                loss = out["loss"]
+                ok = torch.isfinite(loss.detach()).to(accelerator.device, torch.float32).reshape(1)
+                if world > 1:
+                    ok = accelerator.gather(ok).min()  # every process skips the step together
+                if float(ok) < 1:
+                    finite = False
+                    break
+                accelerator.backward(loss / len(parts))
+                outs.append({key: float(v.detach()) for key, v in out.items()})
+            if finite and max_norm > 0:
+                accelerator.clip_grad_norm_(module.parameters(), max_norm)
+            if finite:
+                optimizer.step()
+            else:
+                skipped += 1
+            optimizer.zero_grad(set_to_none=True)
+            scheduler.step()
+            step += 1
+            if outs and finite:
+                window.append({key: sum(o[key] for o in outs) / len(outs) for key in outs[0]})
+            if window and (step % int(optim.logging_steps) == 0 or step == total):
+                log.append({"step": step, "epoch": step / per_epoch, "lr": scheduler.get_last_lr()[0],
+                            **{key: sum(w[key] for w in window) / len(window) for key in window[0]}})
+                window = []
+            if step < total and policy.due(step):
+                save()
+            bar.advance(task)
+            if on_step is not None:
+                on_step(step)
+    seconds = time.perf_counter() - t0
+    module.eval()
+    if skipped:
+        folder.note(f"{name}: {skipped} step(s) with a non-finite loss skipped")
+    return LoopResult(step, seconds, log, skipped, resumed, str(accelerator.device), precision)
+
+
+def finish_stage(folder: StageFolder, result: LoopResult, save_model: Callable[[Path], None], record: dict,
+                 keep_checkpoints: bool = False) -> dict | None:
+    """Write the model, the log and the done marker on the main process (the others wait); the stage record."""
+    from accelerate import PartialState
+
+    state = PartialState()
+    rec = None
+    if state.is_main_process:
+        rec = folder.finish(save_model, result.log, {
+            "seconds": result.seconds, "steps": result.steps, "resumed_from_step": result.resumed_from,
+            "skipped_steps": result.skipped, "device": result.device, "precision": result.precision, **record},
+            keep_checkpoints=keep_checkpoints)
+    state.wait_for_everyone()
+    return rec
