@@ -25,7 +25,8 @@ def test_every_shipped_config_and_preset_loads_and_validates(recipe):
     assert {"models", "train", "optim", "eval"} <= cfg.keys()  # the sections every recipe shares
     assert list(cfg)[0] == "models" and (cfg["train"].get("pairs") or cfg["train"].get("spans")) and cfg["eval"]["pairs"]
     assert (set(cfg["models"]) & {"base", "student"} or recipe == "lightweight") and set(cfg["models"]) <= {
-        "base", "student", "teacher", "assistant", "reference", "max_seq_length", "freeze_word_embeddings"}
+        "base", "student", "teacher", "assistant", "reference", "max_seq_length", "freeze_word_embeddings", "device"}
+    assert cfg.models.device == "auto" and cfg.optim.precision == "auto" and cfg.optim.grad_accum == 1
     for name in presets(recipe):
         merged = load_config(recipe, preset=name)
         assert merged.keys() == cfg.keys()

@@ -100,3 +100,61 @@ def test_encoder_follows_the_device_and_dtype(tiny_model):
     finally:
         use_encoding_dtype("auto")
         use_device("auto")
+
+
+@pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
+def test_train_cuda_missing_is_one_line(tmp_path):
+    """``xlsent train … --device cuda`` here: one line naming the option, before any model loads."""
+    r = subprocess.run([sys.executable, "-m", "xlsent", "train", "xkd", "-o", str(tmp_path / "r"), "--device", "cuda"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "models.device cuda: no CUDA GPU here" in lines[0], r.stderr
+    assert not (tmp_path / "r" / "checkpoints").exists()
+
+
+def test_a_recipe_without_device_support_refuses_a_named_accelerator(monkeypatch):
+    """siamese's loop still runs on the CPU: ``auto`` falls back with a note, a named GPU is an error."""
+    import xlsent.recipes.registry as reg
+    from xlsent.recipes.config import load_config
+
+    import xlsent.utils.device as dev
+
+    monkeypatch.setattr(dev, "resolve_device", lambda spec, option="--device": "cpu" if spec == "cpu" else "cuda:0")
+    notes: list[str] = []
+    try:
+        assert reg.place(reg.REGISTRY["siamese"], load_config("siamese"), notes.append) == "cpu"
+        assert "siamese: trains on the CPU (cuda:0 found" in notes[0]
+        with pytest.raises(XlsentError, match="models.device=cuda: siamese trains on the CPU only for now"):
+            reg.place(reg.REGISTRY["siamese"], load_config("siamese", overrides=["models.device=cuda"]))
+    finally:
+        use_device("auto")
+
+
+def test_bf16_autocast_on_the_cpu_trains(tmp_path):
+    """``optim.precision=bf16`` on the CPU: the one loop runs the steps under bf16 autocast and the loss falls."""
+    import json
+    import random
+
+    from conftest import WORDS
+    from xlsent.recipes.config import load_config
+    from xlsent.recipes.registry import REGISTRY
+
+    rng = random.Random(0)
+    pairs = tmp_path / "p.jsonl"
+    pairs.write_text("".join(json.dumps({"src": " ".join(rng.choice(WORDS[:12]) for _ in range(6)),
+                                         "tgt": " ".join(rng.choice(WORDS[13:22]) for _ in range(6)),
+                                         "src_lang": "en", "tgt_lang": "ny"}) + "\n" for _ in range(64)))
+    cfg = load_config("lightweight", preset="small", overrides=[
+        f"train.pairs={pairs}", "encoder.hidden=32", "encoder.heads=2", "encoder.ffn=64", "tokenizer.vocab_size=100",
+        "models.reference=''", "optim.precision=bf16", "optim.batch_size=16", "optim.epochs=12", "optim.logging_steps=4",
+        "optim.lr=3e-3", "models.device=cpu"])
+    REGISTRY["lightweight"].train_fn()(cfg, tmp_path / "run", None, False)
+    rec = json.loads((tmp_path / "run" / "stage.json").read_text())
+    assert rec["precision"] == "bf16" and rec["device"] == "cpu"
+    log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
+    assert log[-1]["loss"] < 0.8 * log[0]["loss"], log
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(str(tmp_path / "run" / "model"), device="cpu")
+    assert all(p.device.type == "cpu" and p.dtype == torch.float32 for p in st.parameters())

@@ -29,6 +29,8 @@ def demo_command(
     model: str = typer.Option("e5-small", "--model", "-m", help="the model to adapt: a registered name or a local "
                               "sentence-transformers folder (default: the offline multilingual-e5-small)"),
     set_: list[str] = typer.Option([], "--set", help="override the demo's adapt config, e.g. --set train.sample=500"),
+    device: str = typer.Option("auto", "--device", help="where it trains and encodes: auto (CUDA, then MPS, then the "
+                               "CPU) | cpu | cuda | cuda:N | mps"),
 ) -> None:
     """Adapt the default model to English–Chichewa pairs and evaluate it; write a report."""
     from xlsent.data.pairs import load_pairs
@@ -45,7 +47,10 @@ def demo_command(
     output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
     with resources.as_file(cfg_file) as path:
-        cfg = load_config("adapt", path, [f"models.student={model}", *set_])  # every value checked before any model loads
+        cfg = load_config("adapt", path, [f"models.student={model}", f"models.device={device}", *set_])  # every value checked before any model loads
+    from xlsent.recipes.registry import place
+
+    place(REGISTRY["adapt"], cfg, show_note)  # a device that is not there fails here, before any model loads
     label = "e5-small" if model == "e5-small" else Path(model).name
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -26,6 +26,8 @@ PRESET = typer.Option(None, "--preset", "-p", help="shipped preset: 'small' (≤
                       "in its help")
 SHOW = typer.Option(False, help="print the merged config and exit")
 NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training")
+DEVICE = typer.Option(None, "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, then "
+                      "the CPU) | cpu | cuda | cuda:N | mps")
 
 
 def _config(recipe: str, config, set_, preset, show: bool, output: Path | None = None) -> dict | None:
@@ -61,8 +63,9 @@ def _render(recipe: Recipe, report, output: Path) -> None:
 
 def _command(recipe: Recipe):
     def command(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
-                show_config: bool = SHOW, no_eval: bool = NO_EVAL) -> None:
-        cfg = _config(recipe.name, config, set_, preset, show_config, output)
+                show_config: bool = SHOW, no_eval: bool = NO_EVAL, device: str = DEVICE) -> None:
+        cfg = _config(recipe.name, config, [*set_, *([f"models.device={device}"] if device else [])], preset,
+                      show_config, output)
         if cfg is None:
             return
         result = recipe.train_fn()(cfg, output, show_note)

@@ -21,6 +21,7 @@ from typing import Callable
 
 from xlsent.recipes.config_types import OptimConfig
 from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder
+from xlsent.utils.errors import XlsentError
 
 
 def training_prompt(model) -> str | None:
@@ -76,7 +77,20 @@ def train_stage(
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
+    from xlsent.recipes.loop import world_size
+    from xlsent.utils.device import current_device, device_kind, training_precision
+
     optim = optim if isinstance(optim, OptimConfig) else OptimConfig(optim)
+    device = current_device()
+    precision = training_precision(str(optim.get("precision", "auto")), device)
+    accum = max(1, int(optim.get("grad_accum", 1) or 1))
+    world = world_size()
+    if int(optim.batch_size) % (world * accum):
+        raise XlsentError(f"optim.batch_size={optim.batch_size} must split evenly over {world} process(es) × "
+                          f"optim.grad_accum={accum}")
+    if device_kind(device) == "cuda" and world == 1 and device != "cuda:0":
+        raise XlsentError(f"models.device={device}: sentence-transformers' trainer takes the first visible GPU — "
+                          f"run with CUDA_VISIBLE_DEVICES={device.split(':')[1]} and --device cuda")
     folder.begin()
     resume = folder.latest_trainer_checkpoint()
     folder.note(f"{name}: {len(train_dataset)} examples" + (f" — resuming from {resume}" if resume else ""))
@@ -84,7 +98,10 @@ def train_stage(
         output_dir=str(folder.checkpoints),
         num_train_epochs=float(optim.epochs),
         max_steps=int(optim.max_steps or -1),
-        per_device_train_batch_size=int(optim.batch_size),
+        per_device_train_batch_size=int(optim.batch_size) // (world * accum),  # batch_size is the global batch
+        gradient_accumulation_steps=accum,
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
         learning_rate=float(optim.lr),
         warmup_steps=float(optim.warmup_ratio),  # a float < 1 is a ratio in transformers 5
         weight_decay=float(optim.weight_decay),
@@ -98,7 +115,7 @@ def train_stage(
         logging_first_step=True,
         report_to="none",
         disable_tqdm=not progress,
-        use_cpu=True,
+        use_cpu=device_kind(device) == "cpu",
         dataloader_num_workers=0,
         batch_sampler=BatchSamplers.NO_DUPLICATES if no_duplicates else BatchSamplers.BATCH_SAMPLER,
         prompts=training_prompt(model),

@@ -112,7 +112,7 @@ def _check_range(key: str, value: Any) -> None:
         return
     if leaf in ("lr", "temperature", "checkpoint_every", "tau", "scale", "select_every") and not value > 0:
         raise _fail(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
-    if leaf in ("batch_size", "token_steps", "shard_size") and value < 1:
+    if leaf in ("batch_size", "token_steps", "shard_size", "grad_accum") and value < 1:
         raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
     if leaf in ("epochs", "max_steps", "sample", "min_words", "max_words", "checkpoint_minutes", "logging_steps",
                 "min_count", "monolingual_sample", "per_positive", "average_k", "chunk_words", "seed",
@@ -128,6 +128,17 @@ def _check_range(key: str, value: Any) -> None:
     if leaf in ("ru_layers", "repeats", "per_positive", "average_k", "layers", "hidden", "heads", "ffn",
                 "vocab_size") and value < 1:
         raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
+
+
+def _check_device(key: str, value: Any) -> None:
+    """``models.device``'s spelling (whether the device is there is checked when the recipe starts, before any
+    model loads: :func:`xlsent.utils.device.resolve_device`)."""
+    import re
+
+    from xlsent.utils.device import DEVICE_HELP
+
+    if key == "models.device" and not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", str(value).strip().lower()):
+        raise _fail(key, value, "not a device", f"use one of {DEVICE_HELP}")
 
 
 def _check_exists(key: str, value: Any) -> None:
@@ -189,6 +200,7 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
                 elif v not in words:
                     raise _fail(key, v, "not an allowed value", f"use one of {', '.join(map(str, words))}")
             _check_range(key, v)
+            _check_device(key, v)
             _check_exists(key, v)
             out[k] = v
         return out

@@ -77,6 +77,7 @@ class ModelsConfig(Section):
     reference: str = ""                     # lightweight: a model evaluated next to the trained one
     max_seq_length: int = 128
     freeze_word_embeddings: bool = False
+    device: str = "auto"                    # auto | cpu | cuda | cuda:N | mps (xlsent.utils.device)
 
 
 class TrainConfig(Section):
@@ -110,6 +111,8 @@ class OptimConfig(Section):
     checkpoint_minutes: float = 10.0
     logging_steps: int = 10
     seed: int = 0
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"  # auto: bf16 on a GPU that has it, else fp32
+    grad_accum: int = 1                     # micro-batches a step (optim.batch_size stays the global batch)
 
 
 class EvalConfig(Section):

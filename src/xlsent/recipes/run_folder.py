@@ -50,9 +50,17 @@ def learning_optim(optim: dict) -> dict:
     return {k: v for k, v in optim.items() if k not in NOT_LEARNING}
 
 
+def _without_device(part: Any) -> Any:
+    if isinstance(part, dict):
+        return {k: _without_device(v) for k, v in part.items() if k != "device"}
+    return part
+
+
 def config_hash(*parts: Any) -> str:
-    """A short, stable hash of JSON-able parts (``optim`` dicts should go through :func:`learning_optim`)."""
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    """A short, stable hash of JSON-able parts (``optim`` dicts should go through :func:`learning_optim`). A
+    ``device`` key is left out: a run checkpointed on one device resumes on another."""
+    return hashlib.sha1(json.dumps([_without_device(p) for p in parts], sort_keys=True, default=str).encode()
+                        ).hexdigest()[:12]
 
 
 class CheckpointPolicy:

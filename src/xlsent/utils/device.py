@@ -20,7 +20,7 @@ DTYPES = ("fp32", "fp16", "bf16")
 # ONNX export traces, checks and quantises the model on the CPU whatever --device says: the graph it writes
 # runs on any device (onnxruntime's providers choose), and its checks compare against CPU fp32 vectors.
 EXPORT_DEVICE = "cpu"
-# Training stays on the CPU until every recipe trains through the one loop that places its tensors (issue 32 §2).
+# Where a recipe whose loop does not place its tensors yet trains (xlsent.recipes.registry.place).
 TRAINING_DEVICE = "cpu"
 
 _chosen: str | None = None
