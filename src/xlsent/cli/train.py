@@ -69,6 +69,10 @@ def _command(recipe: Recipe):
         if cfg is None:
             return
         result = recipe.train_fn()(cfg, output, show_note)
+        from xlsent.recipes.loop import is_main_process
+
+        if not is_main_process():  # under torchrun / accelerate launch: the main process evaluates and reports
+            return
         if not no_eval:
             chose = cfg.eval.get("pairs") == "holdout"  # adapt: the held-out part of the training file
             err_console.print("held-out evaluation (" + ("the held-out pairs also chose the step; the UDHR is reported only"

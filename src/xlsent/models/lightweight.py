@@ -28,6 +28,8 @@ architecture and none of them adding capacity that matters:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 PAD, UNK, MASK = "<pad>", "<unk>", "<mask>"
 SPECIAL = (PAD, UNK, MASK)  # ids 0, 1, 2, as in the paper's code
@@ -88,8 +90,13 @@ def _wrap(bert, tokenizer, max_length: int):
 
     from sentence_transformers.base.modules import Transformer
 
+    from safetensors.torch import save_file
+
     with tempfile.TemporaryDirectory() as tmp:
-        bert.save_pretrained(tmp)
+        # written by hand: save_pretrained writes on rank 0 only once a process group exists (torchrun), and
+        # every process builds its own copy here
+        bert.config.to_json_file(str(Path(tmp) / "config.json"))
+        save_file({k: v.contiguous() for k, v in bert.state_dict().items()}, str(Path(tmp) / "model.safetensors"))
         tokenizer.save_pretrained(tmp)
         module = Transformer(tmp, max_seq_length=max_length)
     module.auto_model.load_state_dict(bert.state_dict())

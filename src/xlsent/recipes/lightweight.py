@@ -55,7 +55,7 @@ from typing import Callable
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.loop import finish_stage, run_loop, total_steps, world_size
+from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.io import write_text_atomic
 
@@ -114,8 +114,9 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
     o, seed = cfg.optim, int(cfg.optim.seed)
     pairs = load_train_pairs(cfg.train, seed)
     say(on_note, pairs.notes)
-    folder.begin()
-    tok = _tokenizer(folder, cfg, pairs.other + pairs.english, on_note)
+    with main_first():  # the main process prepares the folder and learns the tokenizer; the others read it
+        folder.begin()
+        tok = _tokenizer(folder, cfg, pairs.other + pairs.english, on_note)
     max_len = int(cfg.models.max_seq_length)
     enc = lambda texts: tok(texts, add_special_tokens=False, truncation=True, max_length=max_len)["input_ids"]  # noqa: E731
     ids_a, ids_b = enc(pairs.other), enc(pairs.english)

@@ -45,6 +45,29 @@ def world_size() -> int:
     return max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
 
 
+def process_state():
+    """Accelerate's process state (joins the process group under torchrun / accelerate launch) for the process's
+    device: on the CPU it must be created with ``cpu=True``, or several processes each think they are alone."""
+    from accelerate import PartialState
+
+    from xlsent.utils.device import current_device, device_kind
+
+    return PartialState(cpu=device_kind(current_device()) == "cpu")
+
+
+def main_first():
+    """A context in which the main process runs first and the others after it (a run folder's setup: its
+    checkpoint folder, a learned tokenizer, caches), under several processes; nothing otherwise."""
+    if world_size() == 1:
+        return contextlib.nullcontext()
+    return process_state().main_process_first()
+
+
+def is_main_process() -> bool:
+    """True in a single process, and in the main one of several."""
+    return world_size() == 1 or process_state().is_main_process
+
+
 def epoch_order(n: int, seed: int, epoch: int):
     """The examples' order in ``epoch`` (the same on every process and after a resume)."""
     import torch
@@ -94,7 +117,7 @@ def _set_rng_state(state: dict) -> None:
 def make_accelerator(optim):
     """An :class:`accelerate.Accelerator` on the process's device, with ``optim.precision`` resolved."""
     import torch
-    from accelerate import Accelerator
+    from accelerate import Accelerator, DistributedDataParallelKwargs
 
     from xlsent.utils.device import current_device, device_kind, training_precision
 
@@ -102,7 +125,14 @@ def make_accelerator(optim):
     precision = training_precision(str(optim.get("precision", "auto")), device)
     if device_kind(device) == "cuda":
         torch.cuda.set_device(device)  # Accelerate takes the current CUDA device
-    return Accelerator(cpu=device_kind(device) == "cpu",
+    process_state()  # the process group, joined with the right device flag before Accelerate's own state
+    from accelerate.state import AcceleratorState
+
+    # Accelerate keeps one precision per process: a second stage (or run) in the same process may ask another
+    AcceleratorState._reset_state(reset_partial_state=False)
+    # an ablation that switches a loss term off leaves parameters without gradients: DDP must not wait for them
+    ddp = DistributedDataParallelKwargs(find_unused_parameters=True)
+    return Accelerator(cpu=device_kind(device) == "cpu", kwargs_handlers=[ddp],
                        mixed_precision={"fp32": "no", "bf16": "bf16", "fp16": "fp16"}[precision]), precision
 
 
@@ -197,7 +227,10 @@ def run_loop(
                     finite = False
                     break
                 accelerator.backward(loss / len(parts))
-                outs.append({key: float(v.detach()) for key, v in out.items()})
+                vals = torch.stack([v.detach().float().reshape(()) for v in out.values()])
+                if world > 1:
+                    vals = accelerator.reduce(vals, "mean")  # the log holds the global batch's losses
+                outs.append(dict(zip(out.keys(), vals.tolist())))
             if finite and max_norm > 0:
                 accelerator.clip_grad_norm_(module.parameters(), max_norm)
             if finite:
@@ -228,9 +261,7 @@ def run_loop(
 def finish_stage(folder: StageFolder, result: LoopResult, save_model: Callable[[Path], None], record: dict,
                  keep_checkpoints: bool = False) -> dict | None:
     """Write the model, the log and the done marker on the main process (the others wait); the stage record."""
-    from accelerate import PartialState
-
-    state = PartialState()
+    state = process_state()
     rec = None
     if state.is_main_process:
         rec = folder.finish(save_model, result.log, {

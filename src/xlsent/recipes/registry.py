@@ -51,8 +51,11 @@ class Recipe:
         fn = self._load(self.train)
 
         def train(cfg, output, on_note=None, *args, **kwargs):
+            from xlsent.recipes.loop import is_main_process
+
             place(self, cfg, on_note)
-            return fn(cfg, output, on_note, *args, **kwargs)
+            # under torchrun / accelerate launch every process trains; the main one reports
+            return fn(cfg, output, on_note if is_main_process() else None, *args, **kwargs)
 
         return train
 
