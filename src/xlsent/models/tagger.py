@@ -81,6 +81,10 @@ def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
     return torch.tensor([r + [value] * (n - len(r)) for r in rows], dtype=torch.long)
 
 
+def _device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
 def extended_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """[B, T] 0/1 → [B, 1, 1, T] additive mask (0 where attended, a large negative elsewhere)."""
     return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
@@ -103,12 +107,13 @@ def lower_states(model, enc: Encoded, upto: int, batch_size: int = 32, pad_id: i
     out: list[torch.Tensor | None] = [None] * len(enc.input_ids)
     for s in range(0, len(order), batch_size):
         idx = order[s : s + batch_size]
-        ids = _pad([enc.input_ids[i] for i in idx], pad_id)
-        mask = (_pad([[1] * len(enc.input_ids[i]) for i in idx], 0))
+        dev = _device(model)
+        ids = _pad([enc.input_ids[i] for i in idx], pad_id).to(dev)
+        mask = (_pad([[1] * len(enc.input_ids[i]) for i in idx], 0)).to(dev)
         h = backbone(model).embeddings(input_ids=ids)
         h = run_layers(model, h, mask, 0, upto)
-        for k, i in enumerate(idx):
-            out[i] = h[k, : len(enc.input_ids[i])].to(torch.float16).clone()
+        for k, i in enumerate(idx):  # kept on the CPU in float16: the cache of a whole training set
+            out[i] = h[k, : len(enc.input_ids[i])].to("cpu", torch.float16).clone()
         if progress is not None:
             progress(len(idx))
     return out  # type: ignore[return-value]
@@ -122,13 +127,14 @@ def top_forward(model, states: list[torch.Tensor], start: int) -> tuple[torch.Te
     for k, s in enumerate(states):
         h[k, : len(s)] = s.float()
         mask[k, : len(s)] = 1
+    h, mask = h.to(_device(model)), mask.to(_device(model))
     h = run_layers(model, h, mask, start, len(backbone(model).encoder.layer))
     return model.classifier(model.dropout(h)), mask
 
 
 def full_forward(model, ids: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    input_ids = _pad(ids, pad_id)
-    mask = _pad([[1] * len(x) for x in ids], 0)
+    input_ids = _pad(ids, pad_id).to(_device(model))
+    mask = _pad([[1] * len(x) for x in ids], 0).to(input_ids.device)
     return model(input_ids=input_ids, attention_mask=mask).logits, mask
 
 

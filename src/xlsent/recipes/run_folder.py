@@ -162,26 +162,3 @@ class StageFolder:
         if not keep_checkpoints:
             shutil.rmtree(self.checkpoints, ignore_errors=True)
         return record
-
-
-def save_loop(folder: StageFolder, model, opt, sched, step: int, log: list[dict]) -> None:
-    """Checkpoint a custom loop: the trained parameters, optimiser, schedule, step, log and torch's RNG (dropout)."""
-    import torch
-
-    folder.save_state({"model": {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad},
-                       "optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": step,
-                       "log_json": log, "rng": torch.get_rng_state()})
-
-
-def resume_loop(folder: StageFolder, model, opt, sched) -> tuple[int, list[dict]]:
-    """Restore what :func:`save_loop` wrote for this config: (step, log); (0, []) when there is nothing."""
-    import torch
-
-    state = folder.load_state()
-    if state is None:
-        return 0, []
-    model.load_state_dict({**model.state_dict(), **state["model"]})
-    opt.load_state_dict(state["optimizer"])
-    sched.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["rng"])  # dropout masks continue exactly where the interrupted run stopped
-    return int(state["step"]), list(state["log_json"])

@@ -27,19 +27,16 @@ checkpoint (:mod:`xlsent.recipes.run_folder`).
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from xlsent.data.conll import TaggedCorpus
 from xlsent.data.tagging import for_task, load_tagged
-from xlsent.recipes.run_folder import (CheckpointPolicy, StageFolder, config_hash, learning_optim, resume_loop,
-                                       save_loop)
+from xlsent.recipes.loop import finish_stage, run_loop, total_steps, world_size
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 
 Note = Callable[[str], None] | None
 
@@ -131,7 +128,8 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
     import torch
     from transformers import get_linear_schedule_with_warmup
 
-    from xlsent.models.tagger import encode_words, full_forward, lower_states, save_tagger, top_forward
+    from xlsent.models.tagger import encode_words, lower_states, save_tagger
+    from xlsent.utils.device import current_device
 
     t0 = time.monotonic()
     corpus, notes = training if training is not None else read_training(cfg)
@@ -145,6 +143,7 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
     folder.begin()
     model, tok = build_model(cfg.models.base, labels, cfg.optim.seed)
     start = freeze(model, cfg.tagger.train_layers, cfg.models.freeze_word_embeddings)
+    model.to(current_device())  # the lower layers' states are cached where the model runs
     enc = encode_words(tok, corpus.tokens, corpus.tags, model.config.label2id, cfg.models.max_seq_length)
     if enc.truncated_words:
         notes.append(f"{enc.truncated_words} training word(s) past {cfg.models.max_seq_length} pieces are not learned")
@@ -162,55 +161,44 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
     no_decay = [p for p in params if p.ndim <= 1]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.optim.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=cfg.optim.lr)
-    bs = cfg.optim.batch_size
-    per_epoch = math.ceil(len(enc.input_ids) / bs)
-    total = per_epoch * cfg.optim.epochs
+    _, total = total_steps(len(enc.input_ids), cfg.optim, world_size())
     sched = get_linear_schedule_with_warmup(opt, int(cfg.optim.warmup_ratio * total), total)
-    step, log = resume_loop(folder, model, opt, sched)
-    if step:
-        folder.note(f"tagger: resuming at step {step}/{total}")
-    policy = CheckpointPolicy(total, cfg.optim.checkpoint_every, cfg.optim.checkpoint_minutes)
-    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
-    model.train()
-    if start > 0:
-        model.base_model.embeddings.eval()
-        for layer in model.base_model.encoder.layer[:start]:
-            layer.eval()
-    running = []
-    with _bar(progress) as b:
-        task = b.add_task("training", total=total, completed=step) if b else None
-        while step < total:
-            epoch, k = divmod(step, per_epoch)
-            order = np.random.default_rng(cfg.optim.seed + epoch).permutation(len(enc.input_ids))
-            idx = order[k * bs : (k + 1) * bs]
-            labels_b = [enc.labels[i] for i in idx]
-            if cache is not None:
-                logits, _ = top_forward(model, [cache[i] for i in idx], start)
-            else:
-                logits, _ = full_forward(model, [enc.input_ids[i] for i in idx], pad)
-            n = logits.shape[1]
-            y = torch.tensor([r + [-100] * (n - len(r)) for r in labels_b])
-            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-            loss.backward()
-            if cfg.optim.max_grad_norm:
-                torch.nn.utils.clip_grad_norm_(params, cfg.optim.max_grad_norm)
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            step += 1
-            running.append(loss.item())
-            if step % max(1, cfg.optim.logging_steps) == 0 or step == total:
-                log.append({"step": step, "epoch": round(step / per_epoch, 3), "loss": float(np.mean(running)),
-                            "lr": sched.get_last_lr()[0]})
-                running = []
-            if b:
-                b.advance(task)
-            if policy.due(step) and step < total:
-                save_loop(folder, model, opt, sched, step, log)
+    step_module = _make_step_class()(model, enc, cache, start, pad)
+    result = run_loop(folder, cfg.optim, step_module, opt, sched, len(enc.input_ids),
+                      lambda sel, module, acc: module(sel), name="tagger", progress=progress)
     seconds = time.monotonic() - t0
     record = {"labels": labels, "train_sentences": len(corpus), "seconds": seconds, "notes": notes}
-    folder.finish(lambda tmp: save_tagger(model, tok, tmp, cfg.models.max_seq_length), log, record)
+    finish_stage(folder, result, lambda tmp: save_tagger(model, tok, tmp, cfg.models.max_seq_length), record)
     return TaggerResult(folder.model_dir, labels, len(corpus), seconds, notes)
+
+
+def _make_step_class():
+    import torch
+
+    from xlsent.models.tagger import full_forward, top_forward
+
+    class TaggerStep(torch.nn.Module):
+        """One training step's loss as a module's forward (so that under several processes DDP sees it): the
+        token-classification cross-entropy of the sentences ``sel``, from the cached lower states when the lower
+        layers are frozen."""
+
+        def __init__(self, model, enc, cache, start: int, pad: int):
+            super().__init__()
+            self.model, self.enc, self.cache, self.start, self.pad = model, enc, cache, start, pad
+
+        def forward(self, sel: list[int]) -> dict:
+            if self.cache is not None:
+                logits, _ = top_forward(self.model, [self.cache[i] for i in sel], self.start)
+            else:
+                logits, _ = full_forward(self.model, [self.enc.input_ids[i] for i in sel], self.pad)
+            n = logits.shape[1]
+            y = torch.tensor([r + [-100] * (n - len(r)) for r in (self.enc.labels[i] for i in sel)],
+                             device=logits.device)
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), y.reshape(-1),
+                                                     ignore_index=-100)
+            return {"loss": loss}
+
+    return TaggerStep
 
 
 def _bar(progress: bool):

@@ -17,15 +17,14 @@ ships without bundled data: it runs on the user's files, and the tests run it on
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
 import numpy as np
 
 from xlsent.data.multiple_choice import ChoiceSet, read_choices
-from xlsent.recipes.run_folder import (CheckpointPolicy, StageFolder, config_hash, learning_optim, resume_loop,
-                                       save_loop)
+from xlsent.recipes.loop import finish_stage, run_loop, total_steps, world_size
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 
 
@@ -91,33 +90,22 @@ def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Pat
     cands, gold = shuffled(data, cfg.optim.seed)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
-    bs = cfg.optim.batch_size
-    per_epoch = math.ceil(len(data) / bs)
-    total = per_epoch * cfg.optim.epochs
+    _, total = total_steps(len(data), cfg.optim, world_size())
     sched = get_linear_schedule_with_warmup(opt, int(cfg.optim.warmup_ratio * total), total)
-    step, log = resume_loop(folder, model, opt, sched)
-    policy = CheckpointPolicy(total, cfg.optim.checkpoint_every, cfg.optim.checkpoint_minutes)
-    model.train()
-    while step < total:
-        epoch, k = divmod(step, per_epoch)
-        idx = np.random.default_rng(cfg.optim.seed + epoch).permutation(len(data))[k * bs : (k + 1) * bs]
-        batch = encode(tok, [data.texts[i] for i in idx], [cands[i] for i in idx], cfg.models.max_seq_length)
-        loss = model(**batch, labels=torch.tensor([gold[i] for i in idx])).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, cfg.optim.max_grad_norm)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-        step += 1
-        log.append({"step": step, "loss": loss.item()})
-        if policy.due(step) and step < total:
-            save_loop(folder, model, opt, sched, step, log)
+
+    def step(sel: list[int], module, accelerator) -> dict:
+        batch = encode(tok, [data.texts[i] for i in sel], [cands[i] for i in sel], cfg.models.max_seq_length)
+        batch = {k: v.to(accelerator.device) for k, v in batch.items()}
+        labels = torch.tensor([gold[i] for i in sel], device=accelerator.device)
+        return {"loss": module(**batch, labels=labels).loss}
+
+    result = run_loop(folder, cfg.optim, model, opt, sched, len(data), step, name="titles", progress=progress)
 
     def save(tmp: Path) -> None:
         model.save_pretrained(str(tmp))
         tok.save_pretrained(str(tmp))
 
-    folder.finish(save, log, {"examples": len(data), "seconds": time.monotonic() - t0})
+    finish_stage(folder, result, save, {"examples": len(data), "seconds": time.monotonic() - t0})
     return folder.model_dir
 
 
@@ -129,14 +117,16 @@ def accuracy(model_dir: Path, data: ChoiceSet, seed: int, max_length: int, batch
     p = Path(model_dir)
     if not (p / "config.json").exists() or "ForMultipleChoice" not in (p / "config.json").read_text():
         raise XlsentError(f"{p}: not a title-selection model — give the model/ folder of `xlsent train titles`")
-    model = AutoModelForMultipleChoice.from_pretrained(str(p)).eval()
+    from xlsent.utils.device import current_device
+
+    model = AutoModelForMultipleChoice.from_pretrained(str(p)).to(current_device()).eval()
     tok = AutoTokenizer.from_pretrained(str(p))
     cands, gold = shuffled(data, seed)
     right = []
     with torch.no_grad():
         for s in range(0, len(data), batch_size):
             batch = encode(tok, data.texts[s : s + batch_size], cands[s : s + batch_size], max_length)
-            pred = model(**batch).logits.argmax(-1).tolist()
+            pred = model(**{k: v.to(model.device) for k, v in batch.items()}).logits.argmax(-1).tolist()
             right += [int(a == b) for a, b in zip(pred, gold[s : s + batch_size])]
     return np.array(right)
 
