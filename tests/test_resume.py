@@ -48,11 +48,25 @@ if recipe == "siamese":
 elif recipe == "lightweight":
     import xlsent.losses.lightweight_losses as m
     m.LightweightLoss.forward = counting(m.LightweightLoss.forward)
+elif recipe in ("tagger", "titles"):  # the one loop's step function, counted
+    import xlsent.recipes.loop as L
+    _run = L.run_loop
+    L.run_loop = lambda folder, optim, module, opt, sched, n, step, **kw: _run(folder, optim, module, opt, sched, n,
+                                                                               counting(step), **kw)
 else:
     from sentence_transformers import SentenceTransformerTrainer as T
     T.compute_loss = counting(T.compute_loss)
 cfg = load_config(recipe, None, overrides, preset)
-REGISTRY[recipe].train_fn()(cfg, output, print, False)
+if recipe == "tagger":
+    from pathlib import Path
+    from xlsent.recipes.tagger import train_tagger
+    train_tagger(cfg, Path(output), print, False)
+elif recipe == "titles":
+    from pathlib import Path
+    from xlsent.recipes.titles import train_titles
+    train_titles(cfg, Path(output), print, False)
+else:
+    REGISTRY[recipe].train_fn()(cfg, output, print, False)
 """
 
 
@@ -66,8 +80,16 @@ def setup(tmp_path_factory):
     pairs.write_text("".join(json.dumps({"src": a, "tgt": b, "src_lang": "en", "tgt_lang": "ny", "doc": f"d{i % 4}",
                                          "section": str(i // 4 % 10)}) + "\n"
                              for i, (a, b) in enumerate(list(rows.items())[:200])), encoding="utf-8")
+    from test_tagger import build_wordpiece_model, toy_corpus
+    from test_titles import make_file
+
+    from xlsent.data.conll import write_conll
+
+    write_conll(root / "tags.conll", *toy_corpus(120, 0))
     return {"pairs": pairs, "teacher": build_tiny_model(root / "teacher", layers=2, seed=1),
-            "student": build_tiny_model(root / "student", layers=4, seed=2, prompt="passage: ")}
+            "student": build_tiny_model(root / "student", layers=4, seed=2, prompt="passage: "),
+            "wp": build_wordpiece_model(root / "wp"), "tags": root / "tags.conll",
+            "titles": make_file(root / "titles.tsv", 96, 0)}
 
 
 def _overrides(recipe: str, s: dict) -> list[str]:
@@ -82,6 +104,10 @@ def _overrides(recipe: str, s: dict) -> list[str]:
                         "models.reference=''", *common],
         "multistage": [f"models.teacher={s['teacher']}", f"models.assistant={s['student']}", "models.student.bottleneck=8",
                        "models.student.ru_layers=2", "models.student.repeats=2", *common],
+        "tagger": [f"models.base={s['wp']}", f"train.data={s['tags']}", "optim.epochs=2", "optim.batch_size=16",
+                   "optim.checkpoint_every=3"],
+        "titles": [f"models.base={s['wp']}", f"train.data={s['titles']}", "optim.epochs=2", "optim.batch_size=16",
+                   "models.max_seq_length=24"],
     }[recipe]
 
 
@@ -105,6 +131,8 @@ CASES = [
     ("gloss", "small", 50, ""),
     ("lightweight", "small", 10, ""),  # 4 steps × 4 epochs, checkpoints every 4: killed after step 8  # max_steps 190, checkpoints every 38: killed after checkpoint-38
     ("multistage", "small", 13 + 4 + 8, "stage3-recurrence"),  # stages 1 (13 steps) and 2 (4) done, killed in 3
+    ("tagger", None, 11, ""),  # 8 steps × 2 epochs, checkpoints every 3 steps: killed after step 9
+    ("titles", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 (a fifth of 12): killed after step 6
 ]
 
 
@@ -136,6 +164,9 @@ def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, r
         assert [e["epoch"] for e in log] == list(range(1, 71))
     elif recipe == "lightweight":
         assert rec["resumed_from_step"] == 8 and rec["steps"] == 16
+    elif recipe in ("tagger", "titles"):
+        assert rec["resumed_from_step"] == {"tagger": 9, "titles": 6}[recipe]
+        assert rec["steps"] == {"tagger": 16, "titles": 12}[recipe]
     else:
         assert rec["resumed_from"] and "checkpoint-" in rec["resumed_from"]
         assert rec["steps"] == json.loads((tmp_path / "straight" / stage / "stage.json").read_text())["steps"]

@@ -131,6 +131,9 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
     from xlsent.models.tagger import encode_words, lower_states, save_tagger
     from xlsent.utils.device import current_device
 
+    from xlsent.utils.device import use_device
+
+    use_device(cfg.models.get("device", "auto"), "models.device")  # before any model loads
     t0 = time.monotonic()
     corpus, notes = training if training is not None else read_training(cfg)
     notes = list(notes)

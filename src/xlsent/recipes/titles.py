@@ -79,6 +79,9 @@ def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Pat
     if not cfg.train.data:
         raise XlsentError("title selection needs training data: --set train.data=FILE (text<TAB>gold<TAB>distractor…)")
     data = read_choices(cfg.train.data)
+    from xlsent.utils.device import use_device
+
+    use_device(cfg.models.get("device", "auto"), "models.device")  # before any model loads
     folder = StageFolder(output, config_hash(cfg.models.to_dict(), cfg.train.to_dict(), cfg.titles.to_dict(),
                                              learning_optim(cfg.optim.to_dict())), "titles", on_note)
     if folder.record() is not None:
