@@ -48,6 +48,17 @@ def test_gpu_index_out_of_range(monkeypatch):
         resolve_device("cuda:2")
 
 
+def test_several_processes_take_their_local_rank(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_RANK", "2")
+    assert resolve_device("auto") == resolve_device("cuda") == resolve_device("cuda:2") == "cuda:2"
+    with pytest.raises(XlsentError, match="each takes the GPU of its local rank"):
+        resolve_device("cuda:0")
+
+
 def test_use_device_sets_the_process_default():
     try:
         assert use_device("cpu") == "cpu"
@@ -59,8 +70,10 @@ def test_use_device_sets_the_process_default():
 def test_training_precision():
     assert training_precision("auto", "cpu") == "fp32"
     assert training_precision("bf16", "cpu") == "bf16"
-    with pytest.raises(XlsentError, match="optim.precision=fp16: half precision trains on a GPU only"):
+    with pytest.raises(XlsentError, match="optim.precision=fp16: half precision trains on a CUDA GPU only"):
         training_precision("fp16", "cpu")
+    with pytest.raises(XlsentError, match="optim.precision=bf16: mps has no bf16"):
+        training_precision("bf16", "mps")
     with pytest.raises(XlsentError, match="optim.precision=fp8: use one of auto, fp32, bf16, fp16"):
         training_precision("fp8", "cpu")
 

@@ -83,6 +83,10 @@ def train_tagger_command(
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     result = train_tagger(cfg, output, show_note, training=training)
+    from xlsent.recipes.loop import is_main_process
+
+    if not is_main_process():  # under torchrun: the main process reports and evaluates
+        return
     for n in result.notes:
         show_note(n)
     console.print(f"tagger: {result.model}  ({len(result.labels)} labels, {result.train_sentences} training "
@@ -302,6 +306,10 @@ def train_titles_command(
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     model = train_titles(cfg, output, show_note)
+    from xlsent.recipes.loop import is_main_process
+
+    if not is_main_process():  # under torchrun: the main process reports and evaluates
+        return
     console.print(f"title selector: {model}")
     if test is not None:
         right = accuracy(model, test, cfg.optim.seed, cfg.models.max_seq_length)

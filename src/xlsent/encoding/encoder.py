@@ -184,11 +184,15 @@ class Encoder:
             import torch
 
             torch.set_num_threads(int(threads))
-        handle = name_or_path if isinstance(name_or_path, ModelHandle) else load_model(name_or_path)
-        kwargs.setdefault("gloss", load_gloss(handle.path))
         from xlsent.utils.device import encoding_dtype
 
-        return cls(SentenceTransformerBackend(handle, encoding_dtype(str(handle.model.device))), **kwargs)
+        if isinstance(name_or_path, ModelHandle):  # the caller's model (perhaps one being trained): its dtype is kept
+            handle, dtype = name_or_path, "fp32"
+        else:
+            handle = load_model(name_or_path)
+            dtype = encoding_dtype(str(handle.model.device))
+        kwargs.setdefault("gloss", load_gloss(handle.path))
+        return cls(SentenceTransformerBackend(handle, dtype), **kwargs)
 
     @property
     def dimension(self) -> int:

@@ -66,7 +66,7 @@ _SAID: set[str] = set()
 
 def onnx_providers() -> list:
     """onnxruntime's execution providers for the process's device: CUDA (then the CPU) when the device is a CUDA
-    GPU and ``onnxruntime-gpu`` is installed; otherwise the CPU — said once when a GPU was asked for."""
+    GPU and ``onnxruntime-gpu`` is installed; otherwise the CPU — said once when the device is a CUDA GPU."""
     import warnings
 
     import onnxruntime as ort

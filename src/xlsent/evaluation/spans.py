@@ -38,7 +38,8 @@ def _states_vectors(encoder, tok, texts: list[str], offsets: list[list[list[int]
         for s in range(0, len(texts), batch_size):
             enc = tok([prompt + t for t in texts[s : s + batch_size]], padding=True, truncation=True,
                       max_length=max_len, return_tensors="pt")
-            h = encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
+            dev = encoder.device
+            h = encoder(input_ids=enc["input_ids"].to(dev), attention_mask=enc["attention_mask"].to(dev)).last_hidden_state
             lens = enc["attention_mask"].sum(1).tolist()
             rows, first, last = [], [], []
             for k, spans in enumerate(offsets[s : s + batch_size]):
@@ -49,8 +50,9 @@ def _states_vectors(encoder, tok, texts: list[str], offsets: list[list[list[int]
                     first.append(o[0] if good else 0)
                     last.append(o[1] if good else 0)
             if rows:
-                v = span_vectors(h, torch.tensor(rows), torch.tensor(first), torch.tensor(last))
-                rows_out.append(torch.nn.functional.normalize(v, dim=-1).numpy())
+                v = span_vectors(h, torch.tensor(rows, device=dev), torch.tensor(first, device=dev),
+                                 torch.tensor(last, device=dev))
+                rows_out.append(torch.nn.functional.normalize(v.float(), dim=-1).cpu().numpy())
     vecs = np.concatenate(rows_out) if rows_out else np.zeros((0, encoder.config.hidden_size), dtype=np.float32)
     return vecs.astype(np.float32), np.asarray(ok, dtype=bool)
 

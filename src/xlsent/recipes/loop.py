@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -94,7 +94,6 @@ class LoopResult:
     resumed_from: int | None
     device: str
     precision: str
-    extra: dict = field(default_factory=dict)
 
 
 def _rng_state() -> dict:
@@ -123,8 +122,8 @@ def make_accelerator(optim):
 
     device = current_device()
     precision = training_precision(str(optim.get("precision", "auto")), device)
-    if device_kind(device) == "cuda":
-        torch.cuda.set_device(device)  # Accelerate takes the current CUDA device
+    if device_kind(device) == "cuda" and world_size() == 1:
+        torch.cuda.set_device(device)  # Accelerate takes the current CUDA device (several processes: their local rank's)
     process_state()  # the process group, joined with the right device flag before Accelerate's own state
     from accelerate.state import AcceleratorState
 
@@ -173,6 +172,11 @@ def run_loop(
         from xlsent.utils.errors import XlsentError
 
         raise XlsentError(f"optim.batch_size={bs} must split evenly over {world} process(es) × optim.grad_accum={accum}")
+    if world > 1 and n_examples < bs:
+        from xlsent.utils.errors import XlsentError
+
+        raise XlsentError(f"{n_examples} examples are fewer than one global batch (optim.batch_size={bs}) — give more "
+                          "data or a smaller batch")
     micro = bs // (world * accum)
     step, log, skipped, resumed = 0, [], 0, None
     state = folder.load_state()
@@ -180,10 +184,11 @@ def run_loop(
         raw.load_state_dict({**raw.state_dict(), **state["trained"]})
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        _set_rng_state(state["rng"])
+        own = state["ranks"][rank] if len(state.get("ranks", [])) == world else state  # each process its own draws
+        _set_rng_state(own["rng"])
         step, log, skipped = int(state["step"]), list(state["log_json"]), int(state["skipped"])
         if load_state_fn is not None:
-            load_state_fn(state["recipe"])
+            load_state_fn(own["recipe"])
         resumed = step
         folder.note(f"{name}: resuming from {folder.checkpoints} at step {step} of {total}")
     else:
@@ -196,13 +201,24 @@ def run_loop(
     module.train()
 
     def save() -> None:
+        own = {"rng": _rng_state(), "recipe": state_fn() if state_fn is not None else {}}
+        ranks = [own]
+        if world > 1:  # every process's random state and recipe state (masking draws, dropout), in rank order
+            from accelerate.utils import gather_object
+
+            ranks = gather_object([own])
         if accelerator.is_main_process:
             folder.save_state({
                 "trained": {n: p.detach().cpu().clone() for n, p in raw.named_parameters() if p.requires_grad},
                 "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step,
-                "log_json": log, "skipped": skipped, "rng": _rng_state(),
-                "recipe": state_fn() if state_fn is not None else {}})
+                "log_json": log, "skipped": skipped, **own, "ranks": ranks})
         accelerator.wait_for_everyone()
+
+    def due(step: int) -> bool:
+        flag = policy.due(step)  # minutes are read on each process's clock: the processes decide together
+        if world > 1:
+            flag = float(accelerator.reduce(torch.tensor([float(flag)], device=accelerator.device), "sum")) > 0
+        return flag
 
     with Progress(disable=not (progress and accelerator.is_main_process), transient=True) as bar:
         task = bar.add_task(f"{name} steps", total=total, completed=step)
@@ -226,7 +242,7 @@ def run_loop(
                 if float(ok) < 1:
                     finite = False
                     break
-                accelerator.backward(loss / len(parts))
+                accelerator.backward(loss * len(part) / len(mine))  # a short micro-batch weighs what it holds
                 vals = torch.stack([v.detach().float().reshape(()) for v in out.values()])
                 if world > 1:
                     vals = accelerator.reduce(vals, "mean")  # the log holds the global batch's losses
@@ -246,7 +262,7 @@ def run_loop(
                 log.append({"step": step, "epoch": step / per_epoch, "lr": scheduler.get_last_lr()[0],
                             **{key: sum(w[key] for w in window) / len(window) for key in window[0]}})
                 window = []
-            if step < total and policy.due(step):
+            if step < total and due(step):
                 save()
             bar.advance(task)
             if on_step is not None:

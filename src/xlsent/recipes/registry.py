@@ -76,6 +76,11 @@ def place(recipe: Recipe, cfg, on_note=None) -> str:
 
     asked = str(cfg.models.get("device", "auto") or "auto")
     device = resolve_device(asked, "models.device")
+    if not recipe.devices:
+        for key, default in (("precision", "auto"), ("grad_accum", 1)):
+            if cfg.optim.get(key, default) != default:
+                raise XlsentError(f"optim.{key}={cfg.optim.get(key)}: {recipe.name}'s loop does not take it yet — "
+                                  f"leave it at {default}")
     if not recipe.devices and device_kind(device) != "cpu":
         if asked.strip().lower() != "auto":
             raise XlsentError(f"models.device={asked}: {recipe.name} trains on the CPU only for now — use --device cpu")

@@ -148,7 +148,7 @@ class StageFolder:
         p = self.checkpoints / STATE
         if not p.exists():
             return None
-        state = torch.load(p, weights_only=True)
+        state = torch.load(p, weights_only=True, map_location="cpu")  # a run saved on a GPU resumes anywhere
         return state if state.get("config_hash") == self.hash else None
 
     def finish(self, save_model: Callable[[Path], None], log: list[dict], record: dict,

@@ -35,7 +35,7 @@ from typing import Callable
 
 from xlsent.data.conll import TaggedCorpus
 from xlsent.data.tagging import for_task, load_tagged
-from xlsent.recipes.loop import finish_stage, run_loop, total_steps, world_size
+from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 
 Note = Callable[[str], None] | None
@@ -143,7 +143,8 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
     if (rec := folder.record()) is not None:
         folder.note("tagger: finished earlier with this config — skipping")
         return TaggerResult(folder.model_dir, rec["labels"], rec["train_sentences"], rec["seconds"], rec["notes"])
-    folder.begin()
+    with main_first():  # under several processes the main one prepares the folder
+        folder.begin()
     model, tok = build_model(cfg.models.base, labels, cfg.optim.seed)
     start = freeze(model, cfg.tagger.train_layers, cfg.models.freeze_word_embeddings)
     model.to(current_device())  # the lower layers' states are cached where the model runs

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.multiple_choice import ChoiceSet, read_choices
-from xlsent.recipes.loop import finish_stage, run_loop, total_steps, world_size
+from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 
@@ -87,7 +87,8 @@ def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Pat
     if folder.record() is not None:
         folder.note("titles: finished earlier with this config — skipping")
         return folder.model_dir
-    folder.begin()
+    with main_first():  # under several processes the main one prepares the folder
+        folder.begin()
     t0 = time.monotonic()
     model, tok = build(cfg.models.base, cfg.optim.seed, cfg.titles.train_layers)
     cands, gold = shuffled(data, cfg.optim.seed)

@@ -43,12 +43,16 @@ def resolve_device(spec: str | None = "auto", option: str = "--device") -> str:
     """``spec`` as a torch device string (``cpu``, ``cuda:0``, ``mps``), or one clear error."""
     import torch
 
+    import os
+
     s = (spec or "auto").strip().lower()
     mps = getattr(torch.backends, "mps", None)
     has_mps = bool(mps is not None and mps.is_available())
+    # under torchrun / accelerate launch each process takes the GPU of its local rank
+    local = os.environ.get("LOCAL_RANK") if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1 else None
     if s == "auto":
         if torch.cuda.is_available():
-            return f"cuda:{torch.cuda.current_device()}"
+            return f"cuda:{local if local is not None else torch.cuda.current_device()}"
         return "mps" if has_mps else "cpu"
     if s == "cpu":
         return "cpu"
@@ -61,7 +65,13 @@ def resolve_device(spec: str | None = "auto", option: str = "--device") -> str:
         raise XlsentError(f"{option} {spec}: not a device — use one of {DEVICE_HELP}")
     if not torch.cuda.is_available():
         raise XlsentError(f"{option} {spec}: no CUDA GPU here ({_found()}) — use {option} cpu or auto")
-    index = int(m.group(1)) if m.group(1) is not None else torch.cuda.current_device()
+    if local is not None:
+        if m.group(1) is not None and int(m.group(1)) != int(local):
+            raise XlsentError(f"{option} {spec}: under several processes each takes the GPU of its local rank — "
+                              f"use {option} cuda (or CUDA_VISIBLE_DEVICES to choose the GPUs)")
+        index = int(local)
+    else:
+        index = int(m.group(1)) if m.group(1) is not None else torch.cuda.current_device()
     n = torch.cuda.device_count()
     if index >= n:
         raise XlsentError(f"{option} {spec}: this machine has {n} CUDA GPU(s) (cuda:0 … cuda:{n - 1})")
@@ -101,8 +111,12 @@ def training_precision(spec: str, device: str, option: str = "optim.precision") 
         raise XlsentError(f"{option}={spec}: use one of {', '.join(PRECISIONS)}")
     if spec == "auto":
         return "bf16" if supports_bf16(device) else "fp32"
-    if spec == "fp16" and device_kind(device) == "cpu":
-        raise XlsentError(f"{option}=fp16: half precision trains on a GPU only — use bf16 or fp32 on the CPU")
+    kind = device_kind(device)
+    if spec == "fp16" and kind != "cuda":
+        raise XlsentError(f"{option}=fp16: half precision trains on a CUDA GPU only — use "
+                          f"{'bf16 or fp32 on the CPU' if kind == 'cpu' else 'fp32'}")
+    if spec == "bf16" and kind == "mps" or (spec == "bf16" and kind == "cuda" and not supports_bf16(device)):
+        raise XlsentError(f"{option}=bf16: {device} has no bf16 — use fp16 or fp32")
     return spec
 
 
