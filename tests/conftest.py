@@ -31,7 +31,8 @@ def _isolated_cache(tmp_path_factory):
         os.environ["XLSENT_CACHE_DIR"] = old
 
 
-def build_tiny_model(path: Path, layers: int = 3, hidden: int = 32, seed: int = 0, prompt: str = "") -> Path:
+def build_tiny_model(path: Path, layers: int = 3, hidden: int = 32, seed: int = 0, prompt: str = "",
+                     dropout: float = 0.1) -> Path:
     """A random BERT (WordLevel tokenizer over WORDS) saved as Transformer → mean Pooling → Normalize."""
     import torch
     from sentence_transformers import SentenceTransformer
@@ -54,7 +55,8 @@ def build_tiny_model(path: Path, layers: int = 3, hidden: int = 32, seed: int = 
     )
     cfg = BertConfig(
         vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
-        intermediate_size=2 * hidden, max_position_embeddings=64,
+        intermediate_size=2 * hidden, max_position_embeddings=64, hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
     )
     hf_dir = path.parent / (path.name + "-hf")
     BertModel(cfg, add_pooling_layer=False).save_pretrained(hf_dir)

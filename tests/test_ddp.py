@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from conftest import WORDS
+from conftest import WORDS, build_tiny_model
 
 TEXTS = ["god is good and the river is wide", "mulungu ndi wabwino madzi", "he said unto them"]
 
@@ -53,3 +53,64 @@ def test_two_processes_train_the_one_process_model(tmp_path):
     assert [e["step"] for e in log1] == [e["step"] for e in log2]
     np.testing.assert_allclose([e["loss"] for e in log2], [e["loss"] for e in log1], rtol=1e-4)  # the global batch's
     assert two.stdout.count("model: ") == 1  # one process reports
+
+
+def _pairs(path, n: int, seed: int):
+    rng = random.Random(seed)
+    path.write_text("".join(json.dumps({"src": " ".join(rng.choice(WORDS[:12]) for _ in range(6)),
+                                        "tgt": " ".join(rng.choice(WORDS[13:22]) for _ in range(6)),
+                                        "src_lang": "en", "tgt_lang": "ny"}) + "\n" for _ in range(n)))
+    return path
+
+
+def _one_and_two(tmp_path, recipe: str, sets: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    args = ["train", recipe, "--no-eval", *[x for s in sets for x in ("--set", s)]]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path)}
+    one = _run([sys.executable, "-m", "xlsent", *args, "-o", str(tmp_path / "one")], env)
+    assert one.returncode == 0, one.stderr[-3000:]
+    two = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "xlsent",
+                *args, "-o", str(tmp_path / "two")], env)
+    assert two.returncode == 0, two.stderr[-3000:]
+    from sentence_transformers import SentenceTransformer
+
+    return tuple(SentenceTransformer(str(tmp_path / d / "model"), device="cpu").encode(TEXTS) for d in ("one", "two"))
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def test_siamese_two_processes_train_the_one_process_head(tmp_path):
+    """Siamese's per-pair contrastive loss through the one loop: worst negatives mined by every process over the
+    whole training set, half of each global batch a process; the head equals one process's."""
+    base = build_tiny_model(tmp_path / "base", layers=2, seed=4)
+    sets = [f"train.pairs={_pairs(tmp_path / 'p.jsonl', 64, 5)}", f"models.base={base}", "train.min_words=1",
+            "head.dropout=0", "optim.batch_size=16", "optim.epochs=3", "optim.lr=1e-2", "models.device=cpu",
+            "features.layer=2", "optim.logging_steps=8"]
+    a, b = _one_and_two(tmp_path, "siamese", sets)
+    log = [json.loads(x) for x in (tmp_path / "one" / "train_log.jsonl").read_text().splitlines()]
+    assert json.loads((tmp_path / "two" / "stage.json").read_text())["steps"] == 24
+    assert log[-1]["loss"] < log[0]["loss"]  # it trained
+    assert _cosines(a, b).min() >= 0.9999
+    assert np.abs(a - build_base(base)).max() > 1e-3  # and moved away from the base model
+
+
+def build_base(path) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device="cpu").encode(TEXTS)
+
+
+def test_xkd_two_processes_train_the_one_process_model(tmp_path):
+    """A recipe on sentence-transformers' trainer (X-KD's per-example MSE, no dropout) under torchrun: each process
+    takes its share of the global batch of 16, and the model equals the one-process run's."""
+    teacher = build_tiny_model(tmp_path / "teacher", layers=2, seed=1, dropout=0.0)
+    student = build_tiny_model(tmp_path / "student", layers=2, seed=2, dropout=0.0)
+    sets = [f"train.pairs={_pairs(tmp_path / 'p.jsonl', 64, 6)}", f"models.teacher={teacher}",
+            f"models.student={student}", "train.min_words=1", "train.sample=0", "optim.batch_size=16",
+            "optim.epochs=2", "optim.lr=1e-3", "models.device=cpu", "models.freeze_word_embeddings=false"]
+    a, b = _one_and_two(tmp_path, "xkd", sets)
+    rec = [json.loads((tmp_path / d / "stage.json").read_text()) for d in ("one", "two")]
+    assert rec[0]["steps"] == rec[1]["steps"] == 8
+    assert np.abs(a - build_base(student)).max() > 1e-3  # it trained
+    assert _cosines(a, b).min() >= 0.9999

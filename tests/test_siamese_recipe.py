@@ -46,7 +46,7 @@ def test_saved_model_reloads_in_fresh_process_with_same_embeddings(prompted_mode
     for f in ("config.yaml", "train_log.jsonl", "stage.json", "checkpoints/state.pt"):
         assert (out / f).exists()
     # the head moved away from the identity and the loss is finite
-    assert len(result.log) == 3 and all(np.isfinite(e["loss"]) for e in result.log)
+    assert result.log and result.log[-1]["epoch"] == 3 and all(np.isfinite(e["loss"]) for e in result.log)
     # xlsent's own evaluation numbers are what the saved model gives
     metrics = evaluate_run(result)
     from xlsent.data.readers import read_tsv
@@ -62,17 +62,24 @@ def test_saved_model_reloads_in_fresh_process_with_same_embeddings(prompted_mode
 
 
 def test_interrupted_training_resumes_to_the_same_head(tiny_model, pairs_tsv, tmp_path):
-    cfg = _cfg(tiny_model, pairs_tsv, **{"optim.epochs": 4, "head.dropout": 0.2})  # dropout on: the RNG state is restored
+    # dropout on: the random state is restored; a small batch: several steps an epoch, the kill lands mid-epoch
+    cfg = _cfg(tiny_model, pairs_tsv, **{"optim.epochs": 4, "head.dropout": 0.2, "optim.batch_size": 4,
+                                         "optim.checkpoint_every": 3, "optim.logging_steps": 1})
     straight = train_siamese(cfg, tmp_path / "a", progress=False)
+    per_epoch = len(straight.log) // 4
+    assert per_epoch >= 3
 
-    def crash(epoch):
-        if epoch == 2:
+    def crash(step):
+        if step == per_epoch + 4:  # in epoch 2, after the checkpoint at a multiple of 3 and worst negatives mined
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        train_siamese(cfg, tmp_path / "b", progress=False, on_epoch_end=crash)
+        train_siamese(cfg, tmp_path / "b", progress=False, on_step=crash)
     resumed = train_siamese(cfg, tmp_path / "b", progress=False)
-    assert [e["epoch"] for e in resumed.log] == [1, 2, 3, 4]
+    assert [e["step"] for e in resumed.log] == [e["step"] for e in straight.log]
+    record = json.loads((tmp_path / "b" / "stage.json").read_text())
+    assert record["resumed_from_step"] == (per_epoch + 4) // 3 * 3
+    assert straight.log[-1]["loss"] < straight.log[0]["loss"]  # it trained
     for p, q in zip(straight.head.parameters(), resumed.head.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-6)
 

@@ -28,17 +28,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from xlsent.losses.gather import gather_rows, share_of_mean
+
 
 def contrastive_distill_loss(student: Tensor, target: Tensor, temperature: float = 0.05) -> Tensor:
-    """In-batch InfoNCE of student rows against target rows (cosine / τ); equal targets are all positives."""
+    """In-batch InfoNCE of student rows against target rows (cosine / τ); equal targets are all positives.
+    Under DDP each student row is scored against every process's targets (:mod:`xlsent.losses.gather`)."""
     s = F.normalize(student, dim=-1)
     t = F.normalize(target.to(s.dtype), dim=-1)
-    logits = s @ t.T / temperature
+    all_t, _ = gather_rows(t.detach(), grad=False)  # targets are fixed: no gradient flows to them
+    logits = s @ all_t.T / temperature
     with torch.no_grad():
-        positive = (t @ t.T) > 1 - 1e-6  # rows whose targets coincide
+        positive = (t @ all_t.T) > 1 - 1e-6  # rows whose targets coincide
     log_p = F.log_softmax(logits, dim=1)
     # multi-positive InfoNCE: −log Σ_{j positive} p_ij
-    return -torch.logsumexp(log_p.masked_fill(~positive, float("-inf")), dim=1).mean()
+    return share_of_mean(-torch.logsumexp(log_p.masked_fill(~positive, float("-inf")), dim=1).sum(), len(s))
 
 
 class ContrastiveDistillLoss(nn.Module):

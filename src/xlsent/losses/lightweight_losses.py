@@ -39,6 +39,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from xlsent.losses.gather import gather_rows, scale_sum, share_of_mean
+
 TASKS = ("ugt", "xtr", "smlm", "mlm", "mlm+xtr")
 MASK_ONE = ("ugt", "smlm")  # one token of one side masked
 MASK_MLM = ("mlm", "mlm+xtr")  # 15% of each side
@@ -125,17 +127,26 @@ def kl_loss(log_p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 
 def align_loss(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Eq. 5: in-batch cross-entropy over raw dot products, rows and columns, summed."""
-    s = u @ v.T
-    labels = torch.arange(len(u), device=u.device)
-    return F.cross_entropy(s, labels) + F.cross_entropy(s.T, labels)
+    """Eq. 5: in-batch cross-entropy over raw dot products, rows and columns, summed. Under DDP each process's
+    rows are scored against every process's (:mod:`xlsent.losses.gather`), as one process with the global batch."""
+    big_u, offset = gather_rows(u)
+    big_v, _ = gather_rows(v)
+    labels = torch.arange(len(u), device=u.device) + offset
+    rows = F.cross_entropy(u @ big_v.T, labels, reduction="sum")
+    cols = F.cross_entropy(v @ big_u.T, labels, reduction="sum")
+    return share_of_mean(rows + cols, len(u))
 
 
 def sim_loss(u: torch.Tensor, v: torch.Tensor, reduction: str = "sum", eps: float = 1e-6) -> torch.Tensor:
-    """Eq. 6: −log cos(π/2 · (softmax(U·Uᵀ) − softmax(V·Vᵀ))) over all B² entries."""
-    p1, p2 = F.softmax(u @ u.T, dim=1), F.softmax(v @ v.T, dim=1)
+    """Eq. 6: −log cos(π/2 · (softmax(U·Uᵀ) − softmax(V·Vᵀ))) over all B² entries (under DDP: this process's rows
+    against every process's columns, scaled so that the processes' losses average to the global batch's)."""
+    big_u, _ = gather_rows(u)
+    big_v, _ = gather_rows(v)
+    p1, p2 = F.softmax(u @ big_u.T, dim=1), F.softmax(v @ big_v.T, dim=1)
     terms = -torch.log(torch.cos(math.pi / 2 * (p1 - p2)).clamp_min(eps))
-    return terms.sum() if reduction == "sum" else terms.mean()
+    if reduction == "sum":
+        return scale_sum(terms.sum())
+    return share_of_mean(terms.sum(), len(u)) / len(big_u)
 
 
 def mask_pair(task: str, a: list[int], b: list[int], maskable: list[bool], mask_id: int,

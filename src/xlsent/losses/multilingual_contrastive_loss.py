@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from xlsent.losses.contrastive_distill_loss import contrastive_distill_loss
+from xlsent.losses.gather import gather_rows, share_of_mean
 
 VARIANTS = ("soft", "bool", "ce", "off")
 
@@ -46,18 +47,24 @@ def cosine_matrix(x: Tensor, y: Tensor) -> Tensor:
 
 def mcl_loss(teacher_src: Tensor, student_src: Tensor, student_tgt: Tensor, variant: str = "soft",
              temperature: float = 0.05) -> Tensor:
-    """ℓ1 of Eq. 5 / 8 / 9 for one batch (see the module docstring)."""
+    """ℓ1 of Eq. 5 / 8 / 9 for one batch (see the module docstring). Under DDP this process's rows are
+    compared with every process's columns (:mod:`xlsent.losses.gather`), as one process with the global batch."""
     if variant == "off":
         return student_src.new_zeros(())
-    phi_s = cosine_matrix(student_src, student_tgt)
+    all_tgt, offset = gather_rows(student_tgt)
+    phi_s = cosine_matrix(student_src, all_tgt)
+    n, cols = len(student_src), len(all_tgt)
+    if variant in ("soft", "ce"):
+        all_teacher, _ = gather_rows(teacher_src.detach(), grad=False)
+        phi_t = cosine_matrix(teacher_src, all_teacher).to(phi_s.dtype)
     if variant == "soft":
-        phi_t = cosine_matrix(teacher_src, teacher_src).to(phi_s.dtype)
-        return (phi_t - phi_s).pow(2).mean()
+        return share_of_mean((phi_t - phi_s).pow(2).sum(), n) / cols
     if variant == "bool":
-        return (torch.eye(len(phi_s), dtype=phi_s.dtype, device=phi_s.device) - phi_s).pow(2).mean()
+        eye = torch.zeros_like(phi_s)
+        eye[torch.arange(n, device=eye.device), torch.arange(n, device=eye.device) + offset] = 1
+        return share_of_mean((eye - phi_s).pow(2).sum(), n) / cols
     if variant == "ce":
-        phi_t = cosine_matrix(teacher_src, teacher_src).to(phi_s.dtype)
-        return -(phi_t * F.log_softmax(phi_s / temperature, dim=1)).sum(1).mean()
+        return share_of_mean(-(phi_t * F.log_softmax(phi_s / temperature, dim=1)).sum(), n)
     raise ValueError(f"unknown MCL variant '{variant}' (choose from {', '.join(VARIANTS)})")
 
 

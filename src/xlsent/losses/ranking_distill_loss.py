@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from torch import Tensor, nn
 
+from xlsent.losses.gather import distributed
 from xlsent.losses.soft_margin_triplet_loss import squared_error_kd
 
 
@@ -33,7 +34,8 @@ class RankingDistillLoss(nn.Module):
         scale: inverse temperature of the ranking softmax (sentence-transformers' default 20).
         symmetric: rank in both directions (anchor → positives and positive → anchors).
         kd_weight: λ; 0 gives the ranking loss alone (and needs no labels).
-        gather_across_devices: passed to the ranking loss (negatives from every process under DDP).
+        gather_across_devices: passed to the ranking loss (negatives from every process under DDP);
+            ``None`` (the default): whenever a process group of two or more processes is running.
 
     Inputs:
         +-------------------------------------------------+-------------------------------------------+
@@ -56,14 +58,15 @@ class RankingDistillLoss(nn.Module):
     """
 
     def __init__(self, model, scale: float = 20.0, symmetric: bool = True, kd_weight: float = 1.0,
-                 gather_across_devices: bool = False) -> None:
+                 gather_across_devices: bool | None = None) -> None:
         super().__init__()
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
         self.model = model
         self.kd_weight = float(kd_weight)
+        self.gather = gather_across_devices
         self.ranking = MultipleNegativesRankingLoss(
-            model, scale=scale, gather_across_devices=gather_across_devices,
+            model, scale=scale, gather_across_devices=bool(gather_across_devices),
             directions=("query_to_doc", "doc_to_query") if symmetric else ("query_to_doc",),
             partition_mode="per_direction")
 
@@ -71,6 +74,10 @@ class RankingDistillLoss(nn.Module):
         from sentence_transformers.base.losses.merged_forward import embed_columns
 
         emb = embed_columns(self.model, sentence_features)
+        return self.compute_loss_from_embeddings(emb, labels)
+
+    def compute_loss_from_embeddings(self, emb: list[Tensor], labels: Tensor) -> Tensor:
+        self.ranking.gather_across_devices = distributed()[0] > 1 if self.gather is None else self.gather
         loss = self.ranking.compute_loss_from_embeddings(emb, labels)
         if self.kd_weight:
             loss = loss + self.kd_weight * squared_error_kd([emb[1], emb[0]], [labels, labels])

@@ -31,6 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from xlsent.losses.gather import gather_rows, share_of_mean
+
 Variant = Literal["cl-moco", "moco", "in-batch"]
 VARIANTS = ("cl-moco", "moco", "in-batch")
 NEGATIVES = ("key", "printed")
@@ -69,12 +71,15 @@ class SpanQueue(nn.Module):
         return int(self.count)
 
 
-def _info_nce(anchor: torch.Tensor, keys: torch.Tensor, queue: torch.Tensor | None, tau: float) -> torch.Tensor:
-    """Mean over i of −log e^{a_i·k_i/τ} / (Σ_j e^{a_i·k_j/τ} + Σ_m e^{a_i·q_m/τ}) (unit vectors: · = cosine)."""
+def _info_nce(anchor: torch.Tensor, keys: torch.Tensor, queue: torch.Tensor | None, tau: float,
+              offset: int = 0) -> torch.Tensor:
+    """Mean over i of −log e^{a_i·k_i/τ} / (Σ_j e^{a_i·k_j/τ} + Σ_m e^{a_i·q_m/τ}) (unit vectors: · = cosine).
+    ``keys`` may hold every process's keys, this process's at ``offset`` (:mod:`xlsent.losses.gather`)."""
     logits = anchor @ keys.T
     if queue is not None and len(queue):
         logits = torch.cat([logits, anchor @ queue.T.to(anchor.dtype)], dim=1)
-    return F.cross_entropy(logits / tau, torch.arange(len(anchor), device=anchor.device))
+    labels = torch.arange(len(anchor), device=anchor.device) + offset
+    return share_of_mean(F.cross_entropy(logits / tau, labels, reduction="sum"), len(anchor))
 
 
 class StructuralContrastiveLoss(nn.Module):
@@ -100,19 +105,24 @@ class StructuralContrastiveLoss(nn.Module):
     def forward(self, fast_s: torch.Tensor, fast_t: torch.Tensor, slow_s: torch.Tensor | None = None,
                 slow_t: torch.Tensor | None = None, enqueue: bool = True) -> torch.Tensor:
         rs, rt = F.normalize(fast_s, dim=-1), F.normalize(fast_t, dim=-1)
+        # under DDP the keys of every process are this process's negatives, and the queues take them all in rank
+        # order, so every process's queues stay equal to one process's with the global batch
         if self.variant == "in-batch":
-            return 0.5 * (_info_nce(rs, rt, None, self.tau) + _info_nce(rt, rs, None, self.tau))
+            all_s, offset = gather_rows(rs)
+            all_t, _ = gather_rows(rt)
+            return 0.5 * (_info_nce(rs, all_t, None, self.tau, offset) + _info_nce(rt, all_s, None, self.tau, offset))
         if slow_t is None or (self.variant == "cl-moco" and slow_s is None):
             raise ValueError(f"the {self.variant} loss needs the slow (momentum) vectors")
-        kt = F.normalize(slow_t.detach(), dim=-1)
+        kt, offset = gather_rows(F.normalize(slow_t.detach(), dim=-1), grad=False)
         if self.variant == "moco":
-            loss = _info_nce(rs, kt, self.queue_t.contents(), self.tau)
+            loss = _info_nce(rs, kt, self.queue_t.contents(), self.tau, offset)
             if enqueue:
                 self.queue_t.push(kt)
             return loss
-        ks = F.normalize(slow_s.detach(), dim=-1)  # type: ignore[union-attr]
+        ks, _ = gather_rows(F.normalize(slow_s.detach(), dim=-1), grad=False)  # type: ignore[union-attr]
         q_st, q_ts = ((self.queue_t, self.queue_s) if self.negatives == "key" else (self.queue_s, self.queue_t))
-        loss = 0.5 * (_info_nce(rs, kt, q_st.contents(), self.tau) + _info_nce(rt, ks, q_ts.contents(), self.tau))
+        loss = 0.5 * (_info_nce(rs, kt, q_st.contents(), self.tau, offset)
+                      + _info_nce(rt, ks, q_ts.contents(), self.tau, offset))
         if enqueue:
             self.queue_s.push(ks)
             self.queue_t.push(kt)

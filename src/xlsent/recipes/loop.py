@@ -9,8 +9,9 @@ in it — and the loop owns, once for every recipe:
   device (:func:`xlsent.utils.device.current_device`); ``optim.precision`` (``auto``: bf16 on a GPU
   that has it, fp32 elsewhere) runs the step under autocast;
 * **the order of the examples** — epoch e's order is ``randperm(n)`` drawn from ``seed·1,000,003 + e``,
-  so a resumed run sees the same batches; under several processes each takes its share of the global
-  batch (``optim.batch_size`` is the global batch);
+  so a resumed run sees the same batches; under several processes each takes its contiguous share of the
+  global batch (``optim.batch_size`` is the global batch), and the losses with in-batch negatives gather the
+  other processes' rows (:mod:`xlsent.losses.gather`), so a step sees the global batch's negatives;
 * **gradient accumulation** (``optim.grad_accum``: micro-batches a step), **clipping**
   (``optim.max_grad_norm``), and the **non-finite-loss policy**: a step whose loss is not finite is
   skipped (no update; the schedule still advances) and counted;
@@ -149,6 +150,7 @@ def run_loop(
     state_fn: Callable[[], dict] | None = None,
     load_state_fn: Callable[[dict], None] | None = None,
     on_step: Callable[[int], None] | None = None,
+    on_epoch: Callable[[int], None] | None = None,
 ) -> LoopResult:
     """Train ``module`` (whose trainable parameters ``optimizer`` holds) for the stage; see the module docstring.
 
@@ -156,7 +158,9 @@ def run_loop(
     through ``module`` (the prepared one: under several processes its forward is what synchronises gradients);
     tensors it builds go to ``accelerator.device``. ``state_fn()`` / ``load_state_fn(state)`` save and restore the recipe's
     own state (a momentum encoder's weights, queues, a generator); tensors, numbers and strings only.
-    ``on_step(step)`` is a test hook called after every finished step. ``folder.begin()`` must have run.
+    ``on_step(step)`` is a test hook called after every finished step; ``on_epoch(epoch)`` is called when the
+    loop starts an epoch, and again for the epoch a resumed run starts in (the recipe's state, restored first,
+    tells it whether the epoch's preparation is already done). ``folder.begin()`` must have run.
     """
     import torch
     from rich.progress import Progress
@@ -226,8 +230,11 @@ def run_loop(
             epoch, k = divmod(step, per_epoch)
             if epoch not in order_of:
                 order_of = {epoch: epoch_order(n_examples, seed, epoch)}
+                if on_epoch is not None:
+                    on_epoch(epoch)
             batch = order_of[epoch][k * bs:(k + 1) * bs].tolist()
-            mine = batch[rank::world]  # this process's share of the global batch
+            share = len(batch) // world  # under several processes every batch is full (total_steps)
+            mine = batch[rank * share:(rank + 1) * share] if world > 1 else batch  # this process's contiguous share
             parts = [p for p in (mine[a * micro:(a + 1) * micro] for a in range(accum)) if p]
             outs: list[dict] = []
             finite = True

@@ -45,10 +45,14 @@ Decisions where the paper is silent or ambiguous:
 * **Center** = mean of the unit-normalised head outputs on the training
   sentences (both sides), estimated after training and stored in the model.
 * **No checkpoint selection on test data**: the last epoch is the model.
-* **Checkpoint/resume** (:mod:`xlsent.recipes.run_folder`, as every recipe): the head,
-  optimiser and random state are saved atomically after every epoch (an epoch over cached
-  features takes seconds); rerunning into the same output folder with the same config resumes
-  from the last finished epoch, and a finished run is reused, not retrained.
+* **The one loop** (:mod:`xlsent.recipes.loop`): the head trains on the process's device over the
+  cached features (computed once, on whichever device, then moved there); each epoch's examples are
+  the ``n`` parallel pairs and this epoch's negatives, shuffled together by the loop. ``worst``
+  negatives are mined when an epoch starts, by the current head over the whole training set (on
+  every process under DDP: each holds every feature), and kept in the checkpoint, so a run resumed
+  mid-epoch trains on the same negatives. Checkpoints follow ``optim.checkpoint_every`` /
+  ``checkpoint_minutes`` as in every recipe; a finished run is reused, not retrained. The contrastive
+  loss is per pair, so under DDP with the global batch the trained head is the one-process head.
 
 Output folder: ``model/`` — a sentence-transformers model built only from
 sentence-transformers' own modules (Transformer cut to the needed layers →
@@ -62,7 +66,6 @@ loads it without ``trust_remote_code``;
 from __future__ import annotations
 
 import copy
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -80,7 +83,9 @@ from xlsent.models.handle import is_sentence_encoder, load_model, load_transform
 from xlsent.modules import CenterNormalize, SiameseHead
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
+from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.utils.device import current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
@@ -166,17 +171,35 @@ def _build_head(cfg: RecipeConfig, dim: int) -> SiameseHead:
     return SiameseHead(dim, head_type=h["type"], dropout=h["dropout"], identity_init=h["identity_init"])
 
 
+class _Transform(torch.nn.Module):
+    """The head as the loop trains it: features in, transformed vectors out."""
+
+    def __init__(self, head: SiameseHead) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head.transform(x)
+
+
+def _read_log(folder: StageFolder) -> list[dict]:
+    import json
+
+    path = folder.path / "train_log.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
 def train_siamese(
     cfg: RecipeConfig,
     output: str | Path,
     on_note: Callable[[str], None] | None = None,
     progress: bool = True,
-    on_epoch_end: Callable[[int], None] | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> SiameseResult:
     """Train the siamese head as configured; write the model folder and run files into ``output``.
 
-    ``on_note(text)`` receives what the run reports (data notes, resume); ``on_epoch_end(epoch)``
-    is called after each epoch's checkpoint is written.
+    ``on_note(text)`` receives what the run reports (data notes, resume); ``on_step(step)`` is called after
+    every finished step (a test hook).
     """
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
@@ -199,98 +222,89 @@ def train_siamese(
     src_texts, tgt_texts = list(pairs.dataset["src"]), list(pairs.dataset["tgt"])
 
     # 3. Features (computed once, cached on disk)
-    feats = lf.get(src_texts + tgt_texts, [spec], show_progress=progress)[spec]
+    with main_first():  # under several processes the main one computes and caches them, the others read the cache
+        feats = lf.get(src_texts + tgt_texts, [spec], show_progress=progress)[spec]
     x_all = torch.from_numpy(feats)
     if cfg.features.normalize_input:
         x_all = torch.nn.functional.normalize(x_all, dim=-1)
     xs, xt = x_all[: len(src_texts)], x_all[len(src_texts) :]
     dim = xs.shape[1]
 
-    # 4. Head, optimiser, resume
+    # 4. Head, optimiser; the one loop (xlsent.recipes.loop) trains the head over the cached features
     torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
     head = _build_head(cfg, dim)
-    opt = torch.optim.Adam(head.parameters(), lr=float(cfg.optim.lr))
     folder = StageFolder(output, _config_hash(cfg), "siamese", on_note)
-    done = folder.record() is not None
-    if not done:
-        folder.begin()  # another config's checkpoints or finished run are discarded, never resumed
-    start_epoch, log = 0, []
-    ckpt = folder.load_state()  # no pickle: tensors, numbers, strings only
-    if ckpt is not None:
-        head.load_state_dict(ckpt["head"])
-        opt.load_state_dict(ckpt["optim"])
-        rng.bit_generator.state = ckpt["rng"]
-        torch.set_rng_state(ckpt["torch_rng"])
-        start_epoch, log = ckpt["epoch"], ckpt["log"]
-        say(on_note, ["siamese: finished earlier with this config — reusing its head" if done
-                      else f"siamese: resuming from {folder.checkpoints} after epoch {start_epoch}"])
-    done = done and ckpt is not None
-
     n = len(src_texts)
     neg_cfg = cfg.negatives
     margin, distance = float(cfg.loss.margin), cfg.loss.distance
-    batch_size, epochs = int(cfg.optim.batch_size), int(cfg.optim.epochs)
-    fixed_random = None
-    from rich.progress import Progress
+    n_neg = n * int(neg_cfg["per_positive"]) if neg_cfg["use_negatives"] else 0
+    log: list[dict] = []
+    done = folder.record() is not None and folder.load_state() is not None
+    if done:  # finished earlier with this config: its head is in the kept state
+        wrapped = _Transform(head)
+        wrapped.load_state_dict({**wrapped.state_dict(), **folder.load_state()["trained"]})
+        log = _read_log(folder)
+        say(on_note, ["siamese: finished earlier with this config — reusing its head"])
+    else:
+        with main_first():
+            folder.begin()  # another config's checkpoints or finished run are discarded, never resumed
+        device = current_device()
+        head.to(device)
+        fs, ft = xs.to(device), xt.to(device)
+        opt = torch.optim.Adam(head.parameters(), lr=float(cfg.optim.lr))
+        schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda _: 1.0)  # the paper's constant rate
+        negs: dict = {"epoch": -1, "src": torch.zeros(0, dtype=torch.long), "tgt": torch.zeros((0, 1), dtype=torch.long)}
+        per_epoch, _ = total_steps(n + n_neg, cfg.optim, world_size())
+        fixed_random = None
 
-    with Progress(disable=not progress, transient=True) as bar:
-        task = bar.add_task("siamese epochs", total=epochs, completed=start_epoch)
-        for epoch in range(start_epoch, epochs):
-            t0 = time.perf_counter()
-            # pairs of this epoch: positives (label 0) + negatives (label 1)
-            pos_src = np.arange(n)
-            pos_tgt = np.arange(n)[:, None]
-            if neg_cfg["use_negatives"]:
-                if neg_cfg["strategy"] == "worst":
-                    head.eval()
-                    with torch.no_grad():
-                        vs, vt = head.transform(xs).numpy(), head.transform(xt).numpy()
-                    neg_src, neg_tgt = build_negatives("worst", tgt_texts, rng, neg_cfg["per_positive"], src_vecs=vs, tgt_vecs=vt)
-                else:
-                    if fixed_random is None:  # drawn once, as the paper's fixed training set
-                        fixed_random = build_negatives(
-                            neg_cfg["strategy"], tgt_texts, np.random.default_rng(seed), neg_cfg["per_positive"], neg_cfg["average_k"]
-                        )
-                    neg_src, neg_tgt = fixed_random
+        def negatives_of(epoch: int) -> None:
+            """This epoch's negatives, mined when it starts and held in the state (a resume mid-epoch keeps them)."""
+            nonlocal fixed_random
+            if negs["epoch"] == epoch or not n_neg:
+                return
+            if neg_cfg["strategy"] == "worst":  # the current head over the whole training set, on every process
+                head.eval()
+                with torch.no_grad():
+                    vs, vt = head.transform(fs).float().cpu().numpy(), head.transform(ft).float().cpu().numpy()
+                head.train()
+                built = build_negatives("worst", tgt_texts, np.random.default_rng([seed, epoch]),
+                                        neg_cfg["per_positive"], src_vecs=vs, tgt_vecs=vt)
             else:
-                neg_src, neg_tgt = np.zeros(0, np.int64), np.zeros((0, 1), np.int64)
-            head.train()
-            losses = []
-            # positives and negatives are shuffled together into batches of `batch_size` pairs
-            items = np.concatenate([np.zeros(n, np.int64), np.ones(len(neg_src), np.int64)])
-            rows = np.concatenate([np.arange(n), np.arange(len(neg_src))])
-            order = rng.permutation(len(items))
-            for s in range(0, len(order), batch_size):
-                sel = order[s : s + batch_size]
-                lab, row = items[sel], rows[sel]
-                loss = torch.zeros(())
-                is_pos = lab == 0
-                if is_pos.any():
-                    a = head.transform(xs[pos_src[row[is_pos]]])
-                    b = head.transform(xt[pos_tgt[row[is_pos], 0]])
-                    loss = loss + contrastive_loss(a, b, torch.zeros(len(a)), margin, distance, "sum")
-                if (~is_pos).any():
-                    r = row[~is_pos]
-                    a = head.transform(xs[neg_src[r]])
-                    k = neg_tgt.shape[1]
-                    b = head.transform(xt[torch.from_numpy(neg_tgt[r].reshape(-1))]).reshape(len(r), k, -1)
-                    b = b[:, 0] if k == 1 else b
-                    loss = loss + contrastive_loss(a, b, torch.ones(len(r)), margin, distance, "sum")
-                loss = loss / len(sel)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                losses.append(float(loss.detach()))
-            entry = {"epoch": epoch + 1, "loss": float(np.mean(losses)), "pairs": len(items), "seconds": time.perf_counter() - t0}
-            log.append(entry)
-            folder.save_state({"epoch": epoch + 1, "head": head.state_dict(), "optim": opt.state_dict(),
-                               "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "log": log})
-            bar.advance(task)
-            if on_epoch_end is not None:
-                on_epoch_end(epoch + 1)
-    if log and not done:
-        say(on_note, [f"trained {len(log)} epochs; final loss {log[-1]['loss']:.4f}"])
+                if fixed_random is None:  # drawn once, as the paper's fixed training set
+                    fixed_random = build_negatives(neg_cfg["strategy"], tgt_texts, np.random.default_rng(seed),
+                                                   neg_cfg["per_positive"], neg_cfg["average_k"])
+                built = fixed_random
+            negs.update(epoch=epoch, src=torch.as_tensor(built[0], dtype=torch.long),
+                        tgt=torch.as_tensor(built[1], dtype=torch.long))
+
+        def step(sel: list[int], module, accelerator) -> dict:
+            """Items 0..n-1 are the parallel pairs (label 0), n.. this epoch's negatives (label 1), shuffled together."""
+            neg_src, neg_tgt = negs["src"], negs["tgt"]
+            sel_t = torch.as_tensor(sel)
+            pos, neg = sel_t[sel_t < n], sel_t[sel_t >= n] - n
+            loss = fs.new_zeros(())
+            if len(pos):
+                a, b = module(fs[pos]), module(ft[pos])
+                loss = loss + contrastive_loss(a, b, torch.zeros(len(a), device=a.device), margin, distance, "sum")
+            if len(neg):
+                k = neg_tgt.shape[1]
+                a = module(fs[neg_src[neg]])
+                b = module(ft[neg_tgt[neg].reshape(-1)]).reshape(len(neg), k, -1)
+                b = b[:, 0] if k == 1 else b
+                loss = loss + contrastive_loss(a, b, torch.ones(len(neg), device=a.device), margin, distance, "sum")
+            return {"loss": loss / len(sel)}
+
+        def restore(state: dict) -> None:
+            negs.update(epoch=int(state["neg_epoch"]), src=state["neg_src"], tgt=state["neg_tgt"])
+
+        result = run_loop(folder, cfg.optim, _Transform(head), opt, schedule, n + n_neg, step, name="siamese",
+                          progress=progress, on_step=on_step, on_epoch=negatives_of, load_state_fn=restore,
+                          state_fn=lambda: {"neg_epoch": negs["epoch"], "neg_src": negs["src"], "neg_tgt": negs["tgt"]})
+        log = result.log
+        head.cpu()
+        if log:
+            say(on_note, [f"siamese: {result.steps} steps ({result.steps / per_epoch:.0f} epochs) in "
+                          f"{result.seconds:.1f} s; final loss {log[-1]['loss']:.4f}"])
 
     # 5. Output normalisation: unit → center → unit, center from the training sentences
     head.eval()
@@ -301,13 +315,12 @@ def train_siamese(
     elif list(cfg.output_norm) != ["unit"]:
         raise XlsentError(f"output_norm must be [unit, center, unit] or [unit], not {cfg.output_norm}")
 
-    result = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg.features.normalize_input), log, pairs.notes)
+    out = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg.features.normalize_input), log, pairs.notes)
     if not done:  # model, log, then the done marker; the head's state stays for reruns
-        folder.finish(lambda tmp: save_siamese_model(result, base, tmp, layers), log,
-                      {"epochs": len(log), "seconds": sum(e["seconds"] for e in log),
-                       "final_loss": log[-1]["loss"] if log else None, "data_notes": pairs.notes, "train_data": pairs.summary()},
-                      keep_checkpoints=True)
-    return result
+        finish_stage(folder, result, lambda tmp: save_siamese_model(out, base, tmp, layers),
+                     {"pairs": n, "negatives": n_neg, "final_loss": log[-1]["loss"] if log else None,
+                      "data_notes": pairs.notes, "train_data": pairs.summary()}, keep_checkpoints=True)
+    return out
 
 
 def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int]) -> Path:
