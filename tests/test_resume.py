@@ -48,7 +48,7 @@ if recipe == "siamese":
 elif recipe == "lightweight":
     import xlsent.losses.lightweight_losses as m
     m.LightweightLoss.forward = counting(m.LightweightLoss.forward)
-elif recipe in ("tagger", "titles"):  # the one loop's step function, counted
+elif recipe in ("tagger", "titles", "scp"):  # the one loop's step function, counted
     import xlsent.recipes.loop as L
     _run = L.run_loop
     L.run_loop = lambda folder, optim, module, opt, sched, n, step, **kw: _run(folder, optim, module, opt, sched, n,
@@ -81,12 +81,14 @@ def setup(tmp_path_factory):
                                          "section": str(i // 4 % 10)}) + "\n"
                              for i, (a, b) in enumerate(list(rows.items())[:200])), encoding="utf-8")
     from test_tagger import build_wordpiece_model, toy_corpus
+    from test_scp import _spans_file
     from test_titles import make_file
 
     from xlsent.data.conll import write_conll
 
     write_conll(root / "tags.conll", *toy_corpus(120, 0))
-    return {"pairs": pairs, "teacher": build_tiny_model(root / "teacher", layers=2, seed=1),
+    teacher = build_tiny_model(root / "teacher", layers=2, seed=1)
+    return {"pairs": pairs, "teacher": teacher, "spans": _spans_file(root, teacher),
             "student": build_tiny_model(root / "student", layers=4, seed=2, prompt="passage: "),
             "wp": build_wordpiece_model(root / "wp"), "tags": root / "tags.conll",
             "titles": make_file(root / "titles.tsv", 96, 0)}
@@ -106,6 +108,9 @@ def _overrides(recipe: str, s: dict) -> list[str]:
                        "models.student.ru_layers=2", "models.student.repeats=2", *common],
         "tagger": [f"models.base={s['wp']}", f"train.data={s['tags']}", "optim.epochs=2", "optim.batch_size=16",
                    "optim.checkpoint_every=3"],
+        "scp": [f"models.base={s['teacher']}", f"train.spans={s['spans']}", "train.sample=0", "models.max_seq_length=32",
+                "scp.queue_size=16", "scp.train_layers=1", "mlm.enabled=true", "optim.batch_size=4", "optim.epochs=2",
+                "optim.checkpoint_every=3"],
         "titles": [f"models.base={s['wp']}", f"train.data={s['titles']}", "optim.epochs=2", "optim.batch_size=16",
                    "models.max_seq_length=24"],
     }[recipe]
@@ -132,7 +137,8 @@ CASES = [
     ("lightweight", "small", 10, ""),  # 4 steps × 4 epochs, checkpoints every 4: killed after step 8  # max_steps 190, checkpoints every 38: killed after checkpoint-38
     ("multistage", "small", 13 + 4 + 8, "stage3-recurrence"),  # stages 1 (13 steps) and 2 (4) done, killed in 3
     ("tagger", None, 11, ""),  # 8 steps × 2 epochs, checkpoints every 3 steps: killed after step 9
-    ("titles", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 (a fifth of 12): killed after step 6
+    ("titles", None, 8, ""),
+    ("scp", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 steps: killed after step 6 (queues, slow encoder)  # 6 steps × 2 epochs, checkpoints every 3 (a fifth of 12): killed after step 6
 ]
 
 
@@ -163,9 +169,9 @@ def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, r
         assert rec["resumed_from_step"] == 147 and rec["steps"] == 490
     elif recipe == "lightweight":
         assert rec["resumed_from_step"] == 8 and rec["steps"] == 16
-    elif recipe in ("tagger", "titles"):
-        assert rec["resumed_from_step"] == {"tagger": 9, "titles": 6}[recipe]
-        assert rec["steps"] == {"tagger": 16, "titles": 12}[recipe]
+    elif recipe in ("tagger", "titles", "scp"):
+        assert rec["resumed_from_step"] == {"tagger": 9, "titles": 6, "scp": 6}[recipe]
+        assert rec["steps"] == {"tagger": 16, "titles": 12, "scp": 12}[recipe]
     else:
         assert rec["resumed_from"] and "checkpoint-" in rec["resumed_from"]
         assert rec["steps"] == json.loads((tmp_path / "straight" / stage / "stage.json").read_text())["steps"]

@@ -356,7 +356,8 @@ def test_resume_restores_queues_and_momentum_encoder(tiny_model, tmp_path):
     finally:
         StageFolder.save_state = orig
     assert saved["step"] == 5
-    assert int(saved["loss"]["queue_t.count"]) == 16 and saved["slow"]  # queues and the momentum encoder saved
+    own = saved["recipe"]  # the recipe's own state in the one loop's checkpoint
+    assert int(own["loss"]["queue_t.count"]) == 16 and own["slow"]  # queues and the momentum encoder saved
     resumed = train_scp(cfg, tmp_path / "b", progress=False)
     from safetensors.torch import load_file
 

@@ -151,6 +151,7 @@ def run_loop(
     load_state_fn: Callable[[dict], None] | None = None,
     on_step: Callable[[int], None] | None = None,
     on_epoch: Callable[[int], None] | None = None,
+    on_update: Callable[[], None] | None = None,
 ) -> LoopResult:
     """Train ``module`` (whose trainable parameters ``optimizer`` holds) for the stage; see the module docstring.
 
@@ -160,7 +161,8 @@ def run_loop(
     own state (a momentum encoder's weights, queues, a generator); tensors, numbers and strings only.
     ``on_step(step)`` is a test hook called after every finished step; ``on_epoch(epoch)`` is called when the
     loop starts an epoch, and again for the epoch a resumed run starts in (the recipe's state, restored first,
-    tells it whether the epoch's preparation is already done). ``folder.begin()`` must have run.
+    tells it whether the epoch's preparation is already done); ``on_update()`` after every optimiser update (not
+    after a skipped step: a momentum encoder follows the trained one here). ``folder.begin()`` must have run.
     """
     import torch
     from rich.progress import Progress
@@ -258,6 +260,8 @@ def run_loop(
                 accelerator.clip_grad_norm_(module.parameters(), max_norm)
             if finite:
                 optimizer.step()
+                if on_update is not None:
+                    on_update()
             else:
                 skipped += 1
             optimizer.zero_grad(set_to_none=True)

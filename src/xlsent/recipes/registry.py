@@ -100,7 +100,7 @@ REGISTRY: dict[str, Recipe] = {r.name: r for r in (
            "xlsent.recipes.adapt:evaluate_after", ("base model", "adapted"), devices=True),
     Recipe("siamese", "Siamese fine-tuning over a frozen encoder (Huang et al. 2023, \"mBERT-SF\").",
            "Huang et al. 2023, ACM TALLIP 22(6)", "xlsent.recipes.siamese:train_siamese",
-           "xlsent.recipes.siamese:evaluate_after", ("base model", "trained")),
+           "xlsent.recipes.siamese:evaluate_after", ("base model", "trained"), devices=True),
     Recipe("xkd", "X-KD (Reimers & Gurevych 2020): MSE(S(en), T(en)) + MSE(S(xx), T(en)).",
            "Reimers & Gurevych 2020, EMNLP", "xlsent.recipes.xkd:train_xkd",
            "xlsent.recipes._common:evaluate_student", ("base student", "trained"), devices=True),
@@ -119,5 +119,5 @@ REGISTRY: dict[str, Recipe] = {r.name: r for r in (
            "xlsent.recipes.multistage:evaluate_after", ("base assistant", "each stage", "student")),
     Recipe("scp", "Structural contrastive pretraining with CL-MoCo (Chen et al. 2023): aligned subject/verb/object/"
            "entity spans, per-language momentum queues, + MLM.", "Chen et al. 2023, Findings of ACL",
-           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp")),
+           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp"), devices=True),
 )}

@@ -38,25 +38,28 @@ Decisions where the paper is silent or ambiguous:
   and not the prompt, with sentence-transformers' and transformers' collator.
 * **Prompt**: sentences are encoded with the model's document prompt (e5: ``passage: ``), as its sentence
   embeddings are (``scp.prompt: false`` for none); span offsets are counted after it.
-* **Order**: the pairs are shuffled per epoch from (seed, epoch); a pair's spans stay in one batch.
+* **Order**: the pairs are shuffled per epoch by the one loop (:mod:`xlsent.recipes.loop`); a pair's spans stay
+  in one batch. Under DDP each process takes its share of the pairs, the in-batch keys of every process are
+  its negatives and every key enters the queues (the one-process queues); the MLM term is each process's mean
+  over its masked sub-tokens.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import random
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
+import torch
 
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder, config_hash, learning_optim
+from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
+from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.utils.device import current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
@@ -186,13 +189,11 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
               progress: bool = True, on_step: Callable[[int], None] | None = None) -> Path:
     """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
     import torch
-    from rich.progress import Progress
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
 
     from xlsent.losses.structural_contrastive_loss import StructuralContrastiveLoss
     from xlsent.models.handle import load_model
-    from xlsent.models.span_encoder import (freeze_lower, layer_count, lower_states, mlm_head, momentum_update,
-                                            slow_copy, span_vectors, upper_states)
+    from xlsent.models.span_encoder import freeze_lower, layer_count, mlm_head, momentum_update, slow_copy
 
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
@@ -204,7 +205,8 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
     if folder.skip_if_done():
         return folder.model_dir
     say(on_note, notes)
-    folder.begin()
+    with main_first():
+        folder.begin()
     o, s, seed = cfg.optim, cfg.scp, int(cfg.optim.seed)
     torch.manual_seed(seed)
     handle = load_model(cfg.models.base, max_seq_length=int(cfg.models.max_seq_length))
@@ -231,127 +233,107 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
     no_decay = [p for p in params if p.ndim <= 1]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": float(o.weight_decay)},
                              {"params": no_decay, "weight_decay": 0.0}], lr=float(o.lr))
-    bs = int(o.batch_size)
-    per_epoch = math.ceil(len(data) / bs)
-    total = int(o.max_steps) or per_epoch * int(o.epochs)
+    n_pairs = len(data)
+    per_epoch, total = total_steps(n_pairs, o, world_size())
     sched = get_linear_schedule_with_warmup(opt, int(float(o.warmup_ratio) * total), total)
-    trained = {n: p for n, p in encoder.named_parameters() if p.requires_grad}
-    slow_named = dict(slow.named_parameters()) if slow is not None else {}
-    step, log = 0, []
-    state = folder.load_state()
-    if state is not None:
-        encoder.load_state_dict({**encoder.state_dict(), **state["encoder"]})
-        if slow is not None:
-            slow.load_state_dict({**slow.state_dict(), **state["slow"]})
-        if head is not None:
-            head.load_state_dict({**head.state_dict(), **state["head"]})
-        loss_fn.load_state_dict(state["loss"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng"])
-        mask_gen.set_state(state["mask_rng"])
-        step, log = int(state["step"]), list(state["log"])
-        say(on_note, [f"scp: resuming from {folder.checkpoints} at step {step} of {total}"])
-    say(on_note, [f"scp: {s.variant}, {len(data)} pairs with {data.spans} spans, {per_epoch} steps an epoch, "
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    model = _ScpModel(encoder, head, slow, loss_fn, start, s.variant)
+    device = current_device()
+    if slow is not None:
+        slow.to(device)
+    loss_fn.to(device)
+    say(on_note, [f"scp: {s.variant}, {n_pairs} pairs with {data.spans} spans, {per_epoch} steps an epoch, "
                   f"{total} steps; layers {start + 1}–{n_layers} trained"
                   + (", token table frozen" if not encoder.get_input_embeddings().weight.requires_grad else "")
                   + (f"; MLM {m.probability:.0%} of non-structural sub-tokens" if head is not None else "; no MLM")])
 
-    def checkpoint() -> None:
-        folder.save_state({
-            "encoder": {n: p.detach().clone() for n, p in trained.items()},
-            "slow": {n: slow_named[n].detach().clone() for n in trained} if slow is not None else {},
-            "head": {k: v for k, v in head.state_dict().items() if k != "decoder.weight"} if head is not None else {},
-            "loss": loss_fn.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-            "rng": torch.get_rng_state(), "mask_rng": mask_gen.get_state(), "step": step, "log": log})
+    def step(sel: list[int], module, accelerator) -> dict:
+        sides = {}
+        for side, ids_all, spans_all, keep_all in (("s", data.src_ids, data.src_spans, data.keep_src),
+                                                    ("t", data.tgt_ids, data.tgt_spans, data.keep_tgt)):
+            rows = [ids_all[i] for i in sel]
+            x, labels = masked_batch(collator, rows, [keep_all[i] for i in sel], tok, pad)
+            where = [(b, a, z) for b, i in enumerate(sel) for a, z in spans_all[i]]
+            sides[side] = [t.to(accelerator.device) if t is not None else None for t in (
+                x, _pad([[1] * len(r) for r in rows], 0), labels, *torch.tensor(where, dtype=torch.long).T)]
+        out = module(sides)
+        out["loss"] = out["scp"] + float(m.weight) * out["mlm"] if head is not None else out["scp"]
+        return out
 
-    def states(model, x, mask, low=None):
-        if low is None:
-            low = lower_states(model, x, mask, start, grad=start == 0 and model is encoder)
-        return upper_states(model, low, mask, start), low
+    def update() -> None:  # after each optimiser update: the slow encoder follows the fast one
+        if slow is not None:
+            momentum_update(encoder, slow, float(s.momentum), s.momentum_convention)
 
-    policy = CheckpointPolicy(total, float(o.checkpoint_every), float(o.checkpoint_minutes))
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    encoder.train()
-    if start > 0:  # frozen lower part: no dropout there (its output is what the slow encoder shares)
-        encoder.embeddings.eval()
-        for layer in encoder.encoder.layer[:start]:
-            layer.eval()
-    if head is not None:
-        head.train()
-    t0, window, skipped = time.perf_counter(), [], 0
-    with Progress(disable=not progress, transient=True) as bar:
-        task = bar.add_task("scp steps", total=total, completed=step)
-        while step < total:
-            epoch, k = divmod(step, per_epoch)
-            order = np.random.default_rng(seed * 1_000_003 + epoch).permutation(len(data))
-            sel = order[k * bs : (k + 1) * bs].tolist()
-            if not sel:  # max_steps beyond an epoch's end: next epoch
-                step += 1
-                continue
-            parts, mlm_losses = {}, []
-            for side, ids_all, spans_all, keep_all in (("s", data.src_ids, data.src_spans, data.keep_src),
-                                                        ("t", data.tgt_ids, data.tgt_spans, data.keep_tgt)):
-                rows = [ids_all[i] for i in sel]
-                x, labels = masked_batch(collator, rows, [keep_all[i] for i in sel], tok, pad)
-                mask = _pad([[1] * len(r) for r in rows], 0)
-                fast_h, low = states(encoder, x, mask)
-                r_i = torch.tensor([b for b, i in enumerate(sel) for _ in spans_all[i]])
-                first = torch.tensor([a for i in sel for a, _ in spans_all[i]])
-                last = torch.tensor([z for i in sel for _, z in spans_all[i]])
-                fast_v = span_vectors(fast_h, r_i, first, last)
-                slow_v = None
-                if slow is not None and (s.variant == "cl-moco" or side == "t"):
-                    with torch.no_grad():
-                        slow_h, _ = states(slow, x, mask, low.detach() if start > 0 else None)
-                        slow_v = span_vectors(slow_h, r_i, first, last)
-                parts[side] = (fast_v, slow_v)
-                if labels is not None and (labels != -100).any():
-                    where = labels != -100
-                    logits = head(fast_h[where])
-                    mlm_losses.append(torch.nn.functional.cross_entropy(logits, labels[where], reduction="sum")
-                                      / where.sum())
-            scp = loss_fn(parts["s"][0], parts["t"][0], parts["s"][1], parts["t"][1])
-            mlm = torch.stack(mlm_losses).mean() if mlm_losses else torch.zeros(())
-            loss = scp + float(m.weight) * mlm if head is not None else scp
-            opt.zero_grad()
-            if not torch.isfinite(loss):
-                skipped += 1
-            else:
-                loss.backward()
-                if float(o.max_grad_norm) > 0:
-                    torch.nn.utils.clip_grad_norm_(params, float(o.max_grad_norm))
-                opt.step()
-                if slow is not None:
-                    momentum_update(encoder, slow, float(s.momentum), s.momentum_convention)
-            sched.step()
-            step += 1
-            window.append({"loss": float(loss.detach()), "scp": float(scp.detach()), "mlm": float(mlm.detach()),
-                           "spans": len(first)})
-            if step % int(o.logging_steps) == 0 or step == total:
-                log.append({"step": step, "epoch": round(step / per_epoch, 3), "lr": sched.get_last_lr()[0],
-                            "queue_s": len(loss_fn.queue_s), "queue_t": len(loss_fn.queue_t),
-                            **{key: float(np.mean([w[key] for w in window])) for key in window[0]}})
-                window = []
-            if step < total and policy.due(step):
-                checkpoint()
-            bar.advance(task)
-            if on_step is not None:
-                on_step(step)
-    seconds = time.perf_counter() - t0
+    def state() -> dict:
+        return {"slow": {n: p.detach().cpu().clone() for n, p in slow.named_parameters()
+                         if dict(encoder.named_parameters())[n].requires_grad} if slow is not None else {},
+                "loss": {k: v.cpu() for k, v in loss_fn.state_dict().items()}, "mask_rng": mask_gen.get_state()}
+
+    def restore(st: dict) -> None:
+        if slow is not None:
+            slow.load_state_dict({**slow.state_dict(), **st["slow"]})
+        loss_fn.load_state_dict(st["loss"])
+        mask_gen.set_state(st["mask_rng"])
+
+    result = run_loop(folder, o, model, opt, sched, n_pairs, step, name="scp", progress=progress, on_step=on_step,
+                      on_update=update, state_fn=state, load_state_fn=restore)
+    log = result.log
     if log:
-        say(on_note, [f"scp: {step} steps in {seconds / 60:.1f} min; final loss {log[-1]['loss']:.4f} "
-                      f"(scp {log[-1]['scp']:.4f}, mlm {log[-1]['mlm']:.4f})"
-                      + (f"; {skipped} step(s) with a non-finite loss skipped" if skipped else "")])
+        say(on_note, [f"scp: {result.steps} steps in {result.seconds / 60:.1f} min; final loss {log[-1]['loss']:.4f} "
+                      f"(scp {log[-1]['scp']:.4f}, mlm {log[-1]['mlm']:.4f})"])
 
     def save(tmp: Path) -> None:
         encoder.eval()
+        st.to("cpu")
         st.save(str(tmp))
 
-    folder.finish(save, log, {"seconds": seconds, "steps": step, "pairs": len(data), "spans": data.spans,
-                              "skipped_steps": skipped, "train_layers_from": start + 1,
-                              "data_notes": notes + data.notes, "spans_file": str(cfg.train.spans)})
+    finish_stage(folder, result, save, {"pairs": n_pairs, "spans": data.spans, "train_layers_from": start + 1,
+                                        "data_notes": notes + data.notes, "spans_file": str(cfg.train.spans)})
     return folder.model_dir
+
+
+class _ScpModel(torch.nn.Module):
+    """What the loop trains: the fast encoder and the MLM head, both sides of a batch in one forward (what DDP
+    synchronises). The slow encoder and the queues sit outside it — no gradient and no buffer broadcast: every
+    process updates them identically (the queues take every process's keys, :mod:`xlsent.losses.gather`)."""
+
+    def __init__(self, encoder, head, slow, loss_fn, start: int, variant: str) -> None:
+        super().__init__()
+        self.encoder, self.head = encoder, head
+        self._outside = (slow, loss_fn)  # a tuple: not registered as submodules
+        self.start, self.variant = start, variant
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        if mode and self.start > 0:  # frozen lower part: no dropout there (its output is shared with the slow encoder)
+            self.encoder.embeddings.eval()
+            for layer in self.encoder.encoder.layer[: self.start]:
+                layer.eval()
+        return self
+
+    def forward(self, sides: dict) -> dict:
+        from xlsent.models.span_encoder import lower_states, span_vectors, upper_states
+
+        slow, loss_fn = self._outside
+        parts, mlm = {}, []
+        for side, (x, mask, labels, rows, first, last) in sides.items():
+            low = lower_states(self.encoder, x, mask, self.start, grad=self.start == 0)
+            fast_h = upper_states(self.encoder, low, mask, self.start)
+            slow_v = None
+            if slow is not None and (self.variant == "cl-moco" or side == "t"):
+                with torch.no_grad():  # the frozen lower part's output is shared; else the slow one's own
+                    slow_low = low.detach() if self.start > 0 else lower_states(slow, x, mask, 0, grad=False)
+                    slow_v = span_vectors(upper_states(slow, slow_low, mask, self.start), rows, first, last)
+            parts[side] = (span_vectors(fast_h, rows, first, last), slow_v)
+            if labels is not None and (labels != -100).any():
+                where = labels != -100
+                mlm.append(torch.nn.functional.cross_entropy(self.head(fast_h[where]), labels[where], reduction="sum")
+                           / where.sum())
+        scp = loss_fn(parts["s"][0], parts["t"][0], parts["s"][1], parts["t"][1])
+        return {"scp": scp, "mlm": torch.stack(mlm).mean() if mlm else scp.new_zeros(()),
+                "spans": scp.new_tensor(float(len(sides["s"][3]))),
+                "queue_s": scp.new_tensor(float(len(loss_fn.queue_s))),
+                "queue_t": scp.new_tensor(float(len(loss_fn.queue_t)))}
 
 
 def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
