@@ -127,7 +127,7 @@ def test_train_cuda_missing_is_one_line(tmp_path):
 
 
 def test_a_recipe_without_device_support_refuses_a_named_accelerator(monkeypatch):
-    """siamese's loop still runs on the CPU: ``auto`` falls back with a note, a named GPU is an error."""
+    """multistage (its token alignment is a CPU loop) still trains on the CPU: ``auto`` falls back with a note, a named GPU is an error."""
     import xlsent.recipes.registry as reg
     from xlsent.recipes.config import load_config
 
@@ -136,10 +136,10 @@ def test_a_recipe_without_device_support_refuses_a_named_accelerator(monkeypatch
     monkeypatch.setattr(dev, "resolve_device", lambda spec, option="--device": "cpu" if spec == "cpu" else "cuda:0")
     notes: list[str] = []
     try:
-        assert reg.place(reg.REGISTRY["siamese"], load_config("siamese"), notes.append) == "cpu"
-        assert "siamese: trains on the CPU (cuda:0 found" in notes[0]
-        with pytest.raises(XlsentError, match="models.device=cuda: siamese trains on the CPU only for now"):
-            reg.place(reg.REGISTRY["siamese"], load_config("siamese", overrides=["models.device=cuda"]))
+        assert reg.place(reg.REGISTRY["multistage"], load_config("multistage"), notes.append) == "cpu"
+        assert "multistage: trains on the CPU (cuda:0 found" in notes[0]
+        with pytest.raises(XlsentError, match="models.device=cuda: multistage trains on the CPU only for now"):
+            reg.place(reg.REGISTRY["multistage"], load_config("multistage", overrides=["models.device=cuda"]))
     finally:
         use_device("auto")
 

@@ -158,6 +158,8 @@ def _dtype(value: str) -> str:
 
 DEVICE = typer.Option("auto", "--device", callback=_device, help="where the model runs: auto (CUDA, then MPS, then "
                       "the CPU) | cpu | cuda | cuda:N | mps")
+TRAIN_DEVICE = typer.Option(None, "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, "
+                            "then the CPU) | cpu | cuda | cuda:N | mps")
 DTYPE = typer.Option("auto", "--dtype", callback=_dtype, help="precision a torch model encodes in: auto (fp16 on a "
                      "CUDA GPU, fp32 elsewhere) | fp32 | fp16 | bf16")
 

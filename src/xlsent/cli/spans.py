@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.cli.common import at_least, console, output_file, show_note
+from xlsent.cli.common import DEVICE, at_least, console, output_file, show_note
 from xlsent.utils.io import write_json_atomic
 
 
@@ -21,6 +21,7 @@ def eval_spans(
     max_length: int = typer.Option(128, help="pieces per sentence (spans past it are left out and counted)"),
     bootstrap: int = typer.Option(1000, help="bootstrap resamples over spans for the 95% interval (0 = none)"),
     output: Path = typer.Option(None, "--output", "-o", help="write the results as JSON"),
+    device: str = DEVICE,
 ) -> None:
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import at_least, choice, console, err_console, output_file, output_folder, show_note
+from xlsent.cli.common import (DEVICE, TRAIN_DEVICE, at_least, choice, console, err_console, output_file, output_folder,
+                               show_note)
 from xlsent.data.conll import SCHEMES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -53,12 +54,13 @@ def train_tagger_command(
                                "(GPU-sized); 'cpu' = the default (top 4 layers over cached lower states)"),
     show_config: bool = typer.Option(False, help="print the merged config and exit"),
     no_eval: bool = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training"),
+    device: str = TRAIN_DEVICE,
 ) -> None:
     """Token tagger (NER or POS) over any encoder: a token-classification head, first sub-token labelling (Manafi 2025 §3.1)."""
     from xlsent.recipes.config import dump_config, load_config
     from xlsent.utils.io import write_text_atomic
 
-    cfg = load_config("tagger", config, set_, preset)
+    cfg = load_config("tagger", config, [*set_, *([f"models.device={device}"] if device else [])], preset)
     from xlsent.data.tagging import for_task
 
     for section, key in ((cfg.train, "data"), (cfg.eval, "test")):  # a bundled NER set read for POS: its POS twin
@@ -188,7 +190,7 @@ _COMPARE = typer.Option([], "--compare", help="taggers to compare with the --mod
 def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-ner:ny:test, gold-ner:ja …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
              scheme: str = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL, max_length: int = _MAXLEN,
-             output: Path = _OUT, compare: list[str] = _COMPARE) -> None:
+             output: Path = _OUT, compare: list[str] = _COMPARE, device: str = DEVICE) -> None:
     """Entity-level micro/macro F1 (seqeval), per-label F1, bootstrap CIs; mean and spread over several models."""
     _eval("ner", model, test, sample, seed, bootstrap, scheme, strict, tag_column, max_length, output, compare)
 
@@ -196,7 +198,7 @@ def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", 
 def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-pos:ny:test …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
              scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: Path = _OUT,
-             compare: list[str] = _COMPARE) -> None:
+             compare: list[str] = _COMPARE, device: str = DEVICE) -> None:
     """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
     _eval("pos", model, test, sample, seed, bootstrap, scheme, False, tag_column, max_length, output, compare)
 
@@ -241,6 +243,7 @@ def eval_adversarial(
                                "entities)"),
     places: Path = typer.Option(None, help="place names for P2 (default: the L2 training file's LOC entities)"),
     stopwords: Path = typer.Option(None, help="stop words for P4 (default: stopwords-iso, or frequency-derived)"),
+    device: str = TRAIN_DEVICE,
 ) -> None:
     """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1): mean ΔF1, paired t-test over runs ×
     pairs, paired bootstrap over sentences, Table 3.6-style table and a bar plot."""
@@ -256,7 +259,7 @@ def eval_adversarial(
     for p in perts:
         if p not in KINDS:
             raise XlsentError(f"--perturbations: unknown {p!r}: use a comma-separated subset of {', '.join(KINDS)}")
-    cfg = load_config("tagger", config, set_, preset or None)
+    cfg = load_config("tagger", config, [*set_, *([f"models.device={device}"] if device else [])], preset or None)
     t = cfg.tagger.task
     specs = [parse_pair(p) for p in pair] or [
         parse_pair(f"en-ny=silver-{t}:en:train,silver-{t}:ny:train,silver-{t}:ny:test")]
@@ -286,13 +289,14 @@ def train_titles_command(
     config: Path = typer.Option(None, "--config", "-c", help="YAML file overriding the defaults"),
     set_: list[str] = typer.Option([], "--set", help="key=value override, e.g. --set train.data=FILE"),
     show_config: bool = typer.Option(False, help="print the merged config and exit"),
+    device: str = TRAIN_DEVICE,
 ) -> None:
     """Title selection (Manafi 2025 §3.1): multiple-choice head over any encoder, text<TAB>gold<TAB>distractor… files."""
     from xlsent.data.multiple_choice import read_choices
     from xlsent.recipes.config import dump_config, load_config
     from xlsent.utils.io import write_text_atomic
 
-    cfg = load_config("titles", config, set_, None)
+    cfg = load_config("titles", config, [*set_, *([f"models.device={device}"] if device else [])], None)
     output_folder(output)
     if show_config:
         console.print(dump_config(cfg), markup=False)
@@ -342,6 +346,7 @@ def eval_titles(
     bootstrap: int = typer.Option(1000, help="bootstrap resamples over examples"),
     max_length: int = typer.Option(128, help="pieces of section text read"),
     output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
+    device: str = DEVICE,
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from xlsent.cli.common import TRAIN_DEVICE as DEVICE
 from xlsent.cli.common import console, err_console, output_folder, show_note, size_table, summary_table
 from xlsent.recipes.registry import REGISTRY, Recipe
 from xlsent.recipes.config import dump_config, load_config
@@ -26,8 +27,6 @@ PRESET = typer.Option(None, "--preset", "-p", help="shipped preset: 'small' (≤
                       "in its help")
 SHOW = typer.Option(False, help="print the merged config and exit")
 NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training")
-DEVICE = typer.Option(None, "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, then "
-                      "the CPU) | cpu | cuda | cuda:N | mps")
 
 
 def _config(recipe: str, config, set_, preset, show: bool, output: Path | None = None) -> dict | None:

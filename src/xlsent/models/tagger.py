@@ -178,7 +178,9 @@ def load_tagger(path: str | Path):
     if not any(a.endswith("ForTokenClassification") for a in conf.get("architectures") or []):
         raise XlsentError(f"{p}: a {', '.join(conf.get('architectures') or ['model'])} folder, not a token "
                           "classifier — train one with `xlsent train tagger`")
-    model = AutoModelForTokenClassification.from_pretrained(str(p))
+    from xlsent.utils.device import current_device
+
+    model = AutoModelForTokenClassification.from_pretrained(str(p)).to(current_device())  # the process's device
     tok = AutoTokenizer.from_pretrained(str(p))
     return model, tok
 
