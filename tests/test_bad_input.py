@@ -115,8 +115,6 @@ CASES = [
     ("train not a device", ["train", "xkd", "-o", F("r"), "--device", "tpu"], "models.device='tpu': not a device"),
     ("train fp16 on the cpu", ["train", "adapt", "-o", F("r"), "--device", "cpu", "--set", "optim.precision=fp16"],
      "optim.precision=fp16: half precision trains on a CUDA GPU only"),
-    ("siamese grad_accum", ["train", "siamese", "-o", F("r"), "--set", "optim.grad_accum=2"],
-     "optim.grad_accum=2: siamese's loop does not take it yet"),
     ("train grad_accum", ["train", "lightweight", "-o", F("r"), "--set", "optim.grad_accum=0"], "optim.grad_accum"),
     ("demo bad --set", ["demo", "-o", F("d"), "-m", TINY, "--set", "loss.kd_weight=heavy"], "loss.kd_weight='heavy'"),
     # options

@@ -126,24 +126,6 @@ def test_train_cuda_missing_is_one_line(tmp_path):
     assert not (tmp_path / "r" / "checkpoints").exists()
 
 
-def test_a_recipe_without_device_support_refuses_a_named_accelerator(monkeypatch):
-    """multistage (its token alignment is a CPU loop) still trains on the CPU: ``auto`` falls back with a note, a named GPU is an error."""
-    import xlsent.recipes.registry as reg
-    from xlsent.recipes.config import load_config
-
-    import xlsent.utils.device as dev
-
-    monkeypatch.setattr(dev, "resolve_device", lambda spec, option="--device": "cpu" if spec == "cpu" else "cuda:0")
-    notes: list[str] = []
-    try:
-        assert reg.place(reg.REGISTRY["multistage"], load_config("multistage"), notes.append) == "cpu"
-        assert "multistage: trains on the CPU (cuda:0 found" in notes[0]
-        with pytest.raises(XlsentError, match="models.device=cuda: multistage trains on the CPU only for now"):
-            reg.place(reg.REGISTRY["multistage"], load_config("multistage", overrides=["models.device=cuda"]))
-    finally:
-        use_device("auto")
-
-
 def test_bf16_autocast_on_the_cpu_trains(tmp_path):
     """``optim.precision=bf16`` on the CPU: the one loop runs the steps under bf16 autocast and the loss falls."""
     import json

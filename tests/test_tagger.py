@@ -194,7 +194,10 @@ def test_cli_train_eval_and_bad_input(wp_model, toy_files, tmp_path):
                             f"eval.test={toy_files / 'test.conll'}", "--set", "optim.epochs=1"])
     assert r.exit_code == 0, r.output
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert m["schema"] == "xlsent.tagger/1" and m["test_data"] == "user file" and "micro_f1" in m["scores"]
+    # the one metrics schema: a tagger is scored on its task, and the test labels' kind is said
+    assert m["schema"] == "xlsent.metrics/1" and m["recipe"] == "tagger" and m["eval_pool"]["labels"] == "user file"
+    assert "micro_f1" in m["models"]["trained"]["tagging"] and "retrieval" not in m["models"]["trained"]
+    assert (tmp_path / "run" / "model" / "README.md").exists()  # the model card, as every recipe writes
     r = runner.invoke(app, ["eval", "ner", "-m", str(tmp_path / "run"), "-m", str(tmp_path / "run"), "--test",
                             str(toy_files / "test.conll"), "-o", str(tmp_path / "e.json"), "--bootstrap", "20"])
     assert r.exit_code == 0, r.output

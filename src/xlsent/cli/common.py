@@ -92,33 +92,43 @@ def beside_table(rows: list[dict], mean: dict | None, title: str) -> Table | Non
 
 
 def summary_rows(metrics: dict) -> list[dict]:
-    """One row per model for the CLI table."""
+    """One row per model for the CLI table (the parts each model was scored on)."""
     rows = []
     for name, r in metrics["models"].items():
-        ret = r["retrieval"]
-        row = {"model": name, "x2en": ret["tgt2src"]["p@1"], "en2x": ret["src2tgt"]["p@1"],
-               "triplet_cos": r["triplets"]["accuracy"]["cosine"]["accuracy"],
-               "mse_tgt": r.get("mse", {}).get("mse_tgt_x100")}
+        row = {"model": name}
+        if "retrieval" in r:
+            ret = r["retrieval"]
+            row.update(x2en=ret["tgt2src"]["p@1"], en2x=ret["src2tgt"]["p@1"],
+                       triplet_cos=r["triplets"]["accuracy"]["cosine"]["accuracy"],
+                       mse_tgt=r.get("mse", {}).get("mse_tgt_x100"))
         if "udhr" in r:
             row["udhr_x2en"] = r["udhr"]["mean"]["tgt2src"]["p@1"]
             row["udhr_en2x"] = r["udhr"]["mean"]["src2tgt"]["p@1"]
         if "spans" in r:
             row["span_en2x"] = r["spans"]["src2tgt"]["p@1"]
             row["span_x2en"] = r["spans"]["tgt2src"]["p@1"]
+        if "tagging" in r:
+            for key in ("micro_f1", "macro_f1", "accuracy"):
+                if key in r["tagging"]:
+                    row[key] = r["tagging"][key]["value"]
+        if "choice" in r:
+            row["choice_acc"] = r["choice"]["accuracy"]
         rows.append(row)
     return rows
+
+
+_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
+          "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx",
+          "span_x2en": "span P@1 xx→en", "micro_f1": "entity micro F1", "macro_f1": "entity macro F1",
+          "accuracy": "accuracy", "choice_acc": "accuracy"}
 
 
 def summary_table(metrics: dict, title: str) -> Table:
     rows = summary_rows(metrics)
     table = Table(title=title)
-    cols = ["model", "x2en", "en2x", "triplet_cos", "mse_tgt"] + (["udhr_x2en", "udhr_en2x"] if "udhr_x2en" in rows[0] else [])
-    cols += ["span_en2x", "span_x2en"] if "span_en2x" in rows[0] else []
-    heads = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
-             "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx",
-             "span_x2en": "span P@1 xx→en"}
+    cols = ["model"] + [c for c in _HEADS if any(c in r for r in rows)]
     for c in cols:
-        table.add_column(heads.get(c, c), justify="left" if c == "model" else "right")
+        table.add_column(_HEADS.get(c, c), justify="left" if c == "model" else "right")
     for r in rows:
         table.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
     return table

@@ -50,7 +50,7 @@ def demo_command(
         cfg = load_config("adapt", path, [f"models.student={model}", f"models.device={device}", *set_])  # every value checked before any model loads
     from xlsent.recipes.registry import place
 
-    place(REGISTRY["adapt"], cfg, show_note)  # a device that is not there fails here, before any model loads
+    place(cfg)  # a device that is not there fails here, before any model loads
     label = "e5-small" if model == "e5-small" else Path(model).name
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -1,4 +1,5 @@
-"""Token-level commands: ``xlsent train tagger`` and ``xlsent eval ner`` / ``eval pos``."""
+"""Token-level commands: ``xlsent eval ner`` / ``eval pos`` / ``eval adversarial`` / ``eval titles`` (the tagger and
+title selector train as registered recipes: ``xlsent train tagger|titles``)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,15 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import (DEVICE, TRAIN_DEVICE, at_least, choice, console, err_console, output_file, output_folder,
+from xlsent.cli.common import (DEVICE, TRAIN_DEVICE, at_least, choice, console, output_file, output_folder,
                                show_note)
 from xlsent.data.conll import SCHEMES
+from xlsent.data.tagging import data_kind
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
 SILVER = "silver"
 
-
-def data_kind(spec: str) -> str:
-    """'silver', 'gold' or 'user' — said next to every reported figure."""
-    s = str(spec)
-    return "silver" if s.startswith("silver-") else "gold" if s.startswith("gold-") else "user file"
 
 
 def scores_table(rows: list[tuple[str, object]], task: str, title: str) -> Table:
@@ -44,73 +41,6 @@ def per_label_table(s, task: str) -> Table:
     for lab, d in s.per_label.items():
         t.add_row(lab, *(str(d[k]) if k == "support" else f"{d[k]:.3f}" for k in keys))
     return t
-
-
-def train_tagger_command(
-    output: Path = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json, logs)"),
-    config: Path = typer.Option(None, "--config", "-c", help="YAML file overriding the defaults"),
-    set_: list[str] = typer.Option([], "--set", help="key=value override, repeatable (e.g. --set tagger.task=pos)"),
-    preset: str = typer.Option(None, "--preset", "-p", help="'paper': every layer, lr 2e-5, all sentences "
-                               "(GPU-sized); 'cpu' = the default (top 4 layers over cached lower states)"),
-    show_config: bool = typer.Option(False, help="print the merged config and exit"),
-    no_eval: bool = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training"),
-    device: str = TRAIN_DEVICE,
-) -> None:
-    """Token tagger (NER or POS) over any encoder: a token-classification head, first sub-token labelling (Manafi 2025 §3.1)."""
-    from xlsent.recipes.config import dump_config, load_config
-    from xlsent.utils.io import write_text_atomic
-
-    cfg = load_config("tagger", config, [*set_, *([f"models.device={device}"] if device else [])], preset)
-    from xlsent.data.tagging import for_task
-
-    for section, key in ((cfg.train, "data"), (cfg.eval, "test")):  # a bundled NER set read for POS: its POS twin
-        value = getattr(section, key)
-        if value and str(for_task(value, cfg.tagger.task)) != str(value):
-            setattr(section, key, str(for_task(value, cfg.tagger.task)))
-            show_note(f"tagger.task={cfg.tagger.task}: {value} → {getattr(section, key)}")
-    output_folder(output)
-    if show_config:
-        console.print(dump_config(cfg), markup=False)
-        return
-    from xlsent.recipes.tagger import read_training, scheme_of, train_tagger
-
-    training = read_training(cfg)  # a malformed training file fails here, before any model loads
-    test = None
-    if cfg.eval.test and not no_eval:
-        from xlsent.data.tagging import load_tagged
-        from xlsent.evaluation.tagging import sample_corpus
-
-        test = sample_corpus(load_tagged(cfg.eval.test, scheme_of(cfg), strict=cfg.train.strict,
-                                         task=cfg.tagger.task), cfg.eval.sample, cfg.optim.seed)
-    output.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(output / "config.yaml", dump_config(cfg))
-    result = train_tagger(cfg, output, show_note, training=training)
-    from xlsent.recipes.loop import is_main_process
-
-    if not is_main_process():  # under torchrun: the main process reports and evaluates
-        return
-    for n in result.notes:
-        show_note(n)
-    console.print(f"tagger: {result.model}  ({len(result.labels)} labels, {result.train_sentences} training "
-                  f"sentences, {result.seconds / 60:.1f} min)")
-    if test is None:
-        return
-    from xlsent.evaluation.tagging import evaluate_tagger
-    from xlsent.models.tagger import load_tagger
-
-    err_console.print("held-out evaluation (reported only; never used to pick a checkpoint)")
-    model, tok = load_tagger(result.model)
-    s = evaluate_tagger(model, tok, test, cfg.tagger.task, cfg.eval.bootstrap, cfg.optim.seed,
-                        cfg.models.max_seq_length)
-    metrics = {"schema": "xlsent.tagger/1", "task": cfg.tagger.task, "train": str(cfg.train.data),
-               "train_data": data_kind(cfg.train.data), "test": str(cfg.eval.test),
-               "test_data": data_kind(cfg.eval.test), "seed": cfg.optim.seed,
-               "train_sentences": result.train_sentences, "train_seconds": result.seconds,
-               "scores": s.to_dict()}
-    write_json_atomic(output / "metrics.json", metrics)
-    console.print(scores_table([("trained", s)], cfg.tagger.task,
-                               f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({data_kind(cfg.eval.test)} labels)"))
-    console.print(f"metrics: {output / 'metrics.json'}")
 
 
 def _eval(task: str, models: list[str], test: str, sample: int, seed: int, bootstrap: int, scheme: str | None,
@@ -284,56 +214,6 @@ def eval_adversarial(
     console.print(f"labels: {report['labels']}; written: {output / 'adversarial.json'}, {output / 'adversarial.png'}")
 
 
-def train_titles_command(
-    output: Path = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json)"),
-    config: Path = typer.Option(None, "--config", "-c", help="YAML file overriding the defaults"),
-    set_: list[str] = typer.Option([], "--set", help="key=value override, e.g. --set train.data=FILE"),
-    show_config: bool = typer.Option(False, help="print the merged config and exit"),
-    device: str = TRAIN_DEVICE,
-) -> None:
-    """Title selection (Manafi 2025 §3.1): multiple-choice head over any encoder, text<TAB>gold<TAB>distractor… files."""
-    from xlsent.data.multiple_choice import read_choices
-    from xlsent.recipes.config import dump_config, load_config
-    from xlsent.utils.io import write_text_atomic
-
-    cfg = load_config("titles", config, [*set_, *([f"models.device={device}"] if device else [])], None)
-    output_folder(output)
-    if show_config:
-        console.print(dump_config(cfg), markup=False)
-        return
-    if not cfg.train.data:
-        raise XlsentError("give the training file: --set train.data=FILE (text<TAB>gold<TAB>distractor…)")
-    read_choices(cfg.train.data)
-    test = read_choices(cfg.eval.test) if cfg.eval.test else None
-    from xlsent.recipes.titles import accuracy, train_titles
-
-    output.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(output / "config.yaml", dump_config(cfg))
-    model = train_titles(cfg, output, show_note)
-    from xlsent.recipes.loop import is_main_process
-
-    if not is_main_process():  # under torchrun: the main process reports and evaluates
-        return
-    console.print(f"title selector: {model}")
-    if test is not None:
-        right = accuracy(model, test, cfg.optim.seed, cfg.models.max_seq_length)
-        ci = _boot_mean(right, 1000, cfg.optim.seed)
-        write_json_atomic(output / "metrics.json", {"schema": "xlsent.titles/1", "test": str(cfg.eval.test),
-                                                    "accuracy": float(right.mean()), "ci95": ci, "n": len(right)})
-        console.print(f"accuracy on {cfg.eval.test}: {right.mean():.3f} [{ci[0]:.3f}, {ci[1]:.3f}] ({len(right)} examples)")
-
-
-def _boot_mean(x, b: int, seed: int) -> list[float]:
-    import numpy as np
-
-    from xlsent.evaluation.tagging import resample
-
-    if not b or not len(x):
-        return [float("nan"), float("nan")]
-    m = np.asarray(x, dtype=float)[resample(len(x), b, seed)].mean(1)
-    return [float(np.percentile(m, 2.5)), float(np.percentile(m, 97.5))]
-
-
 def eval_titles(
     model: str = typer.Option(..., "--model", "-m", help="title selector folder (run folder or its model/)"),
     test: Path = typer.Option(..., "--test", help="text<TAB>gold<TAB>distractor… file"),
@@ -353,7 +233,7 @@ def eval_titles(
     import numpy as np
 
     from xlsent.data.multiple_choice import read_choices
-    from xlsent.recipes.titles import accuracy, p4_texts
+    from xlsent.recipes.titles import accuracy, bootstrap_mean, p4_texts
 
     output_file(output)
     at_least(bootstrap, 0, "--bootstrap")
@@ -364,7 +244,7 @@ def eval_titles(
     result = {"schema": "xlsent.titles-eval/1", "model": str(p), "test": str(test), "n": len(data)}
     if tr is None:
         right = accuracy(p, data, seed, max_length)
-        result["accuracy"] = {"value": float(right.mean()), "ci95": _boot_mean(right, bootstrap, seed)}
+        result["accuracy"] = {"value": float(right.mean()), "ci95": bootstrap_mean(right, bootstrap, seed)}
     else:
         from xlsent.data.stopwords import read_stopword_file, stopwords_for
         from xlsent.perturbations.context import WordEmbedder
@@ -384,7 +264,7 @@ def eval_titles(
         _, rnd, log_r = p4_texts(data, tr, sw, None, seed, random_control=True)
         rb = accuracy(p, base, seed, max_length)
         rows = resample(len(rb), bootstrap, seed) if bootstrap else None
-        result["accuracy"] = {"value": float(rb.mean()), "ci95": _boot_mean(rb, bootstrap, seed)}
+        result["accuracy"] = {"value": float(rb.mean()), "ci95": bootstrap_mean(rb, bootstrap, seed)}
         for name, d, lg in (("P4", pert, log), ("P4-random", rnd, log_r)):
             r = accuracy(p, d, seed, max_length)
             entry = {"value": float(r.mean()), "delta": float(r.mean() - rb.mean()), "counts": lg["counts"]}

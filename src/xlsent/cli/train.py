@@ -85,15 +85,3 @@ def _command(recipe: Recipe):
 
 for _recipe in REGISTRY.values():
     app.command(_recipe.name, help=f"{_recipe.help} Presets: {', '.join(_recipe.presets) or 'none'}.")(_command(_recipe))
-
-
-def _register_tagger() -> None:
-    from xlsent.cli.tagging import train_tagger_command, train_titles_command
-
-    app.command("tagger", help="Token tagger (NER or POS) over any encoder: token-classification head, first "
-                "sub-token labelling (Manafi 2025 §3.1; Chen et al. 2023 §4). Presets: cpu.")(train_tagger_command)
-    app.command("titles", help="Title selection: multiple-choice head over any encoder (Manafi 2025 §3.1); "
-                "text<TAB>gold<TAB>distractor… files.")(train_titles_command)
-
-
-_register_tagger()

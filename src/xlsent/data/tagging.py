@@ -80,3 +80,9 @@ def language_of(spec: str | Path, fallback: str = "") -> str:
     if name in BUNDLED_TAGGED:
         return name.split(":")[1]
     return fallback
+
+
+def data_kind(spec) -> str:
+    """'silver', 'gold' or 'user file' — said next to every reported figure."""
+    s = str(spec)
+    return "silver" if s.startswith("silver-") else "gold" if s.startswith("gold-") else "user file"

@@ -15,8 +15,13 @@ reported, never used to choose anything.
                    "triplets": {...},            # held-out triplet accuracy
                    "mse": {...},                 # only with a teacher of the same width
                    "udhr": {"mean": {...}, "languages": [...]},     # only with eval.udhr
-                   "spans": {src2tgt/tgt2src: {p@1, ci95}, by_type, ...}}},  # only the SCP recipe
+                   "spans": {src2tgt/tgt2src: {p@1, ci95}, by_type, ...},  # only the SCP recipe
+                   "tagging": {task, sentences, micro_f1|accuracy: {value, ci95}, per_label, ...},  # tagger
+                   "choice": {accuracy, ci95, n}}},  # title selection (multiple choice)
      "run": {...}}                               # recipe extras: data notes, train log, sizes, stages
+
+A token tagger or a title selector is scored on its task alone (``tagging`` / ``choice``), not on sentence
+retrieval; its ``eval_pool`` names the test file and whether its labels are gold, silver or the user's.
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ SCHEMA = "xlsent.metrics/1"
 
 @dataclass
 class ModelMetrics:
-    retrieval: dict
-    triplets: dict
+    retrieval: dict | None = None
+    triplets: dict | None = None
     mse: dict | None = None
     udhr: dict | None = None
     spans: dict | None = None  # structural-span retrieval (the SCP recipe's report)
+    tagging: dict | None = None  # NER entity F1 / POS accuracy (the tagger recipe)
+    choice: dict | None = None  # multiple-choice accuracy (the title-selection recipe)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}

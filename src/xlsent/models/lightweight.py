@@ -80,7 +80,9 @@ def build_encoder(tokenizer, layers: int = 2, hidden: int = 512, heads: int = 8,
                         max_position_embeddings=max_length, type_vocab_size=1, pad_token_id=0)
     transformer = _wrap(BertModel(config), tokenizer, max_length)
     pooling = Pooling(hidden, pooling_mode="mean")
-    return SentenceTransformer(modules=[transformer, pooling], device="cpu")
+    from xlsent.utils.device import EXPORT_DEVICE
+
+    return SentenceTransformer(modules=[transformer, pooling], device=EXPORT_DEVICE)  # the loop places it
 
 
 def _wrap(bert, tokenizer, max_length: int):

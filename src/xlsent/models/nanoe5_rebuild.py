@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from xlsent.utils.device import EXPORT_DEVICE
 from xlsent.utils.io import atomic_path
 
 if TYPE_CHECKING:
@@ -282,7 +283,7 @@ def rebuild_e5_small(output: str | Path, variant: str = "original") -> Path:
             modules=[transformer, pooling, Normalize()],
             prompts={"passage": "passage: ", "query": "query: "},
             default_prompt_name="passage",
-            device="cpu",
+            device=EXPORT_DEVICE,
         )
         model.save(str(tmp))
         shutil.rmtree(hf_dir)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import torch
 
+from xlsent.utils.device import EXPORT_DEVICE
 from xlsent.utils.errors import XlsentError
 
 INITS = ("svd", "svd-corpus", "random")
@@ -251,7 +252,7 @@ def build_student_st(assistant_st, ru_layers: int, repeats: int, bottleneck: int
     if normalize:
         mods.append(Normalize())
     return SentenceTransformer(modules=mods, prompts=dict(assistant_st.prompts),
-                               default_prompt_name=assistant_st.default_prompt_name, device="cpu")
+                               default_prompt_name=assistant_st.default_prompt_name, device=EXPORT_DEVICE)
 
 
 def load_student(path: str | Path, repeats: int | None = None, normalize: bool | None = None):
@@ -297,15 +298,18 @@ def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4
     max_position = min(max_position, int(e.position_embeddings.weight.shape[0]))
     history = []
     albert.train()
+    dev, teacher_dev = table.device, t.word_embeddings.weight.device  # wherever the two models are
     for step in range(steps):
-        ids = torch.randint(0, vocab, (batch_size,), generator=g)
+        ids = torch.randint(0, vocab, (batch_size,), generator=g)  # drawn on the CPU: the same on every device
         if token_counts is not None:
             half = batch_size // 2
             ids[:half] = torch.multinomial(token_counts.double(), half, replacement=True, generator=g)
         pos = torch.randint(0, max_position, (batch_size,), generator=g)
         with torch.no_grad():
-            target = t.LayerNorm(t.word_embeddings(ids) + t.position_embeddings(pos + offset)
-                                 + t.token_type_embeddings.weight[0])
+            ti, tp = ids.to(teacher_dev), pos.to(teacher_dev)
+            target = t.LayerNorm(t.word_embeddings(ti) + t.position_embeddings(tp + offset)
+                                 + t.token_type_embeddings.weight[0]).to(dev)
+        ids, pos = ids.to(dev), pos.to(dev)
         words = torch.nn.functional.embedding(ids, table, sparse=True)
         out = proj(e.LayerNorm(words + e.position_embeddings(pos) + e.token_type_embeddings.weight[0]))
         loss = torch.nn.functional.mse_loss(out, target)

@@ -40,7 +40,6 @@ class Recipe:
     train: str  # "module:function"
     evaluate: str  # "module:function"
     report_models: tuple[str, ...] = field(default_factory=tuple)  # what the held-out report compares
-    devices: bool = False  # trains on any device (the one loop or sentence-transformers' trainer); else the CPU
 
     @staticmethod
     def _load(dotted: str) -> Callable[..., Any]:
@@ -53,7 +52,7 @@ class Recipe:
         def train(cfg, output, on_note=None, *args, **kwargs):
             from xlsent.recipes.loop import is_main_process
 
-            place(self, cfg, on_note)
+            place(cfg)
             # under torchrun / accelerate launch every process trains; the main one reports
             return fn(cfg, output, on_note if is_main_process() else None, *args, **kwargs)
 
@@ -67,27 +66,12 @@ class Recipe:
         return presets(self.name)
 
 
-def place(recipe: Recipe, cfg, on_note=None) -> str:
-    """Make ``models.device`` the process's device before anything loads (a device that is not there is one
-    error line). A recipe whose loop does not place its tensors yet trains on the CPU: said when ``auto`` found
-    an accelerator, an error when one was asked for by name."""
-    from xlsent.utils.device import TRAINING_DEVICE, device_kind, resolve_device, training_precision, use_device
-    from xlsent.utils.errors import XlsentError
+def place(cfg) -> str:
+    """Make ``models.device`` the process's device before anything loads (a device that is not there, or a
+    precision it lacks, is one error line). Every recipe trains on any device."""
+    from xlsent.utils.device import resolve_device, training_precision, use_device
 
-    asked = str(cfg.models.get("device", "auto") or "auto")
-    device = resolve_device(asked, "models.device")
-    if not recipe.devices:
-        for key, default in (("precision", "auto"), ("grad_accum", 1)):
-            if cfg.optim.get(key, default) != default:
-                raise XlsentError(f"optim.{key}={cfg.optim.get(key)}: {recipe.name}'s loop does not take it yet — "
-                                  f"leave it at {default}")
-    if not recipe.devices and device_kind(device) != "cpu":
-        if asked.strip().lower() != "auto":
-            raise XlsentError(f"models.device={asked}: {recipe.name} trains on the CPU only for now — use --device cpu")
-        if on_note is not None:
-            on_note(f"{recipe.name}: trains on the CPU ({device} found; this recipe's loop does not place its tensors "
-                    "on an accelerator yet)")
-        device = TRAINING_DEVICE
+    device = resolve_device(str(cfg.models.get("device", "auto") or "auto"), "models.device")
     training_precision(str(cfg.optim.get("precision", "auto")), device)  # fp16 on the CPU: one line, now
     return use_device(device, "models.device")
 
@@ -97,27 +81,34 @@ REGISTRY: dict[str, Recipe] = {r.name: r for r in (
            "frozen base model, the step chosen on held-out pairs (--set train.pairs=FILE).",
            "none alone — in-batch ranking (Henderson et al. 2017, sentence-transformers' MultipleNegativesRankingLoss) "
            "+ X-KD's targets (Reimers & Gurevych 2020) as self-distillation", "xlsent.recipes.adapt:train_adapt",
-           "xlsent.recipes.adapt:evaluate_after", ("base model", "adapted"), devices=True),
+           "xlsent.recipes.adapt:evaluate_after", ("base model", "adapted")),
     Recipe("siamese", "Siamese fine-tuning over a frozen encoder (Huang et al. 2023, \"mBERT-SF\").",
            "Huang et al. 2023, ACM TALLIP 22(6)", "xlsent.recipes.siamese:train_siamese",
-           "xlsent.recipes.siamese:evaluate_after", ("base model", "trained"), devices=True),
+           "xlsent.recipes.siamese:evaluate_after", ("base model", "trained")),
     Recipe("xkd", "X-KD (Reimers & Gurevych 2020): MSE(S(en), T(en)) + MSE(S(xx), T(en)).",
            "Reimers & Gurevych 2020, EMNLP", "xlsent.recipes.xkd:train_xkd",
-           "xlsent.recipes._common:evaluate_student", ("base student", "trained"), devices=True),
+           "xlsent.recipes._common:evaluate_student", ("base student", "trained")),
     Recipe("triplet-kd", "Triplet KD (Manafi 2025, \"Distill-XLMR-Triplet\"): soft-margin triplet loss + λ·KD.",
            "Manafi 2025, §3.2.2", "xlsent.recipes.triplet_kd:train_triplet_kd",
-           "xlsent.recipes._common:evaluate_student", ("base student", "trained"), devices=True),
+           "xlsent.recipes._common:evaluate_student", ("base student", "trained")),
     Recipe("gloss", "Word-gloss SBERT (Manafi 2025, \"Finetuned-SBERT\"): dictionary gloss + triplet fine-tuning "
            "of an English SBERT.", "Manafi 2025, §3.2.2", "xlsent.recipes.gloss:train_gloss",
-           "xlsent.recipes.gloss:evaluate_after", ("base SBERT on glossed input", "trained"), devices=True),
+           "xlsent.recipes.gloss:evaluate_after", ("base SBERT on glossed input", "trained")),
     Recipe("lightweight", "Lightweight dual transformer trained from scratch (Mao et al. 2021): joint subword "
            "tokenizer + 2-layer encoder, UGT + align + sim.", "Mao et al. 2021, ACL",
            "xlsent.recipes.lightweight:train_lightweight", "xlsent.recipes.lightweight:evaluate_after",
-           ("reference model", "lightweight"), devices=True),
+           ("reference model", "lightweight")),
     Recipe("multistage", "Multi-stage distillation (Ding et al. 2022): assistant → bottleneck → recurrence → MCL; "
            "resumable.", "Ding et al. 2022, Findings of NAACL", "xlsent.recipes.multistage:train_multistage",
            "xlsent.recipes.multistage:evaluate_after", ("base assistant", "each stage", "student")),
     Recipe("scp", "Structural contrastive pretraining with CL-MoCo (Chen et al. 2023): aligned subject/verb/object/"
            "entity spans, per-language momentum queues, + MLM.", "Chen et al. 2023, Findings of ACL",
-           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp"), devices=True),
+           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp")),
+    Recipe("tagger", "Token tagger (NER or POS) over any encoder: token-classification head, first sub-token labelling "
+           "(Manafi 2025 §3.1; Chen et al. 2023 §4); the default trains the top 4 layers over cached lower states.",
+           "Manafi 2025, §3.1; Chen et al. 2023, §4", "xlsent.recipes.tagger:train",
+           "xlsent.recipes.tagger:evaluate_after", ("trained",)),
+    Recipe("titles", "Title selection: multiple-choice head over any encoder (Manafi 2025 §3.1); "
+           "text<TAB>gold<TAB>distractor… files (--set train.data=FILE).", "Manafi 2025, §3.1",
+           "xlsent.recipes.titles:train", "xlsent.recipes.titles:evaluate_after", ("trained",)),
 )}

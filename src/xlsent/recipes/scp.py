@@ -59,7 +59,7 @@ from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
-from xlsent.utils.device import current_device
+from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
@@ -284,7 +284,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
 
     def save(tmp: Path) -> None:
         encoder.eval()
-        st.to("cpu")
+        st.to(EXPORT_DEVICE)
         st.save(str(tmp))
 
     finish_stage(folder, result, save, {"pairs": n_pairs, "spans": data.spans, "train_layers_from": start + 1,

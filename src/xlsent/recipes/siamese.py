@@ -85,7 +85,7 @@ from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
-from xlsent.utils.device import current_device
+from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
@@ -364,7 +364,7 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
                              init_weight=torch.eye(dim), init_bias=-result.center.center.detach().clone()))
         modules.append(Normalize())
     st = SentenceTransformer(
-        modules=modules, prompts=dict(base.prompts), default_prompt_name=base.default_prompt_name, device="cpu"
+        modules=modules, prompts=dict(base.prompts), default_prompt_name=base.default_prompt_name, device=EXPORT_DEVICE
     )
     st.save(str(path))  # the caller writes it atomically (StageFolder.finish)
     return path

@@ -21,7 +21,7 @@ better (docs/results.md). Decisions where the papers are silent:
 
 The run folder holds ``model/`` (a Hugging Face token-classification folder that
 ``SentenceTransformer(path)`` also loads as an encoder), ``config.yaml``, ``metrics.json``
-(schema ``xlsent.tagger/1``) and ``train_log.jsonl``; an interrupted run resumes from its last
+(schema ``xlsent.metrics/1``, its ``tagging`` part) and ``train_log.jsonl``; an interrupted run resumes from its last
 checkpoint (:mod:`xlsent.recipes.run_folder`).
 """
 
@@ -214,3 +214,48 @@ def _bar(progress: bool):
 
     return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                     TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
+
+
+def train(cfg, output: Path, on_note: Note = None, progress: bool = True) -> TaggerResult:
+    """``xlsent train tagger``: a bundled NER set asked for with ``tagger.task=pos`` becomes its POS twin (said),
+    the training file is read before any model loads, then :func:`train_tagger`."""
+    from xlsent.recipes._common import say
+    from xlsent.recipes.config import dump_config
+    from xlsent.utils.io import write_text_atomic
+
+    for section, key in ((cfg.train, "data"), (cfg.eval, "test")):
+        value = getattr(section, key)
+        if value and str(for_task(value, cfg.tagger.task)) != str(value):
+            setattr(section, key, str(for_task(value, cfg.tagger.task)))
+            say(on_note, [f"tagger.task={cfg.tagger.task}: {value} → {getattr(section, key)}"])
+    training = read_training(cfg)  # a malformed training file fails here, before any model loads
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    result = train_tagger(cfg, output, on_note, progress, training)
+    say(on_note, result.notes + [f"tagger: {len(result.labels)} labels, {result.train_sentences} training sentences, "
+                                 f"{result.seconds / 60:.1f} min"])
+    return result
+
+
+def evaluate_after(cfg, result: TaggerResult, output: Path, on_note: Note = None, no_eval: bool = False):
+    """Evaluation hook: entity F1 (NER) or accuracy (POS) of the trained tagger on ``eval.test``, with bootstrap CIs;
+    whether the test labels are gold, silver or the user's is said with the figure."""
+    from xlsent.data.tagging import data_kind
+    from xlsent.evaluation.suite import HeldOut, ModelMetrics
+    from xlsent.evaluation.tagging import evaluate_tagger, sample_corpus
+    from xlsent.models.tagger import load_tagger
+    from xlsent.recipes.registry import Report
+
+    if no_eval or not cfg.eval.test:
+        return Report(result.model, None, title="")
+    test = sample_corpus(load_tagged(cfg.eval.test, scheme_of(cfg), strict=cfg.train.strict, task=cfg.tagger.task),
+                         cfg.eval.sample, cfg.optim.seed)
+    model, tok = load_tagger(result.model)
+    s = evaluate_tagger(model, tok, test, cfg.tagger.task, cfg.eval.bootstrap, cfg.optim.seed, cfg.models.max_seq_length)
+    kind = data_kind(cfg.eval.test)
+    held = HeldOut({"test": str(cfg.eval.test), "labels": kind, "n": s.sentences, "sample_seed": cfg.optim.seed},
+                   {"trained": ModelMetrics(tagging=s.to_dict())}, "tagger",
+                   {"task": cfg.tagger.task, "train": str(cfg.train.data), "train_labels": data_kind(cfg.train.data),
+                    "train_sentences": result.train_sentences, "train_seconds": result.seconds, "notes": result.notes})
+    return Report(result.model, held, title=f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({kind} labels)")

@@ -151,3 +151,44 @@ def p4_texts(test: ChoiceSet, train: ChoiceSet, stopwords: frozenset[str], embed
     base = ChoiceSet([" ".join(t) for t in te.tokens], test.candidates, test.path, test.lines)
     pert = ChoiceSet([" ".join(t) for t in out.tokens], test.candidates, test.path, test.lines)
     return base, pert, {"counts": out.counts, "mapping": out.mapping, "replacements": out.replacements}
+
+
+def train(cfg, output: Path, on_note=None, progress: bool = True) -> Path:
+    """``xlsent train titles``: the training (and test) file read before any model loads, then :func:`train_titles`."""
+    from xlsent.recipes.config import dump_config
+    from xlsent.utils.io import write_text_atomic
+
+    if not cfg.train.data:
+        raise XlsentError("give the training file: --set train.data=FILE (text<TAB>gold<TAB>distractor…)")
+    read_choices(cfg.train.data)
+    if cfg.eval.test:
+        read_choices(cfg.eval.test)
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    return train_titles(cfg, output, on_note, progress)
+
+
+def bootstrap_mean(x: np.ndarray, resamples: int, seed: int) -> list[float] | None:
+    """95% percentile interval of the mean (scipy's bootstrap); None without resamples."""
+    if not resamples or len(x) < 2:
+        return None
+    from scipy.stats import bootstrap
+
+    res = bootstrap((np.asarray(x, dtype=float),), np.mean, n_resamples=resamples, method="percentile",
+                    random_state=seed)
+    return [float(res.confidence_interval.low), float(res.confidence_interval.high)]
+
+
+def evaluate_after(cfg, model: Path, output: Path, on_note=None, no_eval: bool = False):
+    """Evaluation hook: accuracy of the trained selector on ``eval.test`` (candidates shuffled by the seed), 95% CI."""
+    from xlsent.evaluation.suite import HeldOut, ModelMetrics
+    from xlsent.recipes.registry import Report
+
+    if no_eval or not cfg.eval.test:
+        return Report(model, None, title="")
+    right = accuracy(model, read_choices(cfg.eval.test), cfg.optim.seed, cfg.models.max_seq_length)
+    choice = {"accuracy": float(right.mean()), "ci95": bootstrap_mean(right, 1000, cfg.optim.seed), "n": len(right)}
+    held = HeldOut({"test": str(cfg.eval.test), "labels": "user file", "n": len(right), "sample_seed": cfg.optim.seed},
+                   {"trained": ModelMetrics(choice=choice)}, "titles", {"train": str(cfg.train.data)})
+    return Report(model, held, title=f"title selection on {cfg.eval.test} (4-way multiple choice)")

@@ -45,6 +45,18 @@ def _ci(x: dict) -> str:
 def _metrics_section(metrics: dict, chose: dict | None = None) -> list[str]:
     """``chose``: the run's step selection, when this pool also chose the step (adapt's held-out pairs)."""
     pool = metrics["eval_pool"]
+    if "test" in pool:  # a tagger or a title selector: scored on its task
+        lines = ["## Held-out evaluation", "", f"Test: `{pool['test']}` ({pool.get('labels', 'user file')} labels), "
+                 f"{pool['n']} examples; reported only, never used to choose a checkpoint. 95% bootstrap CIs.", "",
+                 "| model | score [95% CI] |", "|---|---|"]
+        for name, m in metrics["models"].items():
+            for key, part in (("micro_f1", m.get("tagging")), ("accuracy", m.get("tagging")), ("accuracy", m.get("choice"))):
+                got = (part or {}).get(key)
+                if got is not None:
+                    value, ci = (got["value"], got["ci95"]) if isinstance(got, dict) else (got, part.get("ci95"))
+                    lines.append(f"| {name} | {key.replace('_', ' ')} {value:.3f}"
+                                 + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + " |")
+        return lines + [""]
     use = (f"the same held-out pairs chose the step ({chose['chosen_step']}), so its figures are not independent "
            "of that choice" if chose else "reported only, never used to choose a checkpoint")
     lines = ["## Held-out evaluation", "",

@@ -18,10 +18,10 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 DTYPES = ("fp32", "fp16", "bf16")
 
 # ONNX export traces, checks and quantises the model on the CPU whatever --device says: the graph it writes
-# runs on any device (onnxruntime's providers choose), and its checks compare against CPU fp32 vectors.
+# runs on any device (onnxruntime's providers choose), and its checks compare against CPU fp32 vectors. Models
+# assembled to be saved (a recipe's output folder, a freshly built student) are built here too; a trainer or the
+# one loop then places them on the process's device.
 EXPORT_DEVICE = "cpu"
-# Where a recipe whose loop does not place its tensors yet trains (xlsent.recipes.registry.place).
-TRAINING_DEVICE = "cpu"
 
 _chosen: str | None = None
 _encoding_dtype = "auto"
