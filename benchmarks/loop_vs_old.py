@@ -18,7 +18,7 @@ teacher vectors are computed inside every run, as a user's first run does):
 Printed: the loop's own training seconds from each run's ``stage.json`` (what the loop changes: model
 loading, features and evaluation are outside it), the whole process's CPU seconds (``/usr/bin/time``), and
 new ÷ old. The target was ≤ 1.05 (not slower by more than 5%). ``--rounds N`` alternates old and new N times
-and reports the medians.
+and reports the medians: on a shared 2-core machine one round's ratio moved by ±10% between invocations.
 """
 
 from __future__ import annotations
@@ -47,11 +47,12 @@ def worktree(out: Path, commit: str, name: str) -> Path:
     return src
 
 
-def run(recipe: str, src: Path, run_dir: Path) -> dict:
-    """One training run of ``recipe`` with the package at ``src``; loop seconds and process CPU seconds."""
+def run(recipe: str, src: Path, run_dir: Path, cache: Path | None = None) -> dict:
+    """One training run of ``recipe`` with the package at ``src``; loop seconds and process CPU seconds.
+    ``cache``: an xlsent cache shared by the runs (else an empty one for this run)."""
     record = run_dir / "stage.json"
     if not record.exists():
-        cache = run_dir / "cache"
+        cache = cache or run_dir / "cache"
         cache.mkdir(parents=True, exist_ok=True)
         from xlsent.utils.io import cache_dir
 
@@ -78,6 +79,8 @@ def main() -> None:
     ap.add_argument("--new", default="HEAD")
     ap.add_argument("--recipes", default=",".join(RECIPES))
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--shared-cache", action="store_true", help="one xlsent cache for every run (encoder features "
+                    "are computed once; the loop's seconds are unchanged, the process's CPU seconds exclude them)")
     a = ap.parse_args()
     out = a.output.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -87,7 +90,8 @@ def main() -> None:
         got: dict[str, list[dict]] = {"old": [], "new": []}
         for k in range(a.rounds):
             for side, src in (("old", old), ("new", new)):
-                got[side].append(run(recipe, src, out / f"{recipe}-{side}-{k}"))
+                got[side].append(run(recipe, src, out / f"{recipe}-{side}-{k}",
+                                     out / "cache-shared" if a.shared_cache else None))
                 print(recipe, side, k, json.dumps(got[side][-1]), flush=True)
         med = {side: {key: statistics.median(r[key] for r in runs) for key in ("loop_s", "cpu_s", "peak_mib")}
                for side, runs in got.items()}

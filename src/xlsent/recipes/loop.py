@@ -173,6 +173,7 @@ def run_loop(
     # Accelerate's optimizer wrapper costs about 1 ms a step on the CPU (it looks for optional packages on every
     # call); without a loss scaler (fp16) it only calls the wrapped optimizer, so the loop calls that directly
     stepper = optimizer if accelerator.scaler is not None else optimizer.optimizer
+    autocast = accelerator.autocast if precision != "fp32" else contextlib.nullcontext
     world, rank = accelerator.num_processes, accelerator.process_index
     seed = int(optim.seed)
     per_epoch, total = total_steps(n_examples, optim, world)
@@ -245,16 +246,22 @@ def run_loop(
             finite = True
             for a, part in enumerate(parts):
                 sync = a == len(parts) - 1  # gradients are all-reduced once, after the last micro-batch
-                with (contextlib.nullcontext() if sync else accelerator.no_sync(module)), accelerator.autocast():
+                with (contextlib.nullcontext() if sync else accelerator.no_sync(module)), autocast():
                     out = step_fn(part, module, accelerator)
                 loss = out["loss"]
-                ok = torch.isfinite(loss.detach()).to(accelerator.device, torch.float32).reshape(1)
-                if world > 1:
-                    ok = accelerator.gather(ok).min()  # every process skips the step together
-                if float(ok) < 1:
-                    finite = False
+                if world > 1:  # every process skips the step together
+                    ok = torch.isfinite(loss.detach()).to(accelerator.device, torch.float32).reshape(1)
+                    finite = float(accelerator.gather(ok).min()) == 1
+                else:
+                    finite = bool(torch.isfinite(loss.detach()))
+                if not finite:
                     break
-                accelerator.backward(loss * len(part) / len(mine))  # a short micro-batch weighs what it holds
+                if len(part) != len(mine):
+                    loss = loss * len(part) / len(mine)  # a short micro-batch weighs what it holds
+                if accelerator.scaler is not None:
+                    accelerator.backward(loss)  # fp16: the loss scaler
+                else:
+                    loss.backward()  # what Accelerate's backward does without a scaler (DDP's hooks all-reduce)
                 vals = torch.stack([v.detach().float().reshape(()) for v in out.values()])
                 if world > 1:
                     vals = accelerator.reduce(vals, "mean")  # the log holds the global batch's losses
