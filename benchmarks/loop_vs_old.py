@@ -52,6 +52,7 @@ def run(recipe: str, src: Path, run_dir: Path, cache: Path | None = None) -> dic
     ``cache``: an xlsent cache shared by the runs (else an empty one for this run)."""
     record = run_dir / "stage.json"
     if not record.exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
         cache = cache or run_dir / "cache"
         cache.mkdir(parents=True, exist_ok=True)
         from xlsent.utils.io import cache_dir

@@ -14,6 +14,8 @@ a single process, and evaluation after training, never communicate.
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 
 
@@ -51,7 +53,9 @@ def gather_rows(x: torch.Tensor, grad: bool = True) -> tuple[torch.Tensor, int]:
     pad = max(counts) - len(x)
     padded = torch.cat([x, x.new_zeros((pad, *x.shape[1:]))]) if pad else x
     if grad:
-        parts = dist_nn.all_gather(padded)
+        with warnings.catch_warnings():  # torch ≥ 2.11 calls it deprecated; it is what sentence-transformers uses too
+            warnings.filterwarnings("ignore", message=".*all_gather is deprecated")
+            parts = dist_nn.all_gather(padded)
     else:
         parts = [torch.empty_like(padded) for _ in range(world)]
         dist.all_gather(parts, padded.detach().contiguous())
