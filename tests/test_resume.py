@@ -137,8 +137,8 @@ CASES = [
     ("lightweight", "small", 10, ""),  # 4 steps × 4 epochs, checkpoints every 4: killed after step 8  # max_steps 190, checkpoints every 38: killed after checkpoint-38
     ("multistage", "small", 13 + 4 + 8, "stage3-recurrence"),  # stages 1 (13 steps) and 2 (4) done, killed in 3
     ("tagger", None, 11, ""),  # 8 steps × 2 epochs, checkpoints every 3 steps: killed after step 9
-    ("titles", None, 8, ""),
-    ("scp", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 steps: killed after step 6 (queues, slow encoder)  # 6 steps × 2 epochs, checkpoints every 3 (a fifth of 12): killed after step 6
+    ("titles", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 (a fifth of 12): killed after step 6
+    ("scp", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 steps: killed after step 6 (queues, slow encoder)
 ]
 
 

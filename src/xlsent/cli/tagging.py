@@ -280,7 +280,7 @@ def eval_titles(
     for c in ("test set", "accuracy", "Δ vs base [95% CI]", "p"):
         t.add_column(c, justify="right")
     a = result["accuracy"]
-    t.add_row("base", f"{a['value']:.3f} [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}]", "", "")
+    t.add_row("base", f"{a['value']:.3f}" + (f" [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}]" if a["ci95"] else ""), "", "")
     for name in ("P4", "P4-random"):
         if name in result:
             e = result[name]

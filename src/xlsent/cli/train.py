@@ -55,7 +55,8 @@ def _render(recipe: Recipe, report, output: Path) -> None:
     elif (output / "metrics.json").exists():
         (output / "metrics.json").unlink()  # an earlier run's figures must not sit beside this model
     card = write_model_card(recipe, output, report.model, m)
-    console.print(f"model: {report.model}  (SentenceTransformer('{report.model}')); model card: {card}")
+    how = "" if recipe.name in ("tagger", "titles") else f"  (SentenceTransformer('{report.model}'))"
+    console.print(f"model: {report.model}{how}; model card: {card}")
     if report.usage:
         console.print(report.usage)
 

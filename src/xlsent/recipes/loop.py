@@ -9,8 +9,8 @@ in it — and the loop owns, once for every recipe:
   device (:func:`xlsent.utils.device.current_device`); ``optim.precision`` (``auto``: bf16 on a GPU
   that has it, fp32 elsewhere) runs the step under autocast;
 * **the order of the examples** — epoch e's order is ``randperm(n)`` drawn from ``seed·1,000,003 + e``,
-  so a resumed run sees the same batches; under several processes each takes its contiguous share of the
-  global batch (``optim.batch_size`` is the global batch), and the losses with in-batch negatives gather the
+  so a resumed run sees the same batches; under several processes each takes its contiguous share of each
+  micro-batch of the global batch (``optim.batch_size`` is the global batch), and the losses with in-batch negatives gather the
   other processes' rows (:mod:`xlsent.losses.gather`), so a step sees the global batch's negatives;
 * **gradient accumulation** (``optim.grad_accum``: micro-batches a step), **clipping**
   (``optim.max_grad_norm``), and the **non-finite-loss policy**: a step whose loss is not finite is
@@ -190,6 +190,9 @@ def run_loop(
     micro = bs // (world * accum)
     step, log, skipped, resumed = 0, [], 0, None
     state = folder.load_state()
+    if state is not None and "trained" not in state:  # a checkpoint of a loop this one replaced
+        folder.note(f"{name}: the checkpoint in {folder.checkpoints} is of an older format — starting afresh")
+        state = None
     if state is not None:
         raw.load_state_dict({**raw.state_dict(), **state["trained"]})
         optimizer.load_state_dict(state["optimizer"])
@@ -239,9 +242,14 @@ def run_loop(
                 if on_epoch is not None:
                     on_epoch(epoch)
             batch = order_of[epoch][k * bs:(k + 1) * bs].tolist()
-            share = len(batch) // world  # under several processes every batch is full (total_steps)
-            mine = batch[rank * share:(rank + 1) * share] if world > 1 else batch  # this process's contiguous share
-            parts = [p for p in (mine[a * micro:(a + 1) * micro] for a in range(accum)) if p]
+            if world == 1:
+                mine = batch
+                parts = [p for p in (batch[a * micro:(a + 1) * micro] for a in range(accum)) if p]
+            else:  # every batch is full (total_steps): micro-batch a of the global batch, this process's contiguous
+                # share of it — so the processes' rows of a micro-batch are one process's micro-batch
+                width = bs // accum
+                parts = [batch[a * width:(a + 1) * width][rank * micro:(rank + 1) * micro] for a in range(accum)]
+                mine = [i for p in parts for i in p]
             outs: list[dict] = []
             finite = True
             for a, part in enumerate(parts):

@@ -225,7 +225,9 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
             extra = {}
             if objective in ("token", "both") and bottleneck:
                 from xlsent.models.student import align_bottleneck_tokens
+                from xlsent.utils.device import current_device
 
+                student.to(current_device())  # built on the CPU to be saved; the alignment runs on the device
                 f2.note(f"stage 2 — token-level bottleneck alignment ({cfg.stage2.token_steps} steps)")
                 curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
                                                 int(cfg.stage2.token_steps), seed=seed,

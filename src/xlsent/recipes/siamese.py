@@ -83,7 +83,7 @@ from xlsent.models.handle import is_sentence_encoder, load_model, load_transform
 from xlsent.modules import CenterNormalize, SiameseHead
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
+from xlsent.recipes.loop import finish_stage, is_main_process, main_first, run_loop, total_steps, world_size
 from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
@@ -302,6 +302,8 @@ def train_siamese(
                           state_fn=lambda: {"neg_epoch": negs["epoch"], "neg_src": negs["src"], "neg_tgt": negs["tgt"]})
         log = result.log
         head.cpu()
+        if is_main_process():  # the finished head, kept so that a rerun reports on it without training
+            folder.save_state({"trained": {n: p.detach().clone() for n, p in _Transform(head).named_parameters()}})
         if log:
             say(on_note, [f"siamese: {result.steps} steps ({result.steps / per_epoch:.0f} epochs) in "
                           f"{result.seconds:.1f} s; final loss {log[-1]['loss']:.4f}"])

@@ -228,7 +228,9 @@ def train(cfg, output: Path, on_note: Note = None, progress: bool = True) -> Tag
         if value and str(for_task(value, cfg.tagger.task)) != str(value):
             setattr(section, key, str(for_task(value, cfg.tagger.task)))
             say(on_note, [f"tagger.task={cfg.tagger.task}: {value} → {getattr(section, key)}"])
-    training = read_training(cfg)  # a malformed training file fails here, before any model loads
+    training = read_training(cfg)  # a malformed training or test file fails here, before any model loads
+    if cfg.eval.test:
+        load_tagged(cfg.eval.test, scheme_of(cfg), strict=cfg.train.strict, task=cfg.tagger.task)
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
@@ -247,8 +249,10 @@ def evaluate_after(cfg, result: TaggerResult, output: Path, on_note: Note = None
     from xlsent.models.tagger import load_tagger
     from xlsent.recipes.registry import Report
 
+    usage = ("a token classifier: load it with transformers' AutoModelForTokenClassification "
+             "(`xlsent eval ner|pos -m DIR` scores it)")
     if no_eval or not cfg.eval.test:
-        return Report(result.model, None, title="")
+        return Report(result.model, None, title="", usage=usage)
     test = sample_corpus(load_tagged(cfg.eval.test, scheme_of(cfg), strict=cfg.train.strict, task=cfg.tagger.task),
                          cfg.eval.sample, cfg.optim.seed)
     model, tok = load_tagger(result.model)
@@ -258,4 +262,5 @@ def evaluate_after(cfg, result: TaggerResult, output: Path, on_note: Note = None
                    {"trained": ModelMetrics(tagging=s.to_dict())}, "tagger",
                    {"task": cfg.tagger.task, "train": str(cfg.train.data), "train_labels": data_kind(cfg.train.data),
                     "train_sentences": result.train_sentences, "train_seconds": result.seconds, "notes": result.notes})
-    return Report(result.model, held, title=f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({kind} labels)")
+    return Report(result.model, held, title=f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({kind} labels)",
+                  usage=usage)

@@ -191,4 +191,5 @@ def evaluate_after(cfg, model: Path, output: Path, on_note=None, no_eval: bool =
     choice = {"accuracy": float(right.mean()), "ci95": bootstrap_mean(right, 1000, cfg.optim.seed), "n": len(right)}
     held = HeldOut({"test": str(cfg.eval.test), "labels": "user file", "n": len(right), "sample_seed": cfg.optim.seed},
                    {"trained": ModelMetrics(choice=choice)}, "titles", {"train": str(cfg.train.data)})
-    return Report(model, held, title=f"title selection on {cfg.eval.test} (4-way multiple choice)")
+    return Report(model, held, title=f"title selection on {cfg.eval.test} (multiple choice)",
+                  usage="load it with transformers' AutoModelForMultipleChoice (`xlsent eval titles -m DIR` scores it)")

@@ -84,7 +84,10 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
     data = (record or {}).get("train_data") or {}
     langs = data.get("languages") or []
     eval_pairs = _get(cfg, "eval.pairs")
-    meta = {"library_name": "sentence-transformers", "pipeline_tag": "sentence-similarity",
+    task_head = {"tagger": ("token-classification", "AutoModelForTokenClassification"),
+                 "titles": ("multiple-choice", "AutoModelForMultipleChoice")}.get(recipe.name)
+    meta = {"library_name": "transformers" if task_head else "sentence-transformers",
+            "pipeline_tag": task_head[0] if task_head else "sentence-similarity",
             "tags": ["sentence-transformers", "xlsent", recipe.name, "cross-lingual"],
             "base_model": bases[0][1] if bases else None, "language": langs or None,
             "license": "mit" if bases and all(b in ("e5-small", "minilm-en") for _, b in bases) else "other"}
@@ -95,6 +98,9 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
            "```python", "from sentence_transformers import SentenceTransformer", "",
            f"model = SentenceTransformer({str(Path(run_dir) / 'model')!r})",
            "embeddings = model.encode([\"Mulungu ndi wabwino.\", \"God is good.\"])", "```", ""]
+    if task_head:  # a task head over an encoder: loaded with transformers' class for the task
+        out[-7:] = ["```python", f"from transformers import {task_head[1]}, AutoTokenizer", "",
+                    f"model = {task_head[1]}.from_pretrained({str(Path(run_dir) / 'model')!r})", "```", ""]
     if recipe.name == "gloss":
         out += ["Low-resource text must be glossed word by word first: xlsent's encoder does it from the "
                 "dictionary in this folder (`gloss_dictionary.tsv`); elsewhere run `xlsent gloss -m MODEL`.", ""]
