@@ -58,7 +58,7 @@ def test_training_lowers_the_objective_and_changes_the_model(setup, tmp_path, re
     preset, extra, stage = CASES[recipe]
     if recipe == "gloss":  # a learnable toy for a dictionary: Chichewa words that translate English ones
         extra = [*extra, f"train.pairs={_word_mapped_pairs(tmp_path / 'mapped.jsonl')}"]
-    cfg = load_config(recipe, None, [*_overrides(recipe, setup), *extra, *([] if recipe == "siamese" else ["optim.logging_steps=1"])],
+    cfg = load_config(recipe, None, [*_overrides(recipe, setup), *extra, "optim.logging_steps=1"],
                       preset)
     REGISTRY[recipe].train_fn()(cfg, tmp_path, None, False)
     first, last = _first_last_loss(tmp_path / stage)
