@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The one training loop (``recipes/loop.py``) against the hand-written loops it replaced, on the CPU.
+"""The one training loop (``training/loop.py``) against the hand-written loops it replaced, on the CPU.
 
     python benchmarks/loop_vs_old.py -o runs/loop-vs-old [--old 4584ebb] [--new HEAD]
         [--recipes siamese,lightweight,scp,tagger] [--rounds 1]

@@ -1,5 +1,5 @@
 """Data parallelism on the CPU: two processes (torchrun, gloo) train the model one process trains with the same
-global batch (the one loop, :mod:`xlsent.recipes.loop`)."""
+global batch (the one loop, :mod:`xlsent.training.loop`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every recipe, at its shipped checkpoint settings, resumes from a SIGKILL mid-stage to the model an
-uninterrupted run trains (:mod:`xlsent.recipes.run_folder`).
+uninterrupted run trains (:mod:`xlsent.training.run_folder`).
 
 A child process runs the recipe's training function as ``xlsent train`` would and kills itself with
 SIGKILL at a chosen training step (counted by wrapping the loss call, so the kill lands mid-epoch and
@@ -49,7 +49,7 @@ elif recipe == "lightweight":
     import xlsent.losses.lightweight_losses as m
     m.LightweightLoss.forward = counting(m.LightweightLoss.forward)
 elif recipe in ("tagger", "titles", "scp"):  # the one loop's step function, counted
-    import xlsent.recipes.loop as L
+    import xlsent.training.loop as L
     _run = L.run_loop
     L.run_loop = lambda folder, optim, module, opt, sched, n, step, **kw: _run(folder, optim, module, opt, sched, n,
                                                                                counting(step), **kw)

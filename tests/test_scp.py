@@ -335,7 +335,7 @@ def test_recipe_without_mlm_changes_only_the_top_layers(tiny_model, tmp_path):
 
 
 def test_resume_restores_queues_and_momentum_encoder(tiny_model, tmp_path):
-    from xlsent.recipes.run_folder import StageFolder
+    from xlsent.training.run_folder import StageFolder
     from xlsent.recipes.scp import train_scp
 
     spans = _spans_file(tmp_path, tiny_model)

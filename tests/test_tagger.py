@@ -154,7 +154,7 @@ def test_saved_tagger_loads_in_a_fresh_process(wp_model, toy_files, tmp_path):
 
 
 def test_resume_from_a_checkpoint_gives_the_same_model(wp_model, toy_files, tmp_path):
-    from xlsent.recipes.run_folder import StageFolder
+    from xlsent.training.run_folder import StageFolder
     from xlsent.recipes.tagger import train_tagger
 
     cfg = _cfg(wp_model, toy_files, "optim.epochs=2", "optim.checkpoint_every=5", "tagger.train_layers=2")

@@ -69,7 +69,7 @@ def _command(recipe: Recipe):
         if cfg is None:
             return
         result = recipe.train_fn()(cfg, output, show_note)
-        from xlsent.recipes.loop import is_main_process
+        from xlsent.training.processes import is_main_process
 
         if not is_main_process():  # under torchrun / accelerate launch: the main process evaluates and reports
             return

@@ -1,6 +1,6 @@
 """Shared training plumbing for the recipes that fine-tune a whole sentence-transformer:
 sentence-transformers' trainer, configured from a recipe's ``optim`` section, inside a
-:class:`~xlsent.recipes.run_folder.StageFolder` (resumable checkpoints, model written atomically,
+:class:`~xlsent.training.run_folder.StageFolder` (resumable checkpoints, model written atomically,
 done marker last).
 
 Optimiser (the published multi-stage code, Ding et al. 2022, and Hugging Face defaults):
@@ -8,7 +8,7 @@ AdamW with ε = ``adam_epsilon``, weight decay on every weight except biases and
 a linear schedule with ``warmup_ratio`` warm-up, gradient clipping at ``max_grad_norm``.
 
 Checkpoints: after every ``optim.checkpoint_every`` of the stage (a fraction of its steps) and
-every ``optim.checkpoint_minutes`` (:class:`~xlsent.recipes.run_folder.CheckpointPolicy`); a rerun
+every ``optim.checkpoint_minutes`` (:class:`~xlsent.training.run_folder.CheckpointPolicy`); a rerun
 with the same config resumes from the newest one, mid-epoch included (the trainer restores the
 optimiser, schedule, data order and random state).
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from xlsent.recipes.config_types import OptimConfig
-from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder
+from xlsent.training.run_folder import CheckpointPolicy, StageFolder
 from xlsent.utils.errors import XlsentError
 
 
@@ -77,7 +77,7 @@ def train_stage(
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    from xlsent.recipes.loop import world_size
+    from xlsent.training.processes import world_size
     from xlsent.utils.device import current_device, device_kind, training_precision
 
     optim = optim if isinstance(optim, OptimConfig) else OptimConfig(optim)

@@ -69,7 +69,7 @@ from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_text_atomic
 

@@ -43,7 +43,7 @@ from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
 from xlsent.recipes._trainer import train_stage
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic

@@ -55,8 +55,9 @@ from typing import Callable
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.loop import finish_stage, run_loop, total_steps
+from xlsent.training.processes import main_first, world_size
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.io import write_text_atomic
 
 

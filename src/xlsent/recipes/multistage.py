@@ -88,7 +88,7 @@ import numpy as np
 from xlsent.data.pairs import TrainPairs, load_train_pairs
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import ModelsConfig, OptimConfig, RecipeConfig, TrainConfig
 from xlsent.utils.errors import XlsentError

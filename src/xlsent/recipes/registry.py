@@ -50,7 +50,7 @@ class Recipe:
         fn = self._load(self.train)
 
         def train(cfg, output, on_note=None, *args, **kwargs):
-            from xlsent.recipes.loop import is_main_process
+            from xlsent.training.processes import is_main_process
 
             place(cfg)
             # under torchrun / accelerate launch every process trains; the main one reports

@@ -38,7 +38,7 @@ Decisions where the paper is silent or ambiguous:
   and not the prompt, with sentence-transformers' and transformers' collator.
 * **Prompt**: sentences are encoded with the model's document prompt (e5: ``passage: ``), as its sentence
   embeddings are (``scp.prompt: false`` for none); span offsets are counted after it.
-* **Order**: the pairs are shuffled per epoch by the one loop (:mod:`xlsent.recipes.loop`); a pair's spans stay
+* **Order**: the pairs are shuffled per epoch by the one loop (:mod:`xlsent.training.loop`); a pair's spans stay
   in one batch. Under DDP each process takes its share of the pairs, the in-batch keys of every process are
   its negatives and every key enters the queues (the one-process queues); the MLM term is each process's mean
   over its masked sub-tokens.
@@ -57,8 +57,9 @@ import torch
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.loop import finish_stage, run_loop, total_steps
+from xlsent.training.processes import main_first, world_size
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic

@@ -45,7 +45,7 @@ Decisions where the paper is silent or ambiguous:
 * **Center** = mean of the unit-normalised head outputs on the training
   sentences (both sides), estimated after training and stored in the model.
 * **No checkpoint selection on test data**: the last epoch is the model.
-* **The one loop** (:mod:`xlsent.recipes.loop`): the head trains on the process's device over the
+* **The one loop** (:mod:`xlsent.training.loop`): the head trains on the process's device over the
   cached features (computed once, on whichever device, then moved there); each epoch's examples are
   the ``n`` parallel pairs and this epoch's negatives, shuffled together by the loop. ``worst``
   negatives are mined when an epoch starts, by the current head over the whole training set (on
@@ -83,8 +83,9 @@ from xlsent.models.handle import is_sentence_encoder, load_model, load_transform
 from xlsent.modules import CenterNormalize, SiameseHead
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.loop import finish_stage, is_main_process, main_first, run_loop, total_steps, world_size
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.loop import finish_stage, run_loop, total_steps
+from xlsent.training.processes import is_main_process, main_first, world_size
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
@@ -230,7 +231,7 @@ def train_siamese(
     xs, xt = x_all[: len(src_texts)], x_all[len(src_texts) :]
     dim = xs.shape[1]
 
-    # 4. Head, optimiser; the one loop (xlsent.recipes.loop) trains the head over the cached features
+    # 4. Head, optimiser; the one loop (xlsent.training.loop) trains the head over the cached features
     torch.manual_seed(seed)
     head = _build_head(cfg, dim)
     folder = StageFolder(output, _config_hash(cfg), "siamese", on_note)

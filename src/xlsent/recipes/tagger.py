@@ -22,7 +22,7 @@ better (docs/results.md). Decisions where the papers are silent:
 The run folder holds ``model/`` (a Hugging Face token-classification folder that
 ``SentenceTransformer(path)`` also loads as an encoder), ``config.yaml``, ``metrics.json``
 (schema ``xlsent.metrics/1``, its ``tagging`` part) and ``train_log.jsonl``; an interrupted run resumes from its last
-checkpoint (:mod:`xlsent.recipes.run_folder`).
+checkpoint (:mod:`xlsent.training.run_folder`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from typing import Callable
 
 from xlsent.data.conll import TaggedCorpus
 from xlsent.data.tagging import for_task, load_tagged
-from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.loop import finish_stage, run_loop, total_steps
+from xlsent.training.processes import main_first, world_size
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 
 Note = Callable[[str], None] | None
 

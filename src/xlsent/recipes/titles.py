@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.multiple_choice import ChoiceSet, read_choices
-from xlsent.recipes.loop import finish_stage, main_first, run_loop, total_steps, world_size
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.loop import finish_stage, run_loop, total_steps
+from xlsent.training.processes import main_first, world_size
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 
 

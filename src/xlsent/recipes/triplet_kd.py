@@ -47,7 +47,7 @@ from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
-from xlsent.recipes.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 

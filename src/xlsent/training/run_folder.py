@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from xlsent.training.processes import is_main_process, wait_for_everyone
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 
 NOT_LEARNING = ("checkpoint_every", "checkpoint_minutes", "logging_steps")
@@ -153,12 +154,14 @@ class StageFolder:
 
     def finish(self, save_model: Callable[[Path], None], log: list[dict], record: dict,
                keep_checkpoints: bool = False) -> dict:
-        """Write the model (``save_model(tmp_folder)``: everything it needs inside), the log, then the marker."""
-        with atomic_path(self.model_dir) as tmp:
-            save_model(tmp)
-        write_text_atomic(self.path / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
-        record = {"config_hash": self.hash, **record}
-        write_json_atomic(self.path / MARKER, record)
-        if not keep_checkpoints:
-            shutil.rmtree(self.checkpoints, ignore_errors=True)
-        return record
+        """Write the model (``save_model(tmp_folder)``: everything it needs inside), the log, then the marker;
+        the stage record. Under several processes the main one writes and the others wait, then read its record."""
+        if is_main_process():
+            with atomic_path(self.model_dir) as tmp:
+                save_model(tmp)
+            write_text_atomic(self.path / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
+            write_json_atomic(self.path / MARKER, {"config_hash": self.hash, **record})
+            if not keep_checkpoints:
+                shutil.rmtree(self.checkpoints, ignore_errors=True)
+        wait_for_everyone()
+        return json.loads((self.path / MARKER).read_text())

@@ -34,39 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from xlsent.recipes.run_folder import CheckpointPolicy, StageFolder
+from xlsent.training.processes import process_state, world_size
+from xlsent.training.run_folder import CheckpointPolicy, StageFolder
 
 ORDER_SEED = 1_000_003
-
-
-def world_size() -> int:
-    """Processes training together (torchrun / accelerate launch set ``WORLD_SIZE``); 1 otherwise."""
-    import os
-
-    return max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
-
-
-def process_state():
-    """Accelerate's process state (joins the process group under torchrun / accelerate launch) for the process's
-    device: on the CPU it must be created with ``cpu=True``, or several processes each think they are alone."""
-    from accelerate import PartialState
-
-    from xlsent.utils.device import current_device, device_kind
-
-    return PartialState(cpu=device_kind(current_device()) == "cpu")
-
-
-def main_first():
-    """A context in which the main process runs first and the others after it (a run folder's setup: its
-    checkpoint folder, a learned tokenizer, caches), under several processes; nothing otherwise."""
-    if world_size() == 1:
-        return contextlib.nullcontext()
-    return process_state().main_process_first()
-
-
-def is_main_process() -> bool:
-    """True in a single process, and in the main one of several."""
-    return world_size() == 1 or process_state().is_main_process
 
 
 def epoch_order(n: int, seed: int, epoch: int):
@@ -304,14 +275,9 @@ def run_loop(
 
 
 def finish_stage(folder: StageFolder, result: LoopResult, save_model: Callable[[Path], None], record: dict,
-                 keep_checkpoints: bool = False) -> dict | None:
-    """Write the model, the log and the done marker on the main process (the others wait); the stage record."""
-    state = process_state()
-    rec = None
-    if state.is_main_process:
-        rec = folder.finish(save_model, result.log, {
-            "seconds": result.seconds, "steps": result.steps, "resumed_from_step": result.resumed_from,
-            "skipped_steps": result.skipped, "device": result.device, "precision": result.precision, **record},
-            keep_checkpoints=keep_checkpoints)
-    state.wait_for_everyone()
-    return rec
+                 keep_checkpoints: bool = False) -> dict:
+    """Write the model, the log and the done marker (on the main process; :meth:`StageFolder.finish`)."""
+    return folder.finish(save_model, result.log, {
+        "seconds": result.seconds, "steps": result.steps, "resumed_from_step": result.resumed_from,
+        "skipped_steps": result.skipped, "device": result.device, "precision": result.precision, **record},
+        keep_checkpoints=keep_checkpoints)

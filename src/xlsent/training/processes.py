@@ -1,0 +1,43 @@
+"""The processes of one run: under torchrun or ``accelerate launch`` several processes train together
+(``WORLD_SIZE``); these helpers tell a process whether it is the main one, run setup on the main
+process first, and join the process group (Accelerate's :class:`~accelerate.PartialState`)."""
+
+from __future__ import annotations
+
+import contextlib
+
+
+def world_size() -> int:
+    """Processes training together (torchrun / accelerate launch set ``WORLD_SIZE``); 1 otherwise."""
+    import os
+
+    return max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
+
+
+def process_state():
+    """Accelerate's process state (joins the process group under torchrun / accelerate launch) for the process's
+    device: on the CPU it must be created with ``cpu=True``, or several processes each think they are alone."""
+    from accelerate import PartialState
+
+    from xlsent.utils.device import current_device, device_kind
+
+    return PartialState(cpu=device_kind(current_device()) == "cpu")
+
+
+def main_first():
+    """A context in which the main process runs first and the others after it (a run folder's setup: its
+    checkpoint folder, a learned tokenizer, caches), under several processes; nothing otherwise."""
+    if world_size() == 1:
+        return contextlib.nullcontext()
+    return process_state().main_process_first()
+
+
+def is_main_process() -> bool:
+    """True in a single process, and in the main one of several."""
+    return world_size() == 1 or process_state().is_main_process
+
+
+def wait_for_everyone() -> None:
+    """A barrier under several processes; nothing in one."""
+    if world_size() > 1:
+        process_state().wait_for_everyone()
