@@ -824,9 +824,11 @@ def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path
     texts = tmp_path / "t.txt"
     texts.write_text("\n".join(" ".join(WORDS[i:i + 6]) for i in range(0, len(WORDS) - 6)) + "\n", encoding="utf-8")
     m = export_model(str(tiny_model), tmp_path / "d", int8=Int8Settings(), texts=TEXTS, log=lambda _: None,
-                     distill=DistillSettings(steps=4, batch_size=4, texts=str(texts)))
+                     distill=DistillSettings(steps=20, batch_size=4, lr=1e-3, texts=str(texts)))
     d = m.int8["distill"]
-    assert d["linear_layers"] == 18 and d["steps"] == 4 and d["texts_used"] > 4
+    assert d["linear_layers"] == 18 and d["steps"] == 20 and d["texts_used"] > 4
+    assert d["loss_last"] < d["loss_first"], d  # the int8-simulated vectors moved toward the fp32 ones
+    assert d["device"] == "cpu" and not (tmp_path / ".d.distill").exists()  # its checkpoints are gone
     assert m.checks["fp32_min_cosine"] >= 0.99999  # the exported fp32 graph is the distilled model, exactly
     with pytest.raises(XlsentError, match="needs int8"):
         export_model(str(tiny_model), tmp_path / "e", texts=TEXTS, distill=DistillSettings(steps=1))

@@ -23,6 +23,9 @@ model's, before the graph is exported and quantised:
 * **what trains** — every layer's weights and biases and LayerNorms; the token table stays frozen (it is
   not quantised, and it is 82% of e5-small's parameters).
 
+It trains through the one loop (:mod:`xlsent.training.loop`): batches drawn without replacement in a per-epoch
+order, gradients clipped at norm 1, fp32, no dropout, checkpoints every fifth of the steps.
+
 Decisions where the method is open: AdamW at a small constant learning rate after a 10% warm-up (a
 larger one moves the model away from its teacher faster than int8 error shrinks), and the model is
 fine-tuned in place — the exported fp32 weights are the distilled ones, so the fp32 graph in such a folder
@@ -41,6 +44,9 @@ import torch.nn.functional as F
 
 from xlsent.export.quantize import Int8Settings, in_parts, layer_of, part_of
 from xlsent.models.handle import model_prompt
+from xlsent.training.loop import run_loop, scratch_folder
+from xlsent.training.run_folder import StageFolder
+from xlsent.training.settings import OptimConfig
 from xlsent.utils.errors import XlsentError
 
 
@@ -116,7 +122,7 @@ def smoothing_scales(model, slots, settings: Int8Settings) -> list[torch.Tensor]
     hooks = []
     for _, _, linear, _ in slots:
         def hook(module, args, key=id(linear)):
-            m = args[0].detach().abs().reshape(-1, args[0].shape[-1]).amax(0)
+            m = args[0].detach().abs().reshape(-1, args[0].shape[-1]).amax(0).cpu()
             maxima[key] = m if key not in maxima else torch.maximum(maxima[key], m)
         hooks.append(linear.register_forward_pre_hook(hook))
     try:
@@ -128,7 +134,7 @@ def smoothing_scales(model, slots, settings: Int8Settings) -> list[torch.Tensor]
     keys = [id(parent) if attr in ("query", "key", "value") else id(linear) for parent, attr, linear, _ in slots]
     wmax: dict[int, torch.Tensor] = {}
     for key, (_, _, linear, _) in zip(keys, slots):
-        w = linear.weight.detach().abs().amax(0)
+        w = linear.weight.detach().abs().amax(0).cpu()
         wmax[key] = w if key not in wmax else torch.maximum(wmax[key], w)
     scales = [torch.from_numpy(_smooth_scale(maxima[id(linear)].numpy(), np.maximum(wmax[key].numpy(), 1e-5),
                                              settings.smooth))
@@ -151,54 +157,67 @@ def quantised_linears(model, settings: Int8Settings) -> list[tuple[torch.nn.Modu
     return out
 
 
-def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=print) -> dict:
-    """Fine-tune ``model`` (a SentenceTransformer) in place toward its own fp32 vectors under simulated int8."""
-    from xlsent.export.vocab import read_texts
+def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=print,
+                     folder: StageFolder | None = None, progress: bool = False) -> dict:
+    """Fine-tune ``model`` (a SentenceTransformer) in place toward its own fp32 vectors under simulated int8.
 
+    It trains through the one loop (:func:`xlsent.training.loop.run_loop`) on the process's device (a GPU when
+    there is one; the model is back on its own device afterwards), checkpointing in ``folder`` so that an
+    interrupted export resumes (``None``: a scratch folder, nothing resumes)."""
+    from xlsent.export.vocab import read_texts
+    from xlsent.utils.device import current_device
+
+    if folder is None:
+        with scratch_folder("int8-distillation", on_note=log) as scratch:
+            return distill_for_int8(model, int8, settings, log, scratch, progress)
     texts = [t for t in read_texts(settings.texts, 0) if t.strip()]
     random.Random(settings.seed).shuffle(texts)
     texts = texts[: settings.max_texts] if settings.max_texts else texts
     if len(texts) < settings.batch_size:
         raise XlsentError(f"distillation: {len(texts)} texts in {settings.texts}, fewer than one batch")
-    saved_length = model.max_seq_length
+    saved_length, home = model.max_seq_length, model.device
     model.max_seq_length = min(saved_length, settings.max_length)
     t0 = time.perf_counter()
-    teacher = model.encode(texts, batch_size=64, convert_to_tensor=True, show_progress_bar=False).float()
+    model.to(current_device())
+    prompt = model_prompt(model) or None
+    teacher = model.encode(texts, batch_size=64, convert_to_tensor=True, show_progress_bar=False, prompt=prompt).float()
     slots = quantised_linears(model, int8)
     if not slots:
         raise XlsentError("distillation: the model has no linear layer the int8 pass quantises")
     scales = smoothing_scales(model, slots, int8) if int8.smooth > 0 else [None] * len(slots)
     for (parent, attr, linear, per_token), s in zip(slots, scales):
-        setattr(parent, attr, FakeQuantLinear(linear, int8, per_token, None if per_token else s))
+        s = None if per_token or s is None else s.to(linear.weight.device)
+        setattr(parent, attr, FakeQuantLinear(linear, int8, per_token, s))
     embeddings = model[0].auto_model.get_input_embeddings()
     embeddings.weight.requires_grad_(False)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.0)
     warm = max(1, settings.steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warm))
-    gen = torch.Generator().manual_seed(settings.seed)
-    model.eval()  # no dropout: the teacher's vectors are dropout-free too; gradients flow all the same
-    losses = []
+    optim = OptimConfig(batch_size=settings.batch_size, max_steps=settings.steps, seed=settings.seed,
+                        max_grad_norm=1.0, precision="fp32", logging_steps=max(1, settings.steps // 10),
+                        checkpoint_every=0.2, checkpoint_minutes=10.0)
+
+    def step(indices: list[int], module, accelerator) -> dict:
+        feats = model.preprocess([texts[i] for i in indices], prompt=prompt)
+        feats = {k: v.to(accelerator.device) for k, v in feats.items() if isinstance(v, torch.Tensor)}
+        out = module(feats)["sentence_embedding"]
+        target = teacher[torch.tensor(indices, device=teacher.device)].to(out.device)
+        return {"loss": (1 - F.cosine_similarity(out, target, dim=-1)).mean()}
+
     try:
-        for step in range(settings.steps):
-            idx = torch.randint(len(texts), (settings.batch_size,), generator=gen)
-            feats = model.preprocess([texts[i] for i in idx.tolist()], prompt=model_prompt(model) or None)
-            feats = {k: v for k, v in feats.items() if isinstance(v, torch.Tensor)}
-            out = model(feats)["sentence_embedding"]
-            loss = (1 - F.cosine_similarity(out, teacher[idx], dim=-1)).mean()
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
-            losses.append(float(loss.detach()))
-            if (step + 1) % max(1, settings.steps // 10) == 0:
-                log(f"int8 distillation: step {step + 1}/{settings.steps}, 1 − cos {sum(losses[-10:]) / len(losses[-10:]):.5f}")
+        # no dropout: the teacher's vectors are dropout-free too; gradients flow all the same
+        result = run_loop(folder, optim, model, opt, sched, len(texts), step, name="int8 distillation",
+                          progress=progress, dropout=False)
     finally:
         for parent, attr, linear, _ in slots:
             setattr(parent, attr, linear)
         model.max_seq_length = saved_length
         embeddings.weight.requires_grad_(True)
+        model.eval()
+        model.to(home)
+    for e in result.log:
+        log(f"int8 distillation: step {e['step']}/{settings.steps}, 1 − cos {e['loss']:.5f}")
     return {**asdict(settings), "texts_used": len(texts), "linear_layers": len(slots),
-            "loss_first": sum(losses[:10]) / len(losses[:10]), "loss_last": sum(losses[-10:]) / len(losses[-10:]),
-            "seconds": round(time.perf_counter() - t0, 1)}
+            "loss_first": result.log[0]["loss"], "loss_last": result.log[-1]["loss"],
+            "seconds": round(time.perf_counter() - t0, 1), "device": result.device}

@@ -124,7 +124,14 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
     if distill is not None:
         from xlsent.export.distill import distill_for_int8
 
-        distill_info = distill_for_int8(model, int8, distill, log=log)
+        from xlsent.training.run_folder import StageFolder, config_hash
+
+        # checkpoints beside the output, so that an interrupted export resumes its distillation; removed at the end
+        state = StageFolder(output.with_name(f".{output.name}.distill"), name="int8 distillation", on_note=log,
+                            chash=config_hash(handle.fingerprint, asdict(int8), asdict(distill),
+                                              asdict(keep_vocab) if keep_vocab is not None else None))
+        state.begin()
+        distill_info = distill_for_int8(model, int8, distill, log=log, folder=state)
     prompt = model_prompt(model)
     tok = model.tokenizer
     manifest = ExportManifest(
@@ -175,4 +182,6 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
                                 "mean_cosine_to_source": float(cos.mean())})
         manifest.checks["size_bytes"] = sum(f.stat().st_size for f in tmp.iterdir() if f.is_file())
         write_json_atomic(tmp / MANIFEST, asdict(manifest))
+    if distill is not None:
+        shutil.rmtree(state.path, ignore_errors=True)
     return manifest

@@ -272,55 +272,96 @@ def load_student(path: str | Path, repeats: int | None = None, normalize: bool |
     return st
 
 
+class _EmbeddingAligner(torch.nn.Module):
+    """The student's embedding layer and projection (what trains) against the assistant's embedding layer (a
+    frozen target kept outside the module, so that data parallelism sees only what trains)."""
+
+    def __init__(self, albert, bert, offset: int, sparse: bool) -> None:
+        super().__init__()
+        self.embeddings = albert.embeddings
+        self.proj = albert.encoder.embedding_hidden_mapping_in
+        self.target = [bert.embeddings]  # a list: not a submodule
+        self.offset, self.sparse = offset, sparse
+
+    def forward(self, ids: torch.Tensor, pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        e, t = self.embeddings, self.target[0]
+        with torch.no_grad():
+            td = t.word_embeddings.weight.device
+            target = t.LayerNorm(t.word_embeddings(ids.to(td)) + t.position_embeddings(pos.to(td) + self.offset)
+                                 + t.token_type_embeddings.weight[0]).to(ids.device)
+        words = torch.nn.functional.embedding(ids, e.word_embeddings.weight, sparse=self.sparse)
+        return self.proj(e.LayerNorm(words + e.position_embeddings(pos) + e.token_type_embeddings.weight[0])), target
+
+
 def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4096, lr: float = 3e-3,
-                            max_position: int = 128, seed: int = 0, progress=None,
+                            max_position: int = 128, seed: int = 0, folder=None, progress: bool = False,
                             token_counts: torch.Tensor | None = None) -> list[float]:
     """Fit the bottleneck to the assistant's embedding layer token by token, over the whole vocabulary.
 
     For random (token, position) pairs — every token of the vocabulary is equally likely, so
-    scripts the training corpus never shows are fitted too; with ``token_counts`` half of each
-    batch is drawn by corpus frequency instead — the student's embedding output
+    scripts the training corpus never shows are fitted too; with ``token_counts`` half of the
+    pairs are drawn by corpus frequency instead — the student's embedding output
     ``W · LN_B(E_B[v] + P_B[p] + T_B[0])`` is fitted by MSE to the assistant's
     ``LN_H(E_H[v] + P_H[p] + T_H[0])``. No text is needed. xlsent's option
     (``stage2.objective: token`` or ``both``); the paper aligns mean-pooled sentences only.
-    Returns the loss relative to the targets' mean square, every 50 steps.
+
+    The ``steps × batch_size`` pairs are drawn once (seeded) and trained on through the one loop
+    (:func:`xlsent.training.loop.run_loop`: the process's device, its shares under several processes, checkpoints
+    in ``folder`` — a begun :class:`~xlsent.training.run_folder.StageFolder`, ``None`` for a scratch one).
+    In one process the token table takes sparse updates (SparseAdam: a step touches only the rows it drew,
+    not all V × B); under several, dense ones (DDP all-reduces dense gradients). Constant learning rate,
+    no clipping. Returns the loss relative to the targets' mean square: before training, then the mean
+    of every 50 steps.
     """
-    e, t = albert.embeddings, bert.embeddings
+    from xlsent.training.loop import run_loop, scratch_folder
+    from xlsent.training.processes import world_size
+    from xlsent.training.settings import OptimConfig
+
+    if folder is None:
+        with scratch_folder("token-alignment") as scratch:
+            return align_bottleneck_tokens(albert, bert, steps, batch_size, lr, max_position, seed, scratch,
+                                           progress, token_counts)
+    e = albert.embeddings
     proj = albert.encoder.embedding_hidden_mapping_in
+    sparse = world_size() == 1
+    aligner = _EmbeddingAligner(albert, bert, 0, sparse)
     table = e.word_embeddings.weight
-    params = [p for p in list(e.parameters()) + [proj.weight] if p.requires_grad and p is not table]
-    opts = [torch.optim.Adam(params, lr=lr)]
-    if table.requires_grad:  # sparse updates: a step touches only the rows it drew, not all V × B
+    bias_trains = proj.bias is not None and proj.bias.requires_grad
+    if bias_trains:
+        proj.bias.requires_grad_(False)  # the projection has no bias to learn (it stays zero)
+    dense = [p for p in list(e.parameters()) + [proj.weight] if p.requires_grad and (p is not table or not sparse)]
+    opts = [torch.optim.Adam(dense, lr=lr)]
+    if table.requires_grad and sparse:
         opts.append(torch.optim.SparseAdam([table], lr=lr))
+    schedule = torch.optim.lr_scheduler.LambdaLR(opts[0], lambda _: 1.0)
     g = torch.Generator().manual_seed(seed)
-    vocab = int(t.word_embeddings.weight.shape[0])
-    offset = int(bert.config.pad_token_id) + 1 if getattr(bert.config, "model_type", "") in ("roberta", "xlm-roberta") else 0
+    n = int(steps) * int(batch_size)
+    vocab = int(bert.embeddings.word_embeddings.weight.shape[0])
+    aligner.offset = int(bert.config.pad_token_id) + 1 if getattr(bert.config, "model_type", "") in (
+        "roberta", "xlm-roberta") else 0
     max_position = min(max_position, int(e.position_embeddings.weight.shape[0]))
-    history = []
-    albert.train()
-    dev, teacher_dev = table.device, t.word_embeddings.weight.device  # wherever the two models are
-    for step in range(steps):
-        ids = torch.randint(0, vocab, (batch_size,), generator=g)  # drawn on the CPU: the same on every device
-        if token_counts is not None:
-            half = batch_size // 2
-            ids[:half] = torch.multinomial(token_counts.double(), half, replacement=True, generator=g)
-        pos = torch.randint(0, max_position, (batch_size,), generator=g)
-        with torch.no_grad():
-            ti, tp = ids.to(teacher_dev), pos.to(teacher_dev)
-            target = t.LayerNorm(t.word_embeddings(ti) + t.position_embeddings(tp + offset)
-                                 + t.token_type_embeddings.weight[0]).to(dev)
-        ids, pos = ids.to(dev), pos.to(dev)
-        words = torch.nn.functional.embedding(ids, table, sparse=True)
-        out = proj(e.LayerNorm(words + e.position_embeddings(pos) + e.token_type_embeddings.weight[0]))
+    ids = torch.randint(0, vocab, (n,), generator=g, dtype=torch.int32)
+    if token_counts is not None:
+        ids[: n // 2] = torch.multinomial(token_counts.double(), n // 2, replacement=True, generator=g).int()
+    pos = torch.randint(0, max_position, (n,), generator=g, dtype=torch.int32)
+    optim = OptimConfig(batch_size=int(batch_size), max_steps=int(steps), seed=int(seed), max_grad_norm=0.0,
+                        precision="fp32", logging_steps=50, checkpoint_every=0.2, checkpoint_minutes=10.0)
+
+    def losses(indices: list[int], module, device) -> dict:
+        at = torch.tensor(indices)
+        out, target = module(ids[at].long().to(device), pos[at].long().to(device))
         loss = torch.nn.functional.mse_loss(out, target)
-        for opt in opts:
-            opt.zero_grad()
-        loss.backward()
-        for opt in opts:
-            opt.step()
-        if step % 50 == 0 or step == steps - 1:
-            history.append(float(loss.detach() / target.pow(2).mean()))
-        if progress is not None:
-            progress(step + 1)
-    albert.eval()
-    return history
+        return {"loss": loss, "relative": loss.detach() / target.pow(2).mean()}
+
+    def step(indices: list[int], module, accelerator) -> dict:
+        return losses(indices, module, accelerator.device)
+
+    with torch.no_grad():  # where it starts: the untrained layer on the first batch_size pairs
+        start = float(losses(list(range(min(n, int(batch_size)))), aligner, table.device)["relative"])
+    try:
+        result = run_loop(folder, optim, aligner, opts, schedule, n, step, name="token alignment", progress=progress)
+    finally:
+        if bias_trains:
+            proj.bias.requires_grad_(True)
+        albert.eval()
+    return [start] + [e["relative"] for e in result.log]

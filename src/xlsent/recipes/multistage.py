@@ -229,8 +229,9 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
 
                 student.to(current_device())  # built on the CPU to be saved; the alignment runs on the device
                 f2.note(f"stage 2 — token-level bottleneck alignment ({cfg.stage2.token_steps} steps)")
+                f2.begin()
                 curve = align_bottleneck_tokens(student[0].auto_model, assistant[0].auto_model,
-                                                int(cfg.stage2.token_steps), seed=seed,
+                                                int(cfg.stage2.token_steps), seed=seed, folder=f2, progress=progress,
                                                 max_position=int(m["max_seq_length"]), token_counts=counts)
                 extra["token_alignment_relative_mse"] = curve
             if objective == "token":

@@ -123,6 +123,7 @@ def run_loop(
     on_step: Callable[[int], None] | None = None,
     on_epoch: Callable[[int], None] | None = None,
     on_update: Callable[[], None] | None = None,
+    dropout: bool = True,
 ) -> LoopResult:
     """Train ``module`` (whose trainable parameters ``optimizer`` holds) for the stage; see the module docstring.
 
@@ -134,16 +135,21 @@ def run_loop(
     loop starts an epoch, and again for the epoch a resumed run starts in (the recipe's state, restored first,
     tells it whether the epoch's preparation is already done); ``on_update()`` after every optimiser update (not
     after a skipped step: a momentum encoder follows the trained one here). ``folder.begin()`` must have run.
+    ``optimizer`` and ``scheduler`` may each be a list (a sparse optimiser for an embedding table beside a dense
+    one for the rest). ``dropout=False`` trains in eval mode (a model fitted to its own dropout-free outputs).
     """
     import torch
     from rich.progress import Progress
 
     accelerator, precision = make_accelerator(optim)
-    module, optimizer = accelerator.prepare(module, optimizer)
+    several = isinstance(optimizer, (list, tuple))
+    module, *optimizers = accelerator.prepare(module, *(optimizer if several else [optimizer]))
+    several_schedules = isinstance(scheduler, (list, tuple))
+    schedulers = list(scheduler) if several_schedules else [scheduler]
     raw = accelerator.unwrap_model(module)
     # Accelerate's optimizer wrapper costs about 1 ms a step on the CPU (it looks for optional packages on every
     # call); without a loss scaler (fp16) it only calls the wrapped optimizer, so the loop calls that directly
-    stepper = optimizer if accelerator.scaler is not None else optimizer.optimizer
+    steppers = optimizers if accelerator.scaler is not None else [o.optimizer for o in optimizers]
     autocast = accelerator.autocast if precision != "fp32" else contextlib.nullcontext
     world, rank = accelerator.num_processes, accelerator.process_index
     seed = int(optim.seed)
@@ -166,8 +172,10 @@ def run_loop(
         state = None
     if state is not None:
         raw.load_state_dict({**raw.state_dict(), **state["trained"]})
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
+        for o, saved in zip(optimizers, state["optimizer"] if several else [state["optimizer"]]):
+            o.load_state_dict(saved)
+        for sch, saved in zip(schedulers, state["scheduler"] if several_schedules else [state["scheduler"]]):
+            sch.load_state_dict(saved)
         own = state["ranks"][rank] if len(state.get("ranks", [])) == world else state  # each process its own draws
         _set_rng_state(own["rng"])
         step, log, skipped = int(state["step"]), list(state["log_json"]), int(state["skipped"])
@@ -182,7 +190,7 @@ def run_loop(
     order_of: dict = {}
     window: list[dict] = []
     t0 = time.perf_counter()
-    module.train()
+    module.train(dropout)
 
     def save() -> None:
         own = {"rng": _rng_state(), "recipe": state_fn() if state_fn is not None else {}}
@@ -194,7 +202,9 @@ def run_loop(
         if accelerator.is_main_process:
             folder.save_state({
                 "trained": {n: p.detach().cpu().clone() for n, p in raw.named_parameters() if p.requires_grad},
-                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step,
+                "optimizer": [o.state_dict() for o in optimizers] if several else optimizers[0].state_dict(),
+                "scheduler": [sch.state_dict() for sch in schedulers] if several_schedules else schedulers[0].state_dict(),
+                "step": step,
                 "log_json": log, "skipped": skipped, **own, "ranks": ranks})
         accelerator.wait_for_everyone()
 
@@ -248,18 +258,21 @@ def run_loop(
             if finite and max_norm > 0:
                 accelerator.clip_grad_norm_(module.parameters(), max_norm)
             if finite:
-                stepper.step()
+                for stepper in steppers:
+                    stepper.step()
                 if on_update is not None:
                     on_update()
             else:
                 skipped += 1
-            stepper.zero_grad(set_to_none=True)
-            scheduler.step()
+            for stepper in steppers:
+                stepper.zero_grad(set_to_none=True)
+            for sch in schedulers:
+                sch.step()
             step += 1
             if outs and finite:
                 window.append({key: sum(o[key] for o in outs) / len(outs) for key in outs[0]})
             if window and (step % int(optim.logging_steps) == 0 or step == total):
-                log.append({"step": step, "epoch": step / per_epoch, "lr": scheduler.get_last_lr()[0],
+                log.append({"step": step, "epoch": step / per_epoch, "lr": schedulers[0].get_last_lr()[0],
                             **{key: sum(w[key] for w in window) / len(window) for key in window[0]}})
                 window = []
             if step < total and due(step):
@@ -272,6 +285,18 @@ def run_loop(
     if skipped:
         folder.note(f"{name}: {skipped} step(s) with a non-finite loss skipped")
     return LoopResult(step, seconds, log, skipped, resumed, str(accelerator.device), precision)
+
+
+@contextlib.contextmanager
+def scratch_folder(name: str, on_note: Callable[[str], None] | None = None):
+    """A begun stage folder in a temporary directory (removed afterwards), for a loop whose caller keeps no
+    run folder: nothing resumes after an interruption."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix=f"xlsent-{name}-") as tmp:
+        folder = StageFolder(tmp, "scratch", name=name, on_note=on_note)
+        folder.begin()
+        yield folder
 
 
 def finish_stage(folder: StageFolder, result: LoopResult, save_model: Callable[[Path], None], record: dict,
