@@ -2,7 +2,7 @@
 """The one training loop (``training/loop.py``) against the hand-written loops it replaced, on the CPU.
 
     python benchmarks/loop_vs_old.py -o runs/loop-vs-old [--old 4584ebb] [--new HEAD]
-        [--recipes siamese,lightweight,scp,tagger] [--rounds 1]
+        [--recipes siamese,lightweight,scp,tagger,token-alignment,int8-distill] [--rounds 1]
 
 ``--old`` is a commit from before the move (4584ebb: the last commit before issue 32), ``--new`` one after it.
 Each is checked out into ``OUT/old-src`` / ``OUT/new-src`` (git worktrees; the working tree can change while it
@@ -13,7 +13,9 @@ teacher vectors are computed inside every run, as a user's first run does):
 * ``siamese``     — the default (70 epochs over 2,016 pairs + as many worst negatives);
 * ``lightweight`` — ``--preset small``, capped at 60 steps (the default is 3 h);
 * ``scp``         — the default, capped at 40 steps (of 372);
-* ``tagger``      — the default on 600 sentences (the old tagger ignored ``optim.max_steps``).
+* ``tagger``      — the default on 600 sentences (the old tagger ignored ``optim.max_steps``);
+* ``token-alignment`` — multistage's stage-2 token alignment (e5-small, B = 128, the default 1,000 steps), timed in-process;
+* ``int8-distill``    — export's int8 distillation of e5-small (12 steps of 32 texts), timed in-process.
 
 Printed: the loop's own training seconds from each run's ``stage.json`` (what the loop changes: model
 loading, features and evaluation are outside it), the whole process's CPU seconds (``/usr/bin/time``), and
@@ -38,6 +40,21 @@ RECIPES = {
     "scp": ["train", "scp", "--set", "optim.max_steps=40"],
     "tagger": ["train", "tagger", "--set", "train.sample=600"],
 }
+# library functions that trained in loops of their own, timed around the call (the signature is the same in both)
+_TIMED = ("import json, sys, time\nfrom xlsent.models.handle import load_model\nm = load_model('e5-small').model\n"
+          "{setup}\nt0 = time.perf_counter()\n{call}\nseconds = time.perf_counter() - t0\n"
+          "json.dump({{'seconds': seconds, 'steps': {steps}}}, open(sys.argv[1] + '/stage.json', 'w'))\n")
+FUNCTIONS = {
+    "token-alignment": _TIMED.format(  # multistage's stage 2 (objective token), e5-small → B = 128, the default 1,000 steps
+        setup="from xlsent.models.student import align_bottleneck_tokens, build_student_st\n"
+              "s = build_student_st(m, ru_layers=3, repeats=0, bottleneck=128, normalize=False)",
+        call="align_bottleneck_tokens(s[0].auto_model, m[0].auto_model, 1000)", steps=1000),
+    "int8-distill": _TIMED.format(  # export's quantisation-aware distillation of e5-small, 12 steps of 32 texts
+        setup="from xlsent.export.distill import DistillSettings, distill_for_int8\n"
+              "from xlsent.export.quantize import Int8Settings",
+        call="distill_for_int8(m, Int8Settings(), DistillSettings(steps=12, max_texts=2000), log=lambda _: None)",
+        steps=12),
+}
 
 
 def worktree(out: Path, commit: str, name: str) -> Path:
@@ -60,7 +77,11 @@ def run(recipe: str, src: Path, run_dir: Path, cache: Path | None = None) -> dic
         if not (cache / "models").exists():
             (cache / "models").symlink_to(cache_dir() / "models")
         env = {**os.environ, "XLSENT_CACHE_DIR": str(cache), "PYTHONPATH": str(src / "src")}
-        cmd = [sys.executable, "-c", "from xlsent.cli.main import main; main()", *RECIPES[recipe], "-o", str(run_dir), "--no-eval"]  # the CPU here
+        if recipe in FUNCTIONS:
+            cmd = [sys.executable, "-c", FUNCTIONS[recipe], str(run_dir)]
+        else:  # the CPU here
+            cmd = [sys.executable, "-c", "from xlsent.cli.main import main; main()", *RECIPES[recipe], "-o", str(run_dir),
+                   "--no-eval"]
         stats = run_dir / "time.txt"
         with open(run_dir / "log.txt", "w") as log:
             rc = subprocess.call(["/usr/bin/time", "-f", "%e %U %S %M", "-o", str(stats), *cmd], stdout=log,
@@ -78,7 +99,7 @@ def main() -> None:
     ap.add_argument("-o", "--output", type=Path, required=True)
     ap.add_argument("--old", default="4584ebb")
     ap.add_argument("--new", default="HEAD")
-    ap.add_argument("--recipes", default=",".join(RECIPES))
+    ap.add_argument("--recipes", default=",".join([*RECIPES, *FUNCTIONS]))
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--shared-cache", action="store_true", help="one xlsent cache for every run (encoder features "
                     "are computed once; the loop's seconds are unchanged, the process's CPU seconds exclude them)")
