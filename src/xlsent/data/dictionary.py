@@ -28,6 +28,9 @@ from pathlib import Path
 from xlsent.data.readers import read_lines
 from xlsent.utils.errors import InputFormatError, XlsentError
 
+SYMMETRIZE = ("mean", "intersection")  # which induced links count (see BilingualDictionary.induce)
+UNKNOWN = ("keep", "drop")  # what glossing does with a word the dictionary lacks
+
 TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -118,7 +121,7 @@ class BilingualDictionary:
         direction now and then leaves a word wholly unaligned, which drops the word from an intersection but not
         from the mean.
         """
-        if symmetrize not in ("mean", "intersection"):
+        if symmetrize not in SYMMETRIZE:
             raise XlsentError(f"dictionary.symmetrize must be mean or intersection, not {symmetrize!r}")
         try:
             from eflomal import Aligner

@@ -17,7 +17,7 @@ import torch
 
 from xlsent.encoding.feature_cache import FeatureCache, cached_features
 from xlsent.models.handle import ModelHandle, load_transformer_module
-from xlsent.modules.hidden_layer_pooling import HiddenLayerPooling
+from xlsent.modules.hidden_layer_pooling import POOLINGS, HiddenLayerPooling
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import cache_dir
 
@@ -28,7 +28,7 @@ def parse_spec(spec: str, num_layers: int) -> tuple[str, list[int]]:
         mode, layer = spec.split(":")
     except ValueError:
         raise XlsentError(f"feature spec {spec!r}: expected MODE:LAYER such as mean:7, cls:last or mean:all") from None
-    if mode not in ("mean", "cls"):
+    if mode not in POOLINGS:
         raise XlsentError(f"feature spec {spec!r}: pooling must be 'mean' or 'cls'")
     if layer == "all":
         return mode, list(range(1, num_layers + 1))

@@ -42,6 +42,9 @@ from torch.nn import functional as F
 from xlsent.losses.gather import gather_rows, scale_sum, share_of_mean
 
 TASKS = ("ugt", "xtr", "smlm", "mlm", "mlm+xtr")
+REPEATS = ("count", "set")  # UGT's bag of words: a word's count, or the set
+TARGETS_FROM = ("original", "masked")  # XTR's target: the other side's original or masked tokens
+SIM_REDUCTIONS = ("sum", "mean")  # the sim loss over the B² entries
 MASK_ONE = ("ugt", "smlm")  # one token of one side masked
 MASK_MLM = ("mlm", "mlm+xtr")  # 15% of each side
 

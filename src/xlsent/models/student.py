@@ -344,8 +344,10 @@ def align_bottleneck_tokens(albert, bert, steps: int = 1000, batch_size: int = 4
     if token_counts is not None:
         ids[: n // 2] = torch.multinomial(token_counts.double(), n // 2, replacement=True, generator=g).int()
     pos = torch.randint(0, max_position, (n,), generator=g, dtype=torch.int32)
+    # checkpoints by time only (every 10 minutes): on two CPU cores the default 1,000 steps take about 40 s, and a
+    # checkpoint (the table and its two Adam moments, 3 × V × B floats) about a second
     optim = OptimConfig(batch_size=int(batch_size), max_steps=int(steps), seed=int(seed), max_grad_norm=0.0,
-                        precision="fp32", logging_steps=50, checkpoint_every=0.2, checkpoint_minutes=10.0)
+                        precision="fp32", logging_steps=50, checkpoint_every=int(steps), checkpoint_minutes=10.0)
 
     def losses(indices: list[int], module, device) -> dict:
         at = torch.tensor(indices)

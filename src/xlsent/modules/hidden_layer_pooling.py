@@ -7,6 +7,8 @@ from typing import Any
 import torch
 from sentence_transformers.base.modules.module import Module
 
+POOLINGS = ("mean", "cls")
+
 
 class HiddenLayerPooling(Module):
     """Sentence vector from intermediate transformer layers.
@@ -33,7 +35,7 @@ class HiddenLayerPooling(Module):
 
     def __init__(self, layers: list[int], mode: str = "mean", dimension: int = 0) -> None:
         super().__init__()
-        if mode not in ("mean", "cls"):
+        if mode not in POOLINGS:
             raise ValueError(f"mode must be 'mean' or 'cls', not {mode!r}")
         if not layers:
             raise ValueError("layers must name at least one hidden-state index")

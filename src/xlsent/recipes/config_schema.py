@@ -5,11 +5,11 @@
 type (:mod:`xlsent.recipes.config_types`; for a recipe's own keys, the type of the shipped default
 in ``configs/<recipe>.yaml``), the
 ranges that the key's name implies (a learning rate > 0, a batch size ≥ 1, a dropout in [0, 1)),
-the allowed words of the key (a ``Literal`` field, or :data:`CHOICES`), and — for models and data — that the name or path
+the allowed words of the key (a ``Literal`` field, or the recipe module's ``CHOICES``), and — for models and data — that the name or path
 can be found. The first problem is one :class:`~xlsent.utils.errors.XlsentError` line that names
-the key, the value and the fix. The choice lists repeat the constants of the modules that use them
-(kept out of this module so that a bad value fails in well under a second, before torch is
-imported); ``tests/test_configs.py`` checks that they agree.
+the key, the value and the fix. A recipe's own choices are declared once, in its module
+(:func:`recipe_choices`); that module (and torch with it) is imported only when a value differs from
+the shipped default, so a config of defaults — and a bad device — is checked in well under a second.
 """
 
 from __future__ import annotations
@@ -20,39 +20,13 @@ from typing import Any
 from xlsent.recipes.config_types import RecipeConfig, Section, leaf_type, section_type
 from xlsent.utils.errors import XlsentError
 
-_HEAD_TYPES = ("linear", "tanh", "relu", "tanh2")
-_DISTANCES = ("euclidean", "manhattan", "cosine")
+def recipe_choices(recipe: str) -> dict[str, tuple]:
+    """The allowed words of a recipe's own keys, as its module declares them (``CHOICES`` in
+    ``xlsent/recipes/<recipe>.py``, built from the constants of the modules that use the values)."""
+    import importlib
 
-#: allowed words of a recipe's own keys, per recipe and dotted key (the shared sections declare theirs
-#: as ``Literal`` fields in :mod:`xlsent.recipes.config_types`)
-CHOICES: dict[str, dict[str, tuple]] = {
-    "siamese": {
-        "features.pooling": ("mean", "cls"),
-        "features.layer": ("auto", "last", "all"),  # or a hidden-state index
-        "head.type": _HEAD_TYPES,
-        "loss.distance": _DISTANCES,
-        "negatives.strategy": ("random", "worst", "average"),
-    },
-    "triplet-kd": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard")},
-    "gloss": {"loss.distance": _DISTANCES, "negatives.strategy": ("random", "section", "hard"),
-              "dictionary.symmetrize": ("mean", "intersection"), "dictionary.unknown": ("keep", "drop")},
-    "tagger": {"tagger.task": ("ner", "pos"), "train.scheme": ("auto", "iob2", "iob1", "plain")},
-    "lightweight": {
-        "tokenizer.model": ("bpe", "unigram"),
-        "loss.task": ("ugt", "xtr", "smlm", "mlm", "mlm+xtr"),
-        "loss.repeats": ("count", "set"),
-        "loss.targets_from": ("original", "masked"),
-        "loss.sim_reduction": ("sum", "mean"),
-    },
-    "scp": {"scp.variant": ("cl-moco", "moco", "in-batch"), "scp.negatives": ("key", "printed"),
-            "scp.momentum_convention": ("moco", "printed")},
-    "multistage": {
-        "mcl.variant": ("soft", "bool", "ce", "off"),
-        "stages.mode": ("multistage", "single-random", "single-predistill"),
-        "stage2.objective": ("sentence", "token", "both"),
-        "stage3.loss": ("mse", "contrastive"),
-    },
-}
+    return dict(getattr(importlib.import_module(f"xlsent.recipes.{recipe.replace('-', '_')}"), "CHOICES", {}))
+
 
 _MODEL_KEYS = {"models.base", "models.teacher", "models.student", "models.assistant", "models.reference"}
 _PAIR_KEYS = {"train.pairs", "eval.pairs"}
@@ -178,7 +152,12 @@ def _check_exists(key: str, value: Any) -> None:
 def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
     """Check every value of ``cfg`` (converting ints to floats where floats are expected) and return it
     as a :class:`~xlsent.recipes.config_types.RecipeConfig`."""
-    choices = CHOICES.get(recipe, {})
+    own: dict[str, tuple] = {}
+
+    def choices(key: str) -> tuple | None:
+        if not own:
+            own.update(recipe_choices(recipe) or {"": ()})
+        return own.get(key)
 
     def walk(node: dict, base: dict, prefix: str, cls: type[Section]) -> Section:
         out = cls()
@@ -192,7 +171,8 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
                 continue
             typ, words = leaf_type(cls, k, d)
             v = _check_type(key, v, d, typ)
-            words = words or choices.get(key)
+            if not words and v != d:  # a shipped default is allowed (tests/test_configs.py checks them)
+                words = choices(key)
             if words:
                 if key == "features.layer" and isinstance(v, int):
                     if v < 0:

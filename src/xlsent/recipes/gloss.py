@@ -47,6 +47,13 @@ from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
+from xlsent.data.dictionary import SYMMETRIZE, UNKNOWN
+from xlsent.data.triplets import STRATEGIES as NEGATIVE_STRATEGIES
+from xlsent.losses.distances import DISTANCES
+
+#: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
+CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES,
+           "dictionary.symmetrize": SYMMETRIZE, "dictionary.unknown": UNKNOWN}
 
 
 def build_dictionary(cfg: RecipeConfig, lrl: list[str], english: list[str]) -> BilingualDictionary:

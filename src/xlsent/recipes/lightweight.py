@@ -59,6 +59,12 @@ from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.io import write_text_atomic
+from xlsent.losses.lightweight_losses import REPEATS, SIM_REDUCTIONS, TARGETS_FROM, TASKS
+from xlsent.models.lightweight import TOKENIZER_MODELS
+
+#: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
+CHOICES = {"tokenizer.model": TOKENIZER_MODELS, "loss.task": TASKS, "loss.repeats": REPEATS,
+           "loss.targets_from": TARGETS_FROM, "loss.sim_reduction": SIM_REDUCTIONS}
 
 
 def _tokenizer(folder: StageFolder, cfg: RecipeConfig, texts: list[str], on_note=None):

@@ -86,6 +86,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.pairs import TrainPairs, load_train_pairs
+from xlsent.losses.multilingual_contrastive_loss import VARIANTS as MCL_VARIANTS
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
@@ -96,6 +97,11 @@ from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 
 STAGES = ("stage1-assistant", "stage2-embedding", "stage3-recurrence", "stage4-mcl")
 MODES = ("multistage", "single-random", "single-predistill")
+OBJECTIVES = ("sentence", "token", "both")  # stage 2
+
+#: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
+CHOICES = {"mcl.variant": MCL_VARIANTS, "stages.mode": MODES, "stage2.objective": OBJECTIVES,
+           "stage3.loss": ("mse", "contrastive")}
 
 
 @dataclass
@@ -220,7 +226,7 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
                                        normalize=False, max_seq_length=m["max_seq_length"],
                                        token_counts=counts)
             objective = cfg.stage2.objective
-            if objective not in ("sentence", "token", "both"):
+            if objective not in OBJECTIVES:
                 raise XlsentError(f"stage2.objective '{objective}': choose sentence (paper), token or both")
             extra = {}
             if objective in ("token", "both") and bottleneck:

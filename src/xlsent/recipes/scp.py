@@ -63,6 +63,11 @@ from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
+from xlsent.losses.structural_contrastive_loss import NEGATIVES, VARIANTS
+from xlsent.models.span_encoder import CONVENTIONS
+
+#: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
+CHOICES = {"scp.variant": VARIANTS, "scp.negatives": NEGATIVES, "scp.momentum_convention": CONVENTIONS}
 
 
 @dataclass

@@ -89,6 +89,14 @@ from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
+from xlsent.data.negatives import STRATEGIES as NEGATIVE_STRATEGIES
+from xlsent.losses.distances import DISTANCES
+from xlsent.modules.hidden_layer_pooling import POOLINGS
+from xlsent.modules.siamese_head import HEAD_TYPES
+
+#: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
+CHOICES = {"features.pooling": POOLINGS, "features.layer": ("auto", "last", "all"),  # or a hidden-state index
+           "head.type": HEAD_TYPES, "loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
 
 
 @dataclass

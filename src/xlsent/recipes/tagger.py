@@ -38,6 +38,10 @@ from xlsent.data.tagging import for_task, load_tagged
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.data.conll import SCHEMES
+
+#: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
+CHOICES = {"tagger.task": ("ner", "pos"), "train.scheme": ("auto", *SCHEMES)}
 
 Note = Callable[[str], None] | None
 

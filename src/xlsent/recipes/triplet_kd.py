@@ -50,6 +50,11 @@ from xlsent.recipes._trainer import train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
+from xlsent.data.triplets import STRATEGIES as NEGATIVE_STRATEGIES
+from xlsent.losses.distances import DISTANCES
+
+#: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
+CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
 
 
 def load_training_triplets(cfg: RecipeConfig, load_teacher, on_note=None):
