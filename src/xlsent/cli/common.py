@@ -170,6 +170,11 @@ DEVICE = typer.Option("auto", "--device", callback=_device, help="where the mode
                       "the CPU) | cpu | cuda | cuda:N | mps")
 TRAIN_DEVICE = typer.Option(None, "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, "
                             "then the CPU) | cpu | cuda | cuda:N | mps")
+
+
+def with_device(sets: list[str], device: str | None) -> list[str]:
+    """``--set`` overrides with a recipe command's ``--device`` (given) as the last one: ``models.device``."""
+    return [*sets, *([f"models.device={device}"] if device else [])]
 DTYPE = typer.Option("auto", "--dtype", callback=_dtype, help="precision a torch model encodes in: auto (fp16 on a "
                      "CUDA GPU, fp32 elsewhere) | fp32 | fp16 | bf16")
 

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from xlsent.cli.common import (DEVICE, TRAIN_DEVICE, at_least, choice, console, output_file, output_folder,
-                               show_note)
+                               show_note, with_device)
 from xlsent.data.conll import SCHEMES
 from xlsent.data.tagging import data_kind
 from xlsent.utils.errors import XlsentError
@@ -189,7 +189,7 @@ def eval_adversarial(
     for p in perts:
         if p not in KINDS:
             raise XlsentError(f"--perturbations: unknown {p!r}: use a comma-separated subset of {', '.join(KINDS)}")
-    cfg = load_config("tagger", config, [*set_, *([f"models.device={device}"] if device else [])], preset or None)
+    cfg = load_config("tagger", config, with_device(set_, device), preset or None)
     t = cfg.tagger.task
     specs = [parse_pair(p) for p in pair] or [
         parse_pair(f"en-ny=silver-{t}:en:train,silver-{t}:ny:train,silver-{t}:ny:test")]

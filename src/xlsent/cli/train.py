@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from xlsent.cli.common import TRAIN_DEVICE as DEVICE
-from xlsent.cli.common import console, err_console, output_folder, show_note, size_table, summary_table
+from xlsent.cli.common import console, err_console, output_folder, show_note, size_table, summary_table, with_device
 from xlsent.recipes.registry import REGISTRY, Recipe
 from xlsent.recipes.config import dump_config, load_config
 from xlsent.utils.io import write_json_atomic
@@ -64,7 +64,7 @@ def _render(recipe: Recipe, report, output: Path) -> None:
 def _command(recipe: Recipe):
     def command(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
                 show_config: bool = SHOW, no_eval: bool = NO_EVAL, device: str = DEVICE) -> None:
-        cfg = _config(recipe.name, config, [*set_, *([f"models.device={device}"] if device else [])], preset,
+        cfg = _config(recipe.name, config, with_device(set_, device), preset,
                       show_config, output)
         if cfg is None:
             return

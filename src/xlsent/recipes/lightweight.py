@@ -56,7 +56,7 @@ from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.training.loop import finish_stage, run_loop, total_steps
-from xlsent.training.processes import main_first, world_size
+from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.io import write_text_atomic
 from xlsent.losses.lightweight_losses import REPEATS, SIM_REDUCTIONS, TARGETS_FROM, TASKS
@@ -138,7 +138,7 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
     n = len(ids_a)
     steps_per_epoch, total = total_steps(n, o, world_size())
     scheduler = _schedule(optimizer, total, steps_per_epoch, o)
-    gen = torch.Generator().manual_seed(seed)  # the masking draws; saved with every checkpoint
+    gen = torch.Generator().manual_seed(process_seed(seed))  # the masking draws; saved with every checkpoint
     sizes = parameter_count(model)
     say(on_note, [f"lightweight: {sizes['total'] / 1e6:.2f}M parameters ({sizes['embedding'] / 1e6:.2f}M embedding), "
                   f"{n} pairs, {steps_per_epoch} steps an epoch, {total} steps"])

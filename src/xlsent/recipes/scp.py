@@ -58,7 +58,7 @@ from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.training.loop import finish_stage, run_loop, total_steps
-from xlsent.training.processes import main_first, world_size
+from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
@@ -229,7 +229,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
     m = cfg.mlm
     head = mlm_head(encoder) if m.enabled else None
     collator = DataCollatorForLanguageModeling(tok, mlm_probability=float(m.probability)) if m.enabled else None
-    mask_gen = torch.Generator().manual_seed(seed)
+    mask_gen = torch.Generator().manual_seed(process_seed(seed))  # each process its own masks
     if collator is not None:
         collator.generator = mask_gen
     params = [p for p in encoder.parameters() if p.requires_grad]

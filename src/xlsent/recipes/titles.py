@@ -171,14 +171,11 @@ def train(cfg, output: Path, on_note=None, progress: bool = True) -> Path:
 
 
 def bootstrap_mean(x: np.ndarray, resamples: int, seed: int) -> list[float] | None:
-    """95% percentile interval of the mean (scipy's bootstrap); None without resamples."""
-    if not resamples or len(x) < 2:
-        return None
-    from scipy.stats import bootstrap
+    """95% percentile interval of the accuracy (:func:`xlsent.evaluation.retrieval.bootstrap_ci`); None without
+    resamples."""
+    from xlsent.evaluation.retrieval import bootstrap_ci
 
-    res = bootstrap((np.asarray(x, dtype=float),), np.mean, n_resamples=resamples, method="percentile",
-                    random_state=seed)
-    return [float(res.confidence_interval.low), float(res.confidence_interval.high)]
+    return list(bootstrap_ci(x, resamples, seed)) if resamples and len(x) >= 2 else None
 
 
 def evaluate_after(cfg, model: Path, output: Path, on_note=None, no_eval: bool = False):

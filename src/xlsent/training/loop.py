@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from xlsent.training.processes import process_state, world_size
+from xlsent.training.processes import process_seed, process_state, world_size
 from xlsent.training.run_folder import CheckpointPolicy, StageFolder
 
 ORDER_SEED = 1_000_003
@@ -184,7 +184,7 @@ def run_loop(
         resumed = step
         folder.note(f"{name}: resuming from {folder.checkpoints} at step {step} of {total}")
     else:
-        torch.manual_seed(seed)
+        torch.manual_seed(process_seed(seed))  # dropout: each process its own draws (the main one: seed)
     policy = CheckpointPolicy(total, float(optim.checkpoint_every), float(optim.checkpoint_minutes))
     max_norm = float(optim.max_grad_norm)
     order_of: dict = {}

@@ -14,6 +14,19 @@ def world_size() -> int:
     return max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
 
 
+def process_index() -> int:
+    """This process's rank among those training together (0 alone)."""
+    import os
+
+    return int(os.environ.get("RANK", "0") or 0)
+
+
+def process_seed(seed: int) -> int:
+    """A seed of this process's own random draws (masking): ``seed`` alone and on the main process, another one on
+    each other process, so that the processes do not draw the same masks for their different rows."""
+    return int(seed) + 1_000_033 * process_index()
+
+
 def process_state():
     """Accelerate's process state (joins the process group under torchrun / accelerate launch) for the process's
     device: on the CPU it must be created with ``cpu=True``, or several processes each think they are alone."""
