@@ -172,6 +172,31 @@ TRAIN_DEVICE = typer.Option(None, "--device", help="where it trains (= --set mod
                             "then the CPU) | cpu | cuda | cuda:N | mps")
 
 
+ENGINE = typer.Option("local", "--engine", help="local: every step in this process | ray: the steps on a Ray "
+                      "cluster (pip install 'xlsent[ray]'), the same result")
+ADDRESS = typer.Option(None, "--address", help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; "
+                       "with neither, a local cluster on this machine)")
+WORKERS = typer.Option(2, "--workers", help="--engine ray: actors in each pool (encoders, searchers)")
+CPUS_PER_WORKER = typer.Option(1.0, "--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread count, "
+                               "rounded; a fraction lets more actors share a CPU)")
+GPUS_PER_WORKER = typer.Option(0.0, "--gpus-per-worker", help="--engine ray: GPUs an encoder actor takes (it then "
+                               "encodes on its GPU)")
+
+
+def make_engine(engine: str, address: str | None, workers: int, cpus: float, gpus: float):
+    """The ``--engine`` asked for, checked (a Ray cluster joined or started) before any model loads; None for
+    ``local`` (the job runs its tasks here, with the encoder already loaded)."""
+    from xlsent.mining.engine import ENGINES, RayEngine
+
+    choice(engine, ENGINES, "--engine")
+    if engine == "local":
+        if address or gpus:
+            raise XlsentError("--address and --gpus-per-worker go with --engine ray")
+        return None
+    at_least(workers, 1, "--workers")
+    return RayEngine(address, workers, cpus, gpus)
+
+
 def with_device(sets: list[str], device: str | None) -> list[str]:
     """``--set`` overrides with a recipe command's ``--device`` (given) as the last one: ``models.device``."""
     return [*sets, *([f"models.device={device}"] if device else [])]

@@ -8,7 +8,8 @@ import typer
 
 from rich.markup import escape
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, choice, console, err_console, output_file
+from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
+                               WORKERS, at_least, check_backend, choice, console, err_console, make_engine, output_file)
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -63,6 +64,11 @@ def mine_command(
     threads: int = THREADS,
     device: str = DEVICE,
     dtype: str = DTYPE,
+    engine: str = ENGINE,
+    address: str = ADDRESS,
+    workers: int = WORKERS,
+    cpus_per_worker: float = CPUS_PER_WORKER,
+    gpus_per_worker: float = GPUS_PER_WORKER,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
     from xlsent.data.splitting import SPLITTERS
@@ -93,11 +99,14 @@ def mine_command(
                      dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib,
                      center=center)
     work = workdir or output.with_name(output.name + ".work")
+    runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
     from xlsent.encoding.encoder import Encoder
+    from xlsent.mining.engine import EncoderSettings
 
     encoder = Encoder.load(model, backend=backend, threads=threads)
     result = mine(sides[0], sides[1], model, work, cfg, encoder=encoder, overwrite=overwrite, console=err_console, inputs=inputs,
-                  src_lang=src_lang, tgt_lang=tgt_lang)
+                  src_lang=src_lang, tgt_lang=tgt_lang, engine=runner,
+                  encoder_settings=EncoderSettings(model, backend, threads, device))
     summary = save(result, output)
     s = result.summary
     sel = s["selection"]

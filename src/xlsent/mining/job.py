@@ -4,6 +4,7 @@ Layout of ``workdir``::
 
     job.json              settings and fingerprints (a rerun checks them)
     src.txt, tgt.txt      the deduplicated sentences, one per line (row i = embedding i)
+    src.txt.offsets, …    each line's byte offset (a shard seeks to its lines)
     src/, tgt/            embedding stores (:mod:`xlsent.mining.store`), one file per shard
     index-src.faiss, index-tgt.faiss   IVF indexes, when one is used
     knn/fwd-00000.npz …   per query shard: k nearest targets of the sources (fwd), sources of the targets (bwd)
@@ -30,7 +31,7 @@ import numpy as np
 from xlsent.mining.index import IndexConfig, choose_kind
 from xlsent.mining.margin import select_pairs
 from xlsent.mining.store import EmbeddingStore, StoreSpec
-from xlsent.mining.tasks import EncodeTask, SearchTask, load_knn
+from xlsent.mining.tasks import EncodeTask, SearchTask, line_offsets, load_knn
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -87,6 +88,7 @@ class MiningJob:
         for p, lines in ((self.src_txt, src), (self.tgt_txt, tgt)):
             if not p.exists():
                 write_text_atomic(p, "".join(t + "\n" for t in lines))
+            line_offsets(p)  # once, here: every shard then seeks to its lines
 
     @classmethod
     def from_embeddings(cls, workdir: str | Path, src: np.ndarray, tgt: np.ndarray, cfg: MineConfig,
@@ -152,37 +154,44 @@ class MiningJob:
         n = (self.src if direction == "fwd" else self.tgt).n_shards
         return [self.dir / "knn" / f"{direction}-{i:05d}.npz" for i in range(n)]
 
-    # -- local runner ----------------------------------------------------------------------------------------
-    def run(self, console=None, show_progress: bool = True) -> dict:
-        """Run every unfinished task here, then nothing else; returns timings (seconds)."""
+    # -- running: an engine runs the tasks; the driver trains the indexes and selects ----------------------------
+    def prepare_searchers(self, tasks: list[SearchTask]) -> dict:
+        """Each direction's searcher, built (an IVF index trained and written) once, before the searches fan out."""
+        searchers = {}
+        for task in tasks:
+            key = (task.targets, task.kind, task.index_path)
+            if key not in searchers:
+                searchers[key] = task.searcher()
+        return searchers
+
+    def run(self, console=None, show_progress: bool = True, engine=None, encoder_settings=None) -> dict:
+        """Run every unfinished task on ``engine`` (default: here, one after another); returns timings (seconds).
+        ``encoder_settings`` (:class:`xlsent.mining.engine.EncoderSettings`) say how a remote worker loads the model."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from xlsent.mining.engine import EncoderSettings, LocalEngine
+
+        engine = engine if engine is not None else LocalEngine(self.encoder)
+        settings = encoder_settings or EncoderSettings(self.model_name)
         timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0}
-        enc = self.encode_tasks() if self.encoder is not None else []
+        enc = self.encode_tasks() if self.model_name else []
         todo_enc = self.src.n_shards + self.tgt.n_shards
         cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*cols, console=console, disable=not show_progress, transient=False) as bar:
             t = bar.add_task("encode shards", total=todo_enc, completed=todo_enc - len(enc))
             t0 = time.perf_counter()
-            for task in enc:
-                task.run(self.encoder, show_progress=False)
-                bar.advance(t)
+            engine.encode(enc, settings, lambda: bar.advance(t))
             timings["encode_s"] = time.perf_counter() - t0
             tasks = self.search_tasks()
             total = self.src.n_shards + self.tgt.n_shards
+            t0 = time.perf_counter()
+            searchers = self.prepare_searchers(tasks)  # IVF indexes trained once, here, before the fan-out
+            timings["index_s"] = time.perf_counter() - t0
             t = bar.add_task(f"search shards ({self.kinds['fwd']}/{self.kinds['bwd']})", total=total,
                              completed=total - len(tasks))
-            searchers = {}
-            for task in tasks:
-                key = (task.targets, task.kind)
-                if key not in searchers:
-                    t0 = time.perf_counter()
-                    searchers[key] = task.searcher()  # builds (or reads) the IVF index once per direction
-                    timings["index_s"] += time.perf_counter() - t0
-                t0 = time.perf_counter()
-                task.run(searchers[key])
-                timings["search_s"] += time.perf_counter() - t0
-                bar.advance(t)
+            t0 = time.perf_counter()
+            engine.search(tasks, lambda: bar.advance(t), searchers)
+            timings["search_s"] = time.perf_counter() - t0
         return timings
 
     def select(self, counts: dict | None = None, threshold: float | str | None = "config"):

@@ -64,12 +64,14 @@ def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> No
 
 def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, cfg: MineConfig,
          encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
-         inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "") -> MineResult:
-    """Run (or resume) a mining job over unique sentences and select pairs (``encoder`` default: the model by name)."""
+         inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "", engine=None,
+         encoder_settings=None) -> MineResult:
+    """Run (or resume) a mining job over unique sentences and select pairs (``encoder`` default: the model by name;
+    ``engine``: where the tasks run, :mod:`xlsent.mining.engine`, default here)."""
     t0 = time.perf_counter()
     job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
                     tgt_lang=tgt_lang)
-    timings = job.run(console, show_progress)
+    timings = job.run(console, show_progress, engine, encoder_settings)
     t = time.perf_counter()
     counts: dict = {}
     mined = job.select(counts)
@@ -81,6 +83,7 @@ def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, c
         "sentences": {"src": len(src), "tgt": len(tgt)},
         "shards": {"src": job.src.n_shards, "tgt": job.tgt.n_shards, "shard_size": job.src.spec.shard_size},
         "index": job.kinds, "config": asdict(cfg), "pairs": len(pairs), "selection": counts,
+        "engine": getattr(engine, "name", "local"),
         "score": {"max": pairs[0][0], "min": pairs[-1][0]} if pairs else {},
         "timings_s": {k: round(v, 3) for k, v in timings.items()}, "peak_rss_gib": round(peak_rss_gib(), 3),
     }

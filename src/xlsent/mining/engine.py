@@ -1,0 +1,187 @@
+"""Where a mining job's tasks run: here, one after another (``local``), or on a Ray cluster (``ray``).
+
+A job (:class:`xlsent.mining.job.MiningJob`) is a list of independent tasks that read and write its work
+folder (:mod:`xlsent.mining.tasks`): encode a shard, search a shard. An engine runs a list of them; the
+job itself trains each IVF index once, in the driver, before the searches fan out, and runs the
+selection (one reduce step, in shard order) after them — so both engines write the same pairs.
+
+Ray (an optional extra, ``pip install 'xlsent[ray]'``, imported only here): ``ray.init`` joins the cluster
+at ``address`` (or ``RAY_ADDRESS``), else starts a local one on this machine. Two actor pools — encoders,
+each loading the model once on its own device, and searchers, each reading an index once — take the tasks;
+the work folder must be on storage every node sees. A worker that dies is restarted and its task retried
+(tasks write their one output atomically, so a retry is harmless), and a driver that is stopped resumes from
+the finished shards when rerun with the same work folder, on either engine.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from xlsent.utils.errors import XlsentError
+
+ENGINES = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    """How a worker loads the encoder: model, backend, threads, device (resolved on the worker's node)."""
+
+    model: str
+    backend: str = "auto"
+    threads: int = 1
+    device: str = "auto"
+
+
+class LocalEngine:
+    """Every task in this process, one after another (the encoder and each searcher loaded once)."""
+
+    name = "local"
+
+    def __init__(self, encoder=None) -> None:
+        self.encoder = encoder
+
+    def encode(self, tasks: Sequence, settings: EncoderSettings, advance: Callable[[], None]) -> None:
+        if tasks and self.encoder is None:
+            from xlsent.encoding.encoder import Encoder
+
+            self.encoder = Encoder.load(settings.model, backend=settings.backend, threads=settings.threads)
+        for task in tasks:
+            task.run(self.encoder, show_progress=False)
+            advance()
+
+    def search(self, tasks: Sequence, advance: Callable[[], None], searchers: dict | None = None) -> None:
+        searchers = dict(searchers or {})  # the driver's, already built
+        for task in tasks:
+            key = (task.targets, task.kind, task.index_path)
+            if key not in searchers:
+                searchers[key] = task.searcher()
+            task.run(searchers[key])
+            advance()
+
+
+class EncodeWorker:
+    """A Ray actor: the model loaded once, on the worker's device, with an explicit thread count."""
+
+    def __init__(self, settings: EncoderSettings) -> None:
+        import torch
+
+        from xlsent.encoding.encoder import Encoder
+        from xlsent.utils.device import use_device
+
+        threads = max(1, int(settings.threads))
+        torch.set_num_threads(threads)  # Ray sets OMP_NUM_THREADS to the actor's CPUs; say it for torch too
+        use_device(settings.device, "--device")
+        self.encoder = Encoder.load(settings.model, backend=settings.backend, threads=threads)
+
+    def run(self, task) -> int:
+        task.run(self.encoder, show_progress=False)
+        return task.shard
+
+
+class SearchWorker:
+    """A Ray actor: reads each target index once and searches query shards against it."""
+
+    def __init__(self, threads: int) -> None:
+        import faiss
+
+        faiss.omp_set_num_threads(max(1, int(threads)))
+        self.searchers: dict = {}
+
+    def run(self, task) -> int:
+        key = (task.targets, task.kind, task.index_path)
+        if key not in self.searchers:
+            self.searchers[key] = task.searcher()
+        task.run(self.searchers[key])
+        return task.shard
+
+
+def _reachable(address: str) -> None:
+    """A cluster's HOST:PORT answers, checked in seconds (Ray itself waits minutes for an absent one)."""
+    import socket
+
+    if address.startswith("ray://"):
+        raise XlsentError(f"--address {address}: Ray Client (ray://) is not supported — give the head's HOST:PORT "
+                          "(GCS, default port 6379) or submit with `ray job submit --working-dir . -- xlsent …`")
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise XlsentError(f"--address {address}: give auto or HOST:PORT of the cluster's head (e.g. 10.0.0.5:6379)")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+    except OSError as e:
+        raise XlsentError(f"--address {address}: no Ray cluster answers there ({e.strerror or e}) — start one with "
+                          "`ray start --head`, or leave --address out for a local cluster") from None
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise XlsentError("--engine ray needs Ray: pip install 'xlsent[ray]' (or pip install ray)") from None
+    return ray
+
+
+class RayEngine:
+    """Tasks on a Ray cluster, through two actor pools of ``workers`` actors each."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int = 2, cpus_per_worker: float = 1.0,
+                 gpus_per_worker: float = 0.0, local_cpus: int | None = None) -> None:
+        if workers < 1:
+            raise XlsentError(f"--workers {workers}: give at least 1")
+        if cpus_per_worker <= 0 or gpus_per_worker < 0:
+            raise XlsentError("--cpus-per-worker must be > 0 and --gpus-per-worker ≥ 0")
+        self.ray = _import_ray()
+        self.workers, self.cpus, self.gpus = int(workers), float(cpus_per_worker), float(gpus_per_worker)
+        self.connect(address, local_cpus)
+
+    def connect(self, address: str | None, local_cpus: int | None) -> None:
+        """Join the cluster at ``address`` (or ``RAY_ADDRESS``); with neither, start a local one here."""
+        ray = self.ray
+        if ray.is_initialized():
+            return
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        if address and address != "auto":
+            _reachable(address)
+        try:
+            if address:
+                ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            else:
+                ray.init(num_cpus=local_cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            where = f"--address {address}" if address else "a local Ray cluster"
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise XlsentError(f"{where}: could not connect ({first}) — start one with `ray start --head`, give "
+                              "its address, or leave --address out for a local cluster") from None
+
+    def _run(self, cls, args: tuple, tasks: Sequence, advance: Callable[[], None], cpus: float,
+             gpus: float = 0.0) -> None:
+        """``tasks`` through a pool of ``workers`` actors of ``cls(*args)``, which are released at the end."""
+        ray = self.ray
+        from ray.util import ActorPool
+
+        remote = ray.remote(num_cpus=cpus, num_gpus=gpus, max_restarts=3, max_task_retries=3)(cls)
+        actors = [remote.remote(*args) for _ in range(min(self.workers, len(tasks)))]
+        try:
+            for _ in ActorPool(actors).map_unordered(lambda a, t: a.run.remote(t), list(tasks)):
+                advance()
+        except ray.exceptions.RayActorError as e:
+            cause = str(e).strip().splitlines()[-1][:200] if str(e).strip() else type(e).__name__
+            raise XlsentError(f"a Ray worker could not run its task ({cause}) — every node needs xlsent installed "
+                              "(or submit with `ray job submit --working-dir . -- xlsent …`) and the work folder "
+                              "on storage it sees; finished shards are kept, rerun to resume") from None
+        finally:
+            for a in actors:
+                ray.kill(a)
+
+    def encode(self, tasks: Sequence, settings: EncoderSettings, advance: Callable[[], None]) -> None:
+        if tasks:
+            threads = max(1, round(self.cpus))
+            worker = EncoderSettings(settings.model, settings.backend, threads, settings.device)
+            self._run(EncodeWorker, (worker,), tasks, advance, self.cpus, self.gpus)
+
+    def search(self, tasks: Sequence, advance: Callable[[], None], searchers: dict | None = None) -> None:
+        if tasks:  # the workers read the indexes the driver wrote
+            self._run(SearchWorker, (max(1, round(self.cpus)),), tasks, advance, self.cpus)

@@ -1,0 +1,147 @@
+"""Mining on a Ray cluster (``--engine ray``): the same pairs as one process, a killed worker, a stopped driver.
+
+One local cluster of two CPUs serves the whole module; actors take half a CPU each (whole-CPU actors on two
+CPUs can hang, ray#44687). Skipped, with the reason, only where Ray is not installed (`.ci/run` installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'xlsent[ray]')")
+
+from test_mining import _corpus  # noqa: E402
+from xlsent.mining.index import IndexConfig  # noqa: E402
+from xlsent.mining.job import MineConfig, MiningJob  # noqa: E402
+from xlsent.mining.margin import select_pairs  # noqa: E402
+from xlsent.mining.tasks import load_knn  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from xlsent.mining.engine import RayEngine
+
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 * 2**20, logging_level="ERROR",
+             log_to_driver=False)
+    try:
+        yield RayEngine(workers=2, cpus_per_worker=0.5)
+    finally:
+        ray.shutdown()
+
+
+def _vectors(n: int, dim: int, seed: int, base: np.ndarray | None = None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    if base is not None:  # the first rows are noisy copies of base's: something to find
+        x[: len(base)] = base + 0.3 * rng.standard_normal(base.shape).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("kind", ["exact", "ivf", "ivfpq"])
+def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind):
+    src = _vectors(900, 32, 0)
+    tgt = _vectors(1100, 32, 1, base=src[:500])
+    cfg = MineConfig(k=4, shard_size=256, dtype="float32", index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8))
+    local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
+    remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
+    local.run(show_progress=False)
+    timings = remote.run(show_progress=False, engine=engine)
+    assert timings["search_s"] > 0
+    for d in ("fwd", "bwd"):
+        a, b = load_knn(local.knn_paths(d)), load_knn(remote.knn_paths(d))
+        np.testing.assert_array_equal(a[1], b[1])
+        np.testing.assert_array_equal(a[0], b[0])
+    fs, fi = load_knn(remote.knn_paths("fwd"))
+    bs, bi = load_knn(remote.knn_paths("bwd"))
+    for mode in ("forward", "backward", "intersect", "max"):
+        for cut in ("auto", None, 1.05):
+            x = local.select(threshold=cut) if mode == cfg.mode else select_pairs(
+                *load_knn(local.knn_paths("fwd")), *load_knn(local.knn_paths("bwd")), 4, mode, "ratio", cut)
+            y = remote.select(threshold=cut) if mode == cfg.mode else select_pairs(fs, fi, bs, bi, 4, mode, "ratio", cut)
+            assert len(x.src) > 0 or cut == 1.05
+            np.testing.assert_array_equal(x.src, y.src)
+            np.testing.assert_array_equal(x.tgt, y.tgt)
+            np.testing.assert_array_equal(x.score, y.score)
+
+
+def test_ray_mining_of_texts_equals_local_mining(engine, tiny_model, tmp_path):
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.mining.engine import EncoderSettings
+    from xlsent.mining.mine import mine
+
+    src, tgt, gold = _corpus(seed=3)
+    cfg = MineConfig(shard_size=48, mode="intersect", threshold=1.0)
+    local = mine(src, tgt, str(tiny_model), tmp_path / "local", cfg, encoder=Encoder.load(str(tiny_model), threads=1),
+                 show_progress=False)
+    remote = mine(src, tgt, str(tiny_model), tmp_path / "ray", cfg, show_progress=False, engine=engine,
+                  encoder_settings=EncoderSettings(str(tiny_model), threads=1, device="cpu"))
+    assert remote.summary["engine"] == "ray" and local.summary["engine"] == "local"
+    assert remote.pairs == local.pairs and {s for _, s, t in remote.pairs if s == t} == gold
+    for side in ("src", "tgt"):  # the workers' embeddings are the driver's
+        for a, b in zip(sorted((tmp_path / "local" / side).glob("shard-*.npy")),
+                        sorted((tmp_path / "ray" / side).glob("shard-*.npy"))):
+            np.testing.assert_allclose(np.load(a).astype(np.float32), np.load(b).astype(np.float32), atol=1e-3)
+
+
+def test_a_killed_worker_is_replaced_and_the_pairs_do_not_change(engine, tmp_path):
+    """A search worker dies (os._exit) in its first task; Ray restarts it and retries the task."""
+    from dataclasses import dataclass
+
+    from xlsent.mining.tasks import SearchTask
+
+    marker = tmp_path / "killed-once"
+
+    @dataclass(frozen=True)
+    class DiesOnce(SearchTask):
+        def run(self, searcher=None):
+            if not marker.exists():
+                marker.write_text("x")
+                os._exit(1)
+            super().run(searcher)
+
+    src, tgt = _vectors(600, 16, 4), _vectors(700, 16, 5)
+    cfg = MineConfig(k=4, shard_size=200, dtype="float32", index=IndexConfig(kind="exact"))
+    local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
+    local.run(show_progress=False)
+    remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
+    tasks = [DiesOnce(**{f: getattr(t, f) for f in t.__dataclass_fields__}) for t in remote.search_tasks()]
+    engine.search(tasks, lambda: None)
+    assert marker.exists()  # a worker did die
+    x, y = local.select(), remote.select()
+    np.testing.assert_array_equal(x.src, y.src)
+    np.testing.assert_array_equal(x.tgt, y.tgt)
+
+
+def test_a_stopped_driver_resumes_from_finished_shards_on_either_engine(engine, tmp_path):
+    src, tgt = _vectors(500, 16, 6), _vectors(500, 16, 7)
+    cfg = MineConfig(k=4, shard_size=100, dtype="float32", index=IndexConfig(kind="exact"))
+    job = MiningJob.from_embeddings(tmp_path / "w", src, tgt, cfg)
+    first = job.search_tasks()
+    engine.search(first[:4], lambda: None)  # the driver stopped after four shards
+    again = MiningJob.from_embeddings(tmp_path / "w", src, tgt, cfg)
+    assert len(again.search_tasks()) == len(first) - 4
+    done = {p: p.stat().st_mtime_ns for p in (tmp_path / "w" / "knn").glob("*.npz")}
+    again.run(show_progress=False)  # resumed here, on the local engine
+    assert all(p.stat().st_mtime_ns == t for p, t in done.items())
+    ref = MiningJob.from_embeddings(tmp_path / "ref", src, tgt, cfg)
+    ref.run(show_progress=False, engine=engine)
+    np.testing.assert_array_equal(again.select().src, ref.select().src)
+
+
+def test_bad_ray_input_is_one_line(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("one\n")
+    b.write_text("two\n")
+    for extra, message in ((["--engine", "ray", "--address", "127.0.0.1:1"], "no Ray cluster answers there"),
+                           (["--engine", "ray", "--address", "ray://h:10001"], "Ray Client (ray://) is not supported"),
+                           (["--engine", "spark"], "--engine"),
+                           (["--address", "127.0.0.1:1"], "go with --engine ray")):
+        p = subprocess.run([sys.executable, "-m", "xlsent", "mine", str(a), str(b), "-o", str(tmp_path / "o.tsv"),
+                            *extra], capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0 and message in p.stderr, (extra, p.stderr[-500:])
+        assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
