@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+from xlsent.utils.errors import XlsentError
 
 
 def xlsent(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -83,6 +86,65 @@ def test_embed_roundtrip(tiny_model, tmp_path):
     inp.write_text("a\n\nb\n", encoding="utf-8")
     r = xlsent("embed", "--model", str(tiny_model), "--input", str(inp), "--output", str(out))
     assert r.returncode == 2 and "in.txt:2: blank line" in r.stderr.replace("\n", "")
+
+
+def test_embed_into_parquet_shards_from_every_input_kind(tiny_model, tmp_path):
+    """TSV, JSONL and Parquet inputs by column; a folder output is Parquet shards (ids carried) + a manifest that
+    pandas and Hugging Face datasets read; a rerun resumes; a wrong column is one line before the model loads."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from xlsent.data.text_source import open_source
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.mining.embed_job import embed_corpus, read_shards
+    from xlsent.mining.engine import EncoderSettings
+
+    texts = ["god is good", "the river is wide and the water is light", "madzi", "mulungu ndi wabwino", "he said"]
+    (tmp_path / "in.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    (tmp_path / "in.tsv").write_text("".join(f"id{i}\t{t}\n" for i, t in enumerate(texts)), encoding="utf-8")
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"k": f"id{i}", "body": t}) + "\n"
+                                               for i, t in enumerate(texts)), encoding="utf-8")
+    pq.write_table(pa.table({"k": [f"id{i}" for i in range(5)], "body": texts}), tmp_path / "in.parquet",
+                   row_group_size=2)
+    encoder = Encoder.load(str(tiny_model))
+    ref = encoder.encode(texts)
+    settings = EncoderSettings(str(tiny_model))
+    for name, cols in (("in.tsv", ("2", "1")), ("in.jsonl", ("body", "k")), ("in.parquet", ("body", "k"))):
+        out = tmp_path / f"out-{name}"
+        embed_corpus(open_source(tmp_path / name, *cols), out, encoder, settings, shard_size=2)
+        ids, vecs = read_shards(out)
+        assert ids == [f"id{i}" for i in range(5)], name
+        np.testing.assert_allclose(vecs, ref, atol=1e-5)
+        manifest = json.loads((out / "_manifest.json").read_text())
+        assert manifest["rows"] == 5 and manifest["shards"] == [f"part-0000{i}.parquet" for i in range(3)]
+    frame = pd.read_parquet(tmp_path / "out-in.parquet")
+    assert list(frame.columns) == ["id", "embedding"] and len(frame) == 5
+    import datasets
+
+    ds = datasets.load_dataset("parquet", data_files=str(tmp_path / "out-in.parquet" / "*.parquet"))["train"]
+    np.testing.assert_allclose(np.array(ds["embedding"], dtype=np.float32), ref, atol=1e-5)
+    # a stopped run: one shard missing → only it is redone; other settings in the folder are refused
+    out = tmp_path / "out-in.jsonl"
+    (out / "part-00001.parquet").unlink()
+    kept = (out / "part-00000.parquet").stat().st_mtime_ns
+    embed_corpus(open_source(tmp_path / "in.jsonl", "body", "k"), out, encoder, settings, shard_size=2)
+    assert (out / "part-00001.parquet").exists() and (out / "part-00000.parquet").stat().st_mtime_ns == kept
+    with pytest.raises(XlsentError, match="--overwrite"):
+        embed_corpus(open_source(tmp_path / "in.jsonl", "body"), out, encoder, settings, shard_size=3)
+    for name, cols, message in (("in.parquet", ("txt",), "no column 'txt' (--text-column)"),
+                                ("in.jsonl", ("txt",), "in.jsonl:1: no column 'txt'"),
+                                ("in.tsv", ("body",), "a TSV column is a number"),
+                                ("in.txt", ("x",), "one text a line has no columns")):
+        with pytest.raises(XlsentError, match=re.escape(message)):
+            open_source(tmp_path / name, *cols)
+    # the command: a folder output, and a wrong column before any model loads
+    r = xlsent("embed", "-m", str(tiny_model), "-i", str(tmp_path / "in.parquet"), "--text-column", "body",
+               "-o", str(tmp_path / "cli"))
+    assert r.returncode == 0 and "1 Parquet shard(s)" in r.stdout, r.stderr
+    np.testing.assert_allclose(read_shards(tmp_path / "cli")[1], ref, atol=1e-5)
+    r = xlsent("embed", "-m", "no-such-model", "-i", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "x"))
+    assert r.returncode == 2 and "no column 'text' (--text-column)" in r.stderr.replace("\n", ""), r.stderr
 
 
 def test_data_stats_tokenizer_columns(tiny_model):

@@ -145,3 +145,22 @@ def test_bad_ray_input_is_one_line(tmp_path):
                             *extra], capture_output=True, text=True, timeout=120)
         assert p.returncode != 0 and message in p.stderr, (extra, p.stderr[-500:])
         assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_ray_embedding_equals_local_embedding(engine, tiny_model, tmp_path):
+    from xlsent.data.text_source import open_source
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.mining.embed_job import embed_corpus, read_shards
+    from xlsent.mining.engine import EncoderSettings
+
+    src, _, _ = _corpus(seed=4)
+    (tmp_path / "in.txt").write_text("".join(t + "\n" for t in src), encoding="utf-8")
+    encoder = Encoder.load(str(tiny_model), threads=1)
+    settings = EncoderSettings(str(tiny_model), threads=1, device="cpu")
+    source = open_source(tmp_path / "in.txt")
+    local = embed_corpus(source, tmp_path / "local", encoder, settings, shard_size=40, normalize=True)
+    remote = embed_corpus(source, tmp_path / "ray", encoder, settings, engine=engine, shard_size=40, normalize=True)
+    assert remote["engine"] == "ray" and remote["shards"] == local["shards"] and len(local["shards"]) > 2
+    a, b = read_shards(tmp_path / "local"), read_shards(tmp_path / "ray")
+    assert a[0] == b[0] == list(range(len(src)))
+    np.testing.assert_allclose(a[1], b[1], atol=1e-6)

@@ -1,4 +1,4 @@
-"""``xlsent embed``: one text per line in, a ``.npy`` matrix out."""
+"""``xlsent embed``: texts in (one a line, TSV, JSONL, Parquet), a ``.npy`` matrix or a folder of Parquet shards out."""
 
 from __future__ import annotations
 
@@ -7,16 +7,22 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, console, output_file
-from xlsent.data.readers import read_lines
+from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
+                               WORKERS, at_least, check_backend, console, err_console, make_engine, output_file)
 from xlsent.models.registry import DEFAULT_MODEL
-from xlsent.utils.errors import InputFormatError, XlsentError
+from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path
 
 
 def embed_command(
-    input: Path = typer.Option(..., "--input", "-i", help="text file, one text per line (UTF-8)"),
-    output: Path = typer.Option(..., "--output", "-o", help="where to write the (n, dim) float32 .npy"),
+    input: Path = typer.Option(..., "--input", "-i", help="texts: one a line (UTF-8), .tsv, .jsonl or .parquet"),
+    output: Path = typer.Option(..., "--output", "-o", help="a .npy file: the (n, dim) float32 matrix | a folder: "
+                                "Parquet shards (id, embedding) + _manifest.json, resumable"),
+    text_column: str = typer.Option("", help="the texts' column: .jsonl/.parquet a name (default text), .tsv a "
+                                    "number (default 1)"),
+    id_column: str = typer.Option("", help="an id column carried into the Parquet shards (default: row numbers)"),
+    shard_size: int = typer.Option(50_000, help="rows per Parquet shard (the unit of resume and of a Ray task)"),
+    overwrite: bool = typer.Option(False, help="replace an output folder that holds other embeddings"),
     model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="registered name or local model folder"),
     batch_size: int = typer.Option(64, help="texts per batch (batches are sorted by token length)"),
     normalize: bool = typer.Option(False, help="L2-normalise the embeddings"),
@@ -29,16 +35,28 @@ def embed_command(
     threads: int = THREADS,
     device: str = DEVICE,
     dtype: str = DTYPE,
+    engine: str = ENGINE,
+    address: str = ADDRESS,
+    workers: int = WORKERS,
+    cpus_per_worker: float = CPUS_PER_WORKER,
+    gpus_per_worker: float = GPUS_PER_WORKER,
 ) -> None:
-    """Embed every line of a file (blank lines are an error: they would shift the rows)."""
+    """Embed every text of a file (a blank text is an error: it would shift the rows)."""
+    from xlsent.data.text_source import open_source
     from xlsent.encoding.encoder import Encoder
+    from xlsent.mining.engine import EncoderSettings
 
-    if output.suffix != ".npy":
-        raise XlsentError(f"{output}: the output must end in .npy")
-    output_file(output)
+    to_npy = output.suffix == ".npy"
+    if to_npy:
+        output_file(output)
+    elif output.exists() and not output.is_dir():
+        raise XlsentError(f"{output}: exists and is a file — a .npy output ends in .npy; a folder gets Parquet shards")
     check_backend(backend, threads)
     at_least(batch_size, 1, "--batch-size")
     at_least(chunk_words, 0, "--chunk-words")
+    at_least(shard_size, 1, "--shard-size")
+    if center and not to_npy:
+        raise XlsentError("--center goes with a .npy output")
     means = None
     if center:
         from xlsent.encoding.encoder import source_folder
@@ -51,16 +69,31 @@ def embed_command(
             raise XlsentError(f"--center: {model} carries no language means — run xlsent models calibrate {model} "
                               f"--lang {lang}=FILE first")
         means.mean(lang)  # an uncalibrated language is one line, before the model loads
-    texts = read_lines(input)
-    for i, t in enumerate(texts, 1):
-        if not t.strip():
-            raise InputFormatError(input, i, "blank line", "remove it, or put a text on it; rows must match lines")
-    encoder = Encoder.load(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize, chunk_words=chunk_words,
-                           show_progress=True)
-    vecs = encoder.encode(texts, lang or None)
+    source = open_source(input, text_column, id_column)  # a missing file or column: one line, before the model
+    runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
+    encoder = Encoder.load(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize,
+                           chunk_words=chunk_words, show_progress=runner is None and to_npy)
+    if to_npy and runner is None:  # one process: every text at once, as always
+        vecs = encoder.encode(source.read(0, source.rows)[1], lang or None)
+    else:
+        from xlsent.mining.embed_job import embed_corpus, read_shards
+
+        folder = output.with_name(output.name + ".work") if to_npy else output
+        manifest = embed_corpus(source, folder, encoder, EncoderSettings(model, backend, threads, device), runner,
+                                shard_size, normalize, chunk_words, lang, overwrite,
+                                lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"))
+        if not to_npy:
+            console.print(f"wrote {output}: {manifest['rows']} rows × {manifest['dimension']} in "
+                          f"{len(manifest['shards'])} Parquet shard(s) + {output / '_manifest.json'}")
+            return
+        vecs = read_shards(folder)[1]
     if means is not None:
         vecs = means.apply(vecs, lang)
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, vecs)
+    if runner is not None:
+        import shutil
+
+        shutil.rmtree(output.with_name(output.name + ".work"), ignore_errors=True)
     console.print(f"wrote {output} {vecs.shape}")

@@ -31,7 +31,8 @@ import numpy as np
 from xlsent.mining.index import IndexConfig, choose_kind
 from xlsent.mining.margin import select_pairs
 from xlsent.mining.store import EmbeddingStore, StoreSpec
-from xlsent.mining.tasks import EncodeTask, SearchTask, line_offsets, load_knn
+from xlsent.data.text_source import line_offsets
+from xlsent.mining.tasks import EncodeTask, SearchTask, load_knn
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 

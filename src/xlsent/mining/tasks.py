@@ -14,44 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.data.text_source import read_lines_range
 from xlsent.mining.index import IndexConfig, Searcher
 from xlsent.mining.store import EmbeddingStore
 from xlsent.utils.io import atomic_path
-
-
-def line_offsets(path: Path) -> np.ndarray:
-    """The byte offset of every line's start, then the file's size (lines + 1 values), found in one pass over the
-    file and kept beside it (``PATH.offsets``, a NumPy array), so that a shard seeks to its lines instead of
-    rescanning the file from its first line."""
-    path = Path(path)
-    cache = path.with_name(path.name + ".offsets")
-    if cache.exists() and cache.stat().st_mtime_ns >= path.stat().st_mtime_ns:
-        return np.load(cache)
-    ends, base = [np.zeros(1, dtype=np.int64)], 0
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 24):
-            ends.append(np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10).astype(np.int64) + base + 1)
-            base += len(chunk)
-    offsets = np.concatenate(ends)
-    if offsets[-1] != base:  # a last line without its newline
-        offsets = np.append(offsets, base)
-    with atomic_path(cache) as tmp:
-        with open(tmp, "wb") as f:
-            np.save(f, offsets)
-    return offsets
-
-
-def read_lines_range(path: Path, start: int, stop: int) -> list[str]:
-    """Lines [start, stop) of a one-sentence-a-line file, read from their stored byte offsets."""
-    offsets = line_offsets(path)
-    stop = min(stop, len(offsets) - 1)
-    if start >= stop:
-        return []
-    with open(path, "rb") as f:
-        f.seek(int(offsets[start]))
-        data = f.read(int(offsets[stop] - offsets[start])).decode("utf-8")
-    lines = data.split("\n")  # only "\n" ends a line (a sentence may hold U+2028 or a form feed)
-    return lines[:-1] if data.endswith("\n") else lines
 
 
 @dataclass(frozen=True)
