@@ -79,6 +79,9 @@ class EncodeWorker:
         task.run(self.encoder, show_progress=False)
         return task.shard
 
+    def peak_rss_mib(self) -> float:
+        return _peak_rss_mib()
+
 
 class SearchWorker:
     """A Ray actor: reads each target index once and searches query shards against it."""
@@ -95,6 +98,15 @@ class SearchWorker:
             self.searchers[key] = task.searcher()
         task.run(self.searchers[key])
         return task.shard
+
+    def peak_rss_mib(self) -> float:
+        return _peak_rss_mib()
+
+
+def _peak_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def _reachable(address: str) -> None:
@@ -135,6 +147,7 @@ class RayEngine:
             raise XlsentError("--cpus-per-worker must be > 0 and --gpus-per-worker ≥ 0")
         self.ray = _import_ray()
         self.workers, self.cpus, self.gpus = int(workers), float(cpus_per_worker), float(gpus_per_worker)
+        self.worker_peak_mib = 0.0  # the largest peak resident memory of an actor so far
         self.connect(address, local_cpus)
 
     def connect(self, address: str | None, local_cpus: int | None) -> None:
@@ -167,6 +180,8 @@ class RayEngine:
         try:
             for _ in ActorPool(actors).map_unordered(lambda a, t: a.run.remote(t), list(tasks)):
                 advance()
+            peaks = ray.get([a.peak_rss_mib.remote() for a in actors])
+            self.worker_peak_mib = max([self.worker_peak_mib, *peaks])
         except ray.exceptions.RayActorError as e:
             cause = str(e).strip().splitlines()[-1][:200] if str(e).strip() else type(e).__name__
             raise XlsentError(f"a Ray worker could not run its task ({cause}) — every node needs xlsent installed "

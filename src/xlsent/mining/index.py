@@ -129,10 +129,10 @@ class Searcher:
             sims, idx = heap.D, heap.I
         else:
             sims, idx = self.index.search(queries, k)
-            if self.kind == "ivfpq":  # exact cosines of the candidates, re-sorted
-                vecs = gather(self.targets, idx)
-                sims = np.where(idx >= 0, np.einsum("qd,qkd->qk", queries, vecs), -np.inf).astype(np.float32)
-                order = np.argsort(-sims, axis=1, kind="stable")
-                sims, idx = np.take_along_axis(sims, order, 1), np.take_along_axis(idx, order, 1)
-        sims = np.where(idx >= 0, sims, -np.inf).astype(np.float32)
+        # every kind's cosines recomputed from the stored vectors, one query at a time (numpy's einsum, no BLAS):
+        # the same numbers whatever the index (IVF-PQ's are approximate), the machine's threads or the engine
+        vecs = gather(self.targets, idx)
+        sims = np.where(idx >= 0, np.einsum("qd,qkd->qk", queries.astype(np.float32), vecs), -np.inf).astype(np.float32)
+        order = np.lexsort((idx, -sims), axis=1)  # best first; ties by target row
+        sims, idx = np.take_along_axis(sims, order, 1), np.take_along_axis(idx, order, 1)
         return sims, idx
