@@ -16,8 +16,9 @@ from conftest import WORDS, build_tiny_model
 TEXTS = ["god is good and the river is wide", "mulungu ndi wabwino madzi", "he said unto them"]
 
 
-def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=900)
+def _run_both(one: list[str], two: list[str], env: dict) -> tuple[subprocess.CompletedProcess, ...]:
+    """The one-process run, then the two-process run."""
+    return tuple(subprocess.run(args, capture_output=True, text=True, env=env, timeout=900) for args in (one, two))
 
 
 def test_two_processes_train_the_one_process_model(tmp_path):
@@ -34,10 +35,10 @@ def test_two_processes_train_the_one_process_model(tmp_path):
             "optim.batch_size=16", "optim.epochs=3", "optim.lr=3e-3", "models.reference=''", "models.device=cpu"]
     args = ["train", "lightweight", "--preset", "small", "--no-eval", *[x for s in sets for x in ("--set", s)]]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path)}
-    one = _run([sys.executable, "-m", "xlsent", *args, "-o", str(tmp_path / "one")], env)
+    one, two = _run_both([sys.executable, "-m", "xlsent", *args, "-o", str(tmp_path / "one")],
+                         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
+                          "xlsent", *args, "--set", "optim.grad_accum=2", "-o", str(tmp_path / "two")], env)
     assert one.returncode == 0, one.stderr[-3000:]
-    two = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "xlsent",
-                *args, "--set", "optim.grad_accum=2", "-o", str(tmp_path / "two")], env)
     assert two.returncode == 0, two.stderr[-3000:]
     rec1 = json.loads((tmp_path / "one" / "stage.json").read_text())
     rec2 = json.loads((tmp_path / "two" / "stage.json").read_text())
@@ -67,10 +68,10 @@ def _pairs(path, n: int, seed: int):
 def _one_and_two(tmp_path, recipe: str, sets: list[str]) -> tuple[np.ndarray, np.ndarray]:
     args = ["train", recipe, "--no-eval", *[x for s in sets for x in ("--set", s)]]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path)}
-    one = _run([sys.executable, "-m", "xlsent", *args, "-o", str(tmp_path / "one")], env)
+    one, two = _run_both([sys.executable, "-m", "xlsent", *args, "-o", str(tmp_path / "one")],
+                         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
+                          "xlsent", *args, "-o", str(tmp_path / "two")], env)
     assert one.returncode == 0, one.stderr[-3000:]
-    two = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "xlsent",
-                *args, "-o", str(tmp_path / "two")], env)
     assert two.returncode == 0, two.stderr[-3000:]
     from sentence_transformers import SentenceTransformer
 

@@ -7,6 +7,7 @@ CPUs can hang, ray#44687). Skipped, with the reason, only where Ray is not insta
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -134,17 +135,23 @@ def test_a_stopped_driver_resumes_from_finished_shards_on_either_engine(engine, 
 
 
 def test_bad_ray_input_is_one_line(tmp_path):
+    from xlsent.cli.common import make_engine
+    from xlsent.utils.errors import XlsentError
+
+    for args, message in ((("spark", None, 2, 1.0, 0.0), "--engine"),
+                          (("local", "127.0.0.1:1", 2, 1.0, 0.0), "go with --engine ray"),
+                          (("ray", "ray://h:10001", 2, 1.0, 0.0), "Ray Client (ray://) is not supported"),
+                          (("ray", "nohost", 2, 1.0, 0.0), "give auto or HOST:PORT"),
+                          (("ray", None, 0, 1.0, 0.0), "--workers")):
+        with pytest.raises(XlsentError, match=re.escape(message)):
+            make_engine(*args)
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("one\n")
     b.write_text("two\n")
-    for extra, message in ((["--engine", "ray", "--address", "127.0.0.1:1"], "no Ray cluster answers there"),
-                           (["--engine", "ray", "--address", "ray://h:10001"], "Ray Client (ray://) is not supported"),
-                           (["--engine", "spark"], "--engine"),
-                           (["--address", "127.0.0.1:1"], "go with --engine ray")):
-        p = subprocess.run([sys.executable, "-m", "xlsent", "mine", str(a), str(b), "-o", str(tmp_path / "o.tsv"),
-                            *extra], capture_output=True, text=True, timeout=120)
-        assert p.returncode != 0 and message in p.stderr, (extra, p.stderr[-500:])
-        assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    p = subprocess.run([sys.executable, "-m", "xlsent", "mine", str(a), str(b), "-o", str(tmp_path / "o.tsv"),
+                        "--engine", "ray", "--address", "127.0.0.1:1"], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "no Ray cluster answers there" in p.stderr, p.stderr[-500:]
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
 def test_ray_embedding_equals_local_embedding(engine, tiny_model, tmp_path):

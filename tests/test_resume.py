@@ -11,10 +11,12 @@ from ``optim.checkpoint_every`` as shipped (no ``save_steps=1``).
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -116,9 +118,23 @@ def _overrides(recipe: str, s: dict) -> list[str]:
     }[recipe]
 
 
-def _child(recipe, preset, out, kill_at, overrides):
-    return subprocess.run([sys.executable, "-c", CHILD, recipe, preset or "", str(out), str(kill_at),
-                           json.dumps(overrides)], capture_output=True, text=True)
+def _start(recipe, preset, out, kill_at, overrides) -> subprocess.Popen:
+    # one thread each: every run computes alike, and two children share the two cores; output to files (a
+    # child waited for second must not block on a full pipe)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    logs = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    p = subprocess.Popen([sys.executable, "-c", CHILD, recipe, preset or "", str(out), str(kill_at),
+                          json.dumps(overrides)], stdout=logs[0], stderr=logs[1], text=True, env=env)
+    p.logs = logs
+    return p
+
+
+def _wait(p: subprocess.Popen) -> subprocess.CompletedProcess:
+    p.wait()
+    out, err = (f.seek(0) or f.read() for f in p.logs)
+    for f in p.logs:
+        f.close()
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
 def _encode(path) -> np.ndarray:
@@ -146,7 +162,7 @@ CASES = [
 def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, recipe, preset, kill_at, stage):
     overrides = _overrides(recipe, setup)
     out = tmp_path / "killed"
-    killed = _child(recipe, preset, out, kill_at, overrides)
+    killed = _wait(_start(recipe, preset, out, kill_at, overrides))
     assert killed.returncode == -9, killed.stderr[-3000:]
     folder = out / stage
     assert not (folder / "stage.json").exists() and not (out / "model").exists()
@@ -159,10 +175,10 @@ def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, r
         for name in ("dictionary.json", "config_hash.txt"):
             shutil.copy(folder / "checkpoints" / name, seeded / name)
         induced = json.loads((folder / "checkpoints" / "dictionary.json").read_text())["entries"]
-    straight = _child(recipe, preset, tmp_path / "straight", 0, overrides)
+    # the uninterrupted run and the resumed one, side by side
+    straight, resumed = map(_wait, [_start(recipe, preset, tmp_path / "straight", 0, overrides),
+                                    _start(recipe, preset, out, 0, overrides)])
     assert straight.returncode == 0, straight.stderr[-3000:]
-
-    resumed = _child(recipe, preset, out, 0, overrides)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     rec = json.loads((folder / "stage.json").read_text())
     if recipe == "siamese":

@@ -153,11 +153,11 @@ class RayEngine:
     def connect(self, address: str | None, local_cpus: int | None) -> None:
         """Join the cluster at ``address`` (or ``RAY_ADDRESS``); with neither, start a local one here."""
         ray = self.ray
-        if ray.is_initialized():
-            return
         address = address or os.environ.get("RAY_ADDRESS") or None
         if address and address != "auto":
             _reachable(address)
+        if ray.is_initialized():
+            return
         try:
             if address:
                 ray.init(address=address, logging_level="ERROR", log_to_driver=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -24,11 +25,22 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     work = tmp / target.name
     try:
         yield work
-        if target.is_dir() and not target.is_symlink():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-            os.replace(work, target)
-            shutil.rmtree(old, ignore_errors=True)
+        if work.is_dir():
+            # a folder cannot replace a non-empty one: move the old one aside first. Another process may put its
+            # own in place in between (two processes filling one cache): then again — the last writer wins, as
+            # with a file
+            for attempt in range(8):
+                if target.is_dir() and not target.is_symlink():
+                    try:
+                        os.replace(target, tmp / f"old-{attempt}")
+                    except FileNotFoundError:  # another process moved it aside first
+                        pass
+                try:
+                    os.replace(work, target)
+                    break
+                except OSError as e:
+                    if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or attempt == 7:
+                        raise
         else:
             os.replace(work, target)
     finally:
