@@ -71,10 +71,13 @@ def embed_command(
         means.mean(lang)  # an uncalibrated language is one line, before the model loads
     source = open_source(input, text_column, id_column)  # a missing file or column: one line, before the model
     runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
+    # one process, one matrix: every text read (a blank one is an error) before the model loads; shards read their
+    # own rows when they run
+    texts = source.read(0, source.rows)[1] if to_npy and runner is None else None
     encoder = Encoder.load(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize,
                            chunk_words=chunk_words, show_progress=runner is None and to_npy)
     if to_npy and runner is None:  # one process: every text at once, as always
-        vecs = encoder.encode(source.read(0, source.rows)[1], lang or None)
+        vecs = encoder.encode(texts, lang or None)
     else:
         from xlsent.mining.embed_job import embed_corpus, read_shards
 
