@@ -105,16 +105,60 @@ def test_exact_sharded_search_equals_brute_force_and_ivf_full_probe(tmp_path):
     np.testing.assert_array_equal(idx, want)
     np.testing.assert_allclose(sims, np.take_along_axis(brute, want, 1), rtol=1e-5)
     cfg = IndexConfig(nlist=4, nprobe=4)  # every cell visited = exact
-    s2, i2 = Searcher(store, "ivf", cfg, tmp_path / "ivf.faiss").search(queries, 4)
+    s2, i2 = Searcher(store, "ivf", cfg, tmp_path / "ivf").search(queries, 4)
     np.testing.assert_array_equal(i2, want)
-    assert (tmp_path / "ivf.faiss").exists()
-    s3, i3 = Searcher(store, "ivfpq", IndexConfig(nlist=4, nprobe=4, pq_m=4), tmp_path / "pq.faiss").search(queries, 4)
+    assert len(list((tmp_path / "ivf").glob("part-*.faiss"))) == 3  # sub-indexes of 4, 4 and 2 target shards
+    s3, i3 = Searcher(store, "ivfpq", IndexConfig(nlist=4, nprobe=4, pq_m=4), tmp_path / "pq").search(queries, 4)
     valid = i3 >= 0
     np.testing.assert_allclose(s3[valid], np.take_along_axis(brute, np.where(valid, i3, 0), 1)[valid], rtol=1e-5)
     assert choose_kind(10, 10, 16, IndexConfig(), 4.0) == "exact"
     assert choose_kind(100_000, 100_000, 384, IndexConfig(), 4.0) == "exact"
     assert choose_kind(200_000, 200_000, 384, IndexConfig(), 4.0) == "ivf"
     assert choose_kind(10**7, 10**7, 384, IndexConfig(), 4.0) == "ivfpq"
+
+
+def test_sub_indexes_find_the_neighbours_of_one_index_over_every_row(tmp_path):
+    """A few cells probed: the merged results of the per-part sub-indexes are one IVF index's over all rows."""
+    import faiss
+
+    from xlsent.mining.index import index_parts, sub_index_paths
+
+    rng = np.random.default_rng(1)
+    targets, queries = _unit(rng.normal(size=(400, 16))), _unit(rng.normal(size=(30, 16)))
+    store = _store(tmp_path, "t", targets, 20, "float32")
+    cfg = IndexConfig(nlist=8, nprobe=2)
+    sims, idx = Searcher(store, "ivf", cfg, tmp_path / "ivf").search(queries, 5)
+    assert [(r.start, r.stop) for r in index_parts(store, "ivf", cfg)] == [(a, a + 4) for a in range(0, 20, 4)]
+    trained, parts = sub_index_paths(tmp_path / "ivf", 5)  # each part ≥ 10·nlist rows: 4 shards of 20
+    assert sorted((tmp_path / "ivf").glob("part-*.faiss")) == parts
+    one = faiss.read_index(str(trained))
+    one.add(targets)
+    one.nprobe = 2
+    _, want = one.search(queries, 5)
+    assert [set(r) for r in idx.tolist()] == [set(r) for r in want.tolist()]
+    np.testing.assert_allclose(sims, np.take_along_axis(queries @ targets.T, idx, 1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["forward", "backward", "intersect", "max"])
+def test_the_selection_split_into_a_map_over_shards_and_one_reduce_equals_select_pairs(mode):
+    from xlsent.mining.margin import Candidates, best_candidates, select_from_candidates
+
+    rng = np.random.default_rng(2)
+    n_src, n_tgt, k = 70, 90, 4
+    fs = np.sort(rng.random((n_src, k), dtype=np.float32))[:, ::-1]
+    bs = np.sort(rng.random((n_tgt, k), dtype=np.float32))[:, ::-1]
+    fi, bi = rng.integers(0, n_tgt, (n_src, k)), rng.integers(0, n_src, (n_tgt, k))
+    fi[3, 2:] = -1  # a row with fewer than k neighbours
+    fm, bm = knn_mean(fs, fi, k), knn_mean(bs, bi, k)
+    for cut in ("auto", None, 1.05):
+        ref, counts = {}, {}
+        want = select_pairs(fs, fi, bs, bi, k, mode, "ratio", cut, counts=ref)
+        fwd = Candidates.concat([best_candidates(fs[a:a + 25], fi[a:a + 25], fm[a:a + 25], bm) for a in (0, 25, 50)])
+        bwd = Candidates.concat([best_candidates(bs[a:a + 40], bi[a:a + 40], bm[a:a + 40], fm) for a in (0, 40, 80)])
+        got = select_from_candidates(fwd, bwd, mode, cut, counts=counts)
+        assert counts == ref and len(want) > 0
+        for f in ("src", "tgt", "score"):
+            np.testing.assert_array_equal(getattr(got, f), getattr(want, f))
 
 
 def _corpus(n_gold=60, n_other=60, seed=0):
@@ -146,7 +190,8 @@ def test_killed_job_resumes_from_missing_shards(tiny_model, tmp_path):
     job.run(show_progress=False)
     first = job.select()
     files = sorted((tmp_path / "w").rglob("*.np[yz]"))
-    assert len(files) == 8 + 8  # 4 + 4 embedding shards, 4 + 4 search shards
+    scores = {f for f in files if f.parent.name == "score-ratio"}
+    assert len(files) == 8 + 8 + 8  # 4 + 4 embedding shards, 4 + 4 search shards, 4 + 4 scored shards
     mtimes = {f: f.stat().st_mtime_ns for f in files}
     # a "kill" during the second encoding shard and the third search shard: those outputs never appeared,
     # and a temporary from the interrupted write is left behind
@@ -158,7 +203,8 @@ def test_killed_job_resumes_from_missing_shards(tiny_model, tmp_path):
     job2.run(show_progress=False)
     again = job2.select()
     redone = {f for f in files if f.stat().st_mtime_ns != mtimes[f]}
-    assert redone == {tmp_path / "w" / "tgt" / "shard-00001.npy", tmp_path / "w" / "knn" / "bwd-00002.npz"}
+    # a new search result changes the k-NN means that every shard's scores use: the map step reruns whole
+    assert redone == {tmp_path / "w" / "tgt" / "shard-00001.npy", tmp_path / "w" / "knn" / "bwd-00002.npz", *scores}
     np.testing.assert_array_equal(first.src, again.src)
     np.testing.assert_array_equal(first.tgt, again.tgt)
     np.testing.assert_allclose(first.score, again.score)

@@ -99,11 +99,11 @@ def test_a_killed_worker_is_replaced_and_the_pairs_do_not_change(engine, tmp_pat
 
     @dataclass(frozen=True)
     class DiesOnce(SearchTask):
-        def run(self, searcher=None):
+        def run(self, cache=None):
             if not marker.exists():
                 marker.write_text("x")
                 os._exit(1)
-            super().run(searcher)
+            super().run(cache)
 
     src, tgt = _vectors(600, 16, 4), _vectors(700, 16, 5)
     cfg = MineConfig(k=4, shard_size=200, dtype="float32", index=IndexConfig(kind="exact"))
@@ -111,7 +111,7 @@ def test_a_killed_worker_is_replaced_and_the_pairs_do_not_change(engine, tmp_pat
     local.run(show_progress=False)
     remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
     tasks = [DiesOnce(**{f: getattr(t, f) for f in t.__dataclass_fields__}) for t in remote.search_tasks()]
-    engine.search(tasks, lambda: None)
+    engine.compute(tasks, lambda: None)
     assert marker.exists()  # a worker did die
     x, y = local.select(), remote.select()
     np.testing.assert_array_equal(x.src, y.src)
@@ -123,7 +123,7 @@ def test_a_stopped_driver_resumes_from_finished_shards_on_either_engine(engine, 
     cfg = MineConfig(k=4, shard_size=100, dtype="float32", index=IndexConfig(kind="exact"))
     job = MiningJob.from_embeddings(tmp_path / "w", src, tgt, cfg)
     first = job.search_tasks()
-    engine.search(first[:4], lambda: None)  # the driver stopped after four shards
+    engine.compute(first[:4], lambda: None)  # the driver stopped after four shards
     again = MiningJob.from_embeddings(tmp_path / "w", src, tgt, cfg)
     assert len(again.search_tasks()) == len(first) - 4
     done = {p: p.stat().st_mtime_ns for p in (tmp_path / "w" / "knn").glob("*.npz")}

@@ -1,13 +1,14 @@
 """Where a mining job's tasks run: here, one after another (``local``), or on a Ray cluster (``ray``).
 
 A job (:class:`xlsent.mining.job.MiningJob`) is a list of independent tasks that read and write its work
-folder (:mod:`xlsent.mining.tasks`): encode a shard, search a shard. An engine runs a list of them; the
-job itself trains each IVF index once, in the driver, before the searches fan out, and runs the
-selection (one reduce step, in shard order) after them — so both engines write the same pairs.
+folder (:mod:`xlsent.mining.tasks`): encode a shard, fill a sub-index, search a shard, score a shard's
+candidates. An engine runs a list of them; the job itself trains each IVF index once, in the driver,
+before the fan-out, and runs the selection's reduce step (in shard order) after it — so both engines
+write the same pairs.
 
 Ray (an optional extra, ``pip install 'xlsent[ray]'``, imported only here): ``ray.init`` joins the cluster
 at ``address`` (or ``RAY_ADDRESS``), else starts a local one on this machine. Two actor pools — encoders,
-each loading the model once on its own device, and searchers, each reading an index once — take the tasks;
+each loading the model once on its own device, and CPU workers, each reading an index once — take the tasks;
 the work folder must be on storage every node sees. A worker that dies is restarted and its task retried
 (tasks write their one output atomically, so a retry is harmless), and a driver that is stopped resumes from
 the finished shards when rerun with the same work folder, on either engine.
@@ -51,13 +52,10 @@ class LocalEngine:
             task.run(self.encoder, show_progress=False)
             advance()
 
-    def search(self, tasks: Sequence, advance: Callable[[], None], searchers: dict | None = None) -> None:
-        searchers = dict(searchers or {})  # the driver's, already built
+    def compute(self, tasks: Sequence, advance: Callable[[], None]) -> None:
+        cache: dict = {}  # a searcher, loaded once for every shard searched against it
         for task in tasks:
-            key = (task.targets, task.kind, task.index_path)
-            if key not in searchers:
-                searchers[key] = task.searcher()
-            task.run(searchers[key])
+            task.run(cache)
             advance()
 
 
@@ -75,29 +73,24 @@ class EncodeWorker:
         use_device(settings.device, "--device")
         self.encoder = Encoder.load(settings.model, backend=settings.backend, threads=threads)
 
-    def run(self, task) -> int:
+    def run(self, task) -> None:
         task.run(self.encoder, show_progress=False)
-        return task.shard
 
     def peak_rss_mib(self) -> float:
         return _peak_rss_mib()
 
 
-class SearchWorker:
-    """A Ray actor: reads each target index once and searches query shards against it."""
+class ComputeWorker:
+    """A Ray actor for the CPU tasks (fill, search, score): what a task keeps (a searcher) stays for the next."""
 
     def __init__(self, threads: int) -> None:
         import faiss
 
         faiss.omp_set_num_threads(max(1, int(threads)))
-        self.searchers: dict = {}
+        self.cache: dict = {}
 
-    def run(self, task) -> int:
-        key = (task.targets, task.kind, task.index_path)
-        if key not in self.searchers:
-            self.searchers[key] = task.searcher()
-        task.run(self.searchers[key])
-        return task.shard
+    def run(self, task) -> None:
+        task.run(self.cache)
 
     def peak_rss_mib(self) -> float:
         return _peak_rss_mib()
@@ -197,6 +190,6 @@ class RayEngine:
             worker = EncoderSettings(settings.model, settings.backend, threads, settings.device)
             self._run(EncodeWorker, (worker,), tasks, advance, self.cpus, self.gpus)
 
-    def search(self, tasks: Sequence, advance: Callable[[], None], searchers: dict | None = None) -> None:
-        if tasks:  # the workers read the indexes the driver wrote
-            self._run(SearchWorker, (max(1, round(self.cpus)),), tasks, advance, self.cpus)
+    def compute(self, tasks: Sequence, advance: Callable[[], None]) -> None:
+        if tasks:  # the workers read what the driver and earlier tasks wrote in the work folder
+            self._run(ComputeWorker, (max(1, round(self.cpus)),), tasks, advance, self.cpus)

@@ -5,7 +5,8 @@ Three kinds of search, all by inner product on L2-normalised vectors (= cosine):
 * ``exact`` — a flat index per target shard, results merged (:class:`faiss.ResultHeap`):
   memory is one target shard at a time;
 * ``ivf`` — an inverted-file index (``IndexIVFFlat``, ``nlist`` ≈ 4·√n cells, ``nprobe``
-  visited), trained on a sample and filled shard by shard;
+  visited), trained once on a sample; sub-indexes, each holding a run of target shards under their
+  global row ids, are filled in parallel and their results merged as the exact kind's are;
 * ``ivfpq`` — the same cells with product-quantised vectors (``pq_m`` bytes a vector), for
   targets too large to hold at float32; candidates are re-scored with exact cosines read
   back from the store, so margins never use PQ approximations.
@@ -62,8 +63,9 @@ def _pq_m(dim: int, cfg: IndexConfig) -> int:
     return next(m for m in (64, 48, 32, 16, 8, 4, 2, 1) if dim % m == 0)
 
 
-def build_ivf(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | Path):
-    """Train an IVF(PQ) index on a sample of ``store`` and add every shard; written atomically to ``path``."""
+def train_index(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | Path):
+    """An empty IVF(PQ) index trained on a sample of ``store`` (its cells, and codebooks for PQ), written atomically
+    to ``path``: trained once, before the target shards are added to copies of it in parallel."""
     import faiss
 
     d, n = store.spec.dim, len(store)
@@ -76,11 +78,42 @@ def build_ivf(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | Pa
         nbits = min(8, max(1, int(math.log2(max(2, len(train) // 39)))))
         index = faiss.IndexIVFPQ(quantizer, d, nlist, _pq_m(d, cfg), nbits, faiss.METRIC_INNER_PRODUCT)
     index.train(train)
-    for i in range(store.n_shards):
-        index.add(store.shard(i))
+    _write_index(index, path)
+    return index
+
+
+def fill_part(store: EmbeddingStore, shards: range, trained: str | Path, out: str | Path) -> None:
+    """``shards`` of ``store`` added, with their global row ids, to a copy of the ``trained`` index → ``out``."""
+    import faiss
+
+    index = faiss.read_index(str(trained))
+    for i in shards:
+        start, stop = store.bounds(i)
+        index.add_with_ids(store.shard(i), np.arange(start, stop, dtype=np.int64))
+    _write_index(index, out)
+
+
+def _write_index(index, path: str | Path) -> None:
+    import faiss
+
     with atomic_path(path) as tmp:
         faiss.write_index(index, str(tmp))
-    return index
+
+
+def index_parts(store: EmbeddingStore, kind: str, cfg: IndexConfig) -> list[range]:
+    """The target shards each sub-index holds: consecutive shards, enough that the copy of the trained cells
+    every sub-index carries is at most a tenth of its vectors' bytes (one shard each on small inputs)."""
+    d, nlist = store.spec.dim, _nlist(len(store), cfg)
+    per_vector = 4 * d if kind == "ivf" else _pq_m(d, cfg) + 8  # IVF-PQ: a code and a 64-bit id
+    rows = 10 * nlist * 4 * d / per_vector
+    group = max(1, math.ceil(rows / store.spec.shard_size))
+    return [range(a, min(a + group, store.n_shards)) for a in range(0, store.n_shards, group)]
+
+
+def sub_index_paths(folder: str | Path, n_parts: int) -> tuple[Path, list[Path]]:
+    """The trained empty index and the sub-indexes (one per part of the target shards), in ``folder``."""
+    folder = Path(folder)
+    return folder / "trained.faiss", [folder / f"part-{i:05d}.faiss" for i in range(n_parts)]
 
 
 def gather(store: EmbeddingStore, rows: np.ndarray) -> np.ndarray:
@@ -96,39 +129,53 @@ def gather(store: EmbeddingStore, rows: np.ndarray) -> np.ndarray:
 
 
 class Searcher:
-    """k-NN of query vectors among a target store, by the chosen kind of index."""
+    """k-NN of query vectors among a target store, by the chosen kind of index.
 
-    def __init__(self, targets: EmbeddingStore, kind: str, cfg: IndexConfig, index_path: str | Path | None = None):
+    An IVF index is a set of sub-indexes in ``index_dir`` (:func:`index_parts`: each a copy of the trained empty
+    index filled with a run of target shards under their global row ids); each is searched and their top-k
+    merged in a fixed order, the same neighbours as one index over every row. Missing pieces are built here; a
+    job builds them first (trained once in the driver, the parts filled in parallel,
+    :class:`xlsent.mining.tasks.FillTask`)."""
+
+    def __init__(self, targets: EmbeddingStore, kind: str, cfg: IndexConfig, index_dir: str | Path | None = None):
         if kind not in INDEX_KINDS[1:]:
             raise XlsentError(f"unknown index '{kind}': use one of {', '.join(INDEX_KINDS[1:])}")
         self.targets, self.kind, self.cfg = targets, kind, cfg
-        self.index = None
+        self.indexes: list = []
         if kind != "exact":
             import faiss
 
-            if index_path is None:
-                raise ValueError("an IVF searcher needs an index path")
-            path = Path(index_path)
-            self.index = faiss.read_index(str(path)) if path.exists() else build_ivf(targets, kind, cfg, path)
-            self.index.nprobe = min(cfg.nprobe, self.index.nlist)
+            if index_dir is None:
+                raise ValueError("an IVF searcher needs an index folder")
+            parts = index_parts(targets, kind, cfg)
+            trained, paths = sub_index_paths(index_dir, len(parts))
+            if not trained.exists():
+                train_index(targets, kind, cfg, trained)
+            for shards, path in zip(parts, paths):
+                if not path.exists():
+                    fill_part(targets, shards, trained, path)
+                index = faiss.read_index(str(path))
+                index.nprobe = min(cfg.nprobe, index.nlist)
+                self.indexes.append(index)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found."""
         import faiss
 
         k = min(k, len(self.targets))
-        if self.kind == "exact":
-            heap = faiss.ResultHeap(len(queries), k, keep_max=True)
-            for i in range(self.targets.n_shards):
+        heap = faiss.ResultHeap(len(queries), k, keep_max=True)
+        for i in range(self.targets.n_shards if self.kind == "exact" else len(self.indexes)):
+            if self.kind == "exact":
                 flat = faiss.IndexFlatIP(self.targets.spec.dim)
                 flat.add(self.targets.shard(i))
                 sims, idx = flat.search(queries, k)
                 start = self.targets.bounds(i)[0]
-                heap.add_result(sims, np.where(idx >= 0, idx + start, -1))
-            heap.finalize()
-            sims, idx = heap.D, heap.I
-        else:
-            sims, idx = self.index.search(queries, k)
+                idx = np.where(idx >= 0, idx + start, -1)
+            else:  # global ids already; IVF-PQ merges on its approximate scores, re-scored below
+                sims, idx = self.indexes[i].search(queries, k)
+            heap.add_result(sims, idx)
+        heap.finalize()
+        sims, idx = heap.D, heap.I
         # every kind's cosines recomputed from the stored vectors, one query at a time (numpy's einsum, no BLAS):
         # the same numbers whatever the index (IVF-PQ's are approximate), the machine's threads or the engine
         vecs = gather(self.targets, idx)

@@ -6,14 +6,18 @@ Layout of ``workdir``::
     src.txt, tgt.txt      the deduplicated sentences, one per line (row i = embedding i)
     src.txt.offsets, …    each line's byte offset (a shard seeks to its lines)
     src/, tgt/            embedding stores (:mod:`xlsent.mining.store`), one file per shard
-    index-src.faiss, index-tgt.faiss   IVF indexes, when one is used
+    index-src/, index-tgt/   IVF indexes, when one is used: trained.faiss, then part-00000.faiss … (sub-indexes)
     knn/fwd-00000.npz …   per query shard: k nearest targets of the sources (fwd), sources of the targets (bwd)
+    knn/score-ratio/fwd-00000.npz …   per query shard and margin: each row's best candidate, score, runner-up
 
-Steps: encode every shard of both sides, search every shard in both directions, then
-score the candidates and select pairs (:func:`xlsent.mining.margin.select_pairs`). Every
-file appears atomically; a killed job resumes from its last finished shard. A change of
-model, sentences, shard size or dtype makes the folder unusable (error, or ``overwrite``);
-a change of search settings (k, index) reruns only the search; selection settings are free.
+Steps, each a list of independent tasks (:mod:`xlsent.mining.tasks`) that an engine runs here or on a
+cluster: encode every shard of both sides; train each IVF index once, here, then fill its sub-indexes;
+search every shard in both directions; score every shard's candidates (the selection's map step). Then,
+here, the reduce step (:func:`xlsent.mining.margin.select_from_candidates`): concatenated in shard
+order, thresholded and made one-to-one — the same pairs as :func:`~xlsent.mining.margin.select_pairs`
+on the whole lists. Every file appears atomically; a killed job resumes from its last finished shard. A
+change of model, sentences, shard size or dtype makes the folder unusable (error, or ``overwrite``); a
+change of search settings (k, index) reruns only the search; selection settings are free.
 """
 
 from __future__ import annotations
@@ -28,11 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.mining.index import IndexConfig, choose_kind
-from xlsent.mining.margin import select_pairs
+from xlsent.mining.index import IndexConfig, choose_kind, index_parts, sub_index_paths, train_index
+from xlsent.mining.margin import select_from_candidates
 from xlsent.mining.store import EmbeddingStore, StoreSpec
 from xlsent.data.text_source import line_offsets
-from xlsent.mining.tasks import EncodeTask, SearchTask, load_knn
+from xlsent.mining.tasks import EncodeTask, FillTask, ScoreTask, SearchTask, load_candidates
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -115,7 +119,7 @@ class MiningJob:
         self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib),
                       "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib)}
         search_key = {"k": cfg.k, "index": asdict(cfg.index), "kinds": [self.kinds["fwd"], self.kinds["bwd"]],
-                      **({"center": True} if cfg.center else {})}
+                      "layout": 2, **({"center": True} if cfg.center else {})}  # 2: sub-indexes, k-NN means kept
         record = self.dir / "job.json"
         if record.exists():
             old = json.loads(record.read_text())
@@ -125,7 +129,8 @@ class MiningJob:
                                       "other shard settings — use a new --workdir or pass --overwrite")
                 shutil.rmtree(self.dir)
             elif old.get("search") != search_key:  # same embeddings, new search settings
-                for p in [self.dir / "knn", self.dir / "index-src.faiss", self.dir / "index-tgt.faiss"]:
+                for p in [self.dir / "knn", self.dir / "index-src", self.dir / "index-tgt",
+                          self.dir / "index-src.faiss", self.dir / "index-tgt.faiss"]:
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.src_txt, self.tgt_txt = self.dir / "src.txt", self.dir / "tgt.txt"
@@ -139,13 +144,38 @@ class MiningJob:
                 for side, txt, store in (("src", self.src_txt, self.src), ("tgt", self.tgt_txt, self.tgt))
                 for i in store.missing()]
 
+    def _view(self, store: EmbeddingStore) -> EmbeddingStore:
+        return store.centered() if self.cfg.center else store
+
+    def _directions(self):
+        """(direction, query store, target store, target side's name)."""
+        return (("fwd", self.src, self.tgt, "tgt"), ("bwd", self.tgt, self.src, "src"))
+
+    def train_indexes(self) -> None:
+        """Each IVF index trained once, here, before its sub-indexes are filled in parallel."""
+        for d, _, targets, name in self._directions():
+            if self.kinds[d] != "exact":
+                trained = sub_index_paths(self.dir / f"index-{name}", 0)[0]
+                if not trained.exists():
+                    train_index(self._view(targets), self.kinds[d], self.cfg.index, trained)
+
+    def fill_tasks(self) -> list[FillTask]:
+        out = []
+        for d, _, targets, name in self._directions():
+            if self.kinds[d] != "exact":
+                parts = index_parts(targets, self.kinds[d], self.cfg.index)
+                trained, paths = sub_index_paths(self.dir / f"index-{name}", len(parts))
+                out += [FillTask(targets.folder, shards, trained, path, self.cfg.center)
+                        for shards, path in zip(parts, paths) if not path.exists()]
+        return out
+
     def search_tasks(self) -> list[SearchTask]:
         out = []
-        for d, queries, targets, name in (("fwd", self.src, self.tgt, "tgt"), ("bwd", self.tgt, self.src, "src")):
+        for d, queries, targets, name in self._directions():
             kind = self.kinds[d]
-            index_path = None if kind == "exact" else self.dir / f"index-{name}.faiss"
+            index_dir = None if kind == "exact" else self.dir / f"index-{name}"
             for i in range(queries.n_shards):
-                task = SearchTask(queries.folder, i, targets.folder, kind, self.cfg.index, index_path, self.cfg.k,
+                task = SearchTask(queries.folder, i, targets.folder, kind, self.cfg.index, index_dir, self.cfg.k,
                                   self.dir / "knn" / f"{d}-{i:05d}.npz", self.cfg.center)
                 if not task.done():
                     out.append(task)
@@ -155,16 +185,19 @@ class MiningJob:
         n = (self.src if direction == "fwd" else self.tgt).n_shards
         return [self.dir / "knn" / f"{direction}-{i:05d}.npz" for i in range(n)]
 
-    # -- running: an engine runs the tasks; the driver trains the indexes and selects ----------------------------
-    def prepare_searchers(self, tasks: list[SearchTask]) -> dict:
-        """Each direction's searcher, built (an IVF index trained and written) once, before the searches fan out."""
-        searchers = {}
-        for task in tasks:
-            key = (task.targets, task.kind, task.index_path)
-            if key not in searchers:
-                searchers[key] = task.searcher()
-        return searchers
+    def score_paths(self, direction: str) -> list[Path]:
+        return [p.parent / f"score-{self.cfg.margin}" / p.name for p in self.knn_paths(direction)]
 
+    def score_tasks(self) -> list[ScoreTask]:
+        out = []
+        for d, other in (("fwd", "bwd"), ("bwd", "fwd")):
+            others = tuple(self.knn_paths(other))
+            for knn, score in zip(self.knn_paths(d), self.score_paths(d)):
+                if not score.exists():
+                    out.append(ScoreTask(knn, others, self.cfg.margin, score))
+        return out
+
+    # -- running: an engine runs the tasks; the driver trains the indexes and runs the reduce step -----------
     def run(self, console=None, show_progress: bool = True, engine=None, encoder_settings=None) -> dict:
         """Run every unfinished task on ``engine`` (default: here, one after another); returns timings (seconds).
         ``encoder_settings`` (:class:`xlsent.mining.engine.EncoderSettings`) say how a remote worker loads the model."""
@@ -174,7 +207,7 @@ class MiningJob:
 
         engine = engine if engine is not None else LocalEngine(self.encoder)
         settings = encoder_settings or EncoderSettings(self.model_name)
-        timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0}
+        timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0, "score_s": 0.0}
         enc = self.encode_tasks() if self.model_name else []
         todo_enc = self.src.n_shards + self.tgt.n_shards
         cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -183,23 +216,33 @@ class MiningJob:
             t0 = time.perf_counter()
             engine.encode(enc, settings, lambda: bar.advance(t))
             timings["encode_s"] = time.perf_counter() - t0
-            tasks = self.search_tasks()
-            total = self.src.n_shards + self.tgt.n_shards
             t0 = time.perf_counter()
-            searchers = self.prepare_searchers(tasks)  # IVF indexes trained once, here, before the fan-out
+            self.train_indexes()
+            fill = self.fill_tasks()
+            if fill:
+                t = bar.add_task("fill sub-indexes", total=len(fill))
+                engine.compute(fill, lambda: bar.advance(t))
             timings["index_s"] = time.perf_counter() - t0
-            t = bar.add_task(f"search shards ({self.kinds['fwd']}/{self.kinds['bwd']})", total=total,
-                             completed=total - len(tasks))
-            t0 = time.perf_counter()
-            engine.search(tasks, lambda: bar.advance(t), searchers)
-            timings["search_s"] = time.perf_counter() - t0
+            total = self.src.n_shards + self.tgt.n_shards
+            for step, label, make in (("search_s", f"search shards ({self.kinds['fwd']}/{self.kinds['bwd']})",
+                                       self.search_tasks), ("score_s", "score candidates", self.score_tasks)):
+                tasks = make()  # the scores read every search result: listed once the searches are done
+                if step == "search_s" and tasks:  # any new search result changes the k-NN means every score uses
+                    for folder in (self.dir / "knn").glob("score-*"):
+                        shutil.rmtree(folder)
+                t = bar.add_task(label, total=total, completed=total - len(tasks))
+                t0 = time.perf_counter()
+                engine.compute(tasks, lambda: bar.advance(t))
+                timings[step] = time.perf_counter() - t0
         return timings
 
     def select(self, counts: dict | None = None, threshold: float | str | None = "config"):
         """Score the search results and select pairs (``counts`` receives what each step removed);
         ``threshold`` replaces the config's (``None`` = every one-to-one candidate)."""
-        fs, fi = load_knn(self.knn_paths("fwd"))
-        bs, bi = load_knn(self.knn_paths("bwd"))
+        from xlsent.mining.engine import LocalEngine
+
+        LocalEngine().compute(self.score_tasks(), lambda: None)  # any map step not run yet (e.g. a new margin)
         c = self.cfg
         cut = c.threshold if threshold == "config" else threshold
-        return select_pairs(fs, fi, bs, bi, c.k, c.mode, c.margin, cut, c.dedupe, counts)
+        return select_from_candidates(load_candidates(self.score_paths("fwd")), load_candidates(self.score_paths("bwd")),
+                                      c.mode, cut, c.dedupe, counts)

@@ -55,6 +55,31 @@ def runner_up(scores: np.ndarray) -> np.ndarray:
     return np.partition(scores, -2, axis=1)[:, -2].astype(np.float64)
 
 
+@dataclass
+class Candidates:
+    """One direction's best candidate per query row: its row on the other side (−1: none), margin score, and the
+    runner-up's score (the decoy of the automatic threshold). Row-wise, so shards concatenate to the whole."""
+
+    best: np.ndarray
+    score: np.ndarray
+    second: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: list["Candidates"]) -> "Candidates":
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("best", "score", "second")))
+
+
+def best_candidates(sims: np.ndarray, idx: np.ndarray, own_mean: np.ndarray, other_mean: np.ndarray,
+                    kind: str = "ratio") -> Candidates:
+    """The map step of the selection, for any block of query rows: each row's candidates scored with the
+    margin (``own_mean``: those rows' k-NN means; ``other_mean``: every row of the other side's)."""
+    if kind not in MARGINS:
+        raise XlsentError(f"unknown margin '{kind}': use one of {', '.join(MARGINS)}")
+    scores = candidate_scores(sims, idx, own_mean, other_mean, kind)
+    rows, arg = np.arange(len(scores)), scores.argmax(1)
+    return Candidates(idx[rows, arg], scores[rows, arg], runner_up(scores))
+
+
 def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray, bwd_idx: np.ndarray,
                  k: int = 4, mode: str = "max", kind: str = "ratio", threshold: float | str | None = None,
                  dedupe: bool = True, counts: dict | None = None) -> MinedPairs:
@@ -66,19 +91,27 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
     estimates it from the selected candidates' scores (:func:`xlsent.mining.threshold.auto_threshold`;
     the cut commutes with the greedy one-to-one selection, which takes pairs best first). ``counts``,
     when given, receives how many candidates each step kept or removed, and the auto estimate.
+
+    The same as the map step (:func:`best_candidates`) on every block of rows of each direction followed by
+    the reduce step (:func:`select_from_candidates`), which is how a job split into shards runs it.
     """
+    if mode not in MODES:
+        raise XlsentError(f"unknown mining mode '{mode}': use one of {', '.join(MODES)}")
+    fwd_mean, bwd_mean = knn_mean(fwd_sims, fwd_idx, k), knn_mean(bwd_sims, bwd_idx, k)
+    return select_from_candidates(best_candidates(fwd_sims, fwd_idx, fwd_mean, bwd_mean, kind),
+                                  best_candidates(bwd_sims, bwd_idx, bwd_mean, fwd_mean, kind),
+                                  mode, threshold, dedupe, counts)
+
+
+def select_from_candidates(fwd: Candidates, bwd: Candidates, mode: str = "max", threshold: float | str | None = None,
+                           dedupe: bool = True, counts: dict | None = None) -> MinedPairs:
+    """The reduce step of the selection, in one process: both directions' best candidates (every row, in row
+    order) → pairs, thresholded and made one-to-one (see :func:`select_pairs`)."""
     counts = counts if counts is not None else {}
     if mode not in MODES:
         raise XlsentError(f"unknown mining mode '{mode}': use one of {', '.join(MODES)}")
-    if kind not in MARGINS:
-        raise XlsentError(f"unknown margin '{kind}': use one of {', '.join(MARGINS)}")
-    fwd_mean, bwd_mean = knn_mean(fwd_sims, fwd_idx, k), knn_mean(bwd_sims, bwd_idx, k)
-    fs = candidate_scores(fwd_sims, fwd_idx, fwd_mean, bwd_mean, kind)
-    bs = candidate_scores(bwd_sims, bwd_idx, bwd_mean, fwd_mean, kind)
-    n_src, n_tgt = len(fs), len(bs)
-    f_arg, b_arg = fs.argmax(1), bs.argmax(1)
-    f_best, f_score = fwd_idx[np.arange(n_src), f_arg], fs[np.arange(n_src), f_arg]
-    b_best, b_score = bwd_idx[np.arange(n_tgt), b_arg], bs[np.arange(n_tgt), b_arg]
+    n_src, n_tgt = len(fwd.best), len(bwd.best)
+    f_best, f_score, b_best, b_score = fwd.best, fwd.score, bwd.best, bwd.score
     if mode == "forward":
         pairs = MinedPairs(np.arange(n_src), f_best, f_score)
     elif mode == "backward":
@@ -107,7 +140,7 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
         from xlsent.mining.threshold import auto_threshold
 
         # each pair's decoy: the runner-up of its source's or its target's list, the larger (a non-translation)
-        decoys = np.maximum(runner_up(fs)[pairs.src], runner_up(bs)[pairs.tgt])
+        decoys = np.maximum(fwd.second[pairs.src], bwd.second[pairs.tgt])
         est = auto_threshold(pairs.score, decoys)
         counts["auto_threshold"] = est.to_dict()
         if est.threshold is not None:

@@ -1,10 +1,12 @@
-"""The independent units of work of a mining job: encode one shard, search one shard.
+"""The independent units of work of a mining job: encode a shard, fill a sub-index, search a shard, score
+a shard's candidates (the selection's map step).
 
 Each task is a small picklable record of paths and settings whose ``run`` reads its inputs
 from the work folder and writes exactly one output file atomically. A task whose output
-exists is finished; the order in which tasks of one kind run does not matter. The local
-runner (:meth:`xlsent.mining.job.MiningJob.run`) loops over them; a distributed engine only
-has to ship the records to workers that see the same folder, and run ``select`` at the end.
+exists is finished; the order in which tasks of one kind run does not matter. An engine
+(:mod:`xlsent.mining.engine`) runs them here or on workers that see the same folder; ``run(cache)``
+may keep what is worth loading once per worker (a searcher) in ``cache``. The driver trains the
+indexes before the fan-out and runs the selection's reduce step after it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.text_source import read_lines_range
-from xlsent.mining.index import IndexConfig, Searcher
+from xlsent.mining.index import IndexConfig, Searcher, fill_part
+from xlsent.mining.margin import Candidates, best_candidates
 from xlsent.mining.store import EmbeddingStore
+from xlsent.similarity import knn_mean
 from xlsent.utils.io import atomic_path
 
 
@@ -48,15 +52,34 @@ class EncodeTask:
 
 
 @dataclass(frozen=True)
+class FillTask:
+    """Target shards ``shards`` of ``store`` added to a copy of the ``trained`` index → sub-index ``out``."""
+
+    store: Path
+    shards: range
+    trained: Path
+    out: Path
+    center: bool = False
+
+    def done(self) -> bool:
+        return self.out.exists()
+
+    def run(self, cache: dict | None = None) -> None:
+        store = EmbeddingStore.open(self.store)
+        fill_part(store.centered() if self.center else store, self.shards, self.trained, self.out)
+
+
+@dataclass(frozen=True)
 class SearchTask:
-    """The ``k`` nearest ``targets`` of every vector in shard ``shard`` of ``queries`` → ``out`` (.npz)."""
+    """The ``k`` nearest ``targets`` of every vector in shard ``shard`` of ``queries`` → ``out`` (.npz: cosines,
+    target rows, and each query's mean cosine to its ``k`` neighbours, the margin's neighbourhood term)."""
 
     queries: Path
     shard: int
     targets: Path
     kind: str
     index: IndexConfig
-    index_path: Path | None
+    index_dir: Path | None
     k: int
     out: Path
     center: bool = False  # search each side's vectors with that side's mean subtracted (per-language centering)
@@ -69,14 +92,51 @@ class SearchTask:
         return store.centered() if self.center else store
 
     def searcher(self) -> Searcher:
-        return Searcher(self._store(self.targets), self.kind, self.index, self.index_path)
+        return Searcher(self._store(self.targets), self.kind, self.index, self.index_dir)
 
-    def run(self, searcher: Searcher | None = None) -> None:
-        searcher = searcher if searcher is not None else self.searcher()
-        sims, idx = searcher.search(self._store(self.queries).shard(self.shard), self.k)
+    def run(self, cache: dict | None = None) -> None:
+        """Search; ``cache`` keeps each target index's searcher for the next task (one load per worker)."""
+        cache = cache if cache is not None else {}
+        key = ("searcher", self.targets, self.kind, self.index_dir)
+        if key not in cache:
+            cache[key] = self.searcher()
+        sims, idx = cache[key].search(self._store(self.queries).shard(self.shard), self.k)
         with atomic_path(self.out) as tmp:
             with open(tmp, "wb") as f:
-                np.savez(f, sims=sims, idx=idx)
+                np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+
+
+@dataclass(frozen=True)
+class ScoreTask:
+    """The selection's map step for one query shard: its candidates scored with the margin ``margin`` (its own
+    k-NN means and every row's of the other direction) → each row's best candidate, score and runner-up."""
+
+    knn: Path
+    other: tuple[Path, ...]  # the other direction's search results, every shard in order
+    margin: str
+    out: Path
+
+    def done(self) -> bool:
+        return self.out.exists()
+
+    def run(self, cache: dict | None = None) -> None:
+        cache = cache if cache is not None else {}
+        key = ("means", self.other)
+        if key not in cache:
+            for old in [k for k in cache if k[0] == "means"]:  # one direction's means held at a time
+                del cache[old]
+            cache[key] = np.concatenate([np.load(p)["mean"] for p in self.other])
+        own = np.load(self.knn)
+        c = best_candidates(own["sims"], own["idx"], own["mean"], cache[key], self.margin)
+        with atomic_path(self.out) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, best=c.best, score=c.score, second=c.second)
+
+
+def load_candidates(paths: list[Path]) -> Candidates:
+    """The map step's results of one direction, in query order."""
+    parts = [np.load(p) for p in paths]
+    return Candidates.concat([Candidates(p["best"], p["score"], p["second"]) for p in parts])
 
 
 def load_knn(paths: list[Path]) -> tuple[np.ndarray, np.ndarray]:
