@@ -1,12 +1,17 @@
-"""The command line as a user runs it: real subprocesses, exit codes, one-line errors."""
+"""The command line as a user runs it: the console script's ``main()`` with her arguments, exit codes, one-line
+errors. It runs in the test's process (a subprocess would spend ~8 s importing torch each time); the tests
+that need a fresh process (a saved model reloaded, a killed run resumed, torchrun) start one themselves."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import traceback
 
 import numpy as np
 import pytest
@@ -15,12 +20,35 @@ from xlsent.utils.errors import XlsentError
 
 
 def xlsent(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "xlsent.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-    )
+    """``xlsent ARGS`` through ``xlsent.cli.main.main``: its exit code, stdout and stderr (an uncaught exception
+    is exit code 1 with its traceback on stderr, as from the console script). The environment, ``sys.argv``,
+    torch's thread count and the warning hook are restored afterwards."""
+    import warnings
+
+    import torch
+
+    from xlsent.cli import main as cli_main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = (dict(os.environ), sys.argv, torch.get_num_threads(), warnings.showwarning)
+    os.environ.update({"COLUMNS": "200", **(env or {})})
+    sys.argv, code = ["xlsent", *args], 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli_main.main()
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else int(e.code is not None)
+            except Exception:  # noqa: BLE001 — what the console script would print
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved[0])
+        sys.argv = saved[1]
+        torch.set_num_threads(saved[2])
+        warnings.showwarning = saved[3]
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def test_eval_retrieval_writes_json(tiny_model, pairs_tsv, tmp_path):
