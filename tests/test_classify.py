@@ -57,8 +57,8 @@ def test_bible_genre_task_is_split_by_book():
 
 def test_cli_classify_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     import json
-    import subprocess
-    import sys
+
+    from test_cli import xlsent
 
     words = {"sport": ["match", "goal", "team", "river"], "econ": ["price", "market", "bank", "water"]}
     rng = np.random.default_rng(1)
@@ -71,10 +71,9 @@ def test_cli_classify_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     write(tmp_path / "test.tsv", 6)
     write(tmp_path / "target.tsv", 20)
     out = tmp_path / "r.json"
-    p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "eval", "classify", "-m", str(tiny_model),
-                        "--train", str(tmp_path / "train.tsv"), "--test", str(tmp_path / "test.tsv"),
-                        "--train-target", str(tmp_path / "target.tsv"), "--seeds", "2", "--resamples", "100",
-                        "--plot", str(tmp_path / "c.png"), "-o", str(out)], capture_output=True, text=True)
+    p = xlsent("eval", "classify", "-m", str(tiny_model), "--train", str(tmp_path / "train.tsv"), "--test",
+               str(tmp_path / "test.tsv"), "--train-target", str(tmp_path / "target.tsv"), "--seeds", "2",
+               "--resamples", "100", "--plot", str(tmp_path / "c.png"), "-o", str(out))
     assert p.returncode == 0, p.stderr[-2000:]
     r = json.loads(out.read_text())
     assert r["transfer"]["n_test"] == 12 and r["in_language"]["n_train"] == 40

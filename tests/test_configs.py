@@ -10,6 +10,8 @@ from importlib import resources
 
 import pytest
 
+from test_cli import xlsent
+
 from xlsent.recipes.config import load_config, presets
 from xlsent.recipes.config_schema import recipe_choices
 from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, StudentShape,
@@ -161,8 +163,7 @@ def test_a_wrong_value_fails_from_the_cli_in_under_5_seconds(tmp_path):
     assert not (tmp_path / "r").exists()  # nothing was written or loaded
     f = tmp_path / "file"
     f.write_text("x")
-    p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "train", "xkd", "-o", str(f)], capture_output=True,
-                       text=True)
+    p = xlsent("train", "xkd", "-o", str(f))
     assert p.returncode == 2 and "exists and is a file" in p.stderr
 
 
@@ -194,8 +195,7 @@ def test_train_commands_built_from_the_registry_run_end_to_end(recipe, tiny_mode
              "xkd": [f"models.teacher={tiny_model}", f"models.student={tiny_model}", "optim.epochs=1", "optim.batch_size=8",
                      "eval.udhr=false"]}[recipe]
     args = [a for s in common + extra for a in ("--set", s)]
-    p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "train", recipe, "-o", str(tmp_path / "r"), *args],
-                       capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "200"})
+    p = xlsent("train", recipe, "-o", str(tmp_path / "r"), *args)
     assert p.returncode == 0, p.stderr
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert metrics["eval_pool"]["n"] == 40 and (tmp_path / "r" / "model" / "modules.json").exists()
@@ -218,9 +218,8 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     import json
 
     out = tmp_path / "demo"
-    p = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "demo", "-m", str(tiny_model), "-o", str(out),
-                        "--set", "optim.max_steps=3", "--set", "train.sample=300", "--set", "eval.sample=200"],
-                       capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "200"})
+    p = xlsent("demo", "-m", str(tiny_model), "-o", str(out), "--set", "optim.max_steps=3", "--set", "train.sample=300",
+               "--set", "eval.sample=200")
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Bible NT verses" in p.stdout and "UDHR mean of 47 languages" in p.stdout
     metrics = json.loads((out / "adapt" / "metrics.json").read_text())
@@ -234,6 +233,5 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     assert f"base_model: {tiny_model}" in card and "- training examples: 200" in card  # 300 drawn, 100 held out
     assert "bible-en-ny:train" in card and "public domain" in card
     # a wrong model is refused before anything loads
-    bad = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "demo", "-m", str(tmp_path / "nope"), "-o",
-                          str(tmp_path / "d2")], capture_output=True, text=True)
+    bad = xlsent("demo", "-m", str(tmp_path / "nope"), "-o", str(tmp_path / "d2"))
     assert bad.returncode == 2 and "models.student=" in bad.stderr and "Traceback" not in bad.stderr

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
+
+from test_cli import xlsent
 
 from xlsent.utils.device import resolve_device, training_precision, use_device, current_device
 from xlsent.utils.errors import XlsentError
@@ -83,9 +82,8 @@ def test_cli_cuda_missing_is_one_line(tmp_path):
     """``--device cuda`` on a machine without one: exit 2, one line naming the option, before any model loads
     (the model named does not exist: loading it first would give another error)."""
     (tmp_path / "t.txt").write_text("one\n")
-    r = subprocess.run([sys.executable, "-m", "xlsent", "embed", "-i", str(tmp_path / "t.txt"), "-o",
-                        str(tmp_path / "o.npy"), "-m", str(tmp_path / "no-model"), "--device", "cuda"],
-                       capture_output=True, text=True)
+    r = xlsent("embed", "-i", str(tmp_path / "t.txt"), "-o", str(tmp_path / "o.npy"), "-m", str(tmp_path / "no-model"),
+               "--device", "cuda")
     assert r.returncode == 2
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "--device cuda: no CUDA GPU here" in lines[0], r.stderr
@@ -118,8 +116,7 @@ def test_encoder_follows_the_device_and_dtype(tiny_model):
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_train_cuda_missing_is_one_line(tmp_path):
     """``xlsent train … --device cuda`` here: one line naming the option, before any model loads."""
-    r = subprocess.run([sys.executable, "-m", "xlsent", "train", "xkd", "-o", str(tmp_path / "r"), "--device", "cuda"],
-                       capture_output=True, text=True)
+    r = xlsent("train", "xkd", "-o", str(tmp_path / "r"), "--device", "cuda")
     assert r.returncode == 2
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "models.device cuda: no CUDA GPU here" in lines[0], r.stderr

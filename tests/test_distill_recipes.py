@@ -181,8 +181,10 @@ def test_multistage_monolingual_text_joins_stages_2_and_3(models, pairs_tsv, tmp
         _multistage_cfg(models, pairs_tsv, *base, f"train.monolingual={tmp_path / 'nope.txt'}")
 
 
-def _cli(*args, env_cache=None):
-    return subprocess.run([sys.executable, "-m", "xlsent.cli.main", *args], capture_output=True, text=True)
+def _cli(*args):
+    from test_cli import xlsent
+
+    return xlsent(*args)
 
 
 def test_cli_presets_and_errors():

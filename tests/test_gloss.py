@@ -5,11 +5,10 @@ from __future__ import annotations
 import gzip
 import json
 import random
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+
+from test_cli import xlsent
 
 from xlsent.data.dictionary import _B64, BilingualDictionary
 from xlsent.utils.errors import InputFormatError, XlsentError
@@ -107,8 +106,7 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     st = SentenceTransformer(str(model), device="cpu")
     assert st.encode([d.gloss("mulungu madzi")]).shape == (1, 32)
     (tmp_path / "in.txt").write_text("Mulungu ndi madzi.\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "gloss", "-m", str(model), "-i", str(tmp_path / "in.txt"),
-                          "-o", str(tmp_path / "out.txt")], capture_output=True, text=True)
+    out = xlsent("gloss", "-m", str(model), "-i", str(tmp_path / "in.txt"), "-o", str(tmp_path / "out.txt"))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "out.txt").read_text() == "god ndi water .\n"
     meta = json.loads((model / "xlsent_gloss.json").read_text())
@@ -122,8 +120,7 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     assert enc.preprocess(["Mulungu madzi"], "ny") == ["god water"] and enc.preprocess(["a madzi"], "en") == ["a madzi"]
     e = {"pairs": str(pairs), "sample": 0, "similarity": "cosine", "udhr": False}
     ours = evaluate_held_out({"g": enc}, e).models["g"].retrieval
-    out = subprocess.run([sys.executable, "-m", "xlsent.cli.main", "eval", "retrieval", "-m", str(model), "--pairs",
-                          str(pairs), "-o", str(tmp_path / "r.json")], capture_output=True, text=True)
+    out = xlsent("eval", "retrieval", "-m", str(model), "--pairs", str(pairs), "-o", str(tmp_path / "r.json"))
     assert out.returncode == 0, out.stderr
     cli = json.loads((tmp_path / "r.json").read_text())
     for d_ in ("src2tgt", "tgt2src"):
