@@ -171,3 +171,45 @@ def test_ray_embedding_equals_local_embedding(engine, tiny_model, tmp_path):
     a, b = read_shards(tmp_path / "local"), read_shards(tmp_path / "ray")
     assert a[0] == b[0] == list(range(len(src)))
     np.testing.assert_allclose(a[1], b[1], atol=1e-6)
+
+
+def test_a_worker_that_cannot_import_the_task_is_one_line(engine, tmp_path, monkeypatch):
+    """The task's module exists only on the driver (as xlsent would on a node where it is not installed)."""
+    from xlsent.utils.errors import XlsentError
+
+    (tmp_path / "driver_only_module.py").write_text(
+        "from dataclasses import dataclass\n\n@dataclass(frozen=True)\nclass Task:\n    n: int\n\n"
+        "    def run(self, cache=None):\n        return self.n\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from driver_only_module import Task
+
+    with pytest.raises(XlsentError) as e:
+        engine.compute([Task(1), Task(2)], lambda: None)
+    msg = str(e.value)
+    assert "No module named 'driver_only_module'" in msg and "every node needs xlsent installed" in msg
+    assert "\n" not in msg
+
+
+def test_the_dtype_reaches_the_workers(engine, tiny_model, tmp_path):
+    """``--dtype bf16`` on Ray: the workers encode in bf16, as this process does when asked."""
+    from xlsent.data.text_source import open_source
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.mining.embed_job import embed_corpus, read_shards
+    from xlsent.mining.engine import EncoderSettings
+    from xlsent.utils.device import use_encoding_dtype
+
+    src = _corpus(seed=5)[0][:60]
+    (tmp_path / "in.txt").write_text("".join(t + "\n" for t in src), encoding="utf-8")
+    source = open_source(tmp_path / "in.txt")
+    settings = EncoderSettings(str(tiny_model), threads=1, device="cpu", dtype="bf16")
+    driver = Encoder.load(str(tiny_model), threads=1, normalize=True)
+    embed_corpus(source, tmp_path / "ray", driver, settings, engine=engine, shard_size=30, normalize=True)
+    fp32 = driver.encode(src)
+    use_encoding_dtype("bf16")
+    try:
+        bf16 = Encoder.load(str(tiny_model), threads=1, normalize=True).encode(src)
+    finally:
+        use_encoding_dtype("auto")
+    got = read_shards(tmp_path / "ray")[1]
+    np.testing.assert_allclose(got, bf16, atol=1e-6)
+    assert np.abs(got - fp32).max() > 1e-3  # not the fp32 vectors

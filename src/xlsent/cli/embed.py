@@ -82,7 +82,7 @@ def embed_command(
         from xlsent.mining.embed_job import embed_corpus, read_shards
 
         folder = output.with_name(output.name + ".work") if to_npy else output
-        manifest = embed_corpus(source, folder, encoder, EncoderSettings(model, backend, threads, device), runner,
+        manifest = embed_corpus(source, folder, encoder, EncoderSettings(model, backend, threads, device, dtype), runner,
                                 shard_size, normalize, chunk_words, lang, overwrite,
                                 lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"))
         if not to_npy:

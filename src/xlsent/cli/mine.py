@@ -106,7 +106,7 @@ def mine_command(
     encoder = Encoder.load(model, backend=backend, threads=threads)
     result = mine(sides[0], sides[1], model, work, cfg, encoder=encoder, overwrite=overwrite, console=err_console, inputs=inputs,
                   src_lang=src_lang, tgt_lang=tgt_lang, engine=runner,
-                  encoder_settings=EncoderSettings(model, backend, threads, device))
+                  encoder_settings=EncoderSettings(model, backend, threads, device, dtype))
     summary = save(result, output)
     s = result.summary
     sel = s["selection"]

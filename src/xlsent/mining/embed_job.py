@@ -89,7 +89,7 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
     key = {"model": encoder.fingerprint, "source": str(source.path.resolve()), "size": stat.st_size,
            "mtime_ns": stat.st_mtime_ns, "rows": source.rows, "text_column": source.text_column,
            "id_column": source.id_column, "shard_size": shard_size, "normalize": normalize,
-           "chunk_words": chunk_words, "lang": lang}
+           "chunk_words": chunk_words, "lang": lang, "encode_dtype": getattr(settings, "dtype", "auto")}
     record = folder / "_job.json"
     if folder.exists() and any(folder.iterdir()):
         old = json.loads(record.read_text()) if record.exists() else None

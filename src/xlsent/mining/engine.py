@@ -17,7 +17,7 @@ the finished shards when rerun with the same work folder, on either engine.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from xlsent.utils.errors import XlsentError
@@ -27,12 +27,13 @@ ENGINES = ("local", "ray")
 
 @dataclass(frozen=True)
 class EncoderSettings:
-    """How a worker loads the encoder: model, backend, threads, device (resolved on the worker's node)."""
+    """How a worker loads the encoder: model, backend, threads, device (resolved on the worker's node), dtype."""
 
     model: str
     backend: str = "auto"
     threads: int = 1
     device: str = "auto"
+    dtype: str = "auto"  # --dtype: the precision a torch model encodes in (auto: fp16 on a CUDA GPU, else fp32)
 
 
 class LocalEngine:
@@ -66,11 +67,12 @@ class EncodeWorker:
         import torch
 
         from xlsent.encoding.encoder import Encoder
-        from xlsent.utils.device import use_device
+        from xlsent.utils.device import use_device, use_encoding_dtype
 
         threads = max(1, int(settings.threads))
         torch.set_num_threads(threads)  # Ray sets OMP_NUM_THREADS to the actor's CPUs; say it for torch too
         use_device(settings.device, "--device")
+        use_encoding_dtype(settings.dtype, "--dtype")
         self.encoder = Encoder.load(settings.model, backend=settings.backend, threads=threads)
 
     def run(self, task) -> None:
@@ -100,6 +102,12 @@ def _peak_rss_mib() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _last_line(e: Exception) -> str:
+    """The last line of a Ray error (its cause, e.g. "ModuleNotFoundError: No module named 'xlsent'")."""
+    text = str(e).strip()
+    return text.splitlines()[-1][:200] if text else type(e).__name__
 
 
 def _reachable(address: str) -> None:
@@ -175,11 +183,15 @@ class RayEngine:
                 advance()
             peaks = ray.get([a.peak_rss_mib.remote() for a in actors])
             self.worker_peak_mib = max([self.worker_peak_mib, *peaks])
-        except ray.exceptions.RayActorError as e:
-            cause = str(e).strip().splitlines()[-1][:200] if str(e).strip() else type(e).__name__
-            raise XlsentError(f"a Ray worker could not run its task ({cause}) — every node needs xlsent installed "
-                              "(or submit with `ray job submit --working-dir . -- xlsent …`) and the work folder "
-                              "on storage it sees; finished shards are kept, rerun to resume") from None
+        except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError, ray.exceptions.RaySystemError) as e:
+            if isinstance(getattr(e, "cause", None), XlsentError):  # a user error in a task: its own one line
+                raise XlsentError(str(e.cause)) from None
+            why = _last_line(e)
+            hint = ("every node needs xlsent installed (or submit with `ray job submit --working-dir . -- xlsent …`) "
+                    "and the work folder on storage it sees" if "ModuleNotFoundError" in why or "ImportError" in why
+                    or not isinstance(e, ray.exceptions.RayTaskError) else "see the worker's log")
+            raise XlsentError(f"a Ray worker could not run its task ({why}) — {hint}; finished shards are kept, "
+                              "rerun to resume") from None
         finally:
             for a in actors:
                 ray.kill(a)
@@ -187,7 +199,7 @@ class RayEngine:
     def encode(self, tasks: Sequence, settings: EncoderSettings, advance: Callable[[], None]) -> None:
         if tasks:
             threads = max(1, round(self.cpus))
-            worker = EncoderSettings(settings.model, settings.backend, threads, settings.device)
+            worker = replace(settings, threads=threads)
             self._run(EncodeWorker, (worker,), tasks, advance, self.cpus, self.gpus)
 
     def compute(self, tasks: Sequence, advance: Callable[[], None]) -> None:
