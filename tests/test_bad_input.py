@@ -49,6 +49,8 @@ def files(tmp_path_factory):
     }
     for name, text in w.items():
         (d / name).write_text(text, encoding="utf-8")
+    (d / "bad_utf8.txt").write_bytes("one\ntwo\n".encode() + b"thr\xffee\n")
+    (d / "blank_only.txt").write_text("\n  \n", encoding="utf-8")
     (d / "a_folder").mkdir()
     (d / "empty_model").mkdir()
     return d
@@ -87,6 +89,10 @@ CASES = [
     ("embed input missing", ["embed", "-i", F("nope.txt"), "-o", F("out.npy"), "-m", TINY], "nope.txt: no such file"),
     ("gloss dictionary line", ["gloss", "-i", F("ok.txt"), "-o", F("g.txt"), "-d", F("dict_bad.tsv")], "dict_bad.tsv:2"),
     ("stats corpus", ["data", "stats", F("no_tab.tsv")], "no_tab.tsv:2"),
+    ("mine input not utf-8", ["mine", F("ok.txt"), F("bad_utf8.txt"), "-o", F("m.tsv"), "-m", TINY],
+     "bad_utf8.txt:3: invalid UTF-8"),
+    ("mine input blank", ["mine", F("blank_only.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY],
+     "no sentence in the input"),
     ("mine input missing", ["mine", F("nope.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY], "nope.txt: no such file"),
     ("triplets corpus", ["data", "triplets", F("no_tab.tsv"), "-o", F("t.tsv")], "no_tab.tsv:2"),
     # documents

@@ -189,7 +189,7 @@ def test_killed_job_resumes_from_missing_shards(tiny_model, tmp_path):
     job = MiningJob(tmp_path / "w", src, tgt, str(tiny_model), cfg)
     job.run(show_progress=False)
     first = job.select()
-    files = sorted((tmp_path / "w").rglob("*.np[yz]"))
+    files = sorted(p for p in (tmp_path / "w").rglob("*.np[yz]") if "inputs" not in p.parts)
     scores = {f for f in files if f.parent.name == "score-ratio"}
     assert len(files) == 8 + 8 + 8  # 4 + 4 embedding shards, 4 + 4 search shards, 4 + 4 scored shards
     mtimes = {f: f.stat().st_mtime_ns for f in files}
@@ -397,3 +397,23 @@ def test_bucc_reader_rejects_repeated_ids(tmp_path):
     (tmp_path / "p.gold").write_text("s1\tt1\n", encoding="utf-8")
     with pytest.raises(InputFormatError, match=r"p\.xx:3: id 's1' already on line 1"):
         read_bucc(tmp_path / "p", "xx", "en")
+
+
+def test_an_input_file_is_deduplicated_by_blocks_as_read_sentences_does(tmp_path):
+    """Digests of blocks of lines, merged: the unique sentences, their order and the counts of read_sentences."""
+    from xlsent.data.readers import read_sentences
+    from xlsent.mining.job import open_input
+
+    lines = ["Mulungu  ndi wabwino", "", "madzi", "Mulungu ndi wabwino", "   ", "cafe\u0301", "café", "dziko", "madzi",
+             "nyumba\r", "chala"]
+    path = tmp_path / "in.txt"
+    path.write_bytes("\n".join(lines).encode("utf-8"))  # no newline after the last line
+    want, report = read_sentences(path)
+    side = open_input(tmp_path / "w", "src", path, MineConfig(shard_size=3))
+    assert len(side) == len(want) == 6 and side.texts(range(len(side))) == want
+    assert side.texts([5, 0, 5]) == [want[5], want[0], want[5]]
+    assert side.report().skipped == report.skipped and side.report().rows == report.rows
+    assert list(side.line_numbers()) == [0, 2, 5, 7, 9, 10]
+    assert not any((tmp_path / "w" / "inputs" / "dedupe").iterdir())  # the blocks' digests are gone once merged
+    again = open_input(tmp_path / "w", "src", path, MineConfig(shard_size=3))  # reused: same file, same blocks
+    assert again == side

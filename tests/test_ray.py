@@ -213,3 +213,16 @@ def test_the_dtype_reaches_the_workers(engine, tiny_model, tmp_path):
     got = read_shards(tmp_path / "ray")[1]
     np.testing.assert_allclose(got, bf16, atol=1e-6)
     assert np.abs(got - fp32).max() > 1e-3  # not the fp32 vectors
+
+
+def test_an_input_file_is_deduplicated_on_the_workers_as_here(engine, tmp_path):
+    from xlsent.mining.job import open_input
+
+    src, _, _ = _corpus(seed=6)
+    path = tmp_path / "in.txt"
+    path.write_text("".join(t + "\n" for t in src + src[::3] + ["", " "]), encoding="utf-8")
+    here = open_input(tmp_path / "local", "src", path, MineConfig(shard_size=25))
+    there = open_input(tmp_path / "ray", "src", path, MineConfig(shard_size=25), engine)
+    assert len(there) == len(here) == len(src) and there.repeats == len(src[::3]) and there.blank == 2
+    np.testing.assert_array_equal(there.line_numbers(), here.line_numbers())
+    assert there.sentences == here.sentences and there.texts(range(len(src))) == src

@@ -73,8 +73,8 @@ def mine_command(
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
     from xlsent.data.splitting import SPLITTERS
     from xlsent.mining.index import IndexConfig
-    from xlsent.mining.job import MineConfig
-    from xlsent.mining.mine import input_summary, mine, read_mining_input, save
+    from xlsent.mining.job import MineConfig, open_input
+    from xlsent.mining.mine import input_summary, is_document_source, mine, read_mining_input, save
 
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
@@ -87,19 +87,23 @@ def mine_command(
                                    (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
                                    (memory_gib, 0.01, "--memory-gib")):
         at_least(value, minimum, option)
-    inputs, sides = {}, []
-    for name, path, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
-        texts, report = read_mining_input(path, lang, documents, splitter)
-        for line in report.lines():
-            err_console.print(f"[dim]{line}[/dim]")
-        inputs[name] = input_summary(report)
-        sides.append(texts)
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
                      dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib,
                      center=center)
     work = workdir or output.with_name(output.name + ".work")
     runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
+    inputs, sides = {}, []
+    for name, path, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
+        if documents or path.suffix == ".gz" or is_document_source(path):  # split or unpacked here, in one process
+            texts, report = read_mining_input(path, lang, documents, splitter)
+        else:  # a plain file: de-duplicated by blocks on the engine, never read whole into this process
+            texts = open_input(work, name, path, cfg, runner)
+            report = texts.report()
+        for line in report.lines():
+            err_console.print(f"[dim]{line}[/dim]")
+        inputs[name] = input_summary(report)
+        sides.append(texts)
     from xlsent.encoding.encoder import Encoder
     from xlsent.mining.engine import EncoderSettings
 

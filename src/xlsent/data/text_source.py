@@ -21,14 +21,14 @@ from xlsent.utils.io import atomic_path
 KINDS = ("lines", "tsv", "jsonl", "parquet")
 
 
-def line_offsets(path: Path) -> np.ndarray:
+def line_offsets(path: Path, cache: Path | None = None) -> np.ndarray:
     """The byte offset of every line's start, then the file's size (lines + 1 values), found in one pass over the
-    file and kept beside it (``PATH.offsets``, a NumPy array), so that a shard seeks to its lines instead of
-    rescanning the file from its first line."""
+    file and kept in ``cache`` (default beside it, ``PATH.offsets``; a NumPy array, read back memory-mapped), so
+    that a shard seeks to its lines instead of rescanning the file from its first line."""
     path = Path(path)
-    cache = path.with_name(path.name + ".offsets")
+    cache = Path(cache) if cache is not None else path.with_name(path.name + ".offsets")
     if cache.exists() and cache.stat().st_mtime_ns >= path.stat().st_mtime_ns:
-        return np.load(cache)
+        return np.load(cache, mmap_mode="r")
     ends, base = [np.zeros(1, dtype=np.int64)], 0
     with open(path, "rb") as f:
         while chunk := f.read(1 << 24):
@@ -43,17 +43,49 @@ def line_offsets(path: Path) -> np.ndarray:
     return offsets
 
 
-def read_lines_range(path: Path, start: int, stop: int) -> list[str]:
-    """Lines [start, stop) of a UTF-8 file, read from their stored byte offsets."""
-    offsets = line_offsets(path)
+def _decode(path: Path, line: bytes, number: int) -> str:
+    """One line (without its newline) as text; invalid UTF-8 is an error naming the file and the line (1-based)."""
+    try:
+        return line.decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError as e:
+        raise InputFormatError(path, number, f"invalid UTF-8 (byte {e.start + 1} of the line)",
+                               "re-encode the file as UTF-8 (e.g. iconv -t UTF-8)") from None
+
+
+def read_lines_range(path: Path, start: int, stop: int, cache: Path | None = None) -> list[str]:
+    """Lines [start, stop) of a UTF-8 file, read from their stored byte offsets (``cache``: see :func:`line_offsets`)."""
+    offsets = line_offsets(path, cache)
     stop = min(stop, len(offsets) - 1)
     if start >= stop:
         return []
     with open(path, "rb") as f:
         f.seek(int(offsets[start]))
-        data = f.read(int(offsets[stop] - offsets[start])).decode("utf-8")
-    lines = data.split("\n")  # only "\n" ends a line (a sentence may hold U+2028 or a form feed)
-    return [x.rstrip("\r") for x in (lines[:-1] if data.endswith("\n") else lines)]
+        data = f.read(int(offsets[stop] - offsets[start]))
+    lines = data.split(b"\n")  # only "\n" ends a line (a sentence may hold U+2028 or a form feed)
+    lines = lines[:-1] if data.endswith(b"\n") else lines
+    return [_decode(path, x, i) for i, x in enumerate(lines, start + 1)]
+
+
+def read_lines_at(path: Path, numbers, cache: Path | None = None, gap: int = 64) -> list[str]:
+    """The lines numbered ``numbers`` (0-based, any order, repeats allowed), read by their byte offsets; lines at
+    most ``gap`` apart come in one read."""
+    offsets = line_offsets(path, cache)
+    numbers = np.asarray(numbers, dtype=np.int64)
+    order = np.argsort(numbers, kind="stable")
+    wanted = numbers[order]
+    out: list[str] = [""] * len(numbers)
+    breaks = np.flatnonzero(np.diff(wanted) > gap) + 1
+    with open(path, "rb") as f:
+        for run in np.split(np.arange(len(wanted)), breaks):
+            if not len(run):
+                continue
+            first, last = int(wanted[run[0]]), int(wanted[run[-1]])
+            f.seek(int(offsets[first]))
+            lines = f.read(int(offsets[last + 1] - offsets[first])).split(b"\n")
+            for k in run:
+                n = int(wanted[k])
+                out[order[k]] = _decode(path, lines[n - first], n + 1)
+    return out
 
 
 def _kind(path: Path) -> str:

@@ -3,8 +3,9 @@
 Layout of ``workdir``::
 
     job.json              settings and fingerprints (a rerun checks them)
-    src.txt, tgt.txt      the deduplicated sentences, one per line (row i = embedding i)
-    src.txt.offsets, …    each line's byte offset (a shard seeks to its lines)
+    inputs/               each side's input, de-duplicated without reading it into one process
+                          (:mod:`xlsent.mining.inputs`): its line offsets, the line numbers of its unique
+                          sentences (row i = embedding i); ``src.txt``/``tgt.txt`` for sentences given as lists
     src/, tgt/            embedding stores (:mod:`xlsent.mining.store`), one file per shard
     index-src/, index-tgt/   IVF indexes, when one is used: trained.faiss, then part-00000.faiss … (sub-indexes)
     knn/fwd-00000.npz …   per query shard: k nearest targets of the sources (fwd), sources of the targets (bwd)
@@ -35,7 +36,7 @@ import numpy as np
 from xlsent.mining.index import IndexConfig, choose_kind, index_parts, sub_index_paths, train_index
 from xlsent.mining.margin import select_from_candidates
 from xlsent.mining.store import EmbeddingStore, StoreSpec
-from xlsent.data.text_source import line_offsets
+from xlsent.mining.inputs import SideInput, deduplicate
 from xlsent.mining.tasks import EncodeTask, FillTask, ScoreTask, SearchTask, load_candidates
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
@@ -56,11 +57,27 @@ class MineConfig:
     center: bool = False  # per-language centering: each side's mean subtracted before search and margins
 
 
-def _digest(lines: list[str]) -> str:
-    h = hashlib.sha1()
-    for t in lines:
-        h.update(t.encode("utf-8") + b"\n")
-    return h.hexdigest()[:16]
+def open_input(workdir: str | Path, side: str, path: str | Path, cfg: MineConfig, engine=None,
+               advance=lambda: None) -> SideInput:
+    """One side's input file (one sentence per line), de-duplicated into ``workdir/inputs`` by blocks of
+    ``cfg.shard_size`` lines on ``engine`` (:func:`xlsent.mining.inputs.deduplicate`)."""
+    return deduplicate(path, Path(workdir) / "inputs", side, cfg.shard_size, engine, advance)
+
+
+def _list_input(workdir: str | Path, side: str, lines: list[str], block: int) -> SideInput:
+    """Sentences given as a list, written one per line into the work folder, then read as a file is."""
+    if not lines:
+        raise XlsentError("mining needs at least one sentence on each side")
+    bad = next((t for t in lines if "\n" in t or "\r" in t), None)
+    if bad is not None:
+        raise XlsentError(f"a sentence contains a line break ({bad[:40]!r}…): one sentence per line is the job's "
+                          "storage format — normalise whitespace first")
+    path = Path(workdir) / "inputs" / f"{side}.txt"
+    text = "".join(t + "\n" for t in lines)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, text)
+    return deduplicate(path, path.parent, side, block)
 
 
 def _digest_array(a: np.ndarray) -> str:
@@ -73,34 +90,34 @@ def peak_rss_gib() -> float:
 
 
 class MiningJob:
-    """Encode → search → select, over two lists of unique sentences, in ``workdir``."""
+    """Encode → search → select, over the unique sentences of two inputs, in ``workdir``.
 
-    def __init__(self, workdir: str | Path, src: list[str], tgt: list[str], model_name: str, cfg: MineConfig,
-                 encoder=None, overwrite: bool = False, src_lang: str = "", tgt_lang: str = "") -> None:
+    ``src``/``tgt``: a de-duplicated input file (:func:`open_input`) or a list of sentences (written to the
+    work folder and read from there the same way)."""
+
+    def __init__(self, workdir: str | Path, src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str,
+                 cfg: MineConfig, encoder=None, overwrite: bool = False, src_lang: str = "", tgt_lang: str = "") -> None:
         from xlsent.encoding.encoder import Encoder
 
-        if not src or not tgt:
-            raise XlsentError("mining needs at least one sentence on each side")
-        bad = next((t for t in (*src, *tgt) if "\n" in t or "\r" in t), None)
-        if bad is not None:
-            raise XlsentError(f"a sentence contains a line break ({bad[:40]!r}…): one sentence per line is the job's "
-                              "storage format — normalise whitespace first")
+        self.inputs = {name: side if isinstance(side, SideInput) else _list_input(workdir, name, side, cfg.shard_size)
+                       for name, side in (("src", src), ("tgt", tgt))}
         self.model_name = model_name
         self.encoder = encoder if encoder is not None else Encoder.load(model_name)
         self.langs = {"src": src_lang, "tgt": tgt_lang}
-        self._setup(workdir, cfg, self.encoder.dimension, len(src), len(tgt),
-                    {"model": self.encoder.fingerprint, "src": _digest(src), "tgt": _digest(tgt)}, overwrite)
-        for p, lines in ((self.src_txt, src), (self.tgt_txt, tgt)):
-            if not p.exists():
-                write_text_atomic(p, "".join(t + "\n" for t in lines))
-            line_offsets(p)  # once, here: every shard then seeks to its lines
+        s, t = self.inputs["src"], self.inputs["tgt"]
+        self._setup(workdir, cfg, self.encoder.dimension, len(s), len(t),
+                    {"model": self.encoder.fingerprint, "src": s.sentences, "tgt": t.sentences}, overwrite)
+
+    def texts(self, side: str, rows) -> list[str]:
+        """The sentences at embedding rows ``rows`` of ``side`` (``src`` or ``tgt``)."""
+        return self.inputs[side].texts(rows)
 
     @classmethod
     def from_embeddings(cls, workdir: str | Path, src: np.ndarray, tgt: np.ndarray, cfg: MineConfig,
                         overwrite: bool = False) -> "MiningJob":
         """A job over embeddings computed elsewhere (L2-normalised rows): its stores are filled, nothing to encode."""
         job = cls.__new__(cls)
-        job.model_name, job.encoder, job.langs = "", None, {"src": "", "tgt": ""}
+        job.model_name, job.encoder, job.langs, job.inputs = "", None, {"src": "", "tgt": ""}, {}
         key = {"model": "precomputed", "src": _digest_array(src), "tgt": _digest_array(tgt)}
         job._setup(workdir, cfg, src.shape[1], len(src), len(tgt), key, overwrite)
         for store, vecs in ((job.src, src), (job.tgt, tgt)):
@@ -127,22 +144,22 @@ class MiningJob:
                 if not overwrite:
                     raise XlsentError(f"{self.dir}: holds a mining job for other sentences, another model or "
                                       "other shard settings — use a new --workdir or pass --overwrite")
-                shutil.rmtree(self.dir)
+                for p in self.dir.iterdir():  # everything but this job's inputs
+                    if p.name != "inputs":
+                        shutil.rmtree(p) if p.is_dir() else p.unlink()
             elif old.get("search") != search_key:  # same embeddings, new search settings
                 for p in [self.dir / "knn", self.dir / "index-src", self.dir / "index-tgt",
                           self.dir / "index-src.faiss", self.dir / "index-tgt.faiss"]:
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.src_txt, self.tgt_txt = self.dir / "src.txt", self.dir / "tgt.txt"
         self.src = EmbeddingStore(self.dir / "src", StoreSpec(n_src, dim, shard, cfg.dtype))
         self.tgt = EmbeddingStore(self.dir / "tgt", StoreSpec(n_tgt, dim, shard, cfg.dtype))
         write_json_atomic(record, {"encode": encode_key, "search": search_key, "config": asdict(cfg)})
 
     # -- units of work -------------------------------------------------------------------------------------
     def encode_tasks(self) -> list[EncodeTask]:
-        return [EncodeTask(txt, store.folder, i, self.model_name, self.cfg.batch_size, self.langs[side])
-                for side, txt, store in (("src", self.src_txt, self.src), ("tgt", self.tgt_txt, self.tgt))
-                for i in store.missing()]
+        return [EncodeTask(self.inputs[side], store.folder, i, self.model_name, self.cfg.batch_size, self.langs[side])
+                for side, store in (("src", self.src), ("tgt", self.tgt)) for i in store.missing()]
 
     def _view(self, store: EmbeddingStore) -> EmbeddingStore:
         return store.centered() if self.cfg.center else store

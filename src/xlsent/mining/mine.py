@@ -9,6 +9,7 @@ from pathlib import Path
 from xlsent.data.documents import Document, clean, load_documents
 from xlsent.data.readers import ReadReport, read_sentences, unique_sentences
 from xlsent.data.splitting import split_sentences
+from xlsent.mining.inputs import SideInput
 from xlsent.mining.job import MineConfig, MiningJob, peak_rss_gib
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
@@ -62,12 +63,13 @@ def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> No
                 f.write(f"{score:.6f}\t{s}\t{t}\n")
 
 
-def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, cfg: MineConfig,
-         encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
+def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str, workdir: str | Path,
+         cfg: MineConfig, encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
          inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "", engine=None,
          encoder_settings=None) -> MineResult:
-    """Run (or resume) a mining job over unique sentences and select pairs (``encoder`` default: the model by name;
-    ``engine``: where the tasks run, :mod:`xlsent.mining.engine`, default here)."""
+    """Run (or resume) a mining job and select pairs. ``src``/``tgt``: sentences, or an input file de-duplicated
+    by :func:`xlsent.mining.job.open_input`; ``encoder`` default: the model by name; ``engine``: where the tasks
+    run, :mod:`xlsent.mining.engine`, default here."""
     t0 = time.perf_counter()
     job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
                     tgt_lang=tgt_lang)
@@ -76,11 +78,13 @@ def mine(src: list[str], tgt: list[str], model_name: str, workdir: str | Path, c
     counts: dict = {}
     mined = job.select(counts)
     timings["select_s"] = time.perf_counter() - t
+    pairs = list(zip(mined.score.astype(float).tolist(), job.texts("src", mined.src), job.texts("tgt", mined.tgt)))
     timings["total_s"] = time.perf_counter() - t0
-    pairs = [(float(s), src[i], tgt[j]) for s, i, j in zip(mined.score, mined.src, mined.tgt)]
+    inputs = inputs or {name: input_summary(side.report()) for name, side in (("src", src), ("tgt", tgt))
+                        if isinstance(side, SideInput)}
     summary = {
-        "model": model_name, "workdir": str(workdir), "inputs": inputs or {},
-        "sentences": {"src": len(src), "tgt": len(tgt)},
+        "model": model_name, "workdir": str(workdir), "inputs": inputs,
+        "sentences": {name: len(side) for name, side in job.inputs.items()},
         "shards": {"src": job.src.n_shards, "tgt": job.tgt.n_shards, "shard_size": job.src.spec.shard_size},
         "index": job.kinds, "config": asdict(cfg), "pairs": len(pairs), "selection": counts,
         "engine": getattr(engine, "name", "local"),

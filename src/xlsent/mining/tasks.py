@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.text_source import read_lines_range
 from xlsent.mining.index import IndexConfig, Searcher, fill_part
+from xlsent.mining.inputs import SideInput
 from xlsent.mining.margin import Candidates, best_candidates
 from xlsent.mining.store import EmbeddingStore
 from xlsent.similarity import knn_mean
@@ -26,9 +26,9 @@ from xlsent.utils.io import atomic_path
 
 @dataclass(frozen=True)
 class EncodeTask:
-    """Embed lines [start, stop) of ``texts`` (one sentence per line) into shard ``shard`` of ``store``."""
+    """Embed the unique sentences of rows [start, stop) of ``texts`` into shard ``shard`` of ``store``."""
 
-    texts: Path
+    texts: SideInput
     store: Path
     shard: int
     model: str
@@ -47,8 +47,7 @@ class EncodeTask:
         if encoder is None:
             encoder = Encoder.load(self.model)
         encoder = encoder.replace(normalize=True, batch_size=self.batch_size, show_progress=show_progress, memo=False)
-        texts = read_lines_range(self.texts, start, stop)
-        store.write(self.shard, encoder.encode(texts, self.lang or None))
+        store.write(self.shard, encoder.encode(self.texts.texts(np.arange(start, stop)), self.lang or None))
 
 
 @dataclass(frozen=True)
