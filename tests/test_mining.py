@@ -282,6 +282,14 @@ def test_cli_mine_end_to_end(tiny_model, tmp_path):
     sel = json.loads((tmp_path / "mined.tsv.json").read_text())["selection"]
     assert "auto_threshold" not in sel and "removed_below_threshold" not in sel
     assert len(out.read_text(encoding="utf-8").splitlines()) == sel["pairs"] >= n_auto
+    # every precision finds the hidden copies (a new store each: the precision names the embeddings)
+    for precision in ("int8", "ubinary"):
+        r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
+                   "--mode", "intersect", "--threshold", "1.0", "--precision", precision, "--overwrite")
+        assert r.returncode == 0, r.stderr
+        rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+        assert {s for _, s, t in rows if s == t} == gold, precision
+        assert json.loads((tmp_path / "mined.tsv.json").read_text())["config"]["dtype"] == precision
 
 
 def test_auto_threshold_finds_the_gap_without_gold():
@@ -417,3 +425,29 @@ def test_an_input_file_is_deduplicated_by_blocks_as_read_sentences_does(tmp_path
     assert not any((tmp_path / "w" / "inputs" / "dedupe").iterdir())  # the blocks' digests are gone once merged
     again = open_input(tmp_path / "w", "src", path, MineConfig(shard_size=3))  # reused: same file, same blocks
     assert again == side
+
+
+def test_every_store_precision_reads_back_and_finds_the_neighbours(tmp_path):
+    from xlsent.mining.store import bytes_per_sentence
+
+    rng = np.random.default_rng(3)
+    targets = _unit(rng.normal(size=(300, 64)))
+    queries = _unit(targets[:60] + 0.15 * rng.normal(size=(60, 64)))
+    exact = np.argsort(-(queries @ targets.T), axis=1)[:, :4]
+    row_max = np.abs(targets).max(1, keepdims=True)
+    for dtype, bound in (("float32", 1e-7), ("float16", 1e-3), ("int8", 0.5 / 127 * row_max + 1e-7),
+                         ("ubinary", 0.5 / 127 * row_max + 1e-7)):
+        store = _store(tmp_path, dtype, targets, 100, dtype)
+        back = np.concatenate([store.shard(i) for i in range(3)])
+        assert (np.abs(back - targets) <= bound).all(), dtype  # int8: half a step of the row's own scale
+        size = sum(store.path(i).stat().st_size - 128 for i in range(3)) / 300  # less each .npy header
+        assert size == bytes_per_sentence(dtype, 64)["stored"] == {"float32": 256, "float16": 128}.get(dtype, 68)
+        sims, idx = Searcher(store, "exact", IndexConfig()).search(queries, 4)
+        assert (idx[:, 0] == np.arange(60)).all(), dtype  # every query finds its own target first
+        overlap = np.mean([len(set(a) & set(b)) / 4 for a, b in zip(idx.tolist(), exact.tolist())])
+        # rounding swaps near-ties among random neighbours; sign bits keep the near copy, not the random rest
+        assert overlap >= {"float32": 1.0, "float16": 0.95, "int8": 0.9, "ubinary": 0.5}[dtype], (dtype, overlap)
+        np.testing.assert_allclose(sims, np.einsum("qd,qkd->qk", queries, back[idx]), rtol=1e-5)
+    assert bytes_per_sentence("ubinary", 64)["index"] == 8
+    with pytest.raises(XlsentError, match="exact binary index"):
+        Searcher(store, "ivf", IndexConfig(), tmp_path / "ivf")

@@ -43,11 +43,12 @@ def _vectors(n: int, dim: int, seed: int, base: np.ndarray | None = None) -> np.
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("kind", ["exact", "ivf", "ivfpq"])
-def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind):
+@pytest.mark.parametrize("kind,precision", [("exact", "float32"), ("ivf", "float32"), ("ivfpq", "float32"),
+                                            ("ivf", "int8"), ("exact", "ubinary")])
+def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, precision):
     src = _vectors(900, 32, 0)
     tgt = _vectors(1100, 32, 1, base=src[:500])
-    cfg = MineConfig(k=4, shard_size=256, dtype="float32", index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8))
+    cfg = MineConfig(k=4, shard_size=256, dtype=precision, index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8))
     local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
     remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
     local.run(show_progress=False)

@@ -329,6 +329,8 @@ def mining(
     k: int = typer.Option(4, "--k", help="neighbours per direction for the margin"),
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
                                 "search and margins (as xlsent mine --center)"),
+    precision: str = typer.Option("float16", "--precision", help="how the embeddings are stored and searched, "
+                                  "as xlsent mine --precision: float32 | float16 | int8 | ubinary"),
     seed: int = typer.Option(0, help="seed of the bundled corpora"),
     output: Path = OUT,
     backend: str = BACKEND,
@@ -342,10 +344,12 @@ def mining(
     from xlsent.data.comparable import bible_comparable, read_bucc, udhr_comparable
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
+    from xlsent.mining.store import DTYPES
     from xlsent.encoding.encoder import Encoder
 
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
+    choice(precision, DTYPES, "--precision")
     if bool(dataset) == bool(dev or test):
         raise XlsentError("give either --dataset (bible, udhr:CODE) or --dev PREFIX and --test PREFIX")
     if dataset:
@@ -360,7 +364,7 @@ def mining(
         if not (dev and test and src_lang and tgt_lang):
             raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
         corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
-    cfg = MineConfig(k=k, mode=mode, margin=margin, center=center)
+    cfg = MineConfig(k=k, mode=mode, margin=margin, center=center, dtype=precision)
     res = evaluate_mining(Encoder.load(model, backend=backend, threads=threads), corpora[0], corpora[1], cfg, model)
     t = res["test"]
     console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "

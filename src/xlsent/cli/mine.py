@@ -49,7 +49,10 @@ def mine_command(
     nprobe: int = typer.Option(64, help="IVF cells visited per query"),
     nlist: int = typer.Option(0, help="IVF cells (0 = 4·√n)"),
     shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
-    float32: bool = typer.Option(False, "--float32", help="store embeddings as float32 (default float16)"),
+    precision: str = typer.Option("float16", "--precision", help="how the embeddings are stored: float32 (4 bytes a "
+                                  "dimension) | float16 | int8 (1 byte + a scale per sentence) | ubinary (stored "
+                                  "as int8, searched by sign bits — d/8 bytes a sentence in the index — and the "
+                                  "candidates re-scored with the int8 vectors)"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
                                     "ivfpq (the final selection adds ~130 bytes per sentence at k = 4)"),
     batch_size: int = typer.Option(64, help="sentences per encoding batch"),
@@ -74,11 +77,16 @@ def mine_command(
     from xlsent.data.splitting import SPLITTERS
     from xlsent.mining.index import IndexConfig
     from xlsent.mining.job import MineConfig, open_input
+    from xlsent.mining.store import DTYPES
     from xlsent.mining.mine import input_summary, is_document_source, mine, read_mining_input, save
 
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
     choice(index, ("auto", "exact", "ivf", "ivfpq"), "--index")
+    choice(precision, DTYPES, "--precision")
+    if precision == "ubinary" and index in ("ivf", "ivfpq"):
+        raise XlsentError(f"--precision ubinary is searched by an exact binary index, not --index {index}: leave "
+                          "--index auto, or store int8 for an IVF index")
     choice(splitter, SPLITTERS, "--splitter")
     cut = parse_threshold(threshold)
     check_backend(backend, threads)
@@ -89,7 +97,7 @@ def mine_command(
         at_least(value, minimum, option)
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
-                     dtype="float32" if float32 else "float16", batch_size=batch_size, memory_gib=memory_gib,
+                     dtype=precision, batch_size=batch_size, memory_gib=memory_gib,
                      center=center)
     work = workdir or output.with_name(output.name + ".work")
     runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)

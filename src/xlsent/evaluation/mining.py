@@ -97,7 +97,7 @@ def evaluate_mining(encoder, dev: ComparableCorpus, test: ComparableCorpus, cfg,
     top1 = sum(t.top1.get(s) == tt for s, tt in gold_src.items()) / max(1, len(gold_src))
     return {
         "model": model_name, "dataset": test.name, "dev": dev.summary(),
-        "mining": {k: v for k, v in asdict(cfg).items() if k in ("k", "mode", "margin", "dedupe", "center")},
+        "mining": {k: v for k, v in asdict(cfg).items() if k in ("k", "mode", "margin", "dedupe", "center", "dtype")},
         "threshold": threshold, "dev_at_threshold": dev_best, "test": {**test.summary(), **result},
         "top1_gold_sources": top1,
         "auto_threshold": {**t.auto, "test": auto},

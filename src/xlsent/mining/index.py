@@ -7,6 +7,8 @@ Three kinds of search, all by inner product on L2-normalised vectors (= cosine):
 * ``ivf`` — an inverted-file index (``IndexIVFFlat``, ``nlist`` ≈ 4·√n cells, ``nprobe``
   visited), trained once on a sample; sub-indexes, each holding a run of target shards under their
   global row ids, are filled in parallel and their results merged as the exact kind's are;
+* a store of ``ubinary`` precision is searched by sign bits (``IndexBinaryFlat``, Hamming distance) for
+  ``rescore`` × k candidates, re-scored with its int8 vectors (sentence-transformers' binary retrieval);
 * ``ivfpq`` — the same cells with product-quantised vectors (``pq_m`` bytes a vector), for
   targets too large to hold at float32; candidates are re-scored with exact cosines read
   back from the store, so margins never use PQ approximations.
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.mining.store import EmbeddingStore
+from xlsent.mining.store import EmbeddingStore, binary_codes
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path
 
@@ -39,11 +41,15 @@ class IndexConfig:
     exact_max_pairs: float = 2e10  # auto: exact search while n_query × n_target ≤ this (100k × 100k: ~1 min a direction on 2 cores)
     train_size: int = 0  # vectors to train on; 0 = min(n_target, 64·nlist, ≥ 10,000 for ivfpq)
     seed: int = 0
+    rescore: int = 4  # ubinary stores: k × this many candidates by Hamming distance, then re-scored with int8 vectors
 
 
-def choose_kind(n_query: int, n_target: int, dim: int, cfg: IndexConfig, memory_gib: float) -> str:
+def choose_kind(n_query: int, n_target: int, dim: int, cfg: IndexConfig, memory_gib: float,
+                precision: str = "float16") -> str:
     if cfg.kind not in INDEX_KINDS:
         raise XlsentError(f"unknown index '{cfg.kind}': use one of {', '.join(INDEX_KINDS)}")
+    if precision == "ubinary" and cfg.kind in ("auto", "exact"):
+        return "exact"  # a binary flat index: d/8 bytes a sentence
     if cfg.kind != "auto":
         return cfg.kind
     if n_query * n_target <= cfg.exact_max_pairs:
@@ -140,6 +146,9 @@ class Searcher:
     def __init__(self, targets: EmbeddingStore, kind: str, cfg: IndexConfig, index_dir: str | Path | None = None):
         if kind not in INDEX_KINDS[1:]:
             raise XlsentError(f"unknown index '{kind}': use one of {', '.join(INDEX_KINDS[1:])}")
+        if targets.spec.dtype == "ubinary" and kind != "exact":
+            raise XlsentError(f"--precision ubinary is searched by an exact binary index, not '{kind}': leave "
+                              "--index auto (or exact), or store int8 for an IVF index")
         self.targets, self.kind, self.cfg = targets, kind, cfg
         self.indexes: list = []
         if kind != "exact":
@@ -163,9 +172,18 @@ class Searcher:
         import faiss
 
         k = min(k, len(self.targets))
-        heap = faiss.ResultHeap(len(queries), k, keep_max=True)
+        binary = self.targets.spec.dtype == "ubinary"
+        wide = min(len(self.targets), k * max(1, self.cfg.rescore)) if binary else k
+        heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
         for i in range(self.targets.n_shards if self.kind == "exact" else len(self.indexes)):
-            if self.kind == "exact":
+            if binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
+                flat = faiss.IndexBinaryFlat(self.targets.spec.dim)
+                flat.add(binary_codes(self.targets.shard(i)))
+                dist, idx = flat.search(binary_codes(queries), wide)
+                sims = dist.astype(np.float32)
+                start = self.targets.bounds(i)[0]
+                idx = np.where(idx >= 0, idx + start, -1)
+            elif self.kind == "exact":
                 flat = faiss.IndexFlatIP(self.targets.spec.dim)
                 flat.add(self.targets.shard(i))
                 sims, idx = flat.search(queries, k)
@@ -180,6 +198,6 @@ class Searcher:
         # the same numbers whatever the index (IVF-PQ's are approximate), the machine's threads or the engine
         vecs = gather(self.targets, idx)
         sims = np.where(idx >= 0, np.einsum("qd,qkd->qk", queries.astype(np.float32), vecs), -np.inf).astype(np.float32)
-        order = np.lexsort((idx, -sims), axis=1)  # best first; ties by target row
+        order = np.lexsort((idx, -sims), axis=1)[:, :k]  # best first; ties by target row
         sims, idx = np.take_along_axis(sims, order, 1), np.take_along_axis(idx, order, 1)
         return sims, idx

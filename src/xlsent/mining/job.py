@@ -51,7 +51,7 @@ class MineConfig:
     dedupe: bool = True
     index: IndexConfig = field(default_factory=IndexConfig)
     shard_size: int = 50_000
-    dtype: str = "float16"
+    dtype: str = "float16"  # the store's precision: float32 | float16 | int8 | ubinary (xlsent.mining.store)
     batch_size: int = 64
     memory_gib: float = 4.0
     center: bool = False  # per-language centering: each side's mean subtracted before search and margins
@@ -133,8 +133,8 @@ class MiningJob:
         # a target shard at float32 plus a query shard must fit an eighth of the budget
         shard = min(cfg.shard_size, max(1000, int(cfg.memory_gib * 2**30 / 8 / (2 * dim * 4))))
         encode_key = {**key, "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
-        self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib),
-                      "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib)}
+        self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib, cfg.dtype),
+                      "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib, cfg.dtype)}
         search_key = {"k": cfg.k, "index": asdict(cfg.index), "kinds": [self.kinds["fwd"], self.kinds["bwd"]],
                       "layout": 2, **({"center": True} if cfg.center else {})}  # 2: sub-indexes, k-NN means kept
         record = self.dir / "job.json"

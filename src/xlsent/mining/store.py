@@ -8,6 +8,19 @@ a corpus larger than RAM is never loaded whole.
 A centered view (:meth:`EmbeddingStore.centered`) reads every row as ``unit(x − mean)``, the mean
 over the whole store computed once, one shard at a time, and kept as ``mean.npy`` (per-language
 centering, :func:`xlsent.similarity.center`).
+
+Precisions (``dtype``), bytes a sentence at dimension d:
+
+* ``float32`` (4d), ``float16`` (2d, the default);
+* ``int8`` (d + 4): each row scaled by its own largest |value| to −127…127, the scale kept beside it
+  (one NumPy record per row). A sharded store cannot use sentence-transformers' int8 scheme, whose
+  per-dimension ranges come from a calibration set that must be known before the first shard is written;
+  a row's own scale needs nothing global and its error is ≤ 0.5/127 of that row's largest value;
+* ``ubinary``: stored as ``int8``; searched by the sign bits (d/8 bytes a sentence in the index,
+  :func:`binary_codes`, sentence-transformers' ``ubinary``) and the candidates re-scored with the int8
+  vectors, as in sentence-transformers' binary-retrieval example.
+
+Every precision reads back as float32 (:meth:`EmbeddingStore.view`).
 """
 
 from __future__ import annotations
@@ -22,7 +35,38 @@ from xlsent.similarity import unit
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
 
-DTYPES = ("float16", "float32")
+DTYPES = ("float32", "float16", "int8", "ubinary")
+
+
+def record_dtype(dtype: str, dim: int) -> np.dtype:
+    """The on-disk row type of a precision."""
+    if dtype in ("int8", "ubinary"):
+        return np.dtype([("scale", "<f4"), ("q", "i1", (dim,))])
+    return np.dtype(dtype)
+
+
+def bytes_per_sentence(dtype: str, dim: int) -> dict:
+    """Stored bytes a sentence, and bytes a sentence in an exact search index built from the store."""
+    rec = record_dtype(dtype, dim)
+    stored = rec.itemsize if rec.names else rec.itemsize * dim
+    return {"stored": stored, "index": -(-dim // 8) if dtype == "ubinary" else 4 * dim}
+
+
+def quantize_int8(vectors: np.ndarray, dim: int) -> np.ndarray:
+    """Rows as int8 records: ``q = round(127 · x / max|x|)``, ``scale = max|x| / 127`` (a zero row stays zero)."""
+    x = np.asarray(vectors, dtype=np.float32)
+    top = np.abs(x).max(axis=1) if len(x) else np.zeros(0, np.float32)
+    scale = np.where(top > 0, top / 127, 1).astype(np.float32)
+    out = np.empty(len(x), dtype=record_dtype("int8", dim))
+    out["scale"], out["q"] = scale, np.rint(x / scale[:, None]).clip(-127, 127).astype(np.int8)
+    return out
+
+
+def binary_codes(vectors: np.ndarray) -> np.ndarray:
+    """Sign bits packed 8 to a byte (sentence-transformers' ``ubinary``: ``packbits(x > 0)``)."""
+    from sentence_transformers.util.quantization import quantize_embeddings
+
+    return quantize_embeddings(np.ascontiguousarray(vectors, dtype=np.float32), precision="ubinary")
 
 
 @dataclass(frozen=True)
@@ -88,12 +132,18 @@ class EmbeddingStore:
         start, stop = self.bounds(i)
         if vectors.shape != (stop - start, self.spec.dim):
             raise ValueError(f"shard {i} needs shape {(stop - start, self.spec.dim)}, got {vectors.shape}")
+        if self.spec.dtype in ("int8", "ubinary"):
+            rows = quantize_int8(vectors, self.spec.dim)
+        else:
+            rows = vectors.astype(self.spec.dtype, copy=False)
         with atomic_path(self.path(i)) as tmp:
             with open(tmp, "wb") as f:
-                np.save(f, vectors.astype(self.spec.dtype, copy=False))
+                np.save(f, rows)
 
     def view(self, rows: np.ndarray) -> np.ndarray:
         """Stored rows as this store reads them: float32, centered and re-normalised on a centered view."""
+        if rows.dtype.names:  # int8 records
+            rows = rows["q"].astype(np.float32) * rows["scale"][:, None]
         rows = np.asarray(rows, dtype=np.float32)
         return rows if self.offset is None else unit(rows - self.offset)
 
@@ -112,7 +162,7 @@ class EmbeddingStore:
         for i in range(self.n_shards):
             if not self.done(i):
                 raise XlsentError(f"{self.path(i)}: shard not encoded yet — rerun the job to resume")
-            total += np.asarray(np.load(self.path(i), mmap_mode="r"), dtype=np.float64).sum(0)
+            total += self.view(np.load(self.path(i), mmap_mode="r")).astype(np.float64).sum(0)
         mean = (total / max(1, self.spec.rows)).astype(np.float32)
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as f:
