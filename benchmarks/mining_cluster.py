@@ -70,7 +70,8 @@ def main() -> None:
             results[name] = (mined, wall)
             workers = f", largest actor {engine.worker_peak_mib:,.0f} MiB" if engine is not None else ""
             print(f"{name}: {wall:.1f} s (cluster start {t_start:.1f}, index {timings['index_s']:.1f}, search "
-                  f"{timings['search_s']:.1f}, select {timings['select_s']:.1f}; {job.kinds['fwd']}/{job.kinds['bwd']}); "
+                  f"{timings['search_s']:.1f}, score {timings['score_s']:.1f}, select {timings['select_s']:.1f}; "
+                  f"{job.kinds['fwd']}/{job.kinds['bwd']}); "
                   f"driver peak {peak_rss_gib() * 1024:,.0f} MiB{workers}; {len(mined.src)} pairs", flush=True)
     (a, ta), (b, tb) = results["local"], results["ray"]
     same = np.array_equal(a.src, b.src) and np.array_equal(a.tgt, b.tgt) and np.array_equal(a.score, b.score)

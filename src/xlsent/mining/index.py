@@ -175,6 +175,9 @@ class Searcher:
         binary = self.targets.spec.dtype == "ubinary"
         wide = min(len(self.targets), k * max(1, self.cfg.rescore)) if binary else k
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
+        if self.indexes:  # the cells to visit, found once for every sub-index (they share the trained cells)
+            first = self.indexes[0]
+            cell_sims, cells = first.quantizer.search(queries, first.nprobe)
         for i in range(self.targets.n_shards if self.kind == "exact" else len(self.indexes)):
             if binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
                 flat = faiss.IndexBinaryFlat(self.targets.spec.dim)
@@ -190,7 +193,7 @@ class Searcher:
                 start = self.targets.bounds(i)[0]
                 idx = np.where(idx >= 0, idx + start, -1)
             else:  # global ids already; IVF-PQ merges on its approximate scores, re-scored below
-                sims, idx = self.indexes[i].search(queries, k)
+                sims, idx = self.indexes[i].search_preassigned(queries, k, cells, cell_sims)
             heap.add_result(sims, idx)
         heap.finalize()
         sims, idx = heap.D, heap.I
