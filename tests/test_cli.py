@@ -186,3 +186,40 @@ def test_data_stats_tokenizer_columns(tiny_model):
 def test_models_list_and_data_list():
     assert "e5-small" in xlsent("models", "list").stdout
     assert "bible-en-ny:test" in xlsent("data", "list").stdout
+
+
+def test_embed_at_every_precision(tiny_model, tmp_path):
+    """``--precision``: float16, int8 (records of a row scale and int8 values) and ubinary (sentence-transformers'
+    packed sign bits), in a .npy matrix and in Parquet shards, read back as what they stand for."""
+    from sentence_transformers.util.quantization import quantize_embeddings
+
+    from xlsent.mining.embed_job import read_shards
+
+    texts = ["god is good", "the river is wide", "madzi", "mulungu ndi wabwino", "he said"]
+    (tmp_path / "in.txt").write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    r = xlsent("embed", "-m", str(tiny_model), "-i", str(tmp_path / "in.txt"), "-o", str(tmp_path / "f32.npy"))
+    assert r.returncode == 0, r.stderr
+    ref = np.load(tmp_path / "f32.npy")
+    half_step = np.abs(ref).max(1, keepdims=True) / 127 / 2 + 1e-7
+    for precision in ("float16", "int8", "ubinary"):
+        npy, folder = tmp_path / f"{precision}.npy", tmp_path / precision
+        for out in (npy, folder):
+            r = xlsent("embed", "-m", str(tiny_model), "-i", str(tmp_path / "in.txt"), "-o", str(out),
+                       "--precision", precision, "--shard-size", "2")
+            assert r.returncode == 0, r.stderr
+        got, shards = np.load(npy), read_shards(folder)[1]
+        if precision == "float16":
+            assert got.dtype == np.float16 and np.abs(got - ref).max() < 1e-3
+            np.testing.assert_array_equal(shards, got.astype(np.float32))
+        elif precision == "int8":
+            assert got.dtype.names == ("scale", "q") and got["q"].dtype == np.int8
+            assert (np.abs(got["q"] * got["scale"][:, None] - ref) <= half_step).all()
+            assert (np.abs(shards - ref) <= half_step).all()
+        else:
+            np.testing.assert_array_equal(got, quantize_embeddings(ref, precision="ubinary"))
+            np.testing.assert_array_equal(shards, got)
+        manifest = json.loads((folder / "_manifest.json").read_text())
+        assert manifest["dtype"] == precision
+        assert manifest["bytes_per_sentence"] == {"float16": 64, "int8": 36, "ubinary": 4}[precision]
+    r = xlsent("embed", "-i", str(tmp_path / "in.txt"), "-o", str(tmp_path / "x.npy"), "--precision", "int4")
+    assert r.returncode == 2 and "unknown --precision 'int4'" in r.stderr

@@ -8,7 +8,7 @@ import numpy as np
 import typer
 
 from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
-                               WORKERS, at_least, check_backend, console, err_console, make_engine, output_file)
+                               WORKERS, at_least, check_backend, choice, console, err_console, make_engine, output_file)
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path
@@ -16,8 +16,12 @@ from xlsent.utils.io import atomic_path
 
 def embed_command(
     input: Path = typer.Option(..., "--input", "-i", help="texts: one a line (UTF-8), .tsv, .jsonl or .parquet"),
-    output: Path = typer.Option(..., "--output", "-o", help="a .npy file: the (n, dim) float32 matrix | a folder: "
+    output: Path = typer.Option(..., "--output", "-o", help="a .npy file: the (n, dim) matrix | a folder: "
                                 "Parquet shards (id, embedding) + _manifest.json, resumable"),
+    precision: str = typer.Option("float32", "--precision", help="float32 (4 bytes a dimension) | float16 | int8 "
+                                  "(1 byte a dimension + a float32 scale a row: .npy records (scale, q), Parquet a "
+                                  "scale column; embedding ≈ q × scale) | ubinary (the sign bits packed into uint8, "
+                                  "d/8 bytes a row, as sentence-transformers' quantize_embeddings)"),
     text_column: str = typer.Option("", help="the texts' column: .jsonl/.parquet a name (default text), .tsv a "
                                     "number (default 1)"),
     id_column: str = typer.Option("", help="an id column carried into the Parquet shards (default: row numbers)"),
@@ -45,6 +49,7 @@ def embed_command(
     from xlsent.data.text_source import open_source
     from xlsent.encoding.encoder import Encoder
     from xlsent.mining.engine import EncoderSettings
+    from xlsent.mining.store import DTYPES, quantize
 
     to_npy = output.suffix == ".npy"
     if to_npy:
@@ -52,6 +57,7 @@ def embed_command(
     elif output.exists() and not output.is_dir():
         raise XlsentError(f"{output}: exists and is a file — a .npy output ends in .npy; a folder gets Parquet shards")
     check_backend(backend, threads)
+    choice(precision, DTYPES, "--precision")
     at_least(batch_size, 1, "--batch-size")
     at_least(chunk_words, 0, "--chunk-words")
     at_least(shard_size, 1, "--shard-size")
@@ -84,7 +90,8 @@ def embed_command(
         folder = output.with_name(output.name + ".work") if to_npy else output
         manifest = embed_corpus(source, folder, encoder, EncoderSettings(model, backend, threads, device, dtype), runner,
                                 shard_size, normalize, chunk_words, lang, overwrite,
-                                lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"))
+                                lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"),
+                                precision if not to_npy else "float32")  # .npy: quantized once, at the end
         if not to_npy:
             console.print(f"wrote {output}: {manifest['rows']} rows × {manifest['dimension']} in "
                           f"{len(manifest['shards'])} Parquet shard(s) + {output / '_manifest.json'}")
@@ -92,6 +99,7 @@ def embed_command(
         vecs = read_shards(folder)[1]
     if means is not None:
         vecs = means.apply(vecs, lang)
+    vecs = quantize(vecs, precision)
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, vecs)
@@ -99,4 +107,4 @@ def embed_command(
         import shutil
 
         shutil.rmtree(output.with_name(output.name + ".work"), ignore_errors=True)
-    console.print(f"wrote {output} {vecs.shape}")
+    console.print(f"wrote {output} {vecs.shape} {precision}")

@@ -4,7 +4,9 @@ Layout of the output folder::
 
     _job.json               what is embedded (model fingerprint, source, settings): a rerun checks it
     part-00000.parquet …    one per shard of ``shard_size`` rows: ``id`` (the id column's values, or the row
-                            number) and ``embedding`` (a fixed-size list of float32), written atomically
+                            number) and ``embedding``, a fixed-size list at the chosen precision (float32,
+                            float16; int8 with a ``scale`` column: embedding ≈ int8 × scale; ubinary: the sign
+                            bits packed into d/8 uint8, sentence-transformers' ``ubinary``), written atomically
     _manifest.json          written last: model, fingerprint, dimension, dtype, rows, rows per shard, the shards
 
 Hugging Face datasets (``load_dataset("parquet", data_files="OUT/*.parquet")``), pandas, DuckDB and Spark read
@@ -23,10 +25,18 @@ from typing import Callable
 import numpy as np
 
 from xlsent.data.text_source import TextSource
+from xlsent.mining.store import quantize
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
 
 MANIFEST = "_manifest.json"  # "_": Parquet readers given the folder skip it
+COLUMNS = {"float32": "fixed-size list of float32", "float16": "fixed-size list of float16",
+           "int8": "fixed-size list of int8 (see scale)", "ubinary": "fixed-size list of uint8: the sign bits, packed"}
+
+
+def output_bytes(precision: str, dim: int) -> int:
+    """Bytes of one embedding in the output (ubinary: the bits alone; a mining store keeps int8 beside them)."""
+    return {"float32": 4 * dim, "float16": 2 * dim, "int8": dim + 4, "ubinary": -(-dim // 8)}[precision]
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,7 @@ class EmbedTask:
     chunk_words: int = 0
     batch_size: int = 64
     lang: str = ""
+    precision: str = "float32"
 
     def done(self) -> bool:
         return self.out.exists()
@@ -53,30 +64,38 @@ class EmbedTask:
         ids, texts = self.source.read(self.start, self.stop)
         enc = encoder.replace(normalize=self.normalize, chunk_words=self.chunk_words, batch_size=self.batch_size,
                               show_progress=show_progress, memo=False)
-        vecs = np.ascontiguousarray(enc.encode(texts, self.lang or None), dtype=np.float32)
-        column = pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), vecs.shape[1])
+        vecs = quantize(enc.encode(texts, self.lang or None), self.precision)
+        columns = {"id": ids}
+        if vecs.dtype.names:  # int8 records
+            columns["scale"], vecs = vecs["scale"], vecs["q"]
+        columns["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(vecs).reshape(-1)),
+                                                                 vecs.shape[1])
         with atomic_path(self.out) as tmp:
-            pq.write_table(pa.table({"id": ids, "embedding": column}), tmp)
+            pq.write_table(pa.table(columns), tmp)
 
 
 def read_shards(folder: str | Path) -> tuple[list, np.ndarray]:
-    """(ids, embeddings) of a finished output folder, in row order."""
+    """(ids, embeddings) of a finished output folder, in row order: float32 (int8 shards scaled back), or the
+    packed sign bits of ubinary shards as uint8."""
     import pyarrow.parquet as pq
 
     folder = Path(folder)
     manifest = json.loads((folder / MANIFEST).read_text())
+    precision = manifest.get("dtype", "float32")
+    width = -(-manifest["dimension"] // 8) if precision == "ubinary" else manifest["dimension"]
+    out = np.uint8 if precision == "ubinary" else np.float32
     ids, parts = [], []
     for name in manifest["shards"]:
         t = pq.read_table(folder / name)
         ids += t.column("id").to_pylist()
-        parts.append(np.stack(t.column("embedding").to_numpy(zero_copy_only=False)).astype(np.float32)
-                     if t.num_rows else np.zeros((0, manifest["dimension"]), np.float32))
+        v = t.column("embedding").combine_chunks().flatten().to_numpy().reshape(t.num_rows, width).astype(out)
+        parts.append(v * t.column("scale").to_numpy()[:, None] if precision == "int8" else v)
     return ids, np.concatenate(parts)
 
 
 def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engine=None, shard_size: int = 50_000,
                  normalize: bool = False, chunk_words: int = 0, lang: str = "", overwrite: bool = False,
-                 advance: Callable[[int, int], None] | None = None) -> dict:
+                 advance: Callable[[int, int], None] | None = None, precision: str = "float32") -> dict:
     """Embed every row of ``source`` into Parquet shards under ``folder``; the manifest. ``encoder`` is the driver's
     (its fingerprint and dimension name the output; the local engine embeds with it), ``settings`` how a remote
     worker loads it (:class:`xlsent.mining.engine.EncoderSettings`); ``advance(done, total)`` reports shards."""
@@ -89,7 +108,8 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
     key = {"model": encoder.fingerprint, "source": str(source.path.resolve()), "size": stat.st_size,
            "mtime_ns": stat.st_mtime_ns, "rows": source.rows, "text_column": source.text_column,
            "id_column": source.id_column, "shard_size": shard_size, "normalize": normalize,
-           "chunk_words": chunk_words, "lang": lang, "encode_dtype": getattr(settings, "dtype", "auto")}
+           "chunk_words": chunk_words, "lang": lang, "encode_dtype": getattr(settings, "dtype", "auto"),
+           "precision": precision}
     record = folder / "_job.json"
     if folder.exists() and any(folder.iterdir()):
         old = json.loads(record.read_text()) if record.exists() else None
@@ -103,7 +123,7 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
     n_shards = -(-source.rows // shard_size)
     names = [f"part-{i:05d}.parquet" for i in range(n_shards)]
     tasks = [EmbedTask(source, i, i * shard_size, min(source.rows, (i + 1) * shard_size), folder / names[i],
-                       normalize, chunk_words, int(getattr(encoder, "batch_size", 64)), lang)
+                       normalize, chunk_words, int(getattr(encoder, "batch_size", 64)), lang, precision)
              for i in range(n_shards)]
     todo = [t for t in tasks if not t.done()]
     done = [n_shards - len(todo)]
@@ -115,8 +135,10 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
 
     (engine if engine is not None else LocalEngine(encoder)).encode(todo, settings, step)
     manifest = {"model": settings.model, "fingerprint": encoder.fingerprint, "dimension": int(encoder.dimension),
-                "dtype": "float32", "rows": source.rows, "rows_per_shard": shard_size, "shards": names,
-                "columns": {"id": source.id_column or "row number", "embedding": "fixed-size list of float32"},
+                "dtype": precision, "bytes_per_sentence": output_bytes(precision, int(encoder.dimension)),
+                "rows": source.rows, "rows_per_shard": shard_size, "shards": names,
+                "columns": {"id": source.id_column or "row number", "embedding": COLUMNS[precision],
+                            **({"scale": "float32: embedding ≈ int8 × scale"} if precision == "int8" else {})},
                 "normalized": normalize, "source": key["source"], "engine": getattr(engine, "name", "local")}
     write_json_atomic(folder / MANIFEST, manifest)
     return manifest

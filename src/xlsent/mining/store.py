@@ -62,6 +62,19 @@ def quantize_int8(vectors: np.ndarray, dim: int) -> np.ndarray:
     return out
 
 
+def quantize(vectors: np.ndarray, precision: str) -> np.ndarray:
+    """Vectors at ``precision`` as an array: float32 / float16 rows, int8 records (``scale``, ``q``), or ubinary
+    packed sign bits (uint8, d/8 a row)."""
+    if precision not in DTYPES:
+        raise XlsentError(f"unknown precision '{precision}': use one of {', '.join(DTYPES)}")
+    x = np.asarray(vectors, dtype=np.float32)
+    if precision == "int8":
+        return quantize_int8(x, x.shape[1])
+    if precision == "ubinary":
+        return binary_codes(x)
+    return x.astype(precision)
+
+
 def binary_codes(vectors: np.ndarray) -> np.ndarray:
     """Sign bits packed 8 to a byte (sentence-transformers' ``ubinary``: ``packbits(x > 0)``)."""
     from sentence_transformers.util.quantization import quantize_embeddings
