@@ -11,6 +11,11 @@ the work), then ``select_pairs`` in each mode. Printed per mode: seconds, the pe
 allocated during the call (``tracemalloc``, which sees numpy's buffers and Python objects),
 and its ratio to the k-NN lists themselves (2 directions × n × k × (4-byte cosine + 8-byte row)),
 which is the input any selection, ours or a peer's, has to hold.
+
+Then the reduce step alone, as a job split into shards runs it (the map step, each shard's best candidate,
+its score and the runner-up's, runs on the workers): its input (both directions' candidates) and the peak
+allocated during :func:`xlsent.mining.margin.select_from_candidates`, per mode — what the one process that
+runs the reduce must hold, the figure a capacity plan needs.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import tracemalloc
 
 import numpy as np
 
-from xlsent.mining.margin import MODES, select_pairs
+from xlsent.mining.margin import MODES, best_candidates, select_from_candidates, select_pairs
+from xlsent.similarity import knn_mean
 
 
 def knn(n: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -49,6 +55,20 @@ def main() -> None:
         tracemalloc.stop()
         print(f"{mode:>9}: {dt:6.1f} s, {len(pairs):>9,} pairs, peak allocated {peak / 2**20:7.0f} MiB "
               f"= {peak / lists:.2f}× the k-NN lists ({peak / (2 * a.n):.0f} bytes per sentence)")
+    fm, bm = knn_mean(fs, fi, a.k), knn_mean(bs, bi, a.k)
+    fwd, bwd = best_candidates(fs, fi, fm, bm), best_candidates(bs, bi, bm, fm)  # the map step (workers)
+    held = sum(getattr(c, f).nbytes for c in (fwd, bwd) for f in ("best", "score", "second"))
+    print(f"reduce step: its input, both directions' candidates, {held / 2**20:.0f} MiB "
+          f"({held / (2 * a.n):.0f} bytes per sentence)")
+    for mode in MODES:
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        pairs = select_from_candidates(fwd, bwd, mode)
+        dt = time.perf_counter() - t0
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        print(f"{mode:>9}: {dt:6.1f} s, {len(pairs):>9,} pairs, peak allocated {peak / 2**20:7.0f} MiB; with its "
+              f"input {(peak + held) / (2 * a.n):.0f} bytes per sentence")
 
 
 if __name__ == "__main__":
