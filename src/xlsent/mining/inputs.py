@@ -112,7 +112,7 @@ def deduplicate(path: str | Path, folder: str | Path, name: str, block: int = 50
     here), the first lines of every sentence kept; reused when ``folder`` already holds it for the same file."""
     from xlsent.mining.engine import LocalEngine
 
-    path, folder = Path(path), Path(folder)
+    path, folder = Path(path).absolute(), Path(folder).absolute()  # a worker may start in another folder
     if not path.exists():
         raise XlsentError(f"{path}: no such file — check the path")
     if path.is_dir():

@@ -129,7 +129,7 @@ class MiningJob:
     def _setup(self, workdir, cfg: MineConfig, dim: int, n_src: int, n_tgt: int, key: dict, overwrite: bool) -> None:
         if cfg.k < 1:
             raise XlsentError(f"k = {cfg.k}: must be ≥ 1")
-        self.dir, self.cfg = Path(workdir), cfg
+        self.dir, self.cfg = Path(workdir).resolve(), cfg  # absolute: a worker may start elsewhere
         # a target shard at float32 plus a query shard must fit an eighth of the budget
         shard = min(cfg.shard_size, max(1000, int(cfg.memory_gib * 2**30 / 8 / (2 * dim * 4))))
         encode_key = {**key, "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
