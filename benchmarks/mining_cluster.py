@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("--cpus-per-worker", type=float, default=0.5, help="below 1 on a 2-CPU machine (ray#44687)")
     ap.add_argument("--fit", default="e5-small", help="model whose embedding distribution is imitated, or none")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workdir", type=Path, default=None, help="keep both runs' work folders here (to compare their "
+                    "k-NN lists); default a temporary folder, removed")
     args = ap.parse_args()
 
     from xlsent.mining.engine import RayEngine
@@ -56,7 +58,8 @@ def main() -> None:
     print(f"{args.n} × {args.n} vectors, dim {len(mean)} ({args.fit}'s distribution), {args.gold} gold pairs",
           flush=True)
     results = {}
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.workdir or tmp
         for name in ("local", "ray"):
             t0 = time.perf_counter()
             engine = RayEngine(workers=args.workers, cpus_per_worker=args.cpus_per_worker) if name == "ray" else None
@@ -76,6 +79,13 @@ def main() -> None:
     (a, ta), (b, tb) = results["local"], results["ray"]
     same = np.array_equal(a.src, b.src) and np.array_equal(a.tgt, b.tgt) and np.array_equal(a.score, b.score)
     print(f"ray ÷ local: {tb / ta:.2f}× (target ≤ 1.5); pairs identical: {same}")
+    if not same and args.workdir:
+        from xlsent.mining.tasks import load_knn
+
+        for d in ("fwd", "bwd"):
+            jobs = [MiningJob.from_embeddings(Path(work) / name, src, tgt, cfg) for name in ("local", "ray")]
+            x, y = (load_knn(j.knn_paths(d))[1] for j in jobs)
+            print(f"{d}: k-NN lists differing in {(x != y).any(1).sum()} of {len(x)} rows")
 
 
 if __name__ == "__main__":
