@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlsent.data.cleaning import normalize_text
+from xlsent.data.text_source import decode_line
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 LANG_CODE = re.compile(r"^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$")
@@ -53,15 +54,7 @@ def read_lines(path: Path) -> list[str]:
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    out = []
-    for i, line in enumerate(lines, 1):
-        try:
-            out.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as exc:
-            raise InputFormatError(
-                path, i, f"invalid UTF-8 (byte {exc.start + 1} of the line)", "re-encode the file as UTF-8 (e.g. iconv -t UTF-8)"
-            ) from None
-    return out
+    return [decode_line(path, line, i) for i, line in enumerate(lines, 1)]
 
 
 def read_fields(path: Path, names: tuple[str, ...], on_bad_lines: str, fix: str, headers: tuple = (),

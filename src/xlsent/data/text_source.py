@@ -43,7 +43,7 @@ def line_offsets(path: Path, cache: Path | None = None) -> np.ndarray:
     return offsets
 
 
-def _decode(path: Path, line: bytes, number: int) -> str:
+def decode_line(path: Path, line: bytes, number: int) -> str:
     """One line (without its newline) as text; invalid UTF-8 is an error naming the file and the line (1-based)."""
     try:
         return line.decode("utf-8").rstrip("\r")
@@ -63,7 +63,7 @@ def read_lines_range(path: Path, start: int, stop: int, cache: Path | None = Non
         data = f.read(int(offsets[stop] - offsets[start]))
     lines = data.split(b"\n")  # only "\n" ends a line (a sentence may hold U+2028 or a form feed)
     lines = lines[:-1] if data.endswith(b"\n") else lines
-    return [_decode(path, x, i) for i, x in enumerate(lines, start + 1)]
+    return [decode_line(path, x, i) for i, x in enumerate(lines, start + 1)]
 
 
 def read_lines_at(path: Path, numbers, cache: Path | None = None, gap: int = 64) -> list[str]:
@@ -84,7 +84,7 @@ def read_lines_at(path: Path, numbers, cache: Path | None = None, gap: int = 64)
             lines = f.read(int(offsets[last + 1] - offsets[first])).split(b"\n")
             for k in run:
                 n = int(wanted[k])
-                out[order[k]] = _decode(path, lines[n - first], n + 1)
+                out[order[k]] = decode_line(path, lines[n - first], n + 1)
     return out
 
 
