@@ -117,6 +117,53 @@ def test_exact_sharded_search_equals_brute_force_and_ivf_full_probe(tmp_path):
     assert choose_kind(10**7, 10**7, 384, IndexConfig(), 4.0) == "ivfpq"
 
 
+def _oracle_top(queries, vectors, n):
+    """Top n by numpy's float32 einsum (no BLAS), ties by id: what the searcher must return, whatever its threads."""
+    sims = np.einsum("qd,kd->qk", queries, vectors).astype(np.float32)
+    order = np.lexsort((np.broadcast_to(np.arange(len(vectors)), sims.shape), -sims), axis=1)[:, :n]
+    return np.take_along_axis(sims, order, 1), order
+
+
+def test_cells_rows_and_exact_neighbours_do_not_depend_on_blas_threads(tmp_path):
+    """faiss scores a flat index with BLAS, whose last bits change with its thread count (the cause of a 1M × 1M
+    job whose Ray and local pairs differed): cells visited, cells filed in and exact top k are re-scored without
+    BLAS, so they equal a numpy oracle bit for bit on one thread and on two."""
+    import faiss
+
+    from faiss.contrib.inspect_tools import get_invlist
+
+    from xlsent.mining.index import assign_cells, fill_part, train_index
+
+    rng = np.random.default_rng(3)
+    targets, queries = _unit(rng.normal(size=(3000, 32))), _unit(rng.normal(size=(2000, 32)))
+    store = _store(tmp_path, "t", targets, 1000, "float32")
+    cfg = IndexConfig(nlist=64, nprobe=6)
+    train_index(store, "ivf", cfg, tmp_path / "trained.faiss")
+    trained = faiss.read_index(str(tmp_path / "trained.faiss"))
+    quantizer = trained.quantizer
+    centroids = quantizer.reconstruct_n(0, 64)
+    want_cells = _oracle_top(queries, centroids, 6)
+    want_knn = _oracle_top(queries, targets, 5)
+    threads = faiss.omp_get_max_threads()
+    try:
+        for t in (1, 2):
+            faiss.omp_set_num_threads(t)
+            sims, cells = assign_cells(quantizer, queries, 6)
+            np.testing.assert_array_equal(cells, want_cells[1])
+            np.testing.assert_array_equal(sims, want_cells[0])
+            fill_part(store, range(3), tmp_path / "trained.faiss", tmp_path / f"part-{t}.faiss")
+            filled = faiss.read_index(str(tmp_path / f"part-{t}.faiss"))
+            home = _oracle_top(targets, centroids, 1)[1][:, 0]
+            for c in range(64):
+                ids = get_invlist(filled.invlists, c)[0]
+                assert sorted(ids.tolist()) == np.nonzero(home == c)[0].tolist()
+            sims, idx = Searcher(store, "exact", IndexConfig()).search(queries, 5)
+            np.testing.assert_array_equal(idx, want_knn[1])
+            np.testing.assert_array_equal(sims, want_knn[0])
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
 def test_sub_indexes_find_the_neighbours_of_one_index_over_every_row(tmp_path):
     """A few cells probed: the merged results of the per-part sub-indexes are one IVF index's over all rows."""
     import faiss

@@ -15,6 +15,15 @@ Three kinds of search, all by inner product on L2-normalised vectors (= cosine):
 
 ``auto`` picks ``exact`` while n_query × n_target is small enough (``exact_max_pairs``),
 else ``ivf`` when the target vectors fit in a quarter of the memory budget, else ``ivfpq``.
+
+The same neighbours whatever the thread count: faiss computes a flat index's scores with BLAS, whose float sums
+change with its number of threads (a last-bit difference: 18 of 50,000 queries probed a different cell with one
+thread than with two, and a 1M × 1M job mined on one-thread Ray workers and on the two-thread driver did not give
+the same pairs). So every step that picks by a flat index's scores — the cells a query visits, the cell a target
+row is filed in, an exact shard's top k — takes a wider shortlist from faiss and re-scores it with numpy's einsum
+(no BLAS, one row at a time), ties broken by id: the choice can only differ if more candidates than the margin
+lie within a rounding error of each other. Training the cells (k-means) still uses BLAS; it runs once, in the
+driver, and is kept in the work folder (:func:`train_index`).
 """
 
 from __future__ import annotations
@@ -44,6 +53,28 @@ class IndexConfig:
     rescore: int = 4  # ubinary stores: k × this many candidates by Hamming distance, then re-scored with int8 vectors
 
 
+SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
+
+
+def exact_top(queries: np.ndarray, vectors: np.ndarray, ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``n`` of each query's shortlist (``ids``, −1 = none; ``vectors`` (n_query, width, d) theirs) scored
+    by numpy's einsum, one query at a time, no BLAS, and ordered by score then id: (scores, ids)."""
+    exact = np.einsum("qd,qkd->qk", queries, vectors)
+    exact = np.where(ids >= 0, exact, -np.inf).astype(np.float32)
+    order = np.lexsort((ids, -exact), axis=1)[:, :n]
+    return np.take_along_axis(exact, order, 1), np.take_along_axis(ids, order, 1)
+
+
+def assign_cells(quantizer, x: np.ndarray, n: int, centroids: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` cells of an IVF ``quantizer`` (a flat inner-product index) nearest each row of ``x``: (inner
+    products, cells), best first, the same with any number of threads."""
+    centroids = quantizer.reconstruct_n(0, quantizer.ntotal) if centroids is None else centroids
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    cells = quantizer.search(x, min(quantizer.ntotal, n + SHORTLIST))[1]
+    return exact_top(x, centroids[np.maximum(cells, 0)], cells, n)
+
+
 def choose_kind(n_query: int, n_target: int, dim: int, cfg: IndexConfig, memory_gib: float,
                 precision: str = "float16") -> str:
     if cfg.kind not in INDEX_KINDS:
@@ -71,7 +102,11 @@ def _pq_m(dim: int, cfg: IndexConfig) -> int:
 
 def train_index(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | Path):
     """An empty IVF(PQ) index trained on a sample of ``store`` (its cells, and codebooks for PQ), written atomically
-    to ``path``: trained once, before the target shards are added to copies of it in parallel."""
+    to ``path``: trained once, before the target shards are added to copies of it in parallel.
+
+    faiss's k-means scores with BLAS, so the cells depend on the number of threads training them (the same sample
+    trained on one and on two threads gives slightly different cells; without BLAS training is 10× slower): a
+    job's index is trained once, by its driver, and kept, so that every engine searches the same cells."""
     import faiss
 
     d, n = store.spec.dim, len(store)
@@ -92,10 +127,16 @@ def fill_part(store: EmbeddingStore, shards: range, trained: str | Path, out: st
     """``shards`` of ``store`` added, with their global row ids, to a copy of the ``trained`` index → ``out``."""
     import faiss
 
+    from faiss.contrib.ivf_tools import add_preassigned
+
     index = faiss.read_index(str(trained))
+    centroids = index.quantizer.reconstruct_n(0, index.nlist)
     for i in shards:
         start, stop = store.bounds(i)
-        index.add_with_ids(store.shard(i), np.arange(start, stop, dtype=np.int64))
+        x = np.ascontiguousarray(store.shard(i), dtype=np.float32)
+        cells = np.ascontiguousarray(assign_cells(index.quantizer, x, 1, centroids)[1][:, 0])  # not faiss's (BLAS)
+        ids = np.arange(start, stop, dtype=np.int64)  # a name holds it: add_preassigned keeps only a raw pointer
+        add_preassigned(index, x, cells, ids)
     _write_index(index, out)
 
 
@@ -151,6 +192,7 @@ class Searcher:
                               "--index auto (or exact), or store int8 for an IVF index")
         self.targets, self.kind, self.cfg = targets, kind, cfg
         self.indexes: list = []
+        self.centroids = None
         if kind != "exact":
             import faiss
 
@@ -166,18 +208,22 @@ class Searcher:
                 index = faiss.read_index(str(path))
                 index.nprobe = min(cfg.nprobe, index.nlist)
                 self.indexes.append(index)
+            self.centroids = self.indexes[0].quantizer.reconstruct_n(0, self.indexes[0].nlist)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found."""
         import faiss
 
         k = min(k, len(self.targets))
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
         binary = self.targets.spec.dtype == "ubinary"
-        wide = min(len(self.targets), k * max(1, self.cfg.rescore)) if binary else k
+        # ubinary: a Hamming shortlist to re-score; exact: a margin over BLAS's rounding (see the module's docstring)
+        wide = k * max(1, self.cfg.rescore) if binary else k + SHORTLIST if self.kind == "exact" else k
+        wide = min(len(self.targets), wide)
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
         if self.indexes:  # the cells to visit, found once for every sub-index (they share the trained cells)
             first = self.indexes[0]
-            cell_sims, cells = first.quantizer.search(queries, first.nprobe)
+            cell_sims, cells = assign_cells(first.quantizer, queries, first.nprobe, self.centroids)
         for i in range(self.targets.n_shards if self.kind == "exact" else len(self.indexes)):
             if binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
                 flat = faiss.IndexBinaryFlat(self.targets.spec.dim)
@@ -189,18 +235,13 @@ class Searcher:
             elif self.kind == "exact":
                 flat = faiss.IndexFlatIP(self.targets.spec.dim)
                 flat.add(self.targets.shard(i))
-                sims, idx = flat.search(queries, k)
+                sims, idx = flat.search(queries, wide)
                 start = self.targets.bounds(i)[0]
                 idx = np.where(idx >= 0, idx + start, -1)
             else:  # global ids already; IVF-PQ merges on its approximate scores, re-scored below
                 sims, idx = self.indexes[i].search_preassigned(queries, k, cells, cell_sims)
             heap.add_result(sims, idx)
         heap.finalize()
-        sims, idx = heap.D, heap.I
-        # every kind's cosines recomputed from the stored vectors, one query at a time (numpy's einsum, no BLAS):
-        # the same numbers whatever the index (IVF-PQ's are approximate), the machine's threads or the engine
-        vecs = gather(self.targets, idx)
-        sims = np.where(idx >= 0, np.einsum("qd,qkd->qk", queries.astype(np.float32), vecs), -np.inf).astype(np.float32)
-        order = np.lexsort((idx, -sims), axis=1)[:, :k]  # best first; ties by target row
-        sims, idx = np.take_along_axis(sims, order, 1), np.take_along_axis(idx, order, 1)
-        return sims, idx
+        # every kind's cosines recomputed from the stored vectors: the same numbers whatever the index (IVF-PQ's are
+        # approximate), the machine's threads or the engine
+        return exact_top(queries, gather(self.targets, heap.I), heap.I, k)
