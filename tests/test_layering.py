@@ -15,7 +15,7 @@ LAYERS = [
     {"models", "modules", "losses"},
     {"encoding", "export"},
     {"perturbations"},
-    {"mining"},
+    {"mining", "align"},
     {"evaluation"},
     {"recipes"},
     {"report"},

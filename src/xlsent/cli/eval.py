@@ -516,3 +516,70 @@ app.command("titles")(eval_titles)
 from xlsent.cli.spans import eval_spans  # noqa: E402
 
 app.command("spans")(eval_spans)
+
+
+@app.command("align")
+def align(
+    gold: Path = typer.Option(None, "--gold", help="gold alignment: a file (TSV or vecalign format) or a folder of them"),
+    pred: Path = typer.Option(None, "--pred", help="predicted alignment, the same shape as --gold (a folder's files "
+                              "are matched by name)"),
+    dataset: str = typer.Option(None, "--dataset", help="bundled gold, aligned here with --model: bible-align "
+                                "(split verses) | bible-align:deletions (5% of verses on one side only) | "
+                                "bible-align:dev | bible-align:dev-deletions (the development books)"),
+    model: str = typer.Option(None, "--model", "-m", help="--dataset: registered name or local model folder"),
+    max_overlap: int = typer.Option(3, "--max-overlap", help="as xlsent align"),
+    deletion_quantile: float = typer.Option(0.2, help="as xlsent align"),
+    plain: bool = typer.Option(False, "--plain", help="as xlsent align: the 1-1 cosine baseline"),
+    output: Path = OUT,
+    backend: str = BACKEND,
+    threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
+) -> None:
+    """Sentence-alignment strict and lax precision, recall and F1 (Vecalign's scorer, micro-averaged)."""
+    from xlsent.cli.align import align_options
+    from xlsent.data.alignment import BIBLE_ALIGN, read_alignment
+    from xlsent.evaluation.alignment import evaluate_alignment, score_alignments
+
+    output_file(output)
+    if bool(dataset) == bool(gold or pred):
+        raise XlsentError("give either --gold GOLD --pred PRED, or --dataset bible-align with --model")
+    if dataset:
+        choice(dataset, BIBLE_ALIGN, "--dataset")
+        if not model:
+            raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
+        check_backend(backend, threads)
+        cfg = align_options(max_overlap, deletion_quantile, 5, plain)
+        from xlsent.align.vecalign import align_documents
+        from xlsent.data.alignment import bible_align
+        from xlsent.encoding.encoder import Encoder
+
+        docs = bible_align(dataset)
+        encoder = Encoder.load(model, backend=backend, threads=threads, normalize=True)
+        scores, _ = evaluate_alignment(docs, lambda d: align_documents(d.src, d.tgt, encoder.encode,
+                                                                       encoder.dimension, cfg, ("en", "ny")))
+        name = f"{model} on {dataset} ({len(docs)} chapters)"
+    else:
+        if not (gold and pred):
+            raise XlsentError("give both --gold and --pred")
+        for p, opt in ((gold, "--gold"), (pred, "--pred")):
+            if not p.exists():
+                raise XlsentError(f"{p}: no such file or folder ({opt})")
+        if gold.is_dir() != pred.is_dir():
+            raise XlsentError("--gold and --pred must both be files or both be folders")
+        if gold.is_dir():
+            names = sorted(p.name for p in gold.iterdir() if p.is_file() and not p.name.endswith(".json"))
+            missing = [n for n in names if not (pred / n).is_file()]
+            if missing:
+                raise XlsentError(f"{pred}: no prediction for {missing[0]} (and {len(missing) - 1} more) — files "
+                                  "are matched by name")
+            pairs = [(gold / n, pred / n) for n in names]
+        else:
+            pairs = [(gold, pred)]
+        scores = score_alignments([read_alignment(g) for g, _ in pairs], [read_alignment(p) for _, p in pairs])
+        name = f"{pred} against {gold}"
+    s = scores
+    console.print(f"{name}: strict F1 {s.strict_f1:.3f} (P {s.strict_precision:.3f}, R {s.strict_recall:.3f}); "
+                  f"lax F1 {s.lax_f1:.3f} (P {s.lax_precision:.3f}, R {s.lax_recall:.3f}); "
+                  f"{s.predicted_blocks} predicted, {s.gold_blocks} gold blocks")
+    _write({"dataset": dataset, "model": model, **s.to_dict()}, output)

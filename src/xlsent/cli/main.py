@@ -7,6 +7,7 @@ import sys
 import typer
 from rich.markup import escape
 
+from xlsent.cli import align as align_cmd
 from xlsent.cli import data as data_cmd
 from xlsent.cli import demo as demo_cmd
 from xlsent.cli import embed as embed_cmd
@@ -31,6 +32,7 @@ app.add_typer(models_cmd.app, name="models")
 app.add_typer(data_cmd.app, name="data")
 app.add_typer(eval_cmd.app, name="eval")
 app.add_typer(train_cmd.app, name="train")
+app.command("align")(align_cmd.align_command)
 app.command("embed")(embed_cmd.embed_command)
 app.command("export")(export_cmd.export_command)
 app.command("demo")(demo_cmd.demo_command)

@@ -1,0 +1,125 @@
+"""``xlsent align``: sentence alignment of translated documents (Vecalign on any model)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, choice, console, output_file
+from xlsent.models.registry import DEFAULT_MODEL
+from xlsent.utils.errors import XlsentError
+
+MAX_LENGTH_RATIO = typer.Option(4.0, "--max-length-ratio", help="refuse a document pair whose sentence counts differ "
+                                "by more than this factor (it is probably not a translation of the same text)")
+
+
+def align_options(max_overlap: int, deletion_quantile: float, search_buffer: int, plain: bool):
+    from xlsent.align.vecalign import AlignConfig
+
+    cfg = AlignConfig(max_overlap=1 if plain else max_overlap, deletion_quantile=deletion_quantile,
+                      search_buffer=search_buffer, normalise=not plain)
+    cfg.check()
+    at_least(search_buffer, 1, "--search-buffer")
+    return cfg
+
+
+def check_lengths(name: str, n_src: int, n_tgt: int, ratio: float) -> None:
+    if max(n_src, n_tgt) > ratio * max(1, min(n_src, n_tgt)):
+        raise XlsentError(f"{name}: {n_src} source and {n_tgt} target sentences differ by more than "
+                          f"{ratio:g}× — are these translations of the same document? (--max-length-ratio)")
+
+
+def summary(docs: list[tuple[str, int, int]], alignments: list, seconds: float) -> dict:
+    from collections import Counter
+
+    types: Counter = Counter()
+    scores = []
+    for a in alignments:
+        types.update(a.types())
+        scores += [c for s, t, c in zip(a.src, a.tgt, a.score) if s and t]
+    return {"documents": len(docs), "src_sentences": sum(d[1] for d in docs),
+            "tgt_sentences": sum(d[2] for d in docs), "alignments": sum(types.values()),
+            "by_type": dict(types.most_common()),
+            "mean_score": round(sum(scores) / len(scores), 6) if scores else None,
+            "score": "normalised cost of a block (0 identical, about 1 as unlike as random sentences); deletions 0",
+            "seconds": round(seconds, 2), "files": [d[0] for d in docs]}
+
+
+def align_command(
+    src: Path = typer.Argument(None, help="source document: one sentence a line (or raw text with --split)"),
+    tgt: Path = typer.Argument(None, help="target document, the same"),
+    output: Path = typer.Option(..., "--output", "-o", help="the alignment file (a folder with --batch); a summary "
+                                "JSON is written beside it"),
+    batch: Path = typer.Option(None, "--batch", help="a list of document pairs, 'SRC<TAB>TGT' a line: every pair "
+                               "aligned with the model loaded once, one file each in the --output folder"),
+    split: str = typer.Option("", "--split", help="SRC_LANG,TGT_LANG: the documents are raw text, split into "
+                              "sentences first with xlsent's splitter"),
+    fmt: str = typer.Option("tsv", "--format", help="tsv: src_ids, tgt_ids, score, src_text, tgt_text | vecalign: "
+                            "[0, 1]:[2]:0.231"),
+    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="registered name or local model folder"),
+    max_overlap: int = typer.Option(3, "--max-overlap", help="the most sentences on one side of a block: steps "
+                                    "a-b with a + b ≤ this + 1 (3: 1-1, 1-2, 2-1, 1-3, 2-2, 3-1)"),
+    deletion_quantile: float = typer.Option(0.2, help="a deleted sentence costs this quantile of random sentence "
+                                            "pairs' costs (higher: fewer deletions)"),
+    search_buffer: int = typer.Option(5, help="coarse-to-fine search: nodes on each side of the coarse path"),
+    plain: bool = typer.Option(False, "--plain", help="the baseline: 1-1 steps and deletions, cost 1 − cosine (no "
+                               "overlaps, no normalisation)"),
+    max_length_ratio: float = MAX_LENGTH_RATIO,
+    backend: str = BACKEND,
+    threads: int = THREADS,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
+) -> None:
+    """Align the sentences of two translated documents (Thompson & Koehn 2019, Vecalign): 1-1, 1-N, N-1 and
+    N-M blocks and deletions, in time and memory linear in the documents' length."""
+    from xlsent.align.vecalign import align_documents
+    from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.utils.io import write_json_atomic
+
+    choice(fmt, FORMATS, "--format")
+    check_backend(backend, threads)
+    cfg = align_options(max_overlap, deletion_quantile, search_buffer, plain)
+    if batch is not None:
+        if src is not None or tgt is not None:
+            raise XlsentError("give either SRC TGT or --batch LIST, not both")
+        pairs = read_batch(batch)
+        if output.exists() and not output.is_dir():
+            raise XlsentError(f"{output}: exists and is a file — --batch writes a folder of alignments")
+    elif src is None or tgt is None:
+        raise XlsentError("give two documents (SRC TGT) or --batch LIST")
+    else:
+        pairs = [(src, tgt)]
+        output_file(output)
+    langs = split.split(",") if split else []
+    if split and (len(langs) != 2 or not all(x.strip() for x in langs)):
+        raise XlsentError(f"--split takes SRC_LANG,TGT_LANG (e.g. en,ny), not '{split}'")
+    docs = []  # every document read and checked before the model loads
+    for s, t in pairs:
+        s_sents = read_raw_document(s, langs[0]) if langs else read_document(s)
+        t_sents = read_raw_document(t, langs[1]) if langs else read_document(t)
+        check_lengths(f"{s} / {t}", len(s_sents), len(t_sents), max_length_ratio)
+        docs.append((s, t, s_sents, t_sents))
+    langs_or_none = (langs[0], langs[1]) if langs else (None, None)
+    t0 = time.perf_counter()
+    encoder = Encoder.load(model, backend=backend, threads=threads, normalize=True)
+    alignments, written = [], []
+    if batch is not None:
+        output.mkdir(parents=True, exist_ok=True)
+    for n, (s, t, s_sents, t_sents) in enumerate(docs):
+        a = align_documents(s_sents, t_sents, encoder.encode, encoder.dimension, cfg, langs_or_none)
+        path = output / f"{n:05d}-{Path(s).stem}.{fmt}" if batch is not None else output
+        write_alignment(path, a, s_sents, t_sents, fmt)
+        alignments.append(a)
+        written.append((str(path), len(s_sents), len(t_sents)))
+    report = summary(written, alignments, time.perf_counter() - t0)
+    report.update(model=model, config=vars(cfg))
+    summary_path = output / "summary.json" if batch is not None else output.with_name(output.name + ".summary.json")
+    write_json_atomic(summary_path, report)
+    types = ", ".join(f"{k} {v}" for k, v in report["by_type"].items())
+    console.print(f"aligned {report['documents']} document pair(s), {report['src_sentences']} × "
+                  f"{report['tgt_sentences']} sentences in {report['seconds']:.1f} s: {report['alignments']} blocks "
+                  f"({types}); mean score {report['mean_score']}")
+    console.print(f"wrote {output} and {summary_path}")

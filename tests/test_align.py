@@ -1,0 +1,148 @@
+"""Sentence alignment: the DP on hand-made costs, coarse-to-fine against the full search, the scorer against
+hand-computed figures, both file formats, the bundled gold, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xlsent.align.dp import Band, align_band, band_around, step_types
+from xlsent.align.vecalign import AlignConfig, align_vectors, overlaps
+from xlsent.data.alignment import Alignment, format_alignment, read_alignment, write_alignment
+from xlsent.evaluation.alignment import score_alignments
+from xlsent.utils.errors import XlsentError
+
+
+def _table_cost(table: dict, default: float = 5.0):
+    """A step cost read from ``{(a, b, x, y): cost}`` (x, y: the runs' last sentences), ``default`` elsewhere."""
+    def cost(a, b, x, ys):
+        out = np.array([table.get((a, b, x, int(y)), default) for y in ys], dtype=float)
+        out[ys < b - 1] = np.inf
+        return out
+    return cost
+
+
+def _blocks(blocks):
+    return [(list(s), list(t)) for s, t in blocks]
+
+
+def test_step_types():
+    assert step_types(3) == [(1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (3, 1), (1, 0), (0, 1)]
+    assert step_types(1) == [(1, 1), (1, 0), (0, 1)]
+
+
+def test_dp_finds_a_one_to_two_a_two_to_one_and_deletions_on_hand_made_costs():
+    # 4 source, 5 target sentences; best: [0]-[0], [1]-[1, 2], [2]-[], [3]-[3], []-[4]
+    table = {(1, 1, 0, 0): 0.1, (1, 2, 1, 2): 0.2, (1, 1, 3, 3): 0.1}
+    types = step_types(2)[:-2]
+    blocks, costs = align_band(4, 5, types, _table_cost(table), 0.5, Band.full(4, 5))
+    assert _blocks(blocks) == [([0], [0]), ([1], [1, 2]), ([2], []), ([3], [3]), ([], [4])]
+    np.testing.assert_allclose(costs, [0.1, 0.2, 0.5, 0.1, 0.5])
+    # the same costs but cheaper to join source 1 and 2 to target 1: a 2-1 wins over a 1-1 and a deletion
+    table2 = {(1, 1, 0, 0): 0.1, (2, 1, 2, 1): 0.3, (1, 1, 3, 3): 0.1, (1, 1, 4, 4): 0.1}
+    blocks, _ = align_band(5, 5, types, _table_cost(table2), 0.5, Band.full(5, 5))
+    assert _blocks(blocks)[:2] == [([0], [0]), ([1, 2], [1])]
+    assert ([], [2]) in _blocks(blocks) and ([3], [3]) in _blocks(blocks)
+    # deletions only when every step is dearer than two deletions
+    blocks, costs = align_band(2, 2, types, _table_cost({}, 3.5), 1.0, Band.full(2, 2))
+    assert sorted(len(s) + len(t) for s, t in blocks) == [1, 1, 1, 1] and costs.sum() == pytest.approx(4.0)
+
+
+def test_band_keeps_the_coarse_path_and_its_neighbourhood():
+    band = band_around([(range(0, 1), range(0, 1)), (range(1, 2), range(1, 2))], 5, 4, width=1)
+    assert band.lo[0] == 0 and band.hi[-1] == 5
+    for x in range(6):  # the diagonal is inside
+        assert band.lo[x] <= min(x, 4) < band.hi[x]
+    assert band.cells < 6 * 5
+
+
+def _synthetic(rng, n, d=48, merge=0.06, delete=0.05):
+    """Source vectors; a target made of noisy copies, some source pairs merged (2-1) and some deleted (1-0);
+    both as overlap layers (sums of consecutive vectors, unit length)."""
+    src = rng.normal(size=(n, d))
+    tgt, gold = [], []
+    i = 0
+    while i < n:
+        r = rng.random()
+        if r < merge and i + 1 < n:
+            tgt.append(src[i] + src[i + 1])
+            gold.append(([i, i + 1], [len(tgt) - 1]))
+            i += 2
+        elif r < merge + delete:
+            gold.append(([i], []))
+            i += 1
+        else:
+            tgt.append(src[i] + 0.3 * rng.normal(size=d))
+            gold.append(([i], [len(tgt) - 1]))
+            i += 1
+    def layers(v, k=3):
+        v = np.asarray(v)
+        out = np.zeros((k, len(v), v.shape[1]), np.float32)
+        for j in range(k):
+            for p in range(j, len(v)):
+                out[j, p] = v[p - j:p + 1].sum(0)
+        return out / np.maximum(np.linalg.norm(out, axis=-1, keepdims=True), 1e-12)
+    return layers(src), layers(tgt), gold
+
+
+def test_coarse_to_fine_search_equals_the_full_search_on_small_inputs():
+    rng = np.random.default_rng(0)
+    for n in (40, 120, 333):
+        src, tgt, gold = _synthetic(rng, n)
+        full = align_vectors(src, tgt, AlignConfig(full_dp_cells=10**9))
+        coarse = align_vectors(src, tgt, AlignConfig(full_dp_cells=64))  # several levels of halving
+        assert full.blocks() == coarse.blocks()
+        assert full.score == pytest.approx(coarse.score, rel=1e-5, abs=1e-6)
+        hits = len(set(full.blocks()) & {(tuple(s), tuple(t)) for s, t in gold})
+        assert hits >= 0.8 * len(gold)  # a sanity floor: random vectors, 6% merges, 5% deletions
+
+
+def test_overlaps_are_runs_ending_at_each_sentence():
+    assert overlaps(["a", "b", "c"], 2) == [["a", "b", "c"], [None, "a b", "b c"]]
+
+
+def test_scorer_against_hand_computed_strict_and_lax_figures():
+    gold = Alignment([[0], [1, 2], [3], [], [4]], [[0], [1], [2], [3], []])
+    pred = Alignment([[0], [1], [2], [3], [4]], [[0], [1], [], [2, 3], [4]])
+    s = score_alignments([gold], [pred])
+    # precision over 5 predicted blocks: strict matches [0]-[0] only; lax adds [1]-[1] (gold [1,2]-[1]) and
+    # [3]-[2,3] (gold [3]-[2] shares target 2); [2]-[] and [4]-[4] match nothing (deletions match only strictly)
+    assert s.strict_precision == pytest.approx(1 / 5) and s.lax_precision == pytest.approx(3 / 5)
+    # recall over the 3 gold blocks with both sides: strict [0]-[0]; lax also [1,2]-[1] and [3]-[2]
+    assert s.strict_recall == pytest.approx(1 / 3) and s.lax_recall == pytest.approx(3 / 3)
+    assert s.strict_f1 == pytest.approx(2 * (1 / 5) * (1 / 3) / (1 / 5 + 1 / 3))
+    assert score_alignments([gold], [gold]).strict_f1 == 1.0
+
+
+def test_both_formats_read_back(tmp_path):
+    a = Alignment([[0, 1], [2], []], [[0], [], [1]], [0.25, 0.0, 0.0])
+    for fmt in ("tsv", "vecalign"):
+        path = tmp_path / f"a.{fmt}"
+        write_alignment(path, a, ["s0", "s1", "s2"], ["t0", "t1"], fmt)
+        back = read_alignment(path)
+        assert back.blocks() == a.blocks() and back.score == pytest.approx(a.score)
+    assert format_alignment(a, fmt="vecalign").splitlines()[0] == "[0, 1]:[0]:0.250000"
+    assert format_alignment(a, ["s0", "s1", "s2"], ["t0", "t1"]).splitlines()[0] == "0,1\t0\t0.250000\ts0 s1\tt0"
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("0\t1\t0.1\n0;1\t2\n")
+    with pytest.raises(XlsentError, match=r"bad.tsv:2: sentence ids '0;1'"):
+        read_alignment(bad)
+
+
+def test_bundled_gold_has_split_verse_blocks_and_deletions():
+    from xlsent.data.alignment import bible_align
+
+    docs = bible_align("bible-align:dev")
+    types = {}
+    for d in docs:
+        for k, v in d.gold.types().items():
+            types[k] = types.get(k, 0) + v
+        assert sorted(i for s in d.gold.src for i in s) == list(range(len(d.src)))
+        assert sorted(j for t in d.gold.tgt for j in t) == list(range(len(d.tgt)))
+    assert types["1-1"] > 1500 and types["1-2"] and types["2-1"] and "1-0" not in types
+    dele = bible_align("bible-align:dev-deletions")
+    counts = {}
+    for d in dele:
+        for k, v in d.gold.types().items():
+            counts[k] = counts.get(k, 0) + v
+    assert counts["1-0"] > 20 and counts["0-1"] > 20
