@@ -146,3 +146,80 @@ def test_bundled_gold_has_split_verse_blocks_and_deletions():
         for k, v in d.gold.types().items():
             counts[k] = counts.get(k, 0) + v
     assert counts["1-0"] > 20 and counts["0-1"] > 20
+
+
+def _doc(path, sentences):
+    path.write_text("".join(s + "\n" for s in sentences), encoding="utf-8")
+    return path
+
+
+SRC = [f"Sentence number {i} talks about the {w}." for i, w in enumerate(
+    "river house child rain market school road tree dog song fire bread".split())]
+TGT = [f"Chiganizo {i} chikunena za {w}." for i, w in enumerate(
+    "mtsinje nyumba mwana mvula msika sukulu msewu mtengo galu nyimbo moto".split())]
+
+
+def test_cli_align_writes_both_formats_a_summary_and_batches(tmp_path, tiny_model):
+    import json
+
+    from test_cli import xlsent
+
+    src, tgt = _doc(tmp_path / "a.en", SRC), _doc(tmp_path / "a.ny", TGT)
+    r = xlsent("align", str(src), str(tgt), "-o", str(tmp_path / "out.tsv"), "-m", str(tiny_model))
+    assert r.returncode == 0, r.stderr
+    a = read_alignment(tmp_path / "out.tsv")
+    assert sorted(i for s in a.src for i in s) == list(range(len(SRC)))
+    assert sorted(j for t in a.tgt for j in t) == list(range(len(TGT)))
+    summary = json.loads((tmp_path / "out.tsv.summary.json").read_text())
+    assert summary["documents"] == 1 and summary["alignments"] == len(a.src)
+    assert sum(summary["by_type"].values()) == len(a.src) and "aligned 1 document pair" in r.stdout
+    r = xlsent("align", str(src), str(tgt), "-o", str(tmp_path / "out.vec"), "--format", "vecalign",
+               "-m", str(tiny_model), "--plain")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out.vec").read_text().startswith("[")
+    assert set(json.loads((tmp_path / "out.vec.summary.json").read_text())["by_type"]) <= {"1-1", "1-0", "0-1"}
+    # scored against itself and against the other: eval align on files
+    r = xlsent("eval", "align", "--gold", str(tmp_path / "out.tsv"), "--pred", str(tmp_path / "out.tsv"))
+    assert r.returncode == 0 and "strict F1 1.000" in r.stdout, r.stderr
+    (tmp_path / "list.tsv").write_text("a.en\ta.ny\n# a comment\na.ny\ta.en\n")
+    r = xlsent("align", "--batch", str(tmp_path / "list.tsv"), "-o", str(tmp_path / "many"), "-m", str(tiny_model))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "many").iterdir()) == ["00000-a.tsv", "00001-a.tsv", "summary.json"]
+    assert json.loads((tmp_path / "many" / "summary.json").read_text())["documents"] == 2
+
+
+@pytest.mark.parametrize("case, message", [
+    ("lengths", "differ by more than 4×"),
+    ("empty", "the document is empty"),
+    ("blank", "a.ny:2: blank line"),
+    ("batch", "list.tsv:2: .*missing.ny: no such file"),
+    ("split", "--split takes two language codes"),
+    ("format", "--format"),
+    ("overlap", "--max-overlap must be between 1 and 8"),
+])
+def test_cli_align_bad_input_is_one_line_before_any_model_loads(tmp_path, case, message):
+    from test_cli import xlsent
+
+    src, tgt = _doc(tmp_path / "a.en", SRC), _doc(tmp_path / "a.ny", TGT)
+    args = [str(src), str(tgt)]
+    extra: list[str] = []
+    if case == "lengths":
+        _doc(tgt, TGT[:2])
+    elif case == "empty":
+        tgt.write_text("\n")
+    elif case == "blank":
+        tgt.write_text("one\n\nthree\n")
+    elif case == "batch":
+        (tmp_path / "list.tsv").write_text("a.en\ta.ny\na.en\tmissing.ny\n")
+        args = ["--batch", str(tmp_path / "list.tsv")]
+    elif case == "split":
+        extra = ["--split", "English,ny"]
+    elif case == "format":
+        extra = ["--format", "xml"]
+    elif case == "overlap":
+        extra = ["--max-overlap", "0"]
+    r = xlsent("align", *args, "-o", str(tmp_path / "o.tsv"), "-m", str(tmp_path / "no-such-model"), *extra)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    import re
+    assert re.search(message, r.stderr), r.stderr

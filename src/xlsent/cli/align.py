@@ -75,6 +75,7 @@ def align_command(
     """Align the sentences of two translated documents (Thompson & Koehn 2019, Vecalign): 1-1, 1-N, N-1 and
     N-M blocks and deletions, in time and memory linear in the documents' length."""
     from xlsent.align.vecalign import align_documents
+    from xlsent.data.readers import LANG_CODE
     from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
     from xlsent.encoding.encoder import Encoder
     from xlsent.utils.io import write_json_atomic
@@ -94,8 +95,8 @@ def align_command(
         pairs = [(src, tgt)]
         output_file(output)
     langs = split.split(",") if split else []
-    if split and (len(langs) != 2 or not all(x.strip() for x in langs)):
-        raise XlsentError(f"--split takes SRC_LANG,TGT_LANG (e.g. en,ny), not '{split}'")
+    if split and (len(langs) != 2 or not all(LANG_CODE.match(x) for x in langs)):
+        raise XlsentError(f"--split takes two language codes, SRC_LANG,TGT_LANG (e.g. en,ny or eng,nya), not '{split}'")
     docs = []  # every document read and checked before the model loads
     for s, t in pairs:
         s_sents = read_raw_document(s, langs[0]) if langs else read_document(s)

@@ -163,6 +163,27 @@ def pairs_from_documents_command(
     console.print(f"wrote {output} ({len(rows)} pairs; {sum(1 for r in rows if not r[2])} without a negative)")
 
 
+FILTERS = typer.Option("default", "--filters", help="noise filters, comma-separated: language (each side against "
+                       "its language, CLD2), copy, near-duplicate, length-ratio, numbers | default (all five) | none")
+MAX_Z = typer.Option(4.0, "--max-length-z", help="length-ratio filter: remove pairs whose log length ratio lies "
+                     "further than this many robust standard deviations from the file's median")
+
+
+def parse_filters(value: str) -> tuple[str, ...]:
+    """``--filters``: the noise filters asked for, checked before any model loads."""
+    from xlsent.data.noise_filters import NOISE_FILTERS
+
+    v = value.strip().lower()
+    if v in ("default", "all"):
+        return NOISE_FILTERS
+    if v in ("none", ""):
+        return ()
+    kinds = tuple(x.strip() for x in v.split(",") if x.strip())
+    for k in kinds:
+        choice(k, NOISE_FILTERS, "--filters entry")
+    return kinds
+
+
 @app.command("filter-pairs")
 def filter_pairs_command(
     source: str = typer.Argument(..., help="candidate pairs: a pairs file, or a mined TSV (score<TAB>src<TAB>tgt)"),
@@ -177,31 +198,60 @@ def filter_pairs_command(
                                 "comparable corpora lost mining F1 with it (0.73 → 0.55); filtering itself was not "
                                 "measured"),
     model: str = typer.Option("e5-small", "--model", "-m", help="model for cosine / margin / csls ranking"),
+    filters: str = FILTERS,
+    src_lang: str = typer.Option("", "--src-lang", help="the source side's language (ISO 639-1 or 639-3) for the "
+                                 "language filter; default: the file's codes, else detected"),
+    tgt_lang: str = typer.Option("", "--tgt-lang", help="the target side's language, the same"),
+    max_z: float = MAX_Z,
+    threshold: str = typer.Option("none", help="none | auto (xlsent mine's automatic cut on the --rank-by scores; "
+                                  "meant for margin) | a number: keep pairs scoring at least this"),
     on_bad_lines: str = typer.Option("error", help="error | skip"),
     device: str = DEVICE,
     dtype: str = DTYPE,
 ) -> None:
-    """Clean candidate pairs (each filter counted) and keep the top N by similarity (Huang et al. 2023 §4.1)."""
+    """Clean candidate pairs (each filter counted, with examples, in OUTPUT.json) and keep the top N by similarity
+    (Huang et al. 2023 §4.1)."""
     output_file(output)
+    from xlsent.cli.mine import parse_threshold
     from xlsent.data.cleaning import DEFAULT_SPECIAL_PATTERN
+    from xlsent.data.langid import pair_languages
     from xlsent.data.pair_filter import RANK_BY, filter_pairs, read_candidates
+    from xlsent.data.pairs import file_languages
     from xlsent.mining.mine import write_pairs_tsv
+    from xlsent.utils.io import write_json_atomic
 
     choice(rank_by, RANK_BY, "--rank-by")
+    kinds = parse_filters(filters)
+    cut_at = parse_threshold(threshold)
     ds, report = read_candidates(source, on_bad_lines)
+    declared = tuple(a or b or None for a, b in zip((src_lang, tgt_lang), file_languages(ds)))
+    langs, lang_notes = pair_languages(ds["src"], ds["tgt"], declared) if "language" in kinds else ((None, None), [])
     pattern = None if no_special else (special_pattern or DEFAULT_SPECIAL_PATTERN)
     encode = None
     if rank_by != "score":
-        from xlsent.data.pairs import side_langs
         from xlsent.encoding.encoder import Encoder
 
-        encoder, langs = Encoder.load(model, normalize=True), dict(zip(("src", "tgt"), side_langs(ds)))
-        encode = lambda texts, side: encoder.encode(texts, langs[side] or None)  # noqa: E731
-    res = filter_pairs(ds, min_words, pattern, top, rank_by, encode, center=center and rank_by != "score")
-    for line in report.lines() + res.notes:
+        from xlsent.data.pairs import side_langs
+
+        encoder = Encoder.load(model, normalize=True)
+        enc_langs = tuple(a or b or None for a, b in zip(langs, side_langs(ds)))  # a gloss model glosses non-English
+        encode = lambda texts, side: encoder.encode(texts, enc_langs[side == "tgt"])  # noqa: E731
+    cut = None
+    if cut_at == "auto":
+        from xlsent.mining.threshold import auto_threshold
+
+        cut = lambda scores: auto_threshold(scores).threshold  # noqa: E731
+    elif cut_at is not None:
+        cut = lambda scores: cut_at  # noqa: E731
+    res = filter_pairs(ds, min_words, pattern, top, rank_by, encode, center=center and rank_by != "score",
+                       noise_filters=kinds, langs=langs, max_z=max_z, cut=cut)
+    for line in report.lines() + lang_notes + res.notes:
         console.print(f"[dim]{escape(line)}[/dim]")
     write_pairs_tsv(output, res.rows)
-    console.print(f"wrote {output} ({len(res.rows)} of {res.report.rows_in} pairs, ranked by {rank_by})")
+    summary = output + ".json"
+    write_json_atomic(summary, {"source": source, "rank_by": rank_by, "languages": {"src": langs[0], "tgt": langs[1]},
+                                "read": report.lines(), **res.to_dict(), "notes": lang_notes + res.notes})
+    console.print(f"wrote {output} ({len(res.rows)} of {res.report.rows_in} pairs, ranked by {rank_by}) and {summary}")
 
 
 @app.command("overlap")

@@ -58,9 +58,13 @@ def mine_command(
     batch_size: int = typer.Option(64, help="sentences per encoding batch"),
     documents: bool = typer.Option(False, "--documents", help="split into sentences: each line of a text file, "
                                    "or each section of a document JSONL / bundled documents"),
-    src_lang: str = typer.Option("", help="source language (for --documents splitting), e.g. ny, eng; "
-                                 "document JSONL: default its 'lang'"),
-    tgt_lang: str = typer.Option("", help="target language (for --documents splitting)"),
+    src_lang: str = typer.Option("", help="source language (ISO 639-1 or 639-3, e.g. ny, eng): for --documents "
+                                 "splitting (document JSONL: default its 'lang') and the language filter (default: "
+                                 "detected from the pairs)"),
+    tgt_lang: str = typer.Option("", help="target language, the same"),
+    filters: str = typer.Option("default", "--filters", help="noise filters on the mined pairs, as xlsent data "
+                                "filter-pairs: language, copy, near-duplicate, length-ratio, numbers | default (all "
+                                "five) | none; each counted, with examples, in OUTPUT.json"),
     splitter: str = typer.Option("auto", help="auto | sentencex | punctuation"),
     overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
     backend: str = BACKEND,
@@ -89,6 +93,13 @@ def mine_command(
                           "--index auto, or store int8 for an IVF index")
     choice(splitter, SPLITTERS, "--splitter")
     cut = parse_threshold(threshold)
+    from xlsent.cli.data import parse_filters
+    from xlsent.data.langid import language_code
+
+    kinds = parse_filters(filters)
+    for code, option in ((src_lang, "--src-lang"), (tgt_lang, "--tgt-lang")):
+        if code:
+            language_code(code, option)
     check_backend(backend, threads)
     output_file(output)
     for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
@@ -118,7 +129,7 @@ def mine_command(
     encoder = Encoder.load(model, backend=backend, threads=threads)
     result = mine(sides[0], sides[1], model, work, cfg, encoder=encoder, overwrite=overwrite, console=err_console, inputs=inputs,
                   src_lang=src_lang, tgt_lang=tgt_lang, engine=runner,
-                  encoder_settings=EncoderSettings(model, backend, threads, device, dtype))
+                  encoder_settings=EncoderSettings(model, backend, threads, device, dtype), noise_filters=kinds)
     summary = save(result, output)
     s = result.summary
     sel = s["selection"]
@@ -134,6 +145,11 @@ def mine_command(
         shown = f"{sel['auto_threshold']['threshold']:.4f}" if "auto_threshold" in sel else threshold
         err_console.print(f"[dim]threshold {shown}: removed {sel['removed_below_threshold']} of "
                           f"{sel['candidates']} candidate pairs[/dim]")
+    noise = s.get("noise_filters")
+    if noise:
+        for line in noise["notes"] + [f"filter {f['filter']} removed {f['removed']} ({f['why']})"
+                                      for f in noise["filters"]]:
+            err_console.print(f"[dim]{escape(line)}[/dim]")
     if "removed_sentence_already_paired" in sel:
         err_console.print(f"[dim]one-to-one: removed {sel['removed_sentence_already_paired']} candidate pairs "
                           "whose source or target was already in a better-scored pair[/dim]")

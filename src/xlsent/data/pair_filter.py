@@ -6,7 +6,9 @@ expression), and kept the 2,016 most similar of the ~7,000 left. Here:
 
 1. the cleaning filters of :func:`xlsent.data.cleaning.clean_pairs` (NFC, empty side,
    ``min_words``, ``special_pattern``, exact duplicates), each counted;
-2. a score per pair, by ``rank_by``:
+2. the noise filters of :mod:`xlsent.data.noise_filters` (language, copies, near-duplicates, length ratio,
+   numbers), each counted with examples;
+3. a score per pair, by ``rank_by``:
 
    * ``cosine`` — the model's cosine of the two sentences;
    * ``margin`` — LASER's ratio margin, cos(x, y) over the mean of x's and y's ``k`` nearest
@@ -16,7 +18,8 @@ expression), and kept the 2,016 most similar of the ~7,000 left. Here:
 
    with ``center``, each side's mean vector over all candidates is subtracted first (per-language
    centering, :func:`xlsent.similarity.center`);
-3. the ``top`` best pairs (0 = all), best first.
+4. a cut (``cut``: scores → the lowest score kept, e.g. ``xlsent mine``'s automatic threshold), then the ``top``
+   best pairs (0 = all), best first.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from xlsent.data.cleaning import CleanReport, clean_pairs
+from xlsent.data.noise_filters import NoiseReport, apply_noise_filters
 from xlsent.data.readers import read_fields, read_lines, read_pairs
 from xlsent.similarity import center as center_rows, pair_margins, unit
 from xlsent.utils.errors import XlsentError
@@ -40,6 +44,13 @@ class FilteredPairs:
     rows: list[tuple[float, str, str]]
     report: CleanReport
     notes: list[str]
+    noise: NoiseReport | None = None
+    threshold: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"kept": len(self.rows), "cleaning": self.report.to_dict(),
+                "noise_filters": self.noise.to_dict() if self.noise else None, "threshold": self.threshold,
+                "notes": self.notes}
 
 
 def read_candidates(path: str | Path, on_bad_lines: str = "error"):
@@ -71,20 +82,29 @@ def read_candidates(path: str | Path, on_bad_lines: str = "error"):
 
 def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top: int = 0, rank_by: str = "cosine",
                  encode: Callable[[list[str], str], np.ndarray] | None = None, k: int = 4,
-                 center: bool = False) -> FilteredPairs:
-    """Clean (every filter counted), score and keep the ``top`` best.
+                 center: bool = False, noise_filters: tuple[str, ...] = (),
+                 langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0,
+                 cut: Callable[[np.ndarray], float | None] | None = None) -> FilteredPairs:
+    """Clean (every filter counted), filter the noise, score, cut and keep the ``top`` best.
 
     ``encode(texts, side)`` embeds one side (``"src"`` or ``"tgt"``) for ``cosine`` / ``margin`` / ``csls``
-    ranking; ``center`` subtracts each side's mean over the candidates first."""
+    ranking; ``center`` subtracts each side's mean over the candidates first; ``noise_filters`` and ``langs``
+    (normalised codes, None = unknown) as :func:`xlsent.data.noise_filters.apply_noise_filters`."""
     if rank_by not in RANK_BY:
         raise XlsentError(f"unknown --rank-by '{rank_by}': use one of {', '.join(RANK_BY)}")
     if rank_by == "score" and "score" not in ds.column_names:
         raise XlsentError("--rank-by score needs a mined file (score<TAB>src<TAB>tgt); use cosine or margin")
     ds, report = clean_pairs(ds, min_words=min_words or None, special_pattern=special_pattern or None, dedupe=True)
     notes = [f"filter {n} removed {r} ({w})" for n, r, w in report.steps]
+    noise = None
+    if noise_filters and len(ds):
+        keep, noise = apply_noise_filters(list(ds["src"]), list(ds["tgt"]), langs, noise_filters, max_z)
+        notes += [f"filter {f.name} removed {f.removed} ({f.why})" for f in noise.filters] + noise.notes
+        ds = ds.select(np.nonzero(keep)[0])
     src, tgt = list(ds["src"]), list(ds["tgt"])
     if not src:
-        raise XlsentError("no pair is left after the filters — loosen --min-words or --special-pattern")
+        raise XlsentError("no pair is left after the filters — loosen --min-words or --special-pattern, or switch "
+                          "filters off with --filters")
     if rank_by == "score":
         scores = np.asarray(ds["score"], dtype=np.float64)
     else:
@@ -101,7 +121,12 @@ def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top
             scores = pair_margins(a, b, k, "ratio" if rank_by == "margin" else "distance")
             scores = scores * 2 if rank_by == "csls" else scores
     order = np.argsort(-scores, kind="stable")
+    threshold = cut(scores) if cut is not None else None
+    if threshold is not None:
+        below = int((scores[order] < threshold).sum())
+        notes.append(f"threshold {threshold:.4f} ({rank_by}): removed {below} lower-scored pair(s)")
+        order = order[scores[order] >= threshold]
     if top and top < len(order):
         notes.append(f"top {top} by {rank_by}: removed {len(order) - top} lower-scored pair(s)")
         order = order[:top]
-    return FilteredPairs([(float(scores[i]), src[i], tgt[i]) for i in order], report, notes)
+    return FilteredPairs([(float(scores[i]), src[i], tgt[i]) for i in order], report, notes, noise, threshold)

@@ -101,6 +101,11 @@ def _codes(ds) -> tuple[str, str]:
     return code("src_lang"), code("tgt_lang")
 
 
+def file_languages(ds) -> tuple[str, str]:
+    """The (source, target) language codes a pairs file states ("" where it states none)."""
+    return _codes(ds)
+
+
 def english_side(ds) -> tuple[str, str]:
     """(other column, English column): the non-English side is the anchor; the target side when unknown."""
     src_lang, tgt_lang = _codes(ds)

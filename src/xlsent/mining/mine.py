@@ -66,10 +66,12 @@ def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> No
 def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str, workdir: str | Path,
          cfg: MineConfig, encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
          inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "", engine=None,
-         encoder_settings=None) -> MineResult:
+         encoder_settings=None, noise_filters: tuple[str, ...] = ()) -> MineResult:
     """Run (or resume) a mining job and select pairs. ``src``/``tgt``: sentences, or an input file de-duplicated
     by :func:`xlsent.mining.job.open_input`; ``encoder`` default: the model by name; ``engine``: where the tasks
-    run, :mod:`xlsent.mining.engine`, default here."""
+    run, :mod:`xlsent.mining.engine`, default here; ``noise_filters``: applied to the selected pairs
+    (:mod:`xlsent.data.noise_filters`; the language filter checks ``src_lang``/``tgt_lang``, else each side's
+    language detected from the pairs)."""
     t0 = time.perf_counter()
     job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
                     tgt_lang=tgt_lang)
@@ -79,6 +81,17 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
     mined = job.select(counts)
     timings["select_s"] = time.perf_counter() - t
     pairs = list(zip(mined.score.astype(float).tolist(), job.texts("src", mined.src), job.texts("tgt", mined.tgt)))
+    filtered = None
+    if noise_filters and pairs:
+        from xlsent.data.langid import pair_languages
+        from xlsent.data.noise_filters import apply_noise_filters
+
+        src_texts, tgt_texts = [p[1] for p in pairs], [p[2] for p in pairs]
+        langs, notes = pair_languages(src_texts, tgt_texts, (src_lang or None, tgt_lang or None))
+        keep, report = apply_noise_filters(src_texts, tgt_texts, langs, noise_filters)
+        pairs = [p for p, k in zip(pairs, keep) if k]
+        filtered = {**report.to_dict(), "languages": {"src": langs[0], "tgt": langs[1]},
+                    "notes": notes + report.notes}
     timings["total_s"] = time.perf_counter() - t0
     inputs = inputs or {name: input_summary(side.report()) for name, side in (("src", src), ("tgt", tgt))
                         if isinstance(side, SideInput)}
@@ -89,6 +102,7 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
         "index": job.kinds, "config": asdict(cfg), "pairs": len(pairs), "selection": counts,
         "engine": getattr(engine, "name", "local"),
         "score": {"max": pairs[0][0], "min": pairs[-1][0]} if pairs else {},
+        "noise_filters": filtered,
         "timings_s": {k: round(v, 3) for k, v in timings.items()}, "peak_rss_gib": round(peak_rss_gib(), 3),
     }
     return MineResult(pairs, summary)
