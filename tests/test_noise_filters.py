@@ -114,3 +114,33 @@ def test_filter_pairs_cli_filters_auto_threshold_and_summary(tiny_model, tmp_pat
                           (["--threshold", "high"], "--threshold high: not a number")):
         r = xlsent("data", "filter-pairs", str(pairs), "-o", str(out), "-m", str(tmp_path / "none"), *args)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+BN = ["আমি ভাত খাই এবং জল পান করি প্রতিদিন সকালে।", "আকাশ আজ খুব নীল এবং সুন্দর দেখাচ্ছে।",
+      "শিশুরা মাঠে খেলছে আর পাখিরা গান গাইছে।", "নদীর ধারে একটি ছোট গ্রাম আছে।",
+      "তিনি বইটি পড়ে খুব আনন্দ পেয়েছিলেন।"]
+
+
+def test_a_file_without_codes_has_its_sides_detected_and_directions_labelled_right(tmp_path):
+    """A Bengali<TAB>English file: the English side is the target, said in the notes; the report's xx→en column
+    is bn→en (src→tgt), not the reverse; with undetectable sides the columns say src→tgt and tgt→src."""
+    from xlsent.cli.common import summary_rows
+    from xlsent.data.pairs import english_side, load_pairs, side_langs
+
+    path = tmp_path / "bn-en.tsv"
+    path.write_text("".join(f"{b}\t{e}\n" for b, e in zip(BN * 4, EN * 4)), encoding="utf-8")
+    loaded = load_pairs(str(path), dedupe=False)
+    assert side_langs(loaded.dataset) == ("bn", "en") and english_side(loaded.dataset) == ("src", "tgt")
+    assert any("detected bn" in n for n in loaded.notes()) and any("detected en" in n for n in loaded.notes())
+    metrics = {"models": {"m": {"retrieval": {"src_lang": "bn", "tgt_lang": "en", "src2tgt": {"p@1": 0.9},
+                                              "tgt2src": {"p@1": 0.7}},
+                                "triplets": {"accuracy": {"cosine": {"accuracy": 1.0}}}}}}
+    row = summary_rows(metrics)[0]
+    assert row["x2en"] == 0.9 and row["en2x"] == 0.7
+    del metrics["models"]["m"]["retrieval"]["src_lang"], metrics["models"]["m"]["retrieval"]["tgt_lang"]
+    row = summary_rows(metrics)[0]
+    assert row["s2t"] == 0.9 and row["t2s"] == 0.7 and "x2en" not in row
+    codes = tmp_path / "codes.tsv"
+    codes.write_text("xq1 zz2 9\tqq7 ww3 1\n" * 12, encoding="utf-8")
+    loaded = load_pairs(str(codes), dedupe=False)
+    assert side_langs(loaded.dataset) == ("", "") and any("not detected" in n for n in loaded.notes())

@@ -98,7 +98,14 @@ def summary_rows(metrics: dict) -> list[dict]:
         row = {"model": name}
         if "retrieval" in r:
             ret = r["retrieval"]
-            row.update(x2en=ret["tgt2src"]["p@1"], en2x=ret["src2tgt"]["p@1"],
+            fwd, bwd = ret["src2tgt"]["p@1"], ret["tgt2src"]["p@1"]
+            if _english(ret.get("tgt_lang")) and not _english(ret.get("src_lang")):
+                row.update(x2en=fwd, en2x=bwd)
+            elif _english(ret.get("src_lang")):
+                row.update(x2en=bwd, en2x=fwd)
+            else:  # neither side known to be English: the directions as they are, never a guess
+                row.update(s2t=fwd, t2s=bwd)
+            row.update(
                        triplet_cos=r["triplets"]["accuracy"]["cosine"]["accuracy"],
                        mse_tgt=r.get("mse", {}).get("mse_tgt_x100"))
         if "udhr" in r:
@@ -117,7 +124,11 @@ def summary_rows(metrics: dict) -> list[dict]:
     return rows
 
 
-_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
+def _english(code) -> bool:
+    return (code or "").lower().replace("_", "-").split("-")[0] in ("en", "eng")
+
+
+_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "s2t": "P@1 src→tgt", "t2s": "P@1 tgt→src", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
           "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx",
           "span_x2en": "span P@1 xx→en", "micro_f1": "entity micro F1", "macro_f1": "entity macro F1",
           "accuracy": "accuracy", "choice_acc": "accuracy"}

@@ -54,7 +54,7 @@ def load_pairs(
         ds, notes = load_bundled(spec), []
     else:
         ds, report = read_pairs(spec, on_bad_lines)
-        notes = report.lines()
+        notes = report.lines() + [f"{spec}: {n}" for n in detected_languages(ds)[2]]
     ds, clean = clean_pairs(ds, min_words=min_words or None, max_words=max_words or None,
                             special_pattern=special_pattern or None, dedupe=dedupe)
     if sample and sample < len(ds):
@@ -93,21 +93,51 @@ def load_train_pairs(train: dict, seed: int) -> TrainPairs:
     return TrainPairs(list(ds[en_col]), list(ds[other_col]), ds, other_col, loaded.notes(), str(train["pairs"]))
 
 
-def _codes(ds) -> tuple[str, str]:
-    """The (source, target) language codes of a pairs dataset's first row ("" where missing)."""
+def file_languages(ds) -> tuple[str, str]:
+    """The (source, target) language codes a pairs file states in its first row ("" where it states none)."""
     def code(col: str) -> str:
         return (ds[col][0] if col in ds.column_names and len(ds) else "") or ""
 
     return code("src_lang"), code("tgt_lang")
 
 
-def file_languages(ds) -> tuple[str, str]:
-    """The (source, target) language codes a pairs file states ("" where it states none)."""
-    return _codes(ds)
+_DETECTED: dict[str, tuple[str, str, list[str]]] = {}
+
+
+def _codes(ds) -> tuple[str, str]:
+    return detected_languages(ds)[:2]
+
+
+def detected_languages(ds) -> tuple[str, str, list[str]]:
+    """(source code, target code, notes): the codes the file states; a side without one has its language
+    detected from a sample of its lines (:func:`xlsent.data.langid.detect_side`), said in the notes, and left
+    "" when no language holds a clear majority — never guessed."""
+    stated = file_languages(ds)
+    if all(stated) or not len(ds):
+        return (*stated, [])
+    key = getattr(ds, "_fingerprint", None)
+    if key and key in _DETECTED:
+        return _DETECTED[key]
+    from xlsent.data.langid import detect_side
+
+    codes, notes = list(stated), []
+    for i, side in enumerate(("src", "tgt")):
+        if not codes[i]:
+            found = detect_side(list(ds[side][:2000]))
+            codes[i] = found.lang or ""
+            notes.append(f"no language code for the {side} side: " + (
+                f"detected {found.lang} ({found.share:.0%} of {found.sampled} sampled lines)" if found.lang else
+                "not detected — its direction is reported as src→tgt / tgt→src"))
+    out = (codes[0], codes[1], notes)
+    if key:
+        _DETECTED[key] = out
+    return out
 
 
 def english_side(ds) -> tuple[str, str]:
-    """(other column, English column): the non-English side is the anchor; the target side when unknown."""
+    """(other column, English column): the non-English side is the anchor. A side is English when the file says
+    so or its lines are detected as English; when neither side is, the target is taken as the anchor — a role
+    for training only: reports then label directions src→tgt and tgt→src."""
     src_lang, tgt_lang = _codes(ds)
     if is_english(tgt_lang) and not is_english(src_lang):
         return "src", "tgt"
@@ -115,16 +145,9 @@ def english_side(ds) -> tuple[str, str]:
 
 
 def side_langs(ds) -> tuple[str, str]:
-    """(source, target) language codes of a pairs dataset for encoding; where a side's code is missing,
-    the side :func:`english_side` takes as English is marked ``"en"`` (a word-gloss encoder then leaves it
-    alone and glosses the other side)."""
-    src, tgt = _codes(ds)
-    en_col = english_side(ds)[1]
-    if en_col == "src" and not src:
-        src = "en"
-    if en_col == "tgt" and not tgt:
-        tgt = "en"
-    return src, tgt
+    """(source, target) language codes of a pairs dataset, stated or detected ("" where neither): for encoding
+    (a word-gloss encoder leaves English alone and glosses the rest) and for labelling directions."""
+    return _codes(ds)
 
 
 def section_keys(ds) -> list[tuple[str, str]] | None:
