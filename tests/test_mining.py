@@ -307,8 +307,8 @@ def test_cli_mine_end_to_end(tiny_model, tmp_path):
     (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
     out = tmp_path / "mined.tsv"
     r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
-               "--mode", "intersect", "--threshold", "1.0", "--index", "exact")
-    assert r.returncode == 0, r.stderr
+               "--mode", "intersect", "--threshold", "1.0", "--index", "exact", "--filters", "none")
+    assert r.returncode == 0, r.stderr  # no noise filters: the synthetic gold pairs are copies (source = target)
     assert "skipped 3 line(s): exact repeat" in r.stderr
     rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
     assert {s for _, s, t in rows if s == t} == gold and all(float(x) >= 1.0 for x, _, _ in rows)
@@ -321,18 +321,24 @@ def test_cli_mine_end_to_end(tiny_model, tmp_path):
     r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
                "--index", "exact")
     assert r.returncode == 0, r.stderr
-    auto = json.loads((tmp_path / "mined.tsv.json").read_text())["selection"]["auto_threshold"]
+    summary = json.loads((tmp_path / "mined.tsv.json").read_text())
+    auto = summary["selection"]["auto_threshold"]
     assert "threshold auto:" in r.stderr and auto["method"].startswith("auto")
+    # the default noise filters: the copies go, counted with examples; what is left is what the file holds
+    copies = next(f for f in summary["noise_filters"]["filters"] if f["filter"] == "copy")
+    assert copies["removed"] > 0 and copies["examples"][0]["src"] == copies["examples"][0]["tgt"]
+    assert "filter copy removed" in r.stderr and summary["pairs"] == len(out.read_text().splitlines())
     n_auto = len(out.read_text(encoding="utf-8").splitlines())
     r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
-               "--index", "exact", "--threshold", "none")
+               "--index", "exact", "--threshold", "none", "--filters", "none")
     sel = json.loads((tmp_path / "mined.tsv.json").read_text())["selection"]
     assert "auto_threshold" not in sel and "removed_below_threshold" not in sel
     assert len(out.read_text(encoding="utf-8").splitlines()) == sel["pairs"] >= n_auto
     # every precision finds the hidden copies (a new store each: the precision names the embeddings)
     for precision in ("int8", "ubinary"):
         r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
-                   "--mode", "intersect", "--threshold", "1.0", "--precision", precision, "--overwrite")
+                   "--mode", "intersect", "--threshold", "1.0", "--precision", precision, "--overwrite",
+                   "--filters", "none")
         assert r.returncode == 0, r.stderr
         rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
         assert {s for _, s, t in rows if s == t} == gold, precision
