@@ -182,6 +182,18 @@ def test_cli_align_writes_both_formats_a_summary_and_batches(tmp_path, tiny_mode
     r = xlsent("eval", "align", "--gold", str(tmp_path / "out.tsv"), "--pred", str(tmp_path / "out.tsv"))
     assert r.returncode == 0 and "strict F1 1.000" in r.stdout, r.stderr
     (tmp_path / "list.tsv").write_text("a.en\ta.ny\n# a comment\na.ny\ta.en\n")
+    # raw text split first, and the blocks written as a pairs file that the pairs readers take
+    (tmp_path / "raw.en").write_text(" ".join(SRC[:6]) + "\n" + " ".join(SRC[6:]) + "\n", encoding="utf-8")
+    (tmp_path / "raw.ny").write_text(" ".join(TGT) + "\n", encoding="utf-8")
+    r = xlsent("align", str(tmp_path / "raw.en"), str(tmp_path / "raw.ny"), "--split", "en,ny", "-o",
+               str(tmp_path / "raw.tsv"), "--pairs", str(tmp_path / "pairs.tsv"), "-m", str(tiny_model))
+    assert r.returncode == 0, r.stderr
+    from xlsent.data.readers import read_pairs
+
+    ds, _ = read_pairs(tmp_path / "pairs.tsv")
+    a = read_alignment(tmp_path / "raw.tsv")
+    assert len(ds) == sum(1 for s, t in zip(a.src, a.tgt) if s and t) and ds["src_lang"][0] == "en"
+    assert sorted(i for s in a.src for i in s) == list(range(len(SRC)))  # the splitter found every sentence
     r = xlsent("align", "--batch", str(tmp_path / "list.tsv"), "-o", str(tmp_path / "many"), "-m", str(tiny_model))
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (tmp_path / "many").iterdir()) == ["00000-a.tsv", "00001-a.tsv", "summary.json"]

@@ -54,6 +54,9 @@ def align_command(
                                 "JSON is written beside it"),
     batch: Path = typer.Option(None, "--batch", help="a list of document pairs, 'SRC<TAB>TGT' a line: every pair "
                                "aligned with the model loaded once, one file each in the --output folder"),
+    pairs_out: Path = typer.Option(None, "--pairs", help="also write the aligned blocks (deletions left out) as a "
+                                   "pairs file, src<TAB>tgt, with a language header when --split names the "
+                                   "languages: ready for xlsent data filter-pairs and xlsent train"),
     split: str = typer.Option("", "--split", help="SRC_LANG,TGT_LANG: the documents are raw text, split into "
                               "sentences first with xlsent's splitter"),
     fmt: str = typer.Option("tsv", "--format", help="tsv: src_ids, tgt_ids, score, src_text, tgt_text | vecalign: "
@@ -103,6 +106,8 @@ def align_command(
         t_sents = read_raw_document(t, langs[1]) if langs else read_document(t)
         check_lengths(f"{s} / {t}", len(s_sents), len(t_sents), max_length_ratio)
         docs.append((s, t, s_sents, t_sents))
+    if pairs_out is not None:
+        output_file(pairs_out, "--pairs")
     langs_or_none = (langs[0], langs[1]) if langs else (None, None)
     t0 = time.perf_counter()
     encoder = Encoder.load(model, backend=backend, threads=threads, normalize=True)
@@ -115,6 +120,13 @@ def align_command(
         write_alignment(path, a, s_sents, t_sents, fmt)
         alignments.append(a)
         written.append((str(path), len(s_sents), len(t_sents)))
+    if pairs_out is not None:
+        from xlsent.utils.io import write_text_atomic
+
+        rows = [(" ".join(d[2][i] for i in s_ids).replace("\t", " "), " ".join(d[3][j] for j in t_ids).replace("\t", " "))
+                for d, a in zip(docs, alignments) for s_ids, t_ids in zip(a.src, a.tgt) if s_ids and t_ids]
+        header = f"{langs[0]}\t{langs[1]}\n" if langs else ""
+        write_text_atomic(pairs_out, header + "".join(f"{x}\t{y}\n" for x, y in rows))
     report = summary(written, alignments, time.perf_counter() - t0)
     report.update(model=model, config=vars(cfg))
     summary_path = output / "summary.json" if batch is not None else output.with_name(output.name + ".summary.json")
@@ -123,4 +135,4 @@ def align_command(
     console.print(f"aligned {report['documents']} document pair(s), {report['src_sentences']} × "
                   f"{report['tgt_sentences']} sentences in {report['seconds']:.1f} s: {report['alignments']} blocks "
                   f"({types}); mean score {report['mean_score']}")
-    console.print(f"wrote {output} and {summary_path}")
+    console.print(f"wrote {output} and {summary_path}" + (f"; pairs: {pairs_out}" if pairs_out else ""))

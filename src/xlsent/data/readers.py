@@ -4,6 +4,7 @@ Formats:
 
 * **TSV** — ``src<TAB>tgt`` per line. An optional first line of two language
   codes (``en<TAB>ny``, ``eng<TAB>nya``, ``zh-Hans<TAB>vi``) or ``src<TAB>tgt`` is a header.
+  ``score<TAB>src<TAB>tgt`` lines (what ``xlsent mine`` and ``data filter-pairs`` write) are read as pairs.
 * **JSONL** — one object per line with ``src`` and ``tgt`` (required),
   ``src_lang`` / ``tgt_lang`` (optional); other fields are kept.
 * **Moses** — two aligned files, one sentence per line, given as ``A,B``
@@ -148,6 +149,14 @@ class _Collector:
         self.rows.append(row)
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read_tsv(path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
     path = Path(path)
     c = _Collector(path, on_bad_lines)
@@ -163,6 +172,8 @@ def read_tsv(path: str | Path, on_bad_lines: str = "error", src_lang: str | None
             c.bad(i, "blank line", "remove blank lines")
             continue
         parts = line.split("\t")
+        if len(parts) == 3 and _is_number(parts[0]):  # xlsent mine / filter-pairs output: score<TAB>src<TAB>tgt
+            parts = parts[1:]
         if len(parts) != 2:
             problem = "no tab between source and target" if len(parts) == 1 else f"{len(parts)} tab-separated fields, expected 2"
             c.bad(i, problem, "write each pair as source<TAB>target")
