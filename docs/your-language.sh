@@ -4,19 +4,34 @@ set -x
 mkdir -p runs/your-language && cd runs/your-language
 X=../../.venv/bin/xlsent
 PY=../../.venv/bin/python
-$PY -c "from xlsent.data.pairs import load_pairs; ds = load_pairs('bible-en-ny:train', sample=1000, seed=0).dataset; open('my-pairs.tsv', 'w').write('eng\tnya\n' + ''.join(f'{a}\t{b}\n' for a, b in zip(ds['src'], ds['tgt'])))"
-tail -n +2 my-pairs.tsv | cut -f1 > en.txt
-tail -n +2 my-pairs.tsv | cut -f2 > ny.txt
+# stand-ins for your documents: three books of the bundled Old Testament, raw text, one chapter a line
+$PY -c "
+from xlsent.data.bundled import load_bundled
+ds = load_bundled('bible-en-ny:train')
+books = {'Judges': 'judges', 'Esther': 'esther', 'Song of Solomon': 'song'}
+for book, name in books.items():
+    rows = [r for r in ds if r['book'] == book]
+    for side, lang in (('src', 'en'), ('tgt', 'ny')):
+        chapters = {}
+        for r in rows:
+            chapters.setdefault(r['chapter'], []).append(r[side])
+        open(f'{name}.{lang}.txt', 'w').write(''.join(' '.join(v) + '\n' for v in chapters.values()))
+open('documents.tsv', 'w').write(''.join(f'{n}.en.txt\t{n}.ny.txt\n' for n in books.values()))
+"
+time $X align --batch documents.tsv --split en,ny -o aligned --pairs aligned-pairs.tsv
+time $X data filter-pairs aligned-pairs.tsv -o my-pairs.tsv --top 0 --min-words 0
+cut -f2 my-pairs.tsv > en.txt
+cut -f3 my-pairs.tsv > ny.txt
 time $X data stats my-pairs.tsv --model e5-small
 time $X train adapt -o my-model --set train.pairs=my-pairs.tsv --set train.sample=0
 time $X eval retrieval -m e5-small --dataset bible-en-ny:test --sample 1000 -o base-nt.json
 time $X eval retrieval -m my-model/model --dataset bible-en-ny:test --sample 1000 -o adapted-nt.json
-time $X models calibrate my-model/model --lang eng=en.txt --lang nya=ny.txt
+time $X models calibrate my-model/model --lang en=en.txt --lang ny=ny.txt
 time $X export my-model/model -o my-model-onnx
 $X serve my-model/model --index my-pairs.tsv --port 8091 > serve.log 2>&1 &
 SERVER=$!
 for i in $(seq 1 300); do curl -sf localhost:8091/health > /dev/null && break; sleep 2; done
 curl -s localhost:8091/info | $PY -c "import json, sys; d = json.load(sys.stdin); print(json.dumps({k: d[k] for k in ('index', 'centering')}, indent=1))"
-$PY -c "import json; print(json.dumps({'query': open('ny.txt').readline().strip(), 'k': 3, 'language': 'nya'}))" > query.json
+$PY -c "import json; print(json.dumps({'query': open('ny.txt').readline().strip(), 'k': 3, 'language': 'ny'}))" > query.json
 curl -s localhost:8091/search -H 'Content-Type: application/json' -d @query.json | $PY -m json.tool
 kill $SERVER
