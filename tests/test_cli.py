@@ -207,6 +207,8 @@ def test_embed_at_every_precision(tiny_model, tmp_path):
             r = xlsent("embed", "-m", str(tiny_model), "-i", str(tmp_path / "in.txt"), "-o", str(out),
                        "--precision", precision, "--shard-size", "2")
             assert r.returncode == 0, r.stderr
+            if out == npy:  # rows × dimensions, whatever the record layout
+                assert f"rows × {ref.shape[1]} dimensions, {precision}" in r.stdout, r.stdout
         got, shards = np.load(npy), read_shards(folder)[1]
         if precision == "float16":
             assert got.dtype == np.float16 and np.abs(got - ref).max() < 1e-3

@@ -107,4 +107,7 @@ def embed_command(
         import shutil
 
         shutil.rmtree(output.with_name(output.name + ".work"), ignore_errors=True)
-    console.print(f"wrote {output} {vecs.shape} {precision}")
+    rows = len(vecs)
+    dim = encoder.dimension
+    layout = {"int8": f"records (scale, q[{dim}])", "ubinary": f"{dim // 8} packed bytes a row"}.get(precision, "")
+    console.print(f"wrote {output}: {rows} rows × {dim} dimensions, {precision}" + (f", {layout}" if layout else ""))
