@@ -94,6 +94,7 @@ def main() -> None:
     ap.add_argument("--model", default="e5-small")
     ap.add_argument("--max-overlap", type=int, default=3)
     ap.add_argument("--deletion-quantile", type=float, default=0.2)
+    ap.add_argument("--runs", default="concat", choices=("concat", "mean"))
     ap.add_argument("--speed", action="store_true", help="also time a 2,000 × 2,000-sentence document pair")
     ap.add_argument("--systems", default="xlsent,plain,gale-church")
     ap.add_argument("-o", "--output", default=None, help="write the figures as JSON here")
@@ -106,7 +107,8 @@ def main() -> None:
 
     encoder = Encoder.load(args.model, normalize=True, memo=True)  # memo: both variants share most runs
     systems = args.systems.split(",")
-    cfgs = {"xlsent": AlignConfig(max_overlap=args.max_overlap, deletion_quantile=args.deletion_quantile),
+    cfgs = {"xlsent": AlignConfig(max_overlap=args.max_overlap, deletion_quantile=args.deletion_quantile,
+                                  runs=args.runs),
             "plain": AlignConfig(max_overlap=1, normalise=False, deletion_quantile=args.deletion_quantile)}
     names = ("bible-align:dev", "bible-align:dev-deletions") if args.split == "dev" else (
         "bible-align", "bible-align:deletions")

@@ -98,7 +98,18 @@ def test_coarse_to_fine_search_equals_the_full_search_on_small_inputs():
 
 
 def test_overlaps_are_runs_ending_at_each_sentence():
+    from xlsent.align.vecalign import embed_overlaps
+
     assert overlaps(["a", "b", "c"], 2) == [["a", "b", "c"], [None, "a b", "b c"]]
+    rng, seen = np.random.default_rng(0), {}
+    def embed(texts):
+        return np.stack([seen.setdefault(t, rng.normal(size=8)) for t in texts])
+    unit = lambda v: v / np.linalg.norm(v)  # noqa: E731
+    concat = embed_overlaps(["a", "b", "c"], 2, embed, 8)
+    np.testing.assert_allclose(concat[1, 2], unit(seen["b c"]), rtol=1e-6)
+    mean = embed_overlaps(["a", "b", "c"], 2, embed, 8, runs="mean")  # no run text embedded: sentences summed
+    np.testing.assert_allclose(mean[1, 2], unit(unit(seen["b"]) + unit(seen["c"])), rtol=1e-6)
+    assert not mean[1, 0].any() and not concat[1, 0].any()
 
 
 def test_scorer_against_hand_computed_strict_and_lax_figures():

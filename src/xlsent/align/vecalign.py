@@ -49,6 +49,9 @@ from xlsent.data.alignment import Alignment
 from xlsent.utils.errors import XlsentError
 
 
+RUNS = ("concat", "mean")
+
+
 @dataclass
 class AlignConfig:
     max_overlap: int = 3  # the longest run of sentences on one side of a block; steps a + b ≤ this + 1
@@ -58,11 +61,14 @@ class AlignConfig:
     full_dp_cells: int = 300 * 300  # a grid this size or smaller: one exact DP, no coarse search
     search_buffer: int = 5
     normalise: bool = True  # False: cost 1 − cos, no a·b factor (the plain baseline, with max_overlap 1)
+    runs: str = "concat"  # concat: each run's joined text embedded (Vecalign) | mean: sentences' vectors summed
     seed: int = 0
 
     def check(self) -> None:
         if not 1 <= self.max_overlap <= 8:
             raise XlsentError(f"--max-overlap must be between 1 and 8, not {self.max_overlap}")
+        if self.runs not in RUNS:
+            raise XlsentError(f"unknown --runs '{self.runs}': use one of {', '.join(RUNS)}")
         if not 0 < self.deletion_quantile < 1:
             raise XlsentError(f"--deletion-quantile must be between 0 and 1, not {self.deletion_quantile}")
 
@@ -73,9 +79,18 @@ def overlaps(sentences: Sequence[str], n: int) -> list[list[str | None]]:
             for k in range(1, n + 1)]
 
 
-def embed_overlaps(sentences: Sequence[str], n: int, embed: Callable[[list[str]], np.ndarray], dim: int
-                   ) -> np.ndarray:
-    """Unit vectors of every run (``(n, len(sentences), dim)``; zeros where a run would start before the text)."""
+def embed_overlaps(sentences: Sequence[str], n: int, embed: Callable[[list[str]], np.ndarray], dim: int,
+                   runs: str = "concat") -> np.ndarray:
+    """Unit vectors of every run (``(n, len(sentences), dim)``; zeros where a run would start before the text).
+    ``runs``: ``concat`` embeds each run's joined text (Vecalign); ``mean`` embeds the sentences only and takes a
+    run's vector as the normalised sum of its sentences' (n times fewer texts to embed)."""
+    if runs == "mean":
+        one = embed_overlaps(sentences, 1, embed, dim)[0]
+        out = np.zeros((n, len(sentences), one.shape[1]), np.float32)
+        csum = np.concatenate([np.zeros((1, one.shape[1]), np.float32), np.cumsum(one, 0)])
+        for k in range(1, n + 1):
+            out[k - 1, k - 1:] = _unit(csum[k:] - csum[:-k])
+        return out
     layers = overlaps(sentences, n)
     texts = list(dict.fromkeys(t for layer in layers for t in layer if t is not None))
     vecs = _unit(np.asarray(embed(texts), dtype=np.float32)) if texts else np.zeros((0, dim), np.float32)
@@ -181,5 +196,5 @@ def align_documents(src: Sequence[str], tgt: Sequence[str], encode: Callable[...
                     cfg: AlignConfig | None = None, langs: tuple[str | None, str | None] = (None, None)) -> Alignment:
     """Align two documents (one sentence per item) with ``encode(texts, lang)`` (e.g. an ``Encoder``'s)."""
     cfg = cfg or AlignConfig()
-    return align_vectors(embed_overlaps(src, cfg.max_overlap, lambda t: encode(t, langs[0]), dim),
-                         embed_overlaps(tgt, cfg.max_overlap, lambda t: encode(t, langs[1]), dim), cfg)
+    return align_vectors(embed_overlaps(src, cfg.max_overlap, lambda t: encode(t, langs[0]), dim, cfg.runs),
+                         embed_overlaps(tgt, cfg.max_overlap, lambda t: encode(t, langs[1]), dim, cfg.runs), cfg)

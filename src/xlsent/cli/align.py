@@ -15,11 +15,16 @@ MAX_LENGTH_RATIO = typer.Option(4.0, "--max-length-ratio", help="refuse a docume
                                 "by more than this factor (it is probably not a translation of the same text)")
 
 
-def align_options(max_overlap: int, deletion_quantile: float, search_buffer: int, plain: bool):
+RUNS_OPTION = typer.Option("concat", "--runs", help="concat: each run of sentences embedded as its joined text "
+                           "(Vecalign) | mean: only the sentences embedded, a run's vector their normalised sum "
+                           "(--max-overlap times fewer texts to embed)")
+
+
+def align_options(max_overlap: int, deletion_quantile: float, search_buffer: int, plain: bool, runs: str = "concat"):
     from xlsent.align.vecalign import AlignConfig
 
     cfg = AlignConfig(max_overlap=1 if plain else max_overlap, deletion_quantile=deletion_quantile,
-                      search_buffer=search_buffer, normalise=not plain)
+                      search_buffer=search_buffer, normalise=not plain, runs=runs)
     cfg.check()
     at_least(search_buffer, 1, "--search-buffer")
     return cfg
@@ -69,6 +74,7 @@ def align_command(
     search_buffer: int = typer.Option(5, help="coarse-to-fine search: nodes on each side of the coarse path"),
     plain: bool = typer.Option(False, "--plain", help="the baseline: 1-1 steps and deletions, cost 1 − cosine (no "
                                "overlaps, no normalisation)"),
+    runs: str = RUNS_OPTION,
     max_length_ratio: float = MAX_LENGTH_RATIO,
     backend: str = BACKEND,
     threads: int = THREADS,
@@ -85,7 +91,7 @@ def align_command(
 
     choice(fmt, FORMATS, "--format")
     check_backend(backend, threads)
-    cfg = align_options(max_overlap, deletion_quantile, search_buffer, plain)
+    cfg = align_options(max_overlap, deletion_quantile, search_buffer, plain, runs)
     if batch is not None:
         if src is not None or tgt is not None:
             raise XlsentError("give either SRC TGT or --batch LIST, not both")

@@ -530,6 +530,7 @@ def align(
     max_overlap: int = typer.Option(3, "--max-overlap", help="as xlsent align"),
     deletion_quantile: float = typer.Option(0.2, help="as xlsent align"),
     plain: bool = typer.Option(False, "--plain", help="as xlsent align: the 1-1 cosine baseline"),
+    runs: str = typer.Option("concat", "--runs", help="as xlsent align: concat | mean"),
     output: Path = OUT,
     backend: str = BACKEND,
     threads: int = THREADS,
@@ -549,7 +550,7 @@ def align(
         if not model:
             raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
         check_backend(backend, threads)
-        cfg = align_options(max_overlap, deletion_quantile, 5, plain)
+        cfg = align_options(max_overlap, deletion_quantile, 5, plain, runs)
         from xlsent.align.vecalign import align_documents
         from xlsent.data.alignment import bible_align
         from xlsent.encoding.encoder import Encoder
