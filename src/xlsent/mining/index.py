@@ -56,10 +56,14 @@ class IndexConfig:
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
 
 
-def exact_top(queries: np.ndarray, vectors: np.ndarray, ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``n`` of each query's shortlist (``ids``, −1 = none; ``vectors`` (n_query, width, d) theirs) scored
-    by numpy's einsum, one query at a time, no BLAS, and ordered by score then id: (scores, ids)."""
-    exact = np.einsum("qd,qkd->qk", queries, vectors)
+def exact_top(queries: np.ndarray, ids: np.ndarray, n: int, vectors, block: int = 2048
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``n`` of each query's shortlist (``ids``, −1 = none) scored by numpy's einsum, one query at a time,
+    no BLAS, and ordered by score then id: (scores, ids). ``vectors(ids)`` gives the shortlist's vectors
+    (…, d); queries are scored ``block`` at a time, so the gathered vectors stay small."""
+    exact = np.empty(ids.shape, dtype=np.float32)
+    for a in range(0, len(queries), block):
+        exact[a:a + block] = np.einsum("qd,qkd->qk", queries[a:a + block], vectors(ids[a:a + block]))
     exact = np.where(ids >= 0, exact, -np.inf).astype(np.float32)
     order = np.lexsort((ids, -exact), axis=1)[:, :n]
     return np.take_along_axis(exact, order, 1), np.take_along_axis(ids, order, 1)
@@ -72,7 +76,7 @@ def assign_cells(quantizer, x: np.ndarray, n: int, centroids: np.ndarray | None 
     centroids = quantizer.reconstruct_n(0, quantizer.ntotal) if centroids is None else centroids
     x = np.ascontiguousarray(x, dtype=np.float32)
     cells = quantizer.search(x, min(quantizer.ntotal, n + SHORTLIST))[1]
-    return exact_top(x, centroids[np.maximum(cells, 0)], cells, n)
+    return exact_top(x, cells, n, lambda ids: centroids[np.maximum(ids, 0)])
 
 
 def choose_kind(n_query: int, n_target: int, dim: int, cfg: IndexConfig, memory_gib: float,
@@ -244,4 +248,4 @@ class Searcher:
         heap.finalize()
         # every kind's cosines recomputed from the stored vectors: the same numbers whatever the index (IVF-PQ's are
         # approximate), the machine's threads or the engine
-        return exact_top(queries, gather(self.targets, heap.I), heap.I, k)
+        return exact_top(queries, heap.I, k, lambda ids: gather(self.targets, ids))
