@@ -92,9 +92,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="dev", choices=("dev", "test"))
     ap.add_argument("--model", default="e5-small")
-    ap.add_argument("--max-overlap", type=int, default=3)
-    ap.add_argument("--deletion-quantile", type=float, default=0.2)
-    ap.add_argument("--runs", default="concat", choices=("concat", "mean"))
+    ap.add_argument("--max-overlap", default="3", help="one value, or several comma-separated (a grid: every "
+                    "combination of the three options is run for xlsent, the embeddings computed once)")
+    ap.add_argument("--deletion-quantile", default="0.02")
+    ap.add_argument("--runs", default="mean", help="mean | concat (or both, comma-separated)")
+    ap.add_argument("--speed-backends", default="torch,onnx", help="backends the --speed document pair is "
+                    "embedded with (onnx: the model exported once, fp32, into the cache)")
     ap.add_argument("--speed", action="store_true", help="also time a 2,000 × 2,000-sentence document pair")
     ap.add_argument("--systems", default="xlsent,plain,gale-church")
     ap.add_argument("-o", "--output", default=None, help="write the figures as JSON here")
@@ -106,10 +109,21 @@ def main() -> None:
     from xlsent.evaluation.alignment import evaluate_alignment
 
     encoder = Encoder.load(args.model, normalize=True, memo=True)  # memo: both variants share most runs
-    systems = args.systems.split(",")
-    cfgs = {"xlsent": AlignConfig(max_overlap=args.max_overlap, deletion_quantile=args.deletion_quantile,
-                                  runs=args.runs),
-            "plain": AlignConfig(max_overlap=1, normalise=False, deletion_quantile=args.deletion_quantile)}
+    import itertools
+
+    grid = list(itertools.product([int(x) for x in args.max_overlap.split(",")],
+                                  [float(x) for x in args.deletion_quantile.split(",")], args.runs.split(",")))
+    cfgs = {}
+    for system in args.systems.split(","):
+        if system == "xlsent":
+            for m, q, r in grid:
+                name = "xlsent" if len(grid) == 1 else f"xlsent N={m} q={q} {r}"
+                cfgs[name] = AlignConfig(max_overlap=m, deletion_quantile=q, runs=r)
+        elif system == "plain":
+            cfgs["plain"] = AlignConfig(max_overlap=1, normalise=False, deletion_quantile=grid[0][1], runs="mean")
+        else:
+            cfgs[system] = None
+    systems = list(cfgs)
     names = ("bible-align:dev", "bible-align:dev-deletions") if args.split == "dev" else (
         "bible-align", "bible-align:deletions")
     results: dict = {"model": args.model, "split": args.split, "config": vars(args)}
@@ -124,23 +138,26 @@ def main() -> None:
                     d.src, d.tgt, encoder.encode, encoder.dimension, c, ("en", "ny")))
             s = scores
             results[f"{name} / {system}"] = {**s.to_dict(), "seconds": round(time.perf_counter() - t0, 1)}
-            print(f"{name:28s} {system:12s} strict F1 {s.strict_f1:.3f} (P {s.strict_precision:.3f} R "
+            print(f"{name:28s} {system:26s} strict F1 {s.strict_f1:.3f} (P {s.strict_precision:.3f} R "
                   f"{s.strict_recall:.3f})  lax F1 {s.lax_f1:.3f}  [{time.perf_counter() - t0:.0f} s]", flush=True)
     if args.speed:
         docs = bible_align(names[0])
         src = [s for d in docs for s in d.src][:2000]
         tgt = [t for d in docs for t in d.tgt][:2000]
-        fresh = Encoder.load(args.model, normalize=True)  # no memo: every run embedded inside the timing
-        fresh.encode(["warm-up"])
-        with PeakRss() as mem:
-            t0 = time.perf_counter()
-            a = align_documents(src, tgt, fresh.encode, fresh.dimension, cfgs["xlsent"], ("en", "ny"))
-            wall = time.perf_counter() - t0
-        results["speed"] = {"sentences": [len(src), len(tgt)], "seconds": round(wall, 1),
-                            "peak_above_model_mib": round((mem.peak - mem.base) / 2**20),
-                            "blocks": len(a.src)}
-        print(f"{len(src)} × {len(tgt)} sentences aligned in {wall:.1f} s (embedding included; target ≤ 60 s), "
-              f"peak {(mem.peak - mem.base) / 2**20:,.0f} MiB above the loaded model (target < 1,024)")
+        for backend in args.speed_backends.split(","):
+            fresh = Encoder.load(args.model, backend=backend, normalize=True)  # no memo: all embedded in the timing
+            fresh.encode(["warm-up"])
+            with PeakRss() as mem:
+                t0 = time.perf_counter()
+                a = align_documents(src, tgt, fresh.encode, fresh.dimension, next(c for c in cfgs.values() if c),
+                                    ("en", "ny"))
+                wall = time.perf_counter() - t0
+            results[f"speed {backend}"] = {"sentences": [len(src), len(tgt)], "seconds": round(wall, 1),
+                                           "peak_above_model_mib": round((mem.peak - mem.base) / 2**20),
+                                           "blocks": len(a.src)}
+            print(f"{backend}: {len(src)} × {len(tgt)} sentences aligned in {wall:.1f} s (embedding included; "
+                  f"target ≤ 60 s), peak {(mem.peak - mem.base) / 2**20:,.0f} MiB above the loaded model "
+                  "(target < 1,024)", flush=True)
     if args.output:
         from xlsent.utils.io import write_json_atomic
 
