@@ -83,7 +83,7 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         main = max(set(common), key=common.count) if common else None
         if main:
             drop |= np.array([bool(s) and s != main for s in scripts]) & keep
-            parts.append(f"{side} not in {main.lower()} script")
+            parts.append(f"{side} not in the {main.lower()} script")
         if lang is None:
             notes.append(f"language: no {side} language declared — only its script was checked "
                          f"(--{'src' if side == 'source' else 'tgt'}-lang)")
@@ -105,8 +105,9 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             if d is not None and not drop[i] and d.reliable and d.lang != lang:
                 tokens = normalise(texts[i]).split()
                 drop[i] = not tokens or sum(w in own for w in tokens) < own_words * len(tokens)
-        parts.append(f"{side} reliably identified as a language other than {lang}, in words not mostly the side's own")
-    return drop, "; ".join(parts) or "nothing to check"
+        parts.append(f"{side} reliably identified as another language than {lang}")
+    why = "; ".join(parts) or "nothing to check"
+    return drop, why + (" (a line mostly in its side's own words is kept)" if any(langs) else "")
 
 
 def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None] = (None, None),

@@ -38,11 +38,14 @@ def tokenizer_stats(tokenizer, texts: list[str]) -> dict:
 def corpus_stats(dataset, tokenizer=None) -> dict:
     """Pairs, languages and per-language length (and tokenizer) statistics of a pairs dataset."""
     by_lang: dict[str, list[str]] = defaultdict(list)
+    from xlsent.data.pairs import detected_languages
+
+    detected = detected_languages(dataset)[:2]  # a side the file gives no code is detected (or left "src"/"tgt")
     src_langs = dataset["src_lang"] if "src_lang" in dataset.column_names else [""] * len(dataset)
     tgt_langs = dataset["tgt_lang"] if "tgt_lang" in dataset.column_names else [""] * len(dataset)
     for s, t, sl, tl in zip(dataset["src"], dataset["tgt"], src_langs, tgt_langs):
-        by_lang[sl or "src"].append(s)
-        by_lang[tl or "tgt"].append(t)
+        by_lang[sl or detected[0] or "src"].append(s)
+        by_lang[tl or detected[1] or "tgt"].append(t)
     langs = {}
     for lang, texts in by_lang.items():
         unique = list(dict.fromkeys(texts))
