@@ -140,6 +140,9 @@ def test_a_file_without_codes_has_its_sides_detected_and_directions_labelled_rig
     del metrics["models"]["m"]["retrieval"]["src_lang"], metrics["models"]["m"]["retrieval"]["tgt_lang"]
     row = summary_rows(metrics)[0]
     assert row["s2t"] == 0.9 and row["t2s"] == 0.7 and "x2en" not in row
+    from xlsent.serve.index import read_entries  # a served index labels both sides with the detected codes
+
+    assert {e.lang for e in read_entries(str(path))} == {"bn", "en"}
     codes = tmp_path / "codes.tsv"
     codes.write_text("xq1 zz2 9\tqq7 ww3 1\n" * 12, encoding="utf-8")
     loaded = load_pairs(str(codes), dedupe=False)

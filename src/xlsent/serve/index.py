@@ -46,7 +46,9 @@ def read_entries(spec: str) -> list[Entry]:
 
         ds = load_pairs(spec, dedupe=False).dataset
         src_lang, tgt_lang = side_langs(ds)
-        tgt_langs = list(ds["tgt_lang"]) if "tgt_lang" in ds.column_names else [tgt_lang] * len(ds)
+        # a row's own code (UDHR: one language a row), else the side's, stated or detected
+        tgt_langs = list(ds["tgt_lang"]) if "tgt_lang" in ds.column_names else [""] * len(ds)
+        tgt_langs = [tl or tgt_lang for tl in tgt_langs]
         entries = []
         for i, (s, t, tl) in enumerate(zip(ds["src"], ds["tgt"], tgt_langs)):
             entries.append(Entry(s, src_lang or "src", t, i))
