@@ -221,3 +221,18 @@ def check_backend(backend: str, threads: int) -> None:
 
     choice(backend, BACKENDS, "--backend")
     at_least(threads, 0, "--threads")
+
+
+def parse_filters(value: str) -> tuple[str, ...]:
+    """``--filters``: the noise filters asked for, checked before any model loads."""
+    from xlsent.data.noise_filters import NOISE_FILTERS
+
+    v = value.strip().lower()
+    if v in ("default", "all"):
+        return NOISE_FILTERS
+    if v in ("none", ""):
+        return ()
+    kinds = tuple(x.strip() for x in v.split(",") if x.strip())
+    for k in kinds:
+        choice(k, NOISE_FILTERS, "--filters entry")
+    return kinds

@@ -169,21 +169,6 @@ MAX_Z = typer.Option(4.0, "--max-length-z", help="length-ratio filter: remove pa
                      "further than this many robust standard deviations from the file's median")
 
 
-def parse_filters(value: str) -> tuple[str, ...]:
-    """``--filters``: the noise filters asked for, checked before any model loads."""
-    from xlsent.data.noise_filters import NOISE_FILTERS
-
-    v = value.strip().lower()
-    if v in ("default", "all"):
-        return NOISE_FILTERS
-    if v in ("none", ""):
-        return ()
-    kinds = tuple(x.strip() for x in v.split(",") if x.strip())
-    for k in kinds:
-        choice(k, NOISE_FILTERS, "--filters entry")
-    return kinds
-
-
 @app.command("filter-pairs")
 def filter_pairs_command(
     source: str = typer.Argument(..., help="candidate pairs: a pairs file, or a mined TSV (score<TAB>src<TAB>tgt)"),
@@ -221,6 +206,8 @@ def filter_pairs_command(
     from xlsent.utils.io import write_json_atomic
 
     choice(rank_by, RANK_BY, "--rank-by")
+    from xlsent.cli.common import parse_filters
+
     kinds = parse_filters(filters)
     cut_at = parse_threshold(threshold)
     ds, report = read_candidates(source, on_bad_lines)

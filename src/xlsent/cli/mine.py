@@ -93,7 +93,7 @@ def mine_command(
                           "--index auto, or store int8 for an IVF index")
     choice(splitter, SPLITTERS, "--splitter")
     cut = parse_threshold(threshold)
-    from xlsent.cli.data import parse_filters
+    from xlsent.cli.common import parse_filters
     from xlsent.data.langid import language_code
 
     kinds = parse_filters(filters)
