@@ -8,9 +8,10 @@ Both variants of ``bible-align`` (``--split test``: the held-out New Testament, 
 the development books): verses split into sentences (1-N and N-M blocks), and 5% of verses deleted on one side.
 Systems, all on the same documents:
 
-* ``xlsent`` — ``xlsent align`` (Vecalign: overlaps of up to 3 sentences, normalised costs, deletions);
-* ``plain`` — ``xlsent align --plain``: the same DP with 1-1 steps, deletions and a cost of 1 − cosine, on the
-  same model's vectors;
+* ``xlsent`` — ``xlsent align`` (Vecalign: overlaps of up to 3 sentences, normalised costs, deletions; plus a
+  Gale–Church length cost at weight 0.1);
+* ``plain`` — ``xlsent align --plain``: the same DP with 1-1 steps, deletions and a cost of 1 − cosine (no
+  length cost), on the same model's vectors;
 * ``gale-church`` — nltk's ``nltk.translate.gale_church.align_blocks`` on the sentences' character lengths
   (no model), each chapter one block.
 
@@ -95,6 +96,7 @@ def main() -> None:
     ap.add_argument("--max-overlap", default="3", help="one value, or several comma-separated (a grid: every "
                     "combination of the three options is run for xlsent, the embeddings computed once)")
     ap.add_argument("--deletion-quantile", default="0.02")
+    ap.add_argument("--length-weight", default="0.1", help="weight of the Gale–Church length cost (one or several)")
     ap.add_argument("--runs", default="mean", help="mean | concat (or both, comma-separated)")
     ap.add_argument("--speed-backends", default="torch,onnx", help="backends the --speed document pair is "
                     "embedded with (onnx: the model exported once, fp32, into the cache)")
@@ -112,15 +114,17 @@ def main() -> None:
     import itertools
 
     grid = list(itertools.product([int(x) for x in args.max_overlap.split(",")],
-                                  [float(x) for x in args.deletion_quantile.split(",")], args.runs.split(",")))
+                                  [float(x) for x in args.deletion_quantile.split(",")], args.runs.split(","),
+                                  [float(x) for x in args.length_weight.split(",")]))
     cfgs = {}
     for system in args.systems.split(","):
         if system == "xlsent":
-            for m, q, r in grid:
-                name = "xlsent" if len(grid) == 1 else f"xlsent N={m} q={q} {r}"
-                cfgs[name] = AlignConfig(max_overlap=m, deletion_quantile=q, runs=r)
+            for m, q, r, w in grid:
+                name = "xlsent" if len(grid) == 1 else f"xlsent N={m} q={q} {r} w={w}"
+                cfgs[name] = AlignConfig(max_overlap=m, deletion_quantile=q, runs=r, length_weight=w)
         elif system == "plain":
-            cfgs["plain"] = AlignConfig(max_overlap=1, normalise=False, deletion_quantile=grid[0][1], runs="mean")
+            cfgs["plain"] = AlignConfig(max_overlap=1, normalise=False, deletion_quantile=grid[0][1], runs="mean",
+                                         length_weight=0.0)
         else:
             cfgs[system] = None
     systems = list(cfgs)

@@ -21,11 +21,13 @@ RUNS_OPTION = typer.Option("mean", "--runs", help="mean: only the sentences embe
                            "its joined text (Vecalign)")
 
 
-def align_options(max_overlap: int, deletion_quantile: float, search_buffer: int, plain: bool, runs: str = "concat"):
+def align_options(max_overlap: int, deletion_quantile: float, search_buffer: int, plain: bool, runs: str = "mean",
+                  length_weight: float = 0.1):
     from xlsent.align.vecalign import AlignConfig
 
     cfg = AlignConfig(max_overlap=1 if plain else max_overlap, deletion_quantile=deletion_quantile,
-                      search_buffer=search_buffer, normalise=not plain, runs=runs)
+                      search_buffer=search_buffer, normalise=not plain, runs=runs,
+                      length_weight=0.0 if plain else length_weight)
     cfg.check()
     at_least(search_buffer, 1, "--search-buffer")
     return cfg
@@ -73,6 +75,9 @@ def align_command(
     deletion_quantile: float = typer.Option(0.02, help="a deleted sentence costs this quantile of random sentence "
                                             "pairs' costs (higher: fewer deletions; Vecalign's 0.2 absorbed deleted "
                                             "sentences into 2-1 blocks on development data)"),
+    length_weight: float = typer.Option(0.1, "--length-weight", help="weight of Gale–Church's length cost added to "
+                                        "each block's (0: Vecalign's cosine cost alone; 0.1 raised strict F1 by 1–2 "
+                                        "points on development data)"),
     search_buffer: int = typer.Option(5, help="coarse-to-fine search: nodes on each side of the coarse path"),
     plain: bool = typer.Option(False, "--plain", help="the baseline: 1-1 steps and deletions, cost 1 − cosine (no "
                                "overlaps, no normalisation)"),
@@ -93,7 +98,7 @@ def align_command(
 
     choice(fmt, FORMATS, "--format")
     check_backend(backend, threads)
-    cfg = align_options(max_overlap, deletion_quantile, search_buffer, plain, runs)
+    cfg = align_options(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)
     if batch is not None:
         if src is not None or tgt is not None:
             raise XlsentError("give either SRC TGT or --batch LIST, not both")

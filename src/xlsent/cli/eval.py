@@ -531,6 +531,7 @@ def align(
     deletion_quantile: float = typer.Option(0.02, help="as xlsent align"),
     plain: bool = typer.Option(False, "--plain", help="as xlsent align: the 1-1 cosine baseline"),
     runs: str = typer.Option("mean", "--runs", help="as xlsent align: mean | concat"),
+    length_weight: float = typer.Option(0.1, "--length-weight", help="as xlsent align (0: no length cost)"),
     output: Path = OUT,
     backend: str = BACKEND,
     threads: int = THREADS,
@@ -550,7 +551,7 @@ def align(
         if not model:
             raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
         check_backend(backend, threads)
-        cfg = align_options(max_overlap, deletion_quantile, 5, plain, runs)
+        cfg = align_options(max_overlap, deletion_quantile, 5, plain, runs, length_weight)
         from xlsent.align.vecalign import align_documents
         from xlsent.data.alignment import bible_align
         from xlsent.encoding.encoder import Encoder
