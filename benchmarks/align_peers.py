@@ -108,6 +108,7 @@ def main() -> None:
     from xlsent.align.vecalign import AlignConfig, align_documents
     from xlsent.data.alignment import bible_align
     from xlsent.encoding.encoder import Encoder
+    from xlsent.export.load import load_encoder
     from xlsent.evaluation.alignment import evaluate_alignment
 
     encoder = Encoder.load(args.model, normalize=True, memo=True)  # memo: both variants share most runs
@@ -149,7 +150,7 @@ def main() -> None:
         src = [s for d in docs for s in d.src][:2000]
         tgt = [t for d in docs for t in d.tgt][:2000]
         for backend in args.speed_backends.split(","):
-            fresh = Encoder.load(args.model, backend=backend, normalize=True)  # no memo: all embedded in the timing
+            fresh = load_encoder(args.model, backend=backend, normalize=True)  # no memo: all embedded in the timing
             fresh.encode(["warm-up"])
             with PeakRss() as mem:
                 t0 = time.perf_counter()

@@ -73,7 +73,7 @@ def texts_for_speed(n: int) -> dict[str, list[str]]:
 def worker(args) -> None:
     """One variant: speed at each threads × batch × length, then quality; JSON on stdout."""
 
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.export.load import load_encoder
     from xlsent.models.registry import quiet_libraries
 
     quiet_libraries()
@@ -81,7 +81,7 @@ def worker(args) -> None:
     texts = texts_for_speed(args.n_speed)
     backend = "torch" if args.worker == "torch" else "onnx"
     for threads in args.threads if args.speed else []:
-        enc = Encoder.load(args.target, backend=backend, threads=threads)
+        enc = load_encoder(args.target, backend=backend, threads=threads)
         for batch in args.batch:
             for kind, pool in texts.items():
                 pool = pool[: args.n_batch1] if batch == 1 else pool
@@ -97,14 +97,14 @@ def worker(args) -> None:
                 print(f"[{args.worker}] threads {threads} batch {batch} {kind}: {len(pool) / best:.1f}/s",
                       file=sys.stderr, flush=True)
     if args.quality:
-        out["quality"] = quality(Encoder.load(args.target, backend=backend, threads=max(args.threads), memo=True))
+        out["quality"] = quality(load_encoder(args.target, backend=backend, threads=max(args.threads), memo=True))
     if args.mining:
         from xlsent.data.comparable import bible_comparable
         from xlsent.evaluation.mining import evaluate_mining
         from xlsent.mining.job import MineConfig
 
         corpora = [bible_comparable(s, 1000, args.mining_distractors, 0) for s in ("dev", "test")]
-        enc = Encoder.load(args.target, backend=backend, threads=max(args.threads))
+        enc = load_encoder(args.target, backend=backend, threads=max(args.threads))
         t = time.perf_counter()
         res = evaluate_mining(enc, corpora[0], corpora[1], MineConfig(), args.worker)
         out["mining"] = {"seconds": time.perf_counter() - t, "f1": res["test"]["f1"],

@@ -83,7 +83,8 @@ def build_full_pipeline(path: Path) -> Path:
 
 
 def test_fp32_export_reproduces_the_model_with_its_prompt(prompted_model, tmp_path):
-    from xlsent.export.folder import export_model, read_manifest
+    from xlsent.encoding.onnx_folder import read_manifest
+    from xlsent.export.folder import export_model
 
     out = tmp_path / "onnx"
     m = export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
@@ -360,7 +361,8 @@ def test_smoothing_search_picks_per_input_alphas_that_beat_one_global_alpha(tiny
     from onnx import numpy_helper
 
     from xlsent.export.folder import export_model
-    from xlsent.export.quantize import (Int8Settings, _smooth_scale, _simulated_error, _tokenizer_fn,
+    from xlsent.export.fake_quant import smooth_scale
+    from xlsent.export.quantize import (Int8Settings, _simulated_error, _tokenizer_fn,
                                         activation_maxima, search_smoothing, select_nodes, weight_groups)
     from xlsent.models.handle import load_model
 
@@ -382,7 +384,7 @@ def test_smoothing_search_picks_per_input_alphas_that_beat_one_global_alpha(tiny
     chosen = search_smoothing(groups, maxima, rows, grid, settings)
     for x, weights in groups.items():
         wmax = np.maximum(np.max([np.abs(w).max(1) for w in weights], axis=0), 1e-5)
-        err = {a: _simulated_error(rows[x], weights, _smooth_scale(maxima[x], wmax, a), True, False) for a in grid}
+        err = {a: _simulated_error(rows[x], weights, smooth_scale(maxima[x], wmax, a), True, False) for a in grid}
         assert err[chosen[x]] == min(err.values())
     m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, log=lambda _: None,
                      int8=Int8Settings(smooth=0.5, smooth_search=grid, calibration_texts=8, search_texts=8))
@@ -467,7 +469,8 @@ def test_trimmed_tokenizer_resegments_a_word_whose_piece_was_removed(tmp_path):
 
 
 def test_trimmed_export_keeps_the_vectors_of_texts_whose_pieces_were_kept(tmp_path):
-    from xlsent.export.folder import export_model, read_manifest
+    from xlsent.encoding.onnx_folder import read_manifest
+    from xlsent.export.folder import export_model
     from xlsent.export.vocab import VocabSettings
 
     src = build_unigram_model(tmp_path / "u")
@@ -527,7 +530,8 @@ def test_low_rank_tail_keeps_every_segmentation_and_is_exact_at_full_rank(tmp_pa
 
 
 def test_low_rank_tail_exports_to_onnx_and_stays_fp32_under_int8(tmp_path):
-    from xlsent.export.folder import export_model, read_manifest
+    from xlsent.encoding.onnx_folder import read_manifest
+    from xlsent.export.folder import export_model
     from xlsent.export.quantize import Int8Settings
     from xlsent.export.vocab import VocabSettings
 
@@ -547,7 +551,8 @@ def test_low_rank_tail_exports_to_onnx_and_stays_fp32_under_int8(tmp_path):
 def test_product_quantised_tail_keeps_segmentations_fits_better_than_low_rank_and_exports(tmp_path):
     """--tail-pq: nothing re-segmented, head rows exact, the tail closer than rank-M at the same parameter count,
     and the ONNX graph (fp32 and int8) computes what the torch model does."""
-    from xlsent.export.folder import export_model, read_manifest
+    from xlsent.encoding.onnx_folder import read_manifest
+    from xlsent.export.folder import export_model
     from xlsent.export.quantize import Int8Settings
     from xlsent.export.tail_embedding import TailProductQuantisedEmbedding
     from xlsent.export.vocab import VocabSettings, trim_vocabulary
@@ -625,10 +630,13 @@ def test_encoder_picks_up_an_exported_folder_and_refuses_torch_on_it(prompted_mo
 def test_backend_onnx_on_a_torch_model_exports_once_into_the_cache(prompted_model):
     from xlsent.encoding.encoder import Encoder
     from xlsent.encoding.onnx_backend import OnnxBackend
+    from xlsent.export.load import load_encoder
 
-    enc = Encoder.load(str(prompted_model), backend="onnx", threads=1)
-    assert isinstance(enc.backend, OnnxBackend)
-    again = Encoder.load(str(prompted_model), backend="onnx")
+    with pytest.raises(XlsentError, match="not an exported folder"):  # the encoder never exports on its own
+        Encoder.load(str(prompted_model), backend="onnx")
+    enc = load_encoder(str(prompted_model), backend="onnx", threads=1)
+    assert isinstance(enc.backend, OnnxBackend) and enc.name == str(prompted_model)
+    again = load_encoder(str(prompted_model), backend="onnx")
     assert again.backend.folder == enc.backend.folder
     assert cosines(enc.encode(TEXTS), st_encode(prompted_model)).min() >= 0.99999
 

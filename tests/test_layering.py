@@ -13,7 +13,8 @@ LAYERS = [
     {"training"},
     {"data"},
     {"models", "modules", "losses"},
-    {"encoding", "export"},
+    {"encoding"},
+    {"export"},
     {"perturbations"},
     {"mining", "align"},
     {"evaluation"},
@@ -47,6 +48,16 @@ def test_every_package_has_a_layer():
     assert names <= set(RANK), names - set(RANK)
 
 
+def test_the_readme_lists_every_package_with_its_rank():
+    import re
+
+    readme = (ROOT.parents[1] / "README.md").read_text(encoding="utf-8")
+    layout = readme[readme.index("## Layout"):readme.index("## Licences")]
+    listed = {m[1]: int(m[2]) for m in re.finditer(r"^  (\w+)(?:/|\.py)\s+(\d+) ", layout, re.M)}
+    expected = {name: rank for name, rank in RANK.items() if name != "__main__"}
+    assert listed == expected
+
+
 def test_no_module_imports_a_higher_layer():
     bad = []
     for path in ROOT.rglob("*.py"):
@@ -58,6 +69,42 @@ def test_no_module_imports_a_higher_layer():
             if RANK[target] > RANK[own]:
                 bad.append(f"{rel} imports xlsent.{target}")
     assert not bad, bad
+
+
+def _module_imports(path: Path) -> set[str]:
+    """Every ``xlsent`` module this file imports, at the top or inside a function: ``from xlsent.a import b``
+    names module ``xlsent.a.b`` when that is a module, else ``xlsent.a``."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
+                     for a in node.names]
+        out |= {n for n in names if n in MODULES}
+    return out
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def test_no_import_cycle_between_modules():
+    """No module reaches itself through the imports of others (function-level imports count: they hide a circle,
+    they do not remove it). A package's ``__init__`` is its own module."""
+    from graphlib import CycleError, TopologicalSorter
+
+    graph = {name: _module_imports(path) - {name} for name, path in MODULES.items()}
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as exc:
+        raise AssertionError(f"import cycle: {' → '.join(exc.args[1])}") from None
 
 
 def test_evaluators_never_load_models():

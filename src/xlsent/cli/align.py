@@ -93,7 +93,7 @@ def align_command(
     from xlsent.align.vecalign import align_documents
     from xlsent.data.readers import LANG_CODE
     from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.export.load import load_encoder
     from xlsent.utils.io import write_json_atomic
 
     choice(fmt, FORMATS, "--format")
@@ -123,7 +123,7 @@ def align_command(
         output_file(pairs_out, "--pairs")
     langs_or_none = (langs[0], langs[1]) if langs else (None, None)
     t0 = time.perf_counter()
-    encoder = Encoder.load(model, backend=backend, threads=threads, normalize=True)
+    encoder = load_encoder(model, backend=backend, threads=threads, normalize=True)
     alignments, written = [], []
     if batch is not None:
         output.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,7 @@ def embed_command(
 ) -> None:
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""
     from xlsent.data.text_source import open_source
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.export.load import load_encoder
     from xlsent.mining.engine import EncoderSettings
     from xlsent.mining.store import DTYPES, quantize
 
@@ -80,7 +80,7 @@ def embed_command(
     # one process, one matrix: every text read (a blank one is an error) before the model loads; shards read their
     # own rows when they run
     texts = source.read(0, source.rows)[1] if to_npy and runner is None else None
-    encoder = Encoder.load(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize,
+    encoder = load_encoder(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize,
                            chunk_words=chunk_words, show_progress=runner is None and to_npy)
     if to_npy and runner is None:  # one process: every text at once, as always
         vecs = encoder.encode(texts, lang or None)

@@ -147,9 +147,9 @@ BAD = typer.Option("error", help="error | skip")
 
 def _encoder(model: str, chunk_words: int, backend: str = "auto", threads: int = 0):
     """The model's encoder on the chosen backend (a word-gloss model glosses non-English text itself)."""
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.export.load import load_encoder
 
-    return Encoder.load(model, backend=backend, threads=threads, chunk_words=chunk_words, show_progress=True,
+    return load_encoder(model, backend=backend, threads=threads, chunk_words=chunk_words, show_progress=True,
                         memo=True)
 
 
@@ -345,7 +345,7 @@ def mining(
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
     from xlsent.mining.store import DTYPES
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.export.load import load_encoder
 
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
@@ -365,7 +365,7 @@ def mining(
             raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
         corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
     cfg = MineConfig(k=k, mode=mode, margin=margin, center=center, dtype=precision)
-    res = evaluate_mining(Encoder.load(model, backend=backend, threads=threads), corpora[0], corpora[1], cfg, model)
+    res = evaluate_mining(load_encoder(model, backend=backend, threads=threads), corpora[0], corpora[1], cfg, model)
     t = res["test"]
     console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "
                   f"{t['tgt_sentences']}): F1 {t['f1']:.3f} (P {t['precision']:.3f}, R {t['recall']:.3f}) at the dev "
@@ -554,10 +554,10 @@ def align(
         cfg = align_options(max_overlap, deletion_quantile, 5, plain, runs, length_weight)
         from xlsent.align.vecalign import align_documents
         from xlsent.data.alignment import bible_align
-        from xlsent.encoding.encoder import Encoder
+        from xlsent.export.load import load_encoder
 
         docs = bible_align(dataset)
-        encoder = Encoder.load(model, backend=backend, threads=threads, normalize=True)
+        encoder = load_encoder(model, backend=backend, threads=threads, normalize=True)
         scores, _ = evaluate_alignment(docs, lambda d: align_documents(d.src, d.tgt, encoder.encode,
                                                                        encoder.dimension, cfg, ("en", "ny")))
         name = f"{model} on {dataset} ({len(docs)} chapters)"

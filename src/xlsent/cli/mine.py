@@ -123,10 +123,10 @@ def mine_command(
             err_console.print(f"[dim]{line}[/dim]")
         inputs[name] = input_summary(report)
         sides.append(texts)
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.export.load import load_encoder
     from xlsent.mining.engine import EncoderSettings
 
-    encoder = Encoder.load(model, backend=backend, threads=threads)
+    encoder = load_encoder(model, backend=backend, threads=threads)
     result = mine(sides[0], sides[1], model, work, cfg, encoder=encoder, overwrite=overwrite, console=err_console, inputs=inputs,
                   src_lang=src_lang, tgt_lang=tgt_lang, engine=runner,
                   encoder_settings=EncoderSettings(model, backend, threads, device, dtype), noise_filters=kinds)

@@ -93,7 +93,8 @@ def calibrate_command(
     from pathlib import Path
 
     from xlsent.data.readers import read_lines
-    from xlsent.encoding.encoder import Encoder, source_folder
+    from xlsent.encoding.encoder import source_folder
+    from xlsent.export.load import load_encoder
     from xlsent.models.language_means import calibrate, language_code, read_language_means
 
     check_backend(backend, threads)
@@ -115,7 +116,7 @@ def calibrate_command(
             raise XlsentError(f"--lang {code}={path}: the file holds no text")
         texts[code] = lines
     folder = source_folder(name)  # the folder named (never a cached export): serve and embed --center read it there
-    encoder = Encoder.load(name, backend=backend, threads=threads, normalize=True, show_progress=True)
+    encoder = load_encoder(name, backend=backend, threads=threads, normalize=True, show_progress=True)
     means = calibrate(encoder.encode, texts, files, read_language_means(folder))
     path = means.save(folder)
     t = Table(title=f"language means in {path}")

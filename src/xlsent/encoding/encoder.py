@@ -166,17 +166,19 @@ class Encoder:
         if threads and threads < 0:
             raise XlsentError(f"--threads must be ≥ 0 (0 = the backend's default), not {threads}")
         if not isinstance(name_or_path, ModelHandle):
-            from xlsent.export.folder import is_export_folder
+            from xlsent.encoding.onnx_folder import is_export_folder
 
             folder = Path(str(name_or_path))
             exported = folder.is_dir() and is_export_folder(folder)
             if exported and backend == "torch":
                 raise XlsentError(f"{folder}: an exported ONNX folder has no torch weights — use --backend onnx "
                                   "(or auto), or give the source model for torch")
-            if exported or backend == "onnx":
-                from xlsent.encoding.onnx_backend import OnnxBackend, cached_export
+            if backend == "onnx" and not exported:
+                raise XlsentError(f"{name_or_path}: not an exported folder — export it (xlsent export), or load it "
+                                  "with xlsent.export.load_encoder, which exports a torch model once into the cache")
+            if exported:
+                from xlsent.encoding.onnx_backend import OnnxBackend
 
-                folder = folder if exported else cached_export(str(name_or_path))
                 kwargs.setdefault("gloss", load_gloss(folder))
                 kwargs.setdefault("name", str(name_or_path))
                 return cls(OnnxBackend(folder, threads=threads, spin=spin), **kwargs)
@@ -260,7 +262,7 @@ class Encoder:
 def source_folder(spec: str | Path) -> Path:
     """The folder a model spec names: an export folder itself, else the resolved model folder (a registered
     name's prepared folder). Language means (``xlsent models calibrate``) live there, whichever backend runs."""
-    from xlsent.export.folder import is_export_folder
+    from xlsent.encoding.onnx_folder import is_export_folder
     from xlsent.models.registry import resolve_model_path
 
     folder = Path(str(spec)).expanduser()

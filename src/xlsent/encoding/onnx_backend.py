@@ -16,30 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.export.folder import ExportManifest, is_export_folder, read_manifest
+from xlsent.encoding.onnx_folder import ExportManifest, read_manifest
 from xlsent.models.handle import model_fingerprint
-from xlsent.utils.io import cache_dir
-
-
-#: bumped whenever the exported graph changes (2: softmax NaN guards removed), so cached exports are remade
-GRAPH_VERSION = 2
-
-
-def cached_export(name_or_path: str) -> Path:
-    """An fp32 export of a torch model, made once into the cache (keyed by the model folder's fingerprint and
-    :data:`GRAPH_VERSION`)."""
-    import warnings
-
-    from xlsent.export.folder import export_model
-    from xlsent.models.registry import resolve_model_path
-
-    source = resolve_model_path(name_or_path)
-    target = cache_dir() / "onnx" / f"{model_fingerprint(source)}-g{GRAPH_VERSION}"
-    if not is_export_folder(target):
-        warnings.warn(f"--backend onnx: exporting {name_or_path} once (fp32) into {target} — later runs reuse it",
-                      stacklevel=2)
-        export_model(str(source), target, log=lambda m: None)
-    return target
 
 
 def session_options(threads: int = 0, spin: bool = True):

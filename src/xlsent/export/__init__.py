@@ -6,8 +6,12 @@
   in fp32, SmoothQuant-style scaling calibrated on bundled training text);
 * :mod:`xlsent.export.vocab` — vocabulary trimming: keep the pieces chosen texts use, remap ids, rebuild the
   tokenizer so that it re-segments with what is left;
+* :mod:`xlsent.export.fake_quant` — simulated int8 (torch) and SmoothQuant's scale, shared by the int8 pass and
+  :mod:`xlsent.export.distill`;
 * :mod:`xlsent.export.folder` — the exported folder (``model.onnx``, tokenizer, ``xlsent_onnx.json``) and
-  :func:`export_model`, what ``xlsent export`` runs.
+  :func:`export_model`, what ``xlsent export`` runs;
+* :mod:`xlsent.export.load` — ``--backend onnx`` on a torch model: exported once into the cache.
 
-The folder is read by :class:`xlsent.encoding.onnx_backend.OnnxBackend` (``--backend onnx``).
+The folder is read one layer down, by :mod:`xlsent.encoding.onnx_folder` (the manifest) and
+:class:`xlsent.encoding.onnx_backend.OnnxBackend`; the encoder never exports.
 """

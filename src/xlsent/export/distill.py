@@ -12,7 +12,7 @@ model's, before the graph is exported and quantised:
   ``Int8Settings.per_token`` names, :mod:`xlsent.export.per_token`), straight-through gradients;
   with ``Int8Settings.smooth`` > 0, SmoothQuant's division of the input and multiplication of the weight
   columns by ``s`` (one ``s`` for query, key and value, as the export does), ``s`` calibrated once on the
-  undistilled model with :func:`xlsent.export.quantize._smooth_scale` on the same calibration texts, one
+  undistilled model with :func:`xlsent.export.fake_quant.smooth_scale` on the same calibration texts, one
   text at a time (no padding). The export recalibrates ``s`` on the distilled model. Fp32 outlier channels
   (``Int8Settings.outliers``) are not simulated;
 * **teacher** — the unchanged fp32 model; its vectors for the training texts are computed once;
@@ -42,6 +42,8 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
+from xlsent.export.fake_quant import (fake_quant_activation, fake_quant_activation_per_token, fake_quant_weight,
+                                     smooth_scale)
 from xlsent.export.quantize import Int8Settings, in_parts, layer_of, part_of
 from xlsent.models.handle import model_prompt
 from xlsent.training.loop import run_loop, scratch_folder
@@ -63,32 +65,6 @@ class DistillSettings:
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch_size < 1 or self.max_length < 4 or self.lr <= 0:
             raise XlsentError("distillation: steps, batch size ≥ 1, max_length ≥ 4 and lr > 0")
-
-
-def fake_quant_activation(x: torch.Tensor) -> torch.Tensor:
-    """onnxruntime's DynamicQuantizeLinear: uint8, per tensor, range [min(0, x), max(0, x)], straight-through."""
-    lo = torch.clamp(x.detach().min(), max=0.0)
-    hi = torch.clamp(x.detach().max(), min=0.0)
-    scale = torch.clamp((hi - lo) / 255.0, min=1e-8)
-    zero = torch.round(-lo / scale).clamp(0, 255)
-    return torch.fake_quantize_per_tensor_affine(x, scale.float(), zero.int(), 0, 255)
-
-
-def fake_quant_activation_per_token(x: torch.Tensor) -> torch.Tensor:
-    """:mod:`xlsent.export.per_token`'s scheme: symmetric int8 with one scale per token, straight-through."""
-    scale = torch.clamp(x.detach().abs().amax(-1, keepdim=True) / 127.0, min=1e-8 / 127)
-    return x + (torch.round(x / scale) * scale - x).detach()
-
-
-def fake_quant_weight(w: torch.Tensor, per_channel: bool, reduce_range: bool) -> torch.Tensor:
-    """Symmetric int8 weights (per output channel of an ``nn.Linear``), straight-through."""
-    qmax = 63 if reduce_range else 127
-    if per_channel:
-        scale = torch.clamp(w.detach().abs().amax(1) / qmax, min=1e-8).float()
-        return torch.fake_quantize_per_channel_affine(w, scale, torch.zeros_like(scale, dtype=torch.int32), 0,
-                                                      -qmax - 1, qmax)
-    scale = torch.clamp(w.detach().abs().max() / qmax, min=1e-8).float()
-    return torch.fake_quantize_per_tensor_affine(w, scale, torch.zeros((), dtype=torch.int32), -qmax - 1, qmax)
 
 
 class FakeQuantLinear(torch.nn.Module):
@@ -116,7 +92,7 @@ def smoothing_scales(model, slots, settings: Int8Settings) -> list[torch.Tensor]
     linears that read the same input (query, key and value share one ``s``)."""
     import numpy as np
 
-    from xlsent.export.quantize import _smooth_scale, calibration_texts
+    from xlsent.export.quantize import calibration_texts
 
     maxima: dict[int, torch.Tensor] = {}
     hooks = []
@@ -136,7 +112,7 @@ def smoothing_scales(model, slots, settings: Int8Settings) -> list[torch.Tensor]
     for key, (_, _, linear, _) in zip(keys, slots):
         w = linear.weight.detach().abs().amax(0).cpu()
         wmax[key] = w if key not in wmax else torch.maximum(wmax[key], w)
-    scales = [torch.from_numpy(_smooth_scale(maxima[id(linear)].numpy(), np.maximum(wmax[key].numpy(), 1e-5),
+    scales = [torch.from_numpy(smooth_scale(maxima[id(linear)].numpy(), np.maximum(wmax[key].numpy(), 1e-5),
                                              settings.smooth))
               for key, (_, _, linear, _) in zip(keys, slots)]
     return scales

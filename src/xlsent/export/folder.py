@@ -18,52 +18,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
+from xlsent.encoding.onnx_folder import MANIFEST, ExportManifest, is_export_folder
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
 
-MANIFEST = "xlsent_onnx.json"
-SCHEMA = "xlsent.onnx/1"
 FP32_MIN_COSINE = 0.99999  # an fp32 export must reproduce the torch model at least this closely
-
-
-@dataclass
-class ExportManifest:
-    name: str
-    source: str
-    source_fingerprint: str
-    dimension: int
-    normalizes: bool
-    prompt: str
-    max_seq_length: int
-    lowercase: bool
-    pad_id: int
-    model_file: str = "model.onnx"
-    int8: dict | None = None
-    vocab: dict | None = None
-    checks: dict = field(default_factory=dict)
-    schema: str = SCHEMA
-
-
-def is_export_folder(path: str | Path) -> bool:
-    return (Path(path) / MANIFEST).is_file()
-
-
-def read_manifest(folder: str | Path) -> ExportManifest:
-    path = Path(folder) / MANIFEST
-    if not path.is_file():
-        raise XlsentError(f"{folder}: not an exported model folder (no {MANIFEST}) — make one with xlsent export")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("schema") != SCHEMA:
-            raise XlsentError(f"{path}: unknown schema {data.get('schema')!r} (this xlsent reads {SCHEMA}) — "
-                              "export the model again")
-        return ExportManifest(**data)
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise XlsentError(f"{path}: unreadable manifest ({exc}) — export the model again") from exc
 
 
 def check_texts() -> list[str]:

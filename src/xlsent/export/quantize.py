@@ -50,6 +50,7 @@ from typing import Sequence
 
 import numpy as np
 
+from xlsent.export.fake_quant import smooth_scale
 from xlsent.utils.errors import XlsentError
 
 PARTS = ("query", "key", "value", "attention_output", "ffn_in", "ffn_out")
@@ -206,10 +207,10 @@ def _simulated_error(batches: list[np.ndarray], weights: list[np.ndarray], s: np
                      reduce_range: bool) -> float:
     """Relative squared error of ``X·W`` under onnxruntime's dynamic int8 after smoothing by ``s``, summed over the
     MatMuls reading ``X`` (activations uint8 per batch, weights int8 symmetric; the simulation of
-    :mod:`xlsent.export.distill`, tested against onnxruntime)."""
+    :mod:`xlsent.export.fake_quant`, tested against onnxruntime)."""
     import torch
 
-    from xlsent.export.distill import fake_quant_activation, fake_quant_weight
+    from xlsent.export.fake_quant import fake_quant_activation, fake_quant_weight
 
     err = ref = 0.0
     with torch.no_grad():
@@ -236,17 +237,12 @@ def search_smoothing(groups: dict[str, list[np.ndarray]], maxima: dict[str, np.n
         wmax = np.maximum(np.max([np.abs(w).max(1) for w in weights], axis=0), 1e-5)
         best = None
         for a in alphas:
-            s = _smooth_scale(maxima[x], wmax, a)
+            s = smooth_scale(maxima[x], wmax, a)
             e = _simulated_error(rows[x], weights, s, settings.per_channel, settings.reduce_range)
             if best is None or e < best[0]:
                 best = (e, a)
         chosen[x] = best[1]
     return chosen
-
-
-def _smooth_scale(xmax: np.ndarray, wmax: np.ndarray, alpha: float) -> np.ndarray:
-    s = np.power(np.maximum(xmax, 1e-5), alpha) / np.power(wmax, 1.0 - alpha)
-    return np.clip(s, 1e-2, 1e2).astype(np.float32)
 
 
 def weight_groups(proto, nodes: list[str], maxima: dict[str, np.ndarray]) -> dict[str, list]:
@@ -285,7 +281,7 @@ def smooth_graph(proto, nodes: list[str], maxima: dict[str, np.ndarray], alpha: 
     for x, members in groups.items():
         weights = [numpy_helper.to_array(inits[n.input[1]]).astype(np.float32) for n in members]
         wmax = np.maximum(np.max([np.abs(wt).max(1) for wt in weights], axis=0), 1e-5)
-        s = _smooth_scale(maxima[x], wmax, alpha[x] if isinstance(alpha, dict) else alpha)
+        s = smooth_scale(maxima[x], wmax, alpha[x] if isinstance(alpha, dict) else alpha)
         first = members[0].name
         inv = onnx.numpy_helper.from_array((1.0 / s).astype(np.float32), name=f"{first}/smooth_inv")
         proto.graph.initializer.append(inv)

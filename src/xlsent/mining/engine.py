@@ -46,9 +46,9 @@ class LocalEngine:
 
     def encode(self, tasks: Sequence, settings: EncoderSettings, advance: Callable[[], None]) -> None:
         if tasks and self.encoder is None:
-            from xlsent.encoding.encoder import Encoder
+            from xlsent.export.load import load_encoder
 
-            self.encoder = Encoder.load(settings.model, backend=settings.backend, threads=settings.threads)
+            self.encoder = load_encoder(settings.model, backend=settings.backend, threads=settings.threads)
         for task in tasks:
             task.run(self.encoder, show_progress=False)
             advance()
@@ -66,14 +66,14 @@ class EncodeWorker:
     def __init__(self, settings: EncoderSettings) -> None:
         import torch
 
-        from xlsent.encoding.encoder import Encoder
+        from xlsent.export.load import load_encoder
         from xlsent.utils.device import use_device, use_encoding_dtype
 
         threads = max(1, int(settings.threads))
         torch.set_num_threads(threads)  # Ray sets OMP_NUM_THREADS to the actor's CPUs; say it for torch too
         use_device(settings.device, "--device")
         use_encoding_dtype(settings.dtype, "--dtype")
-        self.encoder = Encoder.load(settings.model, backend=settings.backend, threads=threads)
+        self.encoder = load_encoder(settings.model, backend=settings.backend, threads=threads)
 
     def run(self, task) -> None:
         task.run(self.encoder, show_progress=False)

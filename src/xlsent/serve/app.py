@@ -63,7 +63,7 @@ class Service:
         batcher's worker — inherits it, while the HTTP event loop keeps the process's priority. On a machine
         whose cores the model keeps busy, the loop then still answers at once: a 429 or a health check does not
         wait for a forward pass to give up the CPU (Linux only; elsewhere a no-op)."""
-        from xlsent.encoding.encoder import Encoder
+        from xlsent.export.load import load_encoder
 
         if threading.current_thread() is not threading.main_thread():
             lower_thread_priority(self.worker_nice)
@@ -71,7 +71,7 @@ class Service:
             from xlsent.encoding.encoder import source_folder
             from xlsent.models.language_means import read_language_means
 
-            self.encoder = Encoder.load(self.model_spec, backend=self.backend_choice, threads=self.threads,
+            self.encoder = load_encoder(self.model_spec, backend=self.backend_choice, threads=self.threads,
                                         spin=False)  # the HTTP loop needs the cycles a spinning pool burns
             self.means = read_language_means(source_folder(self.model_spec))  # the named folder, on any backend
             backend = self.encoder.backend
