@@ -72,6 +72,12 @@ def build_tiny_model(path: Path, layers: int = 3, hidden: int = 32, seed: int = 
 
 
 @pytest.fixture(scope="session")
+def make_tiny_model():
+    """:func:`build_tiny_model` as a fixture, for test modules that need their own variant."""
+    return build_tiny_model
+
+
+@pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
 

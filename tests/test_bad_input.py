@@ -50,6 +50,7 @@ def files(tmp_path_factory):
     for name, text in w.items():
         (d / name).write_text(text, encoding="utf-8")
     (d / "bad_utf8.txt").write_bytes("one\ntwo\n".encode() + b"thr\xffee\n")
+    (d / "nul.txt").write_bytes(b"one\nPK\x03\x04\x00\x00binary\n")
     (d / "blank_only.txt").write_text("\n  \n", encoding="utf-8")
     (d / "a_folder").mkdir()
     (d / "empty_model").mkdir()
@@ -91,6 +92,9 @@ CASES = [
     ("stats corpus", ["data", "stats", F("no_tab.tsv")], "no_tab.tsv:2"),
     ("mine input not utf-8", ["mine", F("ok.txt"), F("bad_utf8.txt"), "-o", F("m.tsv"), "-m", TINY],
      "bad_utf8.txt:3: invalid UTF-8"),
+    ("mine input with a NUL byte", ["mine", F("ok.txt"), F("nul.txt"), "-o", F("m.tsv"), "-m", TINY],
+     "nul.txt:2: a NUL byte"),
+    ("embed input with a NUL byte", ["embed", "-i", F("nul.txt"), "-o", F("out.npy"), "-m", TINY], "nul.txt:2: a NUL byte"),
     ("mine input blank", ["mine", F("blank_only.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY],
      "no sentence in the input"),
     ("mine input missing", ["mine", F("nope.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY], "nope.txt: no such file"),

@@ -183,8 +183,11 @@ def test_perturb_cli_writes_copy_and_log_and_never_touches_training(tmp_path):
     before = (tmp_path / "train.conll").read_bytes()
     r = CliRunner().invoke(app, ["perturb", "--test", str(tmp_path / "test.conll"), "--train",
                                  str(tmp_path / "train.conll"), "-p", "P3", "-o", str(tmp_path / "p3.conll"),
-                                 "--lang", "ny"])
-    assert r.exit_code == 0, r.output
+                                 "--lang", "ny"])  # P3 replaces entities: stop words do not apply
+    assert r.exit_code != 0 and "apply to P4, P5 and P4-random" in str(r.exception or r.output)
+    r = CliRunner().invoke(app, ["perturb", "--test", str(tmp_path / "test.conll"), "--train",
+                                 str(tmp_path / "train.conll"), "-p", "P3", "-o", str(tmp_path / "p3.conll")])
+    assert r.exit_code == 0, r.output  # no --lang asked for: the test file's name gives no language
     assert json.loads((tmp_path / "p3.conll.json").read_text())["counts"]["mapped"] == 2
     assert (tmp_path / "train.conll").read_bytes() == before
     r = CliRunner().invoke(app, ["perturb", "--test", str(tmp_path / "test.conll"), "--train",

@@ -50,6 +50,7 @@ def test_moses_pair_languages_from_suffix(tmp_path):
         (b"a\tb\n\tonly target\n", 2, "empty source side"),
         (b"a\tb\nsource\t  \n", 2, "empty target side"),
         (b"a\tb\nbad \xff byte\tx\n", 2, "invalid UTF-8"),
+        (b"a\tb\nbinary\x00junk\tx\n", 2, "a NUL byte (byte 7 of the line)"),
     ],
 )
 def test_tsv_bad_lines_name_file_and_line(tmp_path, content, line, words):
@@ -67,6 +68,26 @@ def test_skip_counts_every_bad_line(tmp_path):
     assert ds["src"] == ["a", "c"]
     assert report.skipped == {"no tab between source and target": 1, "empty source side": 1, "3 tab-separated fields, expected 2": 1}
     assert sum(report.skipped.values()) + report.rows == 5
+
+
+def test_a_nul_byte_is_corruption_named_or_skipped_and_counted(tmp_path):
+    from xlsent.data.readers import read_sentences
+
+    p = tmp_path / "nul.tsv"
+    p.write_bytes(b"a\tb\nbin\x00ary\tx\nc\td\n")
+    with pytest.raises(InputFormatError, match="nul.tsv:2: a NUL byte.*--on-bad-lines skip"):
+        read_tsv(p)
+    ds, report = read_tsv(p, on_bad_lines="skip")
+    assert ds["src"] == ["a", "c"] and report.skipped == {"a NUL byte": 1}
+    a, b = tmp_path / "x.en", tmp_path / "x.ny"  # Moses: the pair with a corrupt side goes, the rest stay aligned
+    a.write_bytes(b"one\ntw\x00o\nthree\n")
+    b.write_bytes(b"chimodzi\nziwiri\nzitatu\n")
+    ds, report = read_pairs(f"{a},{b}", on_bad_lines="skip")
+    assert list(zip(ds["src"], ds["tgt"])) == [("one", "chimodzi"), ("three", "zitatu")]
+    t = tmp_path / "texts.txt"  # a text corpus: always an error
+    t.write_bytes(b"one\n\x00\x00\x00\n")
+    with pytest.raises(InputFormatError, match="texts.txt:2: a NUL byte"):
+        read_sentences(t)
 
 
 def test_ragged_moses(tmp_path):

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import build_tiny_model
 
 
 # ---------------------------------------------------------------- the loss (Eq. 6, 9–11) and the queue
@@ -201,8 +200,8 @@ def test_alignment_rules_min_max_unaligned_too_long():
 
 
 @pytest.fixture(scope="module")
-def prompt_model(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("scp-models") / "tiny-prompt", layers=3, prompt="said : ")
+def prompt_model(tmp_path_factory, make_tiny_model):
+    return make_tiny_model(tmp_path_factory.mktemp("scp-models") / "tiny-prompt", layers=3, prompt="said : ")
 
 
 def test_span_offsets_count_the_prompt(prompt_model):

@@ -12,6 +12,42 @@ from rich.table import Table
 
 from xlsent.utils.errors import XlsentError
 
+_CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}
+
+
+def plain_help_types() -> None:
+    """``--help`` shows a value's type as click always has (TEXT, INTEGER, PATH …) and nothing after a flag.
+
+    Typer 0.27 and later print Python annotations in brackets — ``--plain <bool>``, ``--set <list[str]>``, even
+    ``--help <bool>`` — which reads as if a flag took a value. The two display methods are replaced once, for
+    this program's commands; a typer without them is left alone."""
+    from typer import core
+
+    param = getattr(core, "_TyperParameter", None)
+    option = getattr(core, "TyperOption", None)
+    if param is None or option is None or getattr(param, "_xlsent_plain", False) \
+            or not all(hasattr(c, n) for c, n in ((param, "display_type"), (option, "display_type_rich"))):
+        return
+    original = param.display_type
+
+    def display_type(self, ctx):
+        label = original(self, ctx)
+        inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
+        if inner.startswith("list[") and inner.endswith("]"):
+            inner = inner[5:-1]
+        if "|" in inner:  # choices: listed as click does
+            return f"[{inner}]"
+        return _CLICK_NAMES.get(inner, inner.upper())
+
+    option_rich = option.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) or getattr(self, "count", False) else option_rich(self, ctx)
+
+    param.display_type = display_type
+    option.display_type_rich = display_type_rich
+    param._xlsent_plain = True
+
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
 

@@ -19,8 +19,10 @@ from xlsent.cli import models as models_cmd
 from xlsent.cli import perturb as perturb_cmd
 from xlsent.cli import serve as serve_cmd
 from xlsent.cli import train as train_cmd
-from xlsent.cli.common import err_console
+from xlsent.cli.common import err_console, plain_help_types
 from xlsent.utils.errors import XlsentError
+
+plain_help_types()
 
 app = typer.Typer(
     help="Cross-lingual sentence embeddings for low-resource languages — offline.",

@@ -25,8 +25,9 @@ def read_list(path: Path | None, what: str) -> list[str] | None:
 
 def load_inputs(test: str, train: str, target_train: str | None, lang: str, names: Path | None,
                 places: Path | None, stopwords: Path | None, model: str, strict: bool = False, sample: int = 0,
-                seed: int = 0):
-    """Read every file a perturbation needs (before any model loads)."""
+                seed: int = 0, need_stopwords: bool = True):
+    """Read every file a perturbation needs (before any model loads). Stop words are read only when
+    ``need_stopwords`` (P4, P5 and P4-random replace context words; P1–P3 only entities)."""
     from xlsent.data.stopwords import read_stopword_file, stopwords_for
     from xlsent.data.tagging import language_of, load_tagged
     from xlsent.evaluation.tagging import sample_corpus
@@ -36,7 +37,9 @@ def load_inputs(test: str, train: str, target_train: str | None, lang: str, name
     train_c = load_tagged(train, "iob2", strict=strict)
     tgt_c = load_tagged(target_train, "iob2", strict=strict) if target_train else None
     lang = lang or language_of(test)
-    if stopwords is not None:
+    if not need_stopwords:
+        sw, note = frozenset(), ""
+    elif stopwords is not None:
         sw, note = read_stopword_file(str(stopwords)), f"stop words: {stopwords}"
     else:
         if not lang:
@@ -61,9 +64,10 @@ def perturb_command(
                                      "come from its entities; default: --train)"),
     names: Path = typer.Option(None, help="given names for P1, one per line"),
     places: Path = typer.Option(None, help="place names for P2, one per line"),
-    stopwords: Path = typer.Option(None, help="stop words for P4, one per line (default: stopwords-iso, or "
-                                   "frequency-derived where it lacks the language)"),
-    lang: str = typer.Option("", help="test language code for the stop words (default: from a bundled set's name)"),
+    stopwords: Path = typer.Option(None, help="P4, P5, P4-random: stop words, one per line (default: stopwords-iso, "
+                                   "or frequency-derived where it lacks the language)"),
+    lang: str = typer.Option("", help="P4, P5, P4-random: the test language's code, for the stop words (default: "
+                             "from a bundled set's name)"),
     model: str = typer.Option("e5-small", "--model", "-m", help="model that embeds words for P4/P5"),
     seed: int = typer.Option(0, help="seed of every random choice"),
     sample: int = typer.Option(0, help="perturb a seeded sample of N test sentences (0 = all)"),
@@ -77,7 +81,12 @@ def perturb_command(
     if perturbation not in KINDS:
         raise XlsentError(f"unknown --perturbation {perturbation!r}: use one of {', '.join(KINDS)}")
     output_file(output)
-    inp = load_inputs(test, train, target_train, lang, names, places, stopwords, model, strict, sample, seed)
+    context = perturbation.startswith(("P4", "P5"))  # the ones that replace context words, which skip stop words
+    if not context and (stopwords is not None or lang):
+        raise XlsentError(f"--stopwords and --lang apply to P4, P5 and P4-random (context words); {perturbation} "
+                          "replaces entities only — leave them out")
+    inp = load_inputs(test, train, target_train, lang, names, places, stopwords, model, strict, sample, seed,
+                      need_stopwords=context)
     if perturbation in ("P4", "P5"):
         from xlsent.models.registry import resolve_model_path
 

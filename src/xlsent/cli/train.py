@@ -22,9 +22,16 @@ app = typer.Typer(help="Train a model with one of the recipes.", no_args_is_help
 OUTPUT = typer.Option(..., "--output", "-o", help="run folder (model/, config.yaml, metrics.json, logs)")
 CONFIG = typer.Option(None, "--config", "-c", help="YAML file overriding the recipe's defaults")
 SET = typer.Option([], "--set", help="key=value override, repeatable (e.g. --set optim.epochs=1)")
-PRESET = typer.Option(None, "--preset", "-p", help="shipped preset: 'small' (≤ 30 min per stage on 2 CPU cores), "
-                      "'paper' (siamese: the paper's layer 7), 'compress' (multistage); each recipe's own are listed "
-                      "in its help")
+
+
+def _preset_option(recipe: Recipe):
+    """``--preset``, naming only this recipe's shipped presets (each with its file's first sentence)."""
+    from xlsent.recipes.config import preset_summary
+
+    if not recipe.presets:
+        return typer.Option(None, "--preset", "-p", help="none is shipped for this recipe (use --config / --set)")
+    listed = "; ".join(f"'{p}': {preset_summary(recipe.name, p)}" for p in recipe.presets)
+    return typer.Option(None, "--preset", "-p", help=f"a shipped preset — {listed}")
 SHOW = typer.Option(False, help="print the merged config and exit")
 NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training")
 
@@ -62,7 +69,7 @@ def _render(recipe: Recipe, report, output: Path) -> None:
 
 
 def _command(recipe: Recipe):
-    def command(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = PRESET,
+    def command(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = _preset_option(recipe),
                 show_config: bool = SHOW, no_eval: bool = NO_EVAL, device: str = DEVICE) -> None:
         cfg = _config(recipe.name, config, with_device(set_, device), preset,
                       show_config, output)

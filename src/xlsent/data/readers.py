@@ -44,7 +44,11 @@ class ReadReport:
         return [f"{self.source}: skipped {n} line(s): {why}" for why, n in self.skipped.items()]
 
 
-def read_lines(path: Path) -> list[str]:
+def read_lines(path: Path, report: "ReadReport | None" = None, policy: str | None = None) -> list:
+    """The file's lines as text (``.gz`` too). A line that is not text (invalid UTF-8, a NUL byte) is an error
+    naming the file and line; with ``policy="skip"`` it is counted in ``report`` instead and comes back as None,
+    so that line numbers, and a Moses pair's two files, stay aligned (``policy="error"``: the error says that
+    ``--on-bad-lines skip`` exists)."""
     if not path.exists():
         raise XlsentError(f"{path}: no such file — check the path")
     if path.is_dir():
@@ -55,7 +59,17 @@ def read_lines(path: Path) -> list[str]:
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    return [decode_line(path, line, i) for i, line in enumerate(lines, 1)]
+    out: list[str | None] = []
+    for i, line in enumerate(lines, 1):
+        try:
+            out.append(decode_line(path, line, i))
+        except InputFormatError as exc:
+            if policy != "skip" or report is None:
+                fix = exc.fix + (" (or pass --on-bad-lines skip)" if policy == "error" else "")
+                raise InputFormatError(path, i, exc.problem, fix) from None
+            report.skipped[exc.problem.split(" (")[0]] += 1
+            out.append(None)
+    return out
 
 
 def read_fields(path: Path, names: tuple[str, ...], on_bad_lines: str, fix: str, headers: tuple = (),
@@ -68,12 +82,14 @@ def read_fields(path: Path, names: tuple[str, ...], on_bad_lines: str, fix: str,
     """
     if on_bad_lines not in BAD_LINE_POLICIES:
         raise XlsentError(f"unknown --on-bad-lines {on_bad_lines!r}: use one of {', '.join(BAD_LINE_POLICIES)}")
-    lines = read_lines(path)
     report = ReadReport(str(path))
+    lines = read_lines(path, report, on_bad_lines)
     cols: dict[str, list[str]] = {n: [] for n in names}
-    first = tuple(x.strip().lower() for x in lines[0].split("\t"))
+    first = tuple(x.strip().lower() for x in (lines[0] or "").split("\t"))
     start = 1 if first in headers else 0
     for i, line in enumerate(lines[start:], start + 1):
+        if line is None:  # not text: counted by read_lines
+            continue
         parts = line.split("\t")
         problem = None
         if not line.strip():
@@ -136,6 +152,10 @@ class _Collector:
         self.report = ReadReport(str(path))
         self.rows: list[dict] = []
 
+    def read(self, path: Path) -> list:
+        """:func:`read_lines` under this policy (a line that is not text is None, counted, when skipping)."""
+        return read_lines(path, self.report, self.policy)
+
     def bad(self, line: int, problem: str, fix: str) -> None:
         if self.policy == "error":
             raise InputFormatError(self.path, line, problem, fix + " (or pass --on-bad-lines skip)")
@@ -160,14 +180,16 @@ def _is_number(text: str) -> bool:
 def read_tsv(path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
     path = Path(path)
     c = _Collector(path, on_bad_lines)
-    lines = read_lines(path)
+    lines = c.read(path)
     start = 0
-    first = lines[0].split("\t")
+    first = (lines[0] or "").split("\t")
     if len(first) == 2 and (all(LANG_CODE.match(x.strip()) for x in first) or [x.strip() for x in first] == ["src", "tgt"]):
         if first != ["src", "tgt"]:
             src_lang, tgt_lang = src_lang or first[0].strip(), tgt_lang or first[1].strip()
         start = 1
     for i, line in enumerate(lines[start:], start + 1):
+        if line is None:
+            continue
         if not line.strip():
             c.bad(i, "blank line", "remove blank lines")
             continue
@@ -185,7 +207,9 @@ def read_tsv(path: str | Path, on_bad_lines: str = "error", src_lang: str | None
 def read_jsonl(path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
     path = Path(path)
     c = _Collector(path, on_bad_lines)
-    for i, line in enumerate(read_lines(path), 1):
+    for i, line in enumerate(c.read(path), 1):
+        if line is None:
+            continue
         if not line.strip():
             c.bad(i, "blank line", "remove blank lines")
             continue
@@ -205,7 +229,8 @@ def read_jsonl(path: str | Path, on_bad_lines: str = "error", src_lang: str | No
 
 def read_moses(src_path: str | Path, tgt_path: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):
     src_path, tgt_path = Path(src_path), Path(tgt_path)
-    a, b = read_lines(src_path), read_lines(tgt_path)
+    c = _Collector(src_path, on_bad_lines)
+    a, b = c.read(src_path), c.read(tgt_path)
     if len(a) != len(b):
         raise InputFormatError(
             tgt_path,
@@ -213,10 +238,11 @@ def read_moses(src_path: str | Path, tgt_path: str | Path, on_bad_lines: str = "
             f"ragged Moses pair: {src_path.name} has {len(a)} lines, {tgt_path.name} has {len(b)}",
             "the two files must be line-aligned",
         )
-    c = _Collector(src_path, on_bad_lines)
     src_lang = src_lang or src_path.suffix.lstrip(".")
     tgt_lang = tgt_lang or tgt_path.suffix.lstrip(".")
     for i, (s, t) in enumerate(zip(a, b), 1):
+        if s is None or t is None:  # a line that is not text on either side: the pair is skipped (counted)
+            continue
         c.add(i, {"src": s, "tgt": t, "src_lang": src_lang, "tgt_lang": tgt_lang})
     return _finish(c)
 

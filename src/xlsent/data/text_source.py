@@ -44,7 +44,12 @@ def line_offsets(path: Path, cache: Path | None = None) -> np.ndarray:
 
 
 def decode_line(path: Path, line: bytes, number: int) -> str:
-    """One line (without its newline) as text; invalid UTF-8 is an error naming the file and the line (1-based)."""
+    """One line (without its newline) as text; invalid UTF-8 or a NUL byte (no text holds one: a binary file, a
+    broken copy) is an error naming the file and the line (1-based)."""
+    nul = line.find(b"\0")
+    if nul >= 0:
+        raise InputFormatError(path, number, f"a NUL byte (byte {nul + 1} of the line): binary or corrupt data",
+                               "check that this is the text file you meant, or remove the NUL bytes")
     try:
         return line.decode("utf-8").rstrip("\r")
     except UnicodeDecodeError as e:

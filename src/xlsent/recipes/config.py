@@ -103,6 +103,14 @@ def presets(recipe: str) -> list[str]:
                   if p.name.startswith(recipe + ".") and p.name.endswith(".yaml") and p.name != f"{recipe}.yaml")
 
 
+def preset_summary(recipe: str, preset: str) -> str:
+    """The first sentence of a preset file's leading comment (what ``--help`` says of it)."""
+    text = resources.files("xlsent").joinpath("configs", f"{recipe}.{preset}.yaml").read_text(encoding="utf-8")
+    comment = " ".join(line.lstrip("# ").strip() for line in text.splitlines()[:3] if line.startswith("#"))
+    first = re.split(r"(?<!\bal)(?<!e\.g)(?<!Eq)\.\s", comment)[0].strip().rstrip(".")
+    return first if len(first) <= 100 else first[:99].rsplit(" ", 1)[0] + " …"
+
+
 def _merge(cfg: dict, user: dict, valid: set[str], source: str) -> None:
     for key, value in _flatten(user).items():
         _set(cfg, key, value, valid, source)
