@@ -230,10 +230,9 @@ def eval_titles(
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
-    import numpy as np
-
     from xlsent.data.multiple_choice import read_choices
-    from xlsent.recipes.titles import accuracy, bootstrap_mean, p4_texts
+    from xlsent.evaluation.bootstrap import mean_ci, paired_difference
+    from xlsent.recipes.titles import accuracy, p4_texts
 
     output_file(output)
     at_least(bootstrap, 0, "--bootstrap")
@@ -244,12 +243,11 @@ def eval_titles(
     result = {"schema": "xlsent.titles-eval/1", "model": str(p), "test": str(test), "n": len(data)}
     if tr is None:
         right = accuracy(p, data, seed, max_length)
-        result["accuracy"] = {"value": float(right.mean()), "ci95": bootstrap_mean(right, bootstrap, seed)}
+        result["accuracy"] = {"value": float(right.mean()), "ci95": mean_ci(right, bootstrap, seed) if bootstrap else None}
     else:
         from xlsent.data.stopwords import read_stopword_file, stopwords_for
         from xlsent.perturbations.context import WordEmbedder
         from xlsent.perturbations.overlap import word_overlap
-        from xlsent.evaluation.tagging import resample
 
         if stopwords is not None:
             sw = read_stopword_file(str(stopwords))
@@ -263,15 +261,13 @@ def eval_titles(
         base, pert, log = p4_texts(data, tr, sw, WordEmbedder(embed_model), seed)
         _, rnd, log_r = p4_texts(data, tr, sw, None, seed, random_control=True)
         rb = accuracy(p, base, seed, max_length)
-        rows = resample(len(rb), bootstrap, seed) if bootstrap else None
-        result["accuracy"] = {"value": float(rb.mean()), "ci95": bootstrap_mean(rb, bootstrap, seed)}
+        result["accuracy"] = {"value": float(rb.mean()), "ci95": mean_ci(rb, bootstrap, seed) if bootstrap else None}
         for name, d, lg in (("P4", pert, log), ("P4-random", rnd, log_r)):
             r = accuracy(p, d, seed, max_length)
-            entry = {"value": float(r.mean()), "delta": float(r.mean() - rb.mean()), "counts": lg["counts"]}
-            if rows is not None:
-                diff = r[rows].mean(1) - rb[rows].mean(1)
-                entry["delta_ci95"] = [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))]
-                entry["p"] = min(1.0, 2 * min(float(np.mean(diff <= 0)), float(np.mean(diff >= 0))))
+            paired = paired_difference(r, rb, bootstrap, seed)
+            entry = {"value": float(r.mean()), "delta": paired["delta"], "counts": lg["counts"]}
+            if paired["ci95"] is not None:
+                entry["delta_ci95"], entry["p"] = paired["ci95"], paired["p"]
             result[name] = entry
         from transformers import AutoTokenizer
 

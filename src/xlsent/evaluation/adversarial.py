@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xlsent.evaluation.tagging import accuracy, micro_f1, ner_counts, pos_counts, resample
+from xlsent.evaluation.bootstrap import percentile_interval, resample_indices, two_sided_p
+from xlsent.evaluation.tagging import accuracy, micro_f1, ner_counts, pos_counts
 
 
 @dataclass
@@ -72,7 +73,7 @@ def effects(runs: list[RunScores], task: str = "ner", bootstrap: int = 1000, see
     conditions = list(dict.fromkeys(r.condition for r in runs))
     perts = [p for p in dict.fromkeys(p for r in runs for p in r.pred) if p != "base"]
     pairs = list(dict.fromkeys(r.pair for r in runs))
-    rows = {pair: resample(len(next(r for r in runs if r.pair == pair).gold["base"]), bootstrap, seed + k)
+    rows = {pair: resample_indices(len(next(r for r in runs if r.pair == pair).gold["base"]), bootstrap, seed + k)
             for k, pair in enumerate(pairs)} if bootstrap else {}
     base_counts = [_counts(task, r.gold["base"], r.pred["base"]) for r in runs]  # once per run, not per perturbation
     base_score = [fn(c) for c in base_counts]
@@ -93,8 +94,8 @@ def effects(runs: list[RunScores], task: str = "ner", bootstrap: int = 1000, see
                 for k, r, c in zip(idx, units, pert_counts):
                     d += fn(c, rows[r.pair]) - base_boot[k]
                 d = 100 * d / len(units)
-                e.boot_ci = [float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))]
-                e.boot_p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))
+                e.boot_ci = percentile_interval(d)
+                e.boot_p = two_sided_p(d)
             out.append(e)
     return out
 

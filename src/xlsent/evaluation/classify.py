@@ -52,21 +52,15 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int):
 
 
 def _boot(y: np.ndarray, preds: list[np.ndarray], fn, resamples: int, seed: int) -> list[float]:
-    """95% percentile-bootstrap CI (scipy) of the seeds' mean ``fn(y, p)``, resampling test items (the same
-    items for every seed), so that the interval is around the mean the table reports."""
-    from scipy.stats import bootstrap
+    """95% interval of the seeds' mean ``fn(y, p)``, resampling test items (the same items for every seed), so
+    that the interval is around the mean the table reports."""
+    from xlsent.evaluation.bootstrap import bootstrap_ci
 
     def stat(idx):
         idx = np.asarray(idx, dtype=int)
         return float(np.mean([fn(y[idx], p[idx]) for p in preds]))
 
-    if len(y) < 2:
-        v = stat(np.arange(len(y)))
-        return [v, v]
-    res = bootstrap((np.arange(len(y)),), stat, vectorized=False, n_resamples=resamples, method="percentile",
-                    rng=np.random.default_rng(seed))
-    lo, hi = res.confidence_interval
-    return [float(lo), float(hi)] if np.isfinite(lo) else [stat(np.arange(len(y)))] * 2
+    return bootstrap_ci(stat, len(y), resamples, seed, vectorized=False)
 
 
 def classify_embeddings(x_train: np.ndarray, y_train: list[str], x_test: np.ndarray, y_test: list[str],

@@ -28,6 +28,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from xlsent.evaluation.bootstrap import mean_ci
+
 from xlsent.encoding.encoder import TextEncoder, as_encoder
 from xlsent.similarity import SIMILARITIES, center as center_rows, ranked_candidates
 
@@ -42,20 +44,6 @@ def hits(top_idx: np.ndarray, gold_texts: Sequence[str], candidate_texts: Sequen
     cand = np.asarray(candidate_texts, dtype=object)
     gold = np.asarray(gold_texts, dtype=object)
     return cand[top_idx] == gold[:, None]
-
-
-def bootstrap_ci(correct: np.ndarray, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
-    """95% percentile-bootstrap CI of the mean of a 0/1 vector (scipy)."""
-    from scipy.stats import bootstrap
-
-    correct = np.asarray(correct, dtype=float)
-    if len(correct) < 2 or correct.min() == correct.max():
-        v = float(correct.mean()) if len(correct) else float("nan")
-        return v, v
-    res = bootstrap(
-        (correct,), np.mean, n_resamples=n_resamples, confidence_level=0.95, method="percentile", rng=np.random.default_rng(seed)
-    )
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def direction_scores(
@@ -76,7 +64,7 @@ def direction_scores(
     for k in KS:
         correct = h[:, :k].any(1)
         out[f"p@{k}"] = float(correct.mean())
-        ci[f"p@{k}"] = list(bootstrap_ci(correct, n_resamples, seed))
+        ci[f"p@{k}"] = mean_ci(correct, n_resamples, seed)
     out["ci95"] = ci
     return out
 

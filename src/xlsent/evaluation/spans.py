@@ -67,11 +67,9 @@ def _p_at_1(q: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 
 def _ci(hits: np.ndarray, bootstrap: int, seed: int) -> list[float]:
-    if not bootstrap or not len(hits):
-        return []
-    rng = np.random.default_rng(seed)
-    means = hits[rng.integers(0, len(hits), size=(bootstrap, len(hits)))].mean(1)
-    return [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
+    from xlsent.evaluation.bootstrap import mean_ci
+
+    return mean_ci(hits, bootstrap, seed) if bootstrap and len(hits) else []
 
 
 def span_retrieval(st, prompt: str, records: list[dict], max_seq_length: int = 128, batch_size: int = 32,

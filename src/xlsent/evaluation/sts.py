@@ -28,15 +28,15 @@ def pair_similarities(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def _spearman_ci(sim: np.ndarray, gold: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
-    from scipy.stats import bootstrap, spearmanr
+def _spearman_ci(sim: np.ndarray, gold: np.ndarray, n_resamples: int, seed: int) -> list[float]:
+    from scipy.stats import spearmanr
+
+    from xlsent.evaluation.bootstrap import bootstrap_ci
 
     if len(gold) < 4:
         r = float(spearmanr(sim, gold).statistic)
-        return r, r
-    res = bootstrap((sim, gold), lambda x, y: spearmanr(x, y).statistic, paired=True, vectorized=False,
-                    n_resamples=n_resamples, confidence_level=0.95, method="percentile", rng=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+        return [r, r]
+    return bootstrap_ci(lambda i: spearmanr(sim[i], gold[i]).statistic, len(gold), n_resamples, seed, vectorized=False)
 
 
 def evaluate_sts(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xlsent.data.conll import UNLABELLED
+from xlsent.evaluation.bootstrap import bootstrap_ci, percentile_interval, resample_indices, two_sided_p
 
 
 @dataclass
@@ -104,14 +105,6 @@ def accuracy(c: SentenceCounts, rows=None) -> np.ndarray | float:
     return np.where(g > 0, t / np.where(g > 0, g, 1), 0.0)
 
 
-def resample(n: int, b: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, n, size=(b, n))
-
-
-def _ci(values: np.ndarray) -> list[float]:
-    return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
-
-
 @dataclass
 class TaggingScores:
     task: str
@@ -133,11 +126,12 @@ def score(task: str, gold: list[list[str]], pred: list[list[str]], bootstrap: in
           seed: int = 0) -> TaggingScores:
     """Scores of ``pred`` against ``gold`` with bootstrap 95% CIs over sentences (see the module docstring)."""
     c = ner_counts(gold, pred) if task == "ner" else pos_counts(gold, pred)
-    rows = resample(len(gold), bootstrap, seed) if bootstrap else None
     out = TaggingScores(task, len(gold))
     fns = {"micro_f1": micro_f1, "macro_f1": macro_f1} if task == "ner" else {"accuracy": accuracy}
     for name, fn in fns.items():
-        out.metrics[name] = {"value": fn(c), "ci95": _ci(fn(c, rows)) if rows is not None else None}
+        stat = lambda i, axis=-1, fn=fn: fn(c, i) if np.ndim(i) == 2 else fn(c, i[None])[0]  # noqa: E731
+        out.metrics[name] = {"value": fn(c), "ci95": bootstrap_ci(stat, len(gold), bootstrap, seed) if bootstrap
+                             else None}
     tp, pr, gd = c.tp.sum(0), c.pred.sum(0), c.gold.sum(0)
     for k, lab in enumerate(c.labels):
         if task == "ner":
@@ -159,10 +153,9 @@ def paired_bootstrap(task: str, gold: list[list[str]], base: list[list[str]], ot
     go = gold if gold_other is None else gold_other
     co = ner_counts(go, other) if task == "ner" else pos_counts(go, other)
     fn = micro_f1 if task == "ner" else accuracy
-    rows = resample(len(gold), bootstrap, seed)
+    rows = resample_indices(len(gold), bootstrap, seed)
     d = fn(co, rows) - fn(cb, rows)
-    p = 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0)))
-    return {"delta": fn(co) - fn(cb), "ci95": _ci(d), "p": min(1.0, p), "bootstrap": bootstrap}
+    return {"delta": fn(co) - fn(cb), "ci95": percentile_interval(d), "p": two_sided_p(d), "bootstrap": bootstrap}
 
 
 def paired_bootstrap_seeds(task: str, gold: list[list[str]], bases: list[list[list[str]]],
@@ -175,13 +168,12 @@ def paired_bootstrap_seeds(task: str, gold: list[list[str]], bases: list[list[li
         raise ValueError("give as many compared taggers as base taggers (seed i against seed i)")
     counts = lambda preds: ner_counts(gold, preds) if task == "ner" else pos_counts(gold, preds)  # noqa: E731
     fn = micro_f1 if task == "ner" else accuracy
-    rows = resample(len(gold), bootstrap, seed)
+    rows = resample_indices(len(gold), bootstrap, seed)
     cb, co = [counts(b) for b in bases], [counts(o) for o in others]
     per_seed = [float(fn(o) - fn(b)) for b, o in zip(cb, co)]
     d = np.mean([fn(o, rows) - fn(b, rows) for b, o in zip(cb, co)], axis=0)
-    p = 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0)))
-    return {"delta": float(np.mean(per_seed)), "ci95": _ci(d), "p": min(1.0, p), "per_seed": per_seed,
-            "bootstrap": bootstrap}
+    return {"delta": float(np.mean(per_seed)), "ci95": percentile_interval(d), "p": two_sided_p(d),
+            "per_seed": per_seed, "bootstrap": bootstrap}
 
 
 def sample_corpus(corpus, sample: int, seed: int):

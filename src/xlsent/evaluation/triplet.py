@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from xlsent.encoding.encoder import TextEncoder, as_encoder
-from xlsent.evaluation.retrieval import bootstrap_ci
+from xlsent.evaluation.bootstrap import mean_ci
 
 TRIPLET_SIMILARITIES = ("cosine", "dot", "manhattan", "euclidean")
 
@@ -71,8 +71,7 @@ def evaluate_triplets(
     correct = {k: sp[k] > sn[k] for k in TRIPLET_SIMILARITIES}
     acc = {}
     for k in TRIPLET_SIMILARITIES:
-        lo, hi = bootstrap_ci(correct[k], n_resamples, seed)
-        acc[k] = {"accuracy": float(correct[k].mean()), "ci": [lo, hi]}
+        acc[k] = {"accuracy": float(correct[k].mean()), "ci": mean_ci(correct[k], n_resamples, seed)}
     best = max(("cosine", "manhattan", "euclidean"), key=lambda k: acc[k]["accuracy"])
     acc["max"] = {"accuracy": acc[best]["accuracy"], "of": best}
     out["accuracy"] = acc

@@ -170,14 +170,6 @@ def train(cfg, output: Path, on_note=None, progress: bool = True) -> Path:
     return train_titles(cfg, output, on_note, progress)
 
 
-def bootstrap_mean(x: np.ndarray, resamples: int, seed: int) -> list[float] | None:
-    """95% percentile interval of the accuracy (:func:`xlsent.evaluation.retrieval.bootstrap_ci`); None without
-    resamples."""
-    from xlsent.evaluation.retrieval import bootstrap_ci
-
-    return list(bootstrap_ci(x, resamples, seed)) if resamples and len(x) >= 2 else None
-
-
 def evaluate_after(cfg, model: Path, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: accuracy of the trained selector on ``eval.test`` (candidates shuffled by the seed), 95% CI."""
     from xlsent.evaluation.suite import HeldOut, ModelMetrics
@@ -186,7 +178,9 @@ def evaluate_after(cfg, model: Path, output: Path, on_note=None, no_eval: bool =
     if no_eval or not cfg.eval.test:
         return Report(model, None, title="")
     right = accuracy(model, read_choices(cfg.eval.test), cfg.optim.seed, cfg.models.max_seq_length)
-    choice = {"accuracy": float(right.mean()), "ci95": bootstrap_mean(right, 1000, cfg.optim.seed), "n": len(right)}
+    from xlsent.evaluation.bootstrap import mean_ci
+
+    choice = {"accuracy": float(right.mean()), "ci95": mean_ci(right, 1000, cfg.optim.seed), "n": len(right)}
     held = HeldOut({"test": str(cfg.eval.test), "labels": "user file", "n": len(right), "sample_seed": cfg.optim.seed},
                    {"trained": ModelMetrics(choice=choice)}, "titles", {"train": str(cfg.train.data)})
     return Report(model, held, title=f"title selection on {cfg.eval.test} (multiple choice)",
