@@ -13,15 +13,18 @@ from xlsent.utils.errors import InputFormatError
 from test_tagger import CONTEXT, NAMES, PLACES, build_wordpiece_model
 
 TITLES = ["madzi", "nyumba", "mulungu", "mwana"]
+UNSEEN = ["bwalo", "tsamba", "chipewa", "nsapato", "mpando", "zenera"]  # in no training text
 
 
-def make_file(path, n: int, seed: int):
-    """Each text holds its title's word; the 3 other titles are the distractors."""
+def make_file(path, n: int, seed: int, unseen: int = 0):
+    """Each text holds its title's word; the 3 other titles are the distractors. ``unseen`` > 0 adds to each text
+    one of that many words that no training text has (P4's substitutes)."""
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
         gold = rng.choice(TITLES)
         words = [rng.choice(CONTEXT[:4] + NAMES + PLACES) for _ in range(5)] + [gold]
+        words += [rng.choice(UNSEEN[:unseen])] if unseen else []
         rng.shuffle(words)
         rows.append("\t".join([" ".join(words), gold, *[t for t in TITLES if t != gold]]))
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
@@ -69,6 +72,17 @@ def test_train_accuracy_and_p4(tmp_path):
     # every text word also occurs in training: P4 has no test-only word to substitute (nothing changes)
     assert e["P4"]["counts"]["test-only (substitute pool)"] == 0 and e["P4"]["delta"] == 0.0
     assert 0 < e["word_overlap"]["piece_overlap"] <= 1
+    # a test whose texts also hold words training never saw: P4 replaces the shared words — the title's own word
+    # among them — so the model loses what it chose by, and the paired bootstrap must say so
+    unseen = make_file(tmp_path / "unseen.tsv", 48, 2, unseen=6)
+    r = CliRunner().invoke(app, ["eval", "titles", "-m", str(tmp_path / "run"), "--test", str(unseen), "--train",
+                                 str(train), "--stopwords", str(stop), "--embed-model", str(model), "--bootstrap",
+                                 "200", "--max-length", "24", "-o", str(tmp_path / "u.json")])
+    assert r.exit_code == 0, (r.output, r.exception)
+    u = json.loads((tmp_path / "u.json").read_text())
+    assert u["accuracy"]["value"] > 0.8 and u["P4"]["counts"]["test-only (substitute pool)"] == 6, u
+    assert u["P4"]["delta"] < -0.3 and u["P4"]["delta_ci95"][1] < 0 and u["P4"]["p"] < 0.05, u
+    assert u["P4-random"]["delta"] < -0.3, u
 
 
 def test_p4_changes_only_the_text(tmp_path):
