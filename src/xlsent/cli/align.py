@@ -90,7 +90,7 @@ def align_command(
 ) -> None:
     """Align the sentences of two translated documents (Thompson & Koehn 2019, Vecalign): 1-1, 1-N, N-1 and
     N-M blocks and deletions, in time and memory linear in the documents' length."""
-    from xlsent.align.vecalign import align_documents
+    from xlsent.align.vecalign import EMBED_BATCH, align_documents
     from xlsent.data.readers import LANG_CODE
     from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
     from xlsent.export.load import load_encoder
@@ -123,7 +123,7 @@ def align_command(
         output_file(pairs_out, "--pairs")
     langs_or_none = (langs[0], langs[1]) if langs else (None, None)
     t0 = time.perf_counter()
-    encoder = load_encoder(model, backend=backend, threads=threads, normalize=True)
+    encoder = load_encoder(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
     alignments, written = [], []
     if batch is not None:
         output.mkdir(parents=True, exist_ok=True)

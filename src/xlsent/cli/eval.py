@@ -552,12 +552,12 @@ def align(
             raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
         check_backend(backend, threads)
         cfg = align_options(max_overlap, deletion_quantile, 5, plain, runs, length_weight)
-        from xlsent.align.vecalign import align_documents
+        from xlsent.align.vecalign import EMBED_BATCH, align_documents
         from xlsent.data.alignment import bible_align
         from xlsent.export.load import load_encoder
 
         docs = bible_align(dataset)
-        encoder = load_encoder(model, backend=backend, threads=threads, normalize=True)
+        encoder = load_encoder(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
         scores, _ = evaluate_alignment(docs, lambda d: align_documents(d.src, d.tgt, encoder.encode,
                                                                        encoder.dimension, cfg, ("en", "ny")))
         name = f"{model} on {dataset} ({len(docs)} chapters)"
