@@ -8,8 +8,10 @@
 Both servers run in their own child process with the same model and thread count:
 
 * **xlsent** — ``xlsent.serve`` (dynamic batching, limits);
-* **naive** — FastAPI + uvicorn, ``POST /v1/embeddings`` calling ``SentenceTransformer.encode`` once per
-  request (what a hand-written server does).
+* **naive** — FastAPI + uvicorn, ``POST /v1/embeddings`` encoding each request's texts at once, one request at a
+  time (what a hand-written server does), on the **same backend** as xlsent: ``SentenceTransformer.encode`` for
+  ``--backend torch``, the same exported ONNX graph through xlsent's encoder for ``--backend onnx`` — so the ratio
+  is the server's, not the backend's (``--naive-backend torch`` keeps the older, mixed comparison).
 
 1. Throughput: ``C`` closed-loop clients (each sends one verse a request, back to back) for ``--seconds``,
    ``--rounds`` times per server, the two servers (both up, the idle one taking no CPU) taking turns
@@ -38,9 +40,17 @@ import sys, torch
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 import uvicorn
-from xlsent.models.handle import load_model
 torch.set_num_threads(int(sys.argv[3]))
-model = load_model(sys.argv[1]).model
+if sys.argv[4] == "torch":
+    from xlsent.models.handle import load_model
+    model = load_model(sys.argv[1]).model
+else:  # the same ONNX graph xlsent serve runs, through xlsent's encoder, one request at a time
+    from xlsent.export.load import load_encoder
+    encoder = load_encoder(sys.argv[1], backend=sys.argv[4], threads=int(sys.argv[3]))
+    class model:
+        @staticmethod
+        def encode(texts, convert_to_numpy=True):
+            return encoder.encode(texts)
 app = FastAPI()
 @app.get("/health")
 def health():
@@ -64,7 +74,7 @@ def free_port() -> int:
 
 def start(kind: str, args, port: int, max_queue: int) -> subprocess.Popen:
     if kind == "naive":
-        cmd = [sys.executable, "-c", NAIVE, args.model, str(port), str(args.threads)]
+        cmd = [sys.executable, "-c", NAIVE, args.model, str(port), str(args.threads), args.naive_backend or args.backend]
     else:
         cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", args.model, "--port", str(port), "--backend",
                args.backend, "--threads", str(args.threads), "--max-queue", str(max_queue), "--max-wait-ms",
@@ -205,6 +215,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="e5-small")
     ap.add_argument("--backend", default="torch")
+    ap.add_argument("--naive-backend", default=None, help="the naive server's backend (default: --backend's)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-wait-ms", type=float, default=5.0, help="xlsent serve's --max-wait-ms")
     ap.add_argument("--model-batch", type=int, default=8, help="xlsent serve's --model-batch")
