@@ -154,7 +154,8 @@ def test_weight_only_int8_keeps_attention_matmuls_fp32(tiny_model, tmp_path):
     for bad in (["ffn_out@x"], ["ffn@1"]):
         with pytest.raises(XlsentError, match="PART@LAYER"):
             Int8Settings(fp32_parts=bad)
-    assert cosines(onnx_encode(out), st_encode(tiny_model)).mean() > 0.9
+    # measured 0.9999987 (min 0.9999982) on this model; another random model scores −0.11: a broken graph cannot pass
+    assert cosines(onnx_encode(out), st_encode(tiny_model)).min() > 0.999
 
 
 def calibrated_graph(tiny_model: Path, tmp_path: Path):
@@ -294,7 +295,7 @@ def test_smoothed_int8_export_runs(tiny_model, tmp_path):
                      log=lambda _: None)
     assert m.int8["smoothed_nodes"] == 18 and m.int8["calibration_texts_used"] == 8
     assert not (tmp_path / "q" / "model.fp32.onnx").exists()
-    assert m.checks["mean_cosine_to_source"] > 0.9
+    assert m.checks["min_cosine_to_source"] > 0.999  # measured 0.999995 (mean 0.999996)
 
 
 @exact_int8
