@@ -54,7 +54,7 @@ def test_sts_matches_sentence_transformers_evaluator(tiny_model):
     s1 = ["god is good", "the river is wide", "water light earth", "he said unto them", "lord of heaven", "a nyumba"]
     s2 = ["mulungu ndi wabwino", "mtsinje madzi", "kuwala dziko", "they were", "kumwamba", "chala"]
     gold = [4.8, 3.9, 2.5, 1.0, 4.1, 0.3]
-    ours = evaluate_sts(s1, s2, gold, lambda t: st.encode(t), "tiny", n_resamples=200)
+    ours = evaluate_sts(s1, s2, gold, lambda t: st.encode(t), "tiny", n_resamples=200).to_dict()
     theirs = EmbeddingSimilarityEvaluator(s1, s2, [g / 5 for g in gold], name="x",
                                           similarity_fn_names=["cosine", "euclidean", "manhattan", "dot"])(st)
     assert ours["cosine"]["spearman"] == pytest.approx(theirs["x_spearman_cosine"], abs=1e-4)
@@ -73,7 +73,9 @@ def test_triplet_metrics_on_hand_made_embeddings():
         "a3": [1.0, 0.0], "p3": [5.0, 0.5], "n3": [1.0, 0.0],           # cosine wrong (n identical), dot right
     }
     enc = lambda texts: np.array([vecs[t] for t in texts])  # noqa: E731
-    r = evaluate_triplets(["a1", "a2 x y z w v", "a3"], ["p1", "p2", "p3"], ["n1", "n2", "n3"], enc, n_resamples=100)
+    typed = evaluate_triplets(["a1", "a2 x y z w v", "a3"], ["p1", "p2", "p3"], ["n1", "n2", "n3"], enc, n_resamples=100)
+    assert typed.accuracy["dot"].accuracy == pytest.approx(2 / 3) and typed.by_length_difference[1].bin == "5-9"
+    r = typed.to_dict()  # the JSON shape eval triplet writes and metrics.json keeps
     acc = r["accuracy"]
     assert acc["cosine"]["accuracy"] == pytest.approx(1 / 3)
     assert acc["dot"]["accuracy"] == pytest.approx(2 / 3)
@@ -94,7 +96,7 @@ def test_triplet_accuracy_matches_sentence_transformers_evaluator(tiny_model):
     a = ["mulungu ndi wabwino", "mtsinje madzi", "kuwala dziko", "chala nyumba"]
     p = ["god is good", "the river water", "light earth", "a house"]
     n = ["the river water", "light earth", "god is good", "he said unto them"]
-    ours = evaluate_triplets(a, p, n, lambda t: st.encode(t), n_resamples=100)
+    ours = evaluate_triplets(a, p, n, lambda t: st.encode(t), n_resamples=100).to_dict()
     theirs = TripletEvaluator(a, p, n, name="x", similarity_fn_names=["cosine", "dot", "euclidean", "manhattan"])(st)
     for k in ("cosine", "dot", "euclidean", "manhattan"):
         assert ours["accuracy"][k]["accuracy"] == pytest.approx(theirs[f"x_{k}_accuracy"])

@@ -254,7 +254,7 @@ def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
 
     trip, _ = build_triplets(ds, "random", 0)
     t = evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], lambda x: st.encode(x), n_resamples=100)
-    assert m["triplets"]["accuracy"]["cosine"]["accuracy"] == pytest.approx(t["accuracy"]["cosine"]["accuracy"])
+    assert m["triplets"]["accuracy"]["cosine"]["accuracy"] == pytest.approx(t.accuracy["cosine"].accuracy)
     assert m["mse"]["mse_tgt"] >= 0
     assert summary_table({"models": {"a": m}}, "t").row_count == 1
 

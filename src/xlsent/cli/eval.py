@@ -180,14 +180,14 @@ def sts(
         err_console.print(f"[dim]{escape(line)}[/dim]")
     res = evaluate_sts(ds["sentence1"], ds["sentence2"], ds["score"], _encoder(model, chunk_words, backend, threads), model, str(data),
                        resamples, seed)
-    t = Table(title=f"{model} on {data} (n = {res['n']})")
+    t = Table(title=f"{model} on {data} (n = {res.n})")
     for c in ("similarity", "Spearman ρ [95% CI]", "Pearson r"):
         t.add_column(c, justify="left" if c == "similarity" else "right")
     for k in STS_SIMILARITIES:
-        r = res[k]
-        t.add_row(k, f"{r['spearman']:.4f} [{r['spearman_ci'][0]:.3f}, {r['spearman_ci'][1]:.3f}]", f"{r['pearson']:.4f}")
+        r = res.by_similarity[k]
+        t.add_row(k, f"{r.spearman:.4f} [{r.spearman_ci[0]:.3f}, {r.spearman_ci[1]:.3f}]", f"{r.pearson:.4f}")
     console.print(t)
-    _write(res, output)
+    _write(res.to_dict(), output)
 
 
 @app.command("triplet")
@@ -248,31 +248,31 @@ def triplet(
     for c in ("model", *TRIPLET_SIMILARITIES, "max", "cos(a,p) mean±std", "cos(a,n) mean±std"):
         t.add_column(c, justify="left" if c == "model" else "right")
     for r in results:
-        a = r["accuracy"]
-        t.add_row(escape(r["model"]), *[f"{a[k]['accuracy']:.4f}" for k in TRIPLET_SIMILARITIES],
-                  f"{a['max']['accuracy']:.4f} ({a['max']['of']})",
-                  f"{r['cosine_positive']['mean']:.3f}±{r['cosine_positive']['std']:.3f}",
-                  f"{r['cosine_negative']['mean']:.3f}±{r['cosine_negative']['std']:.3f}")
+        a = r.accuracy
+        t.add_row(escape(r.model), *[f"{a[k].accuracy:.4f}" for k in TRIPLET_SIMILARITIES],
+                  f"{a[r.best].accuracy:.4f} ({r.best})",
+                  f"{r.cosine_positive['mean']:.3f}±{r.cosine_positive['std']:.3f}",
+                  f"{r.cosine_negative['mean']:.3f}±{r.cosine_negative['std']:.3f}")
     console.print(t)
     b = Table(title="by |length(anchor) − length(positive)| in words: cosine accuracy / mean cos(a,p)")
     b.add_column("bin")
     for r in results:
-        b.add_column(escape(r["model"]), justify="right")
-    bins = [row["bin"] for row in results[0]["by_length_difference"]]
-    for i, name in enumerate(bins):
-        cells = [f"{r['by_length_difference'][i]['accuracy_cosine']:.3f} / {r['by_length_difference'][i]['mean_cosine_positive']:.3f}"
+        b.add_column(escape(r.model), justify="right")
+    for i, first in enumerate(results[0].by_length_difference):
+        cells = [f"{r.by_length_difference[i].accuracy_cosine:.3f} / {r.by_length_difference[i].mean_cosine_positive:.3f}"
                  for r in results]
-        b.add_row(f"{name} (n={results[0]['by_length_difference'][i]['n']})", *cells)
+        b.add_row(f"{first.bin} (n={first.n})", *cells)
     console.print(b)
+    dicts = [r.to_dict() for r in results]
     if plot:
         from xlsent.report.plots import length_difference_png
         from xlsent.utils.io import atomic_path
 
-        png = length_difference_png({r["model"]: r["by_length_difference"] for r in results}, source)
+        png = length_difference_png({d["model"]: d["by_length_difference"] for d in dicts}, source)
         with atomic_path(plot) as tmp:
             tmp.write_bytes(png)
         console.print(f"wrote {plot}")
-    _write(results[0] if len(results) == 1 else results, output)
+    _write(dicts[0] if len(dicts) == 1 else dicts, output)
 
 
 @app.command("mse")

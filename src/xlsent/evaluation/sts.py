@@ -8,6 +8,7 @@ A 95% percentile-bootstrap CI (scipy, pairs resampled) accompanies each Spearman
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -26,6 +27,31 @@ def pair_similarities(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
         "manhattan": -np.abs(a - b).sum(1),
         "dot": (a * b).sum(1),
     }
+
+
+@dataclass
+class Correlation:
+    """One similarity's agreement with the gold scores."""
+
+    pearson: float
+    spearman: float
+    spearman_ci: list[float]
+
+
+@dataclass
+class StsResult:
+    model: str
+    n: int
+    dataset: str = ""
+    by_similarity: dict[str, Correlation] = field(default_factory=dict)  # cosine, euclidean, manhattan, dot
+
+    def to_dict(self) -> dict:
+        """The JSON ``xlsent eval sts`` writes: model, n, dataset and one entry per similarity."""
+        d: dict = {"model": self.model, "n": self.n}
+        if self.dataset:
+            d["dataset"] = self.dataset
+        d.update({k: asdict(v) for k, v in self.by_similarity.items()})
+        return d
 
 
 def _spearman_ci(sim: np.ndarray, gold: np.ndarray, n_resamples: int, seed: int) -> list[float]:
@@ -50,7 +76,7 @@ def evaluate_sts(
     seed: int = 0,
     lang1: str | None = None,
     lang2: str | None = None,
-) -> dict:
+) -> "StsResult":
     """Pearson r and Spearman ρ for every similarity, with a bootstrap CI on each ρ."""
     from scipy.stats import pearsonr, spearmanr
 
@@ -59,13 +85,8 @@ def evaluate_sts(
         raise ValueError("STS evaluation needs at least 2 scored pairs")
     enc = as_encoder(encoder)
     a, b = enc.encode(list(sentences1), lang1), enc.encode(list(sentences2), lang2)
-    out: dict = {"model": model_name, "n": int(len(gold))}
-    if dataset:
-        out["dataset"] = dataset
+    out = StsResult(model_name, int(len(gold)), dataset)
     for name, sim in pair_similarities(a, b).items():
-        out[name] = {
-            "pearson": float(pearsonr(sim, gold).statistic),
-            "spearman": float(spearmanr(sim, gold).statistic),
-            "spearman_ci": list(_spearman_ci(sim, gold, n_resamples, seed)),
-        }
+        out.by_similarity[name] = Correlation(float(pearsonr(sim, gold).statistic), float(spearmanr(sim, gold).statistic),
+                                              list(_spearman_ci(sim, gold, n_resamples, seed)))
     return out

@@ -101,7 +101,7 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
             evaluate_retrieval(src, tgt, enc, name, e["similarity"], dataset=e["pairs"], src_lang=sl,
                                tgt_lang=tl).to_dict(),
             evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], enc, name, e["pairs"],
-                              anchor_lang=other_lang or None))
+                              anchor_lang=other_lang or None).to_dict())
         if teacher is not None and enc.dimension == teacher.dimension:
             m.mse = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, teacher, name,
                                  dataset=e["pairs"], tgt_lang=other_lang or None)

@@ -16,6 +16,7 @@ For (anchor, positive, negative) triplets:
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -41,6 +42,46 @@ def length_bins(diff: np.ndarray, bin_width: int = 5, max_bins: int = 6) -> list
     return [(k * bin_width, (k + 1) * bin_width - 1 if k < max_bins - 1 else None) for k in range(max_bins)]
 
 
+@dataclass
+class TripletAccuracy:
+    accuracy: float
+    ci: list[float]  # 95% bootstrap interval over triplets
+
+
+@dataclass
+class LengthBin:
+    """Triplets whose anchor and positive differ in length (words) by this bin's amount."""
+
+    bin: str
+    n: int
+    accuracy_cosine: float
+    mean_cosine_positive: float
+    mean_cosine_negative: float
+
+
+@dataclass
+class TripletResult:
+    model: str
+    n: int
+    dataset: str
+    accuracy: dict[str, TripletAccuracy]  # per similarity
+    best: str  # the similarity with the highest accuracy (cosine, manhattan or euclidean)
+    cosine_positive: dict  # mean, std of cos(anchor, positive)
+    cosine_negative: dict
+    by_length_difference: list[LengthBin] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The JSON ``xlsent eval triplet`` writes and metrics.json holds (``accuracy.max`` names the best)."""
+        d: dict = {"model": self.model, "n": self.n}
+        if self.dataset:
+            d["dataset"] = self.dataset
+        acc = {k: asdict(v) for k, v in self.accuracy.items()}
+        acc["max"] = {"accuracy": self.accuracy[self.best].accuracy, "of": self.best}
+        d.update(accuracy=acc, cosine_positive=self.cosine_positive, cosine_negative=self.cosine_negative,
+                 by_length_difference=[asdict(b) for b in self.by_length_difference])
+        return d
+
+
 def evaluate_triplets(
     anchors: Sequence[str],
     positives: Sequence[str],
@@ -54,7 +95,7 @@ def evaluate_triplets(
     max_bins: int = 6,
     anchor_lang: str | None = None,
     positive_lang: str | None = "en",
-) -> dict:
+) -> "TripletResult":
     """Anchors are encoded with ``anchor_lang`` (the low-resource side; None = unknown), positives and
     negatives with ``positive_lang`` (English)."""
     n = len(anchors)
@@ -65,30 +106,18 @@ def evaluate_triplets(
     pn = enc.encode(list(positives) + list(negatives), positive_lang)
     p, g = pn[:n], pn[n:]
     sp, sn = _scores(a, p), _scores(a, g)
-    out: dict = {"model": model_name, "n": n}
-    if dataset:
-        out["dataset"] = dataset
     correct = {k: sp[k] > sn[k] for k in TRIPLET_SIMILARITIES}
-    acc = {}
-    for k in TRIPLET_SIMILARITIES:
-        acc[k] = {"accuracy": float(correct[k].mean()), "ci": mean_ci(correct[k], n_resamples, seed)}
-    best = max(("cosine", "manhattan", "euclidean"), key=lambda k: acc[k]["accuracy"])
-    acc["max"] = {"accuracy": acc[best]["accuracy"], "of": best}
-    out["accuracy"] = acc
-    out["cosine_positive"] = {"mean": float(sp["cosine"].mean()), "std": float(sp["cosine"].std())}
-    out["cosine_negative"] = {"mean": float(sn["cosine"].mean()), "std": float(sn["cosine"].std())}
+    acc = {k: TripletAccuracy(float(correct[k].mean()), mean_ci(correct[k], n_resamples, seed))
+           for k in TRIPLET_SIMILARITIES}
+    out = TripletResult(model_name, n, dataset, acc, max(("cosine", "manhattan", "euclidean"), key=lambda k: acc[k].accuracy),
+                        {"mean": float(sp["cosine"].mean()), "std": float(sp["cosine"].std())},
+                        {"mean": float(sn["cosine"].mean()), "std": float(sn["cosine"].std())})
     diff = np.abs(np.array([len(x.split()) for x in anchors]) - np.array([len(x.split()) for x in positives]))
-    rows = []
     for lo, hi in length_bins(diff, bin_width, max_bins):
         sel = (diff >= lo) & ((diff <= hi) if hi is not None else True)
         if not sel.any():
             continue
-        rows.append({
-            "bin": f"{lo}-{hi}" if hi is not None else f"{lo}+",
-            "n": int(sel.sum()),
-            "accuracy_cosine": float(correct["cosine"][sel].mean()),
-            "mean_cosine_positive": float(sp["cosine"][sel].mean()),
-            "mean_cosine_negative": float(sn["cosine"][sel].mean()),
-        })
-    out["by_length_difference"] = rows
+        out.by_length_difference.append(LengthBin(
+            f"{lo}-{hi}" if hi is not None else f"{lo}+", int(sel.sum()), float(correct["cosine"][sel].mean()),
+            float(sp["cosine"][sel].mean()), float(sn["cosine"][sel].mean())))
     return out
