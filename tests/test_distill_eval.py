@@ -106,7 +106,7 @@ def test_mse_evaluator_by_hand():
     t = {"e1": [1.0, 0.0], "e2": [0.0, 1.0]}
     s = {"e1": [1.0, 0.0], "e2": [0.0, 0.0], "x1": [0.0, 1.0], "x2": [0.0, 1.0]}
     r = evaluate_mse(["e1", "e2"], ["x1", "x2"], lambda ts: np.array([s[x] for x in ts]),
-                     lambda ts: np.array([t[x] for x in ts]))
+                     lambda ts: np.array([t[x] for x in ts])).to_dict()
     assert r["mse_src"] == pytest.approx(0.25) and r["mse_tgt"] == pytest.approx(0.5)
     assert r["mse_tgt_x100"] == pytest.approx(50.0)
 

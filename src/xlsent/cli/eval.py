@@ -307,10 +307,10 @@ def mse(
     other_lang = side_langs(loaded.dataset)[0 if other == "src" else 1]
     res = evaluate_mse(loaded.dataset[en], loaded.dataset[other], _encoder(model, chunk_words, backend, threads),
                        _encoder(teacher, chunk_words, backend, threads), model, teacher, source, tgt_lang=other_lang or None)
-    console.print(f"{model} vs teacher {teacher} on {source} (n = {res['n']}): "
-                  f"MSE×100 en {res['mse_src_x100']:.4f}, xx {res['mse_tgt_x100']:.4f}; "
-                  f"cos(S(xx), T(en)) {res['cosine_tgt_to_teacher']['mean']:.3f}")
-    _write(res, output)
+    console.print(f"{model} vs teacher {teacher} on {source} (n = {res.n}): "
+                  f"MSE×100 en {100 * res.mse_src:.4f}, xx {100 * res.mse_tgt:.4f}; "
+                  f"cos(S(xx), T(en)) {res.cosine_tgt_to_teacher['mean']:.3f}")
+    _write(res.to_dict(), output)
 
 
 @app.command("mining")

@@ -104,7 +104,7 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
                               anchor_lang=other_lang or None).to_dict())
         if teacher is not None and enc.dimension == teacher.dimension:
             m.mse = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, teacher, name,
-                                 dataset=e["pairs"], tgt_lang=other_lang or None)
+                                 dataset=e["pairs"], tgt_lang=other_lang or None).to_dict()
         if udhr is not None:
             res = evaluate_many(udhr, enc, name, e["similarity"], 1000, seed, 4, "udhr")
             m.udhr = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
