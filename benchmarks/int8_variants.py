@@ -4,8 +4,9 @@
     python benchmarks/int8_variants.py [--model e5-small] [--dataset bible-en-ny:dev] [--n 500]
                                        [--work runs/int8-variants] [--variants NAME=JSON ...]
 
-The fp32 graph is exported once; each variant quantises it with the given :class:`Int8Settings` fields
-(JSON), is scored, and is deleted. The default variant list is the one in ``docs/results.md``
+The fp32 graph is exported once; each variant quantises it with the given fields (JSON) — the library's
+:class:`Int8Settings`, or the options measured and not adopted (per-token scales, outlier channels, static ranges,
+the per-input α search: ``benchmarks/experiments/int8_options.py``) — is scored, and is deleted. The default variant list is the one in ``docs/results.md``
 ("Choosing the int8 recipe on development data"). Results go to ``WORK/variants.json``.
 """
 
@@ -14,7 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "experiments"))
 
 DEFAULT_VARIANTS = {
     "weights": {},
@@ -38,7 +42,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--work", type=Path, default=Path("runs/int8-variants"))
-    ap.add_argument("--variants", nargs="*", help="NAME=JSON of Int8Settings fields (default: the documented list)")
+    ap.add_argument("--variants", nargs="*", help="NAME=JSON of Int8Settings or Int8Experiment fields (default: the "
+                    "documented list)")
     args = ap.parse_args()
 
     from xlsent.data.pairs import load_pairs, side_langs
@@ -46,7 +51,7 @@ def main() -> None:
     from xlsent.encoding.onnx_backend import OnnxBackend
     from xlsent.evaluation.retrieval import evaluate_many
     from xlsent.export.folder import export_model, is_export_folder
-    from xlsent.export.quantize import Int8Settings, quantize
+    from int8_options import Int8Experiment, quantize_experimental
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries
 
@@ -78,7 +83,8 @@ def main() -> None:
         folder = args.work / name
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(fp32, folder)
-        quantize(fp32 / "model.onnx", folder / "model.q.onnx", Int8Settings(**fields), model=model, log=lambda m: None)
+        quantize_experimental(fp32 / "model.onnx", folder / "model.q.onnx", Int8Experiment(**fields), model=model,
+                              log=lambda m: None)
         (folder / "model.q.onnx").replace(folder / "model.onnx")
         results[name] = {**score(folder), "settings": fields}
         shutil.rmtree(folder)

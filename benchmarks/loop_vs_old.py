@@ -15,7 +15,7 @@ teacher vectors are computed inside every run, as a user's first run does):
 * ``scp``         — the default, capped at 40 steps (of 372);
 * ``tagger``      — the default on 600 sentences (the old tagger ignored ``optim.max_steps``);
 * ``token-alignment`` — multistage's stage-2 token alignment (e5-small, B = 128, the default 1,000 steps), timed in-process;
-* ``int8-distill``    — export's int8 distillation of e5-small (12 steps of 32 texts), timed in-process.
+* ``int8-distill``    — the int8 self-distillation (``benchmarks/experiments/int8_distill.py``; the library's before issue 35) of e5-small (12 steps of 32 texts), timed in-process.
 
 Printed: the loop's own training seconds from each run's ``stage.json`` (what the loop changes: model
 loading, features and evaluation are outside it), the whole process's CPU seconds (``/usr/bin/time``), and
@@ -50,7 +50,10 @@ FUNCTIONS = {
               "s = build_student_st(m, ru_layers=3, repeats=0, bottleneck=128, normalize=False)",
         call="align_bottleneck_tokens(s[0].auto_model, m[0].auto_model, 1000)", steps=1000),
     "int8-distill": _TIMED.format(  # export's quantisation-aware distillation of e5-small, 12 steps of 32 texts
-        setup="from xlsent.export.distill import DistillSettings, distill_for_int8\n"
+        setup="try:\n    from xlsent.export.distill import DistillSettings, distill_for_int8\n"  # before issue 35
+              "except ImportError:\n"
+              f"    sys.path.insert(0, {str(ROOT / 'benchmarks' / 'experiments')!r})\n"
+              "    from int8_distill import DistillSettings, distill_for_int8\n"
               "from xlsent.export.quantize import Int8Settings",
         call="distill_for_int8(m, Int8Settings(), DistillSettings(steps=12, max_texts=2000), log=lambda _: None)",
         steps=12),

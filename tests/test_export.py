@@ -164,7 +164,7 @@ def calibrated_graph(tiny_model: Path, tmp_path: Path):
     import onnx
 
     from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings, _shared_weights, _tokenizer_fn, activation_maxima, select_nodes
+    from xlsent.export.quantize import Int8Settings, untie_weights, tokenizer_fn, activation_maxima, select_nodes
     from xlsent.models.handle import load_model
 
     out = tmp_path / "fp32"
@@ -172,10 +172,10 @@ def calibrated_graph(tiny_model: Path, tmp_path: Path):
     model = load_model(str(tiny_model)).model
     proto = onnx.load(str(out / "model.onnx"))
     nodes, _ = select_nodes(proto, Int8Settings())
-    _shared_weights(proto)
+    untie_weights(proto)
     weight_nodes = [n for n in proto.graph.node if n.name in set(nodes)]
     maxima = activation_maxima(out / "model.onnx", sorted({n.input[0] for n in weight_nodes}), TEXTS,
-                               _tokenizer_fn(model))
+                               tokenizer_fn(model))
     return out, model, proto, [n.name for n in weight_nodes], maxima
 
 
@@ -183,11 +183,11 @@ def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
     """SmoothQuant moves scale from activations into weights: the fp32 graph must compute the same thing."""
     import onnxruntime as ort
 
-    from xlsent.export.quantize import _tokenizer_fn, smooth_graph
+    from xlsent.export.quantize import tokenizer_fn, smooth_graph
 
     out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
     assert smooth_graph(proto, names, maxima, 0.5) == 18
-    ids, mask = _tokenizer_fn(model)(TEXTS)
+    ids, mask = tokenizer_fn(model)(TEXTS)
     run = lambda p: ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(  # noqa: E731
         None, {"input_ids": ids, "attention_mask": mask})[0]
     assert np.allclose(run(proto.SerializeToString()), run(str(out / "model.onnx")), atol=1e-5)
@@ -199,94 +199,6 @@ def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
                                           for m in smooths) == 18
 
 
-def test_outlier_channels_split_is_exact_before_quantisation(tiny_model, tmp_path):
-    """The k largest input channels move to an fp32 MatMul: with smoothing on the rest, the fp32 graph is unchanged."""
-    import onnx
-    import onnxruntime as ort
-
-    from xlsent.export.outliers import split_outliers
-    from xlsent.export.quantize import Int8Settings, _tokenizer_fn, select_nodes, smooth_graph, weight_groups
-
-    out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
-    nodes, _ = select_nodes(proto, Int8Settings())
-    split = split_outliers(proto, weight_groups(proto, names, maxima), maxima, 3)
-    assert len(split) == 12  # 4 inputs a layer (query/key/value share one), 3 layers
-    for x, m in split.items():  # the int8 half keeps every channel but the 3 largest
-        original = maxima[next(n.input[0] for n in proto.graph.node if n.op_type == "Gather" and n.output[0] == x)]
-        assert len(m) == len(original) - 3 and m.max() <= np.sort(original)[-4] + 1e-6
-    smooth_graph(proto, names, {**maxima, **split}, 0.5)
-    onnx.checker.check_model(proto)
-    ids, mask = _tokenizer_fn(model)(TEXTS)
-    run = lambda p: ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(  # noqa: E731
-        None, {"input_ids": ids, "attention_mask": mask})[0]
-    assert np.allclose(run(proto.SerializeToString()), run(str(out / "model.onnx")), atol=1e-5)
-    fp32_parts = [n for n in proto.graph.node if n.name.endswith("/OutlierChannels")]
-    assert len(fp32_parts) == 18 and all(n.name not in set(nodes) for n in fp32_parts)
-
-
-def test_outlier_channels_keep_a_planted_outlier_out_of_the_int8_range(tmp_path):
-    """One input channel 80× the others: per-batch int8 leaves the rest a few levels; the split keeps them exact."""
-    import onnx
-    import onnxruntime as ort
-    from onnx import TensorProto, helper, numpy_helper
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from xlsent.export.outliers import split_outliers
-
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(64, 32)).astype(np.float32)
-    x[:, 5] *= 80.0
-    w = rng.normal(size=(32, 16)).astype(np.float32)
-
-    def graph():
-        g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="layer.0/output/dense/MatMul")], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 32])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 16])],
-                              [numpy_helper.from_array(w, "w")])
-        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
-    def int8_error(proto) -> float:
-        onnx.save(proto, tmp_path / "f.onnx")
-        quantize_dynamic(tmp_path / "f.onnx", tmp_path / "q.onnx", weight_type=QuantType.QInt8, per_channel=True,
-                         nodes_to_quantize=["layer.0/output/dense/MatMul"], op_types_to_quantize=["MatMul"])
-        y = ort.InferenceSession(tmp_path / "q.onnx", providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-        return float(np.linalg.norm(y - x @ w) / np.linalg.norm(x @ w))
-
-    plain = int8_error(graph())
-    proto = graph()
-    split_outliers(proto, {"x": list(proto.graph.node)}, {"x": np.abs(x).max(0)}, 1)
-    found = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
-    assert np.array_equal(found["layer.0/output/dense/MatMul/outliers_channels"], [5])  # the planted channel
-    split = int8_error(proto)
-    assert split < plain / 4, (plain, split)
-
-
-def test_int8_export_with_outlier_channels(tiny_model, tmp_path):
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
-
-    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, log=lambda _: None,
-                     int8=Int8Settings(smooth=0.5, outliers=2, calibration_texts=8))
-    assert m.int8["outlier_inputs"] == 12 and m.int8["smoothed_nodes"] == 18
-    assert m.checks["mean_cosine_to_source"] > 0.9
-    with pytest.raises(XlsentError, match="outliers"):
-        Int8Settings(outliers=-1)
-
-
-def test_static_int8_fixes_the_ranges_so_a_row_does_not_depend_on_its_batch(tiny_model, tmp_path):
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
-
-    m = export_model(str(tiny_model), tmp_path / "s", texts=TEXTS, log=lambda _: None,
-                     int8=Int8Settings(static=True, smooth=0.5, calibration_texts=8))
-    assert m.int8["method"] == "static" and m.checks["mean_cosine_to_source"] > 0.9
-    alone = onnx_encode(tmp_path / "s", TEXTS[:1], batch_size=1)
-    batched = onnx_encode(tmp_path / "s", TEXTS[:1] + [TEXTS[-1]] * 3, batch_size=4)[:1]  # a long text beside it
-    assert np.allclose(alone, batched, atol=1e-6)
-    with pytest.raises(XlsentError, match="static"):
-        Int8Settings(static=True, per_token=["ffn_out"])
-
-
 def test_smoothed_int8_export_runs(tiny_model, tmp_path):
     from xlsent.export.folder import export_model
     from xlsent.export.quantize import Int8Settings
@@ -296,100 +208,6 @@ def test_smoothed_int8_export_runs(tiny_model, tmp_path):
     assert m.int8["smoothed_nodes"] == 18 and m.int8["calibration_texts_used"] == 8
     assert not (tmp_path / "q" / "model.fp32.onnx").exists()
     assert m.checks["min_cosine_to_source"] > 0.999  # measured 0.999995 (mean 0.999996)
-
-
-@exact_int8
-def test_per_token_scales_make_a_row_independent_of_its_batch(tmp_path):
-    """Per-token int8 quantises each row of a MatMul's input with its own range: a row's output must not move when
-    a row with an outlier joins the batch (it does under onnxruntime's per-tensor range), and it must be the
-    symmetric per-row int8 product."""
-    import onnx
-    import onnxruntime as ort
-    import torch
-    from onnx import numpy_helper
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from xlsent.export.per_token import per_token_activations
-
-    torch.manual_seed(0)
-    lin = torch.nn.Linear(32, 16)
-    x = torch.randn(1, 6, 32)
-    torch.onnx.export(lin, (x,), str(tmp_path / "l.onnx"), dynamo=False, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "b", 1: "s"}}, opset_version=17)
-    name = next(n.name for n in onnx.load(str(tmp_path / "l.onnx")).graph.node if n.op_type == "MatMul")
-    quantize_dynamic(str(tmp_path / "l.onnx"), str(tmp_path / "q.onnx"), weight_type=QuantType.QInt8, per_channel=True)
-    proto = onnx.load(str(tmp_path / "q.onnx"))
-    assert per_token_activations(proto, {"another"}) == 0
-    assert per_token_activations(proto, {name}) == 1
-    assert not any(n.op_type == "DynamicQuantizeLinear" for n in proto.graph.node)
-    per_token = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    per_tensor = ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])
-    outlier = x.clone()
-    outlier[0, 0] *= 40  # one token with large activations in the same batch
-    both = torch.cat([x, outlier]).numpy()
-    alone = per_token.run(None, {"x": x.numpy()})[0]
-    assert np.array_equal(per_token.run(None, {"x": both})[0][0], alone[0])
-    assert not np.allclose(per_tensor.run(None, {"x": both})[0][0], per_tensor.run(None, {"x": x.numpy()})[0][0])
-    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
-    w_q = next(v for k, v in inits.items() if k.endswith("_quantized")).astype(np.float32)
-    w_s = next(v for k, v in inits.items() if k.endswith("_scale") and v.size == 16)
-    xs = x.numpy()[0]
-    a = np.abs(xs).max(1, keepdims=True)
-    expected = np.round(xs * 127 / a) @ w_q * w_s * (a / 127) + lin.bias.detach().numpy()
-    assert np.allclose(alone[0], expected, atol=1e-4)
-    from xlsent.export.distill import FakeQuantLinear
-    from xlsent.export.quantize import Int8Settings
-
-    with torch.no_grad():  # the distillation simulates the same scheme
-        assert np.allclose(FakeQuantLinear(lin, Int8Settings(), per_token=True)(x).numpy(), alone, atol=1e-4)
-
-
-def test_per_token_ffn_output_in_an_export(tiny_model, tmp_path):
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
-
-    settings = Int8Settings(smooth=0.65, per_token=["ffn_out"], calibration_texts=8)
-    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, int8=settings, log=lambda _: None)
-    assert m.int8["per_token_inputs"] == 3 and m.int8["smoothed_nodes"] == 15  # ffn_out is not smoothed
-    assert m.checks["mean_cosine_to_source"] > 0.9
-    with pytest.raises(XlsentError, match="per-token"):
-        type(settings)(per_token=["ffn@1"])
-
-
-def test_smoothing_search_picks_per_input_alphas_that_beat_one_global_alpha(tiny_model, tmp_path):
-    """The per-input α search must lower the simulated int8 error of every input against the global α, and the
-    export must record what it chose."""
-    from onnx import numpy_helper
-
-    from xlsent.export.folder import export_model
-    from xlsent.export.fake_quant import smooth_scale
-    from xlsent.export.quantize import (Int8Settings, _simulated_error, _tokenizer_fn,
-                                        activation_maxima, search_smoothing, select_nodes, weight_groups)
-    from xlsent.models.handle import load_model
-
-    import onnx
-
-    out = tmp_path / "fp32"
-    export_model(str(tiny_model), out, texts=TEXTS, log=lambda _: None)
-    proto = onnx.load(str(out / "model.onnx"))
-    settings = Int8Settings(smooth=0.5)
-    nodes, _ = select_nodes(proto, settings)
-    inits = {i.name: i for i in proto.graph.initializer}
-    tensors = sorted({n.input[0] for n in proto.graph.node if n.name in set(nodes) and n.input[1] in inits})
-    maxima, rows = activation_maxima(out / "model.onnx", tensors, TEXTS, _tokenizer_fn(load_model(str(tiny_model)).model),
-                                     keep_batches=1)
-    groups = {x: [numpy_helper.to_array(inits[n.input[1]]).astype(np.float32) for n in m]
-              for x, m in weight_groups(proto, nodes, maxima).items()}
-    assert sorted(len(g) for g in groups.values()).count(3) == 3  # query, key, value read one input in each layer
-    grid = (0.2, 0.5, 0.8)
-    chosen = search_smoothing(groups, maxima, rows, grid, settings)
-    for x, weights in groups.items():
-        wmax = np.maximum(np.max([np.abs(w).max(1) for w in weights], axis=0), 1e-5)
-        err = {a: _simulated_error(rows[x], weights, smooth_scale(maxima[x], wmax, a), True, False) for a in grid}
-        assert err[chosen[x]] == min(err.values())
-    m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, log=lambda _: None,
-                     int8=Int8Settings(smooth=0.5, smooth_search=grid, calibration_texts=8, search_texts=8))
-    assert set(m.int8["smooth_chosen"].values()) <= set(grid) and m.int8["smoothed_nodes"] == 18
 
 
 def test_softmax_nan_guards_are_removed_and_the_output_is_unchanged(tmp_path):
@@ -722,10 +540,8 @@ def test_export_cli_errors_before_loading(tiny_model, tmp_path):
     assert r.exit_code == 2 and "nowhere" in r.output
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--fp32-parts", "mlp")
     assert r.exit_code == 2 and "unknown fp32 part" in r.output
-    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--per-token", "gelu")
-    assert r.exit_code == 2 and "unknown per-token part" in r.output
-    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--per-token", "ffn_out")
-    assert r.exit_code == 2 and "--int8" in r.output
+    r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--per-token", "ffn_out")
+    assert r.exit_code == 2 and "--per-token" in r.output  # an experiment now (benchmarks/experiments/)
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--smooth", "0.5",
              "--calibration", str(tmp_path / "none.txt"))
     assert r.exit_code == 2 and "none.txt" in r.output
@@ -760,107 +576,6 @@ def test_a_folder_that_is_not_a_model_is_not_exportable(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(XlsentError):
         export_model(str(tmp_path / "empty"), tmp_path / "o", texts=TEXTS, log=lambda _: None)
-
-
-# --- quantisation-aware self-distillation ---------------------------------------------------------------
-
-@exact_int8
-def test_fake_quantisation_computes_what_onnxruntime_int8_computes(tmp_path):
-    """The distillation's simulated int8 must be onnxruntime's dynamic int8, or it trains for the wrong model."""
-    import onnxruntime as ort
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from xlsent.export.distill import FakeQuantLinear
-    from xlsent.export.quantize import Int8Settings
-
-    torch.manual_seed(0)
-    lin = torch.nn.Linear(48, 24)
-    with torch.no_grad():
-        lin.weight[:, 3] *= 8  # an outlier input channel
-    x = torch.randn(5, 7, 48)
-    x[..., 3] *= 10
-    torch.onnx.export(lin, (x,), str(tmp_path / "l.onnx"), dynamo=False, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "b", 1: "s"}}, opset_version=17)
-    quantize_dynamic(str(tmp_path / "l.onnx"), str(tmp_path / "q.onnx"), weight_type=QuantType.QInt8, per_channel=True)
-    ort_int8 = ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"]).run(
-        None, {"x": x.numpy()})[0]
-    with torch.no_grad():
-        fake = FakeQuantLinear(lin, Int8Settings())(x).numpy()
-        exact = lin(x).numpy()
-    err_fake = np.abs(fake - ort_int8).max()
-    err_fp32 = np.abs(exact - ort_int8).max()
-    assert err_fake < 0.2 * err_fp32, (err_fake, err_fp32)  # the simulation is far closer to int8 than fp32 is
-
-    # smoothed: the export's graph is Mul(x, 1/s) → MatMul(W·s); the simulation divides and multiplies the same way
-    scale = torch.rand(48) * 3 + 0.2
-    scale[3] = 6.0
-
-    class Smoothed(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.lin = torch.nn.Linear(48, 24)
-            with torch.no_grad():
-                self.lin.weight.copy_(lin.weight * scale)
-                self.lin.bias.copy_(lin.bias)
-
-        def forward(self, v):
-            return self.lin(v * (1.0 / scale))
-
-    torch.onnx.export(Smoothed(), (x,), str(tmp_path / "s.onnx"), dynamo=False, input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "b", 1: "s"}}, opset_version=17)
-    quantize_dynamic(str(tmp_path / "s.onnx"), str(tmp_path / "sq.onnx"), weight_type=QuantType.QInt8, per_channel=True,
-                     op_types_to_quantize=["MatMul"])
-    ort_smoothed = ort.InferenceSession(str(tmp_path / "sq.onnx"), providers=["CPUExecutionProvider"]).run(
-        None, {"x": x.numpy()})[0]
-    with torch.no_grad():
-        fake = FakeQuantLinear(lin, Int8Settings(), smooth=scale)(x).numpy()
-    assert np.abs(fake - ort_smoothed).max() < 0.2 * np.abs(exact - ort_smoothed).max()
-
-
-def test_int8_distillation_runs_and_the_model_still_exports(tiny_model, tmp_path):
-    from xlsent.export.distill import DistillSettings, quantised_linears
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
-    from xlsent.models.handle import load_model
-    from xlsent.utils.errors import XlsentError
-
-    model = load_model(str(tiny_model)).model
-    assert len(quantised_linears(model, Int8Settings())) == 18
-    assert len(quantised_linears(model, Int8Settings(fp32_parts=["ffn_out"], fp32_layers=[0]))) == 10
-    assert sum(s[3] for s in quantised_linears(model, Int8Settings(per_token=["ffn_out"]))) == 3
-    assert len(quantised_linears(model, Int8Settings(fp32_parts=["ffn_out@1"]))) == 17  # as select_nodes keeps it
-    texts = tmp_path / "t.txt"
-    texts.write_text("\n".join(" ".join(WORDS[i:i + 6]) for i in range(0, len(WORDS) - 6)) + "\n", encoding="utf-8")
-    m = export_model(str(tiny_model), tmp_path / "d", int8=Int8Settings(), texts=TEXTS, log=lambda _: None,
-                     distill=DistillSettings(steps=20, batch_size=4, lr=1e-3, texts=str(texts)))
-    d = m.int8["distill"]
-    assert d["linear_layers"] == 18 and d["steps"] == 20 and d["texts_used"] > 4
-    assert d["loss_last"] < d["loss_first"], d  # the int8-simulated vectors moved toward the fp32 ones
-    assert d["device"] == "cpu" and not (tmp_path / ".d.distill").exists()  # its checkpoints are gone
-    assert m.checks["fp32_min_cosine"] >= 0.99999  # the exported fp32 graph is the distilled model, exactly
-    with pytest.raises(XlsentError, match="needs int8"):
-        export_model(str(tiny_model), tmp_path / "e", texts=TEXTS, distill=DistillSettings(steps=1))
-
-
-def test_distillation_smooths_with_the_scales_the_export_computes(tiny_model, tmp_path):
-    """The simulated SmoothQuant s (torch hooks, each text alone) equals the graph's (onnxruntime, masked batch)."""
-    from onnx import numpy_helper
-
-    from xlsent.export.distill import quantised_linears, smoothing_scales
-    from xlsent.export.quantize import Int8Settings, smooth_graph
-
-    texts = tmp_path / "calib.txt"
-    texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
-    settings = Int8Settings(smooth=0.5, calibration=str(texts), calibration_texts=len(TEXTS))
-    out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
-    ours = smoothing_scales(model, quantised_linears(model, settings), settings)
-    smooth_graph(proto, names, maxima, settings.smooth)
-    graph = [1.0 / numpy_helper.to_array(i) for i in proto.graph.initializer if i.name.endswith("/smooth_inv")]
-    assert len(graph) == 12 and len(ours) == 18
-    for s in ours:  # every simulated scale is one of the graph's (query, key and value share theirs)
-        assert any(g.shape == s.shape and np.allclose(s.numpy(), g, rtol=1e-3) for g in graph)
-    assert len({tuple(np.round(s.numpy(), 4)) for s in ours}) == 12
 
 
 def test_smoothing_with_int8_attention_smooths_only_the_weight_matmuls(tiny_model, tmp_path):

@@ -22,9 +22,6 @@ def export_command(
     fp32_parts: str = typer.Option(None, help="int8: comma-separated parts kept fp32 in every layer "
                                    f"({', '.join(PARTS)}) or in one as PART@LAYER (ffn_out@4) (default: the measured best)"),
     fp32_layers: str = typer.Option("", help="int8: comma-separated 0-based layers kept entirely fp32"),
-    per_token: str = typer.Option(None, help="int8: comma-separated parts whose input gets one scale per token instead "
-                                  "of one per batch, same names as --fp32-parts, e.g. ffn_out; 'none' = no part (default: none — "
-                                  "closer vectors, but lower ny→en P@1 on dev data)"),
     attention: bool = typer.Option(False, "--int8-attention", help="int8: also quantise the attention "
                                    "score and value MatMuls (fastest, loses the most)"),
     embeddings: bool = typer.Option(False, "--int8-embeddings", help="int8: also quantise the token table (smaller "
@@ -53,9 +50,9 @@ def export_command(
         raise XlsentError(f"--output {output}: exists and is a file — give a folder")
     if output.is_dir() and any(output.iterdir()) and not is_export_folder(output):
         raise XlsentError(f"--output {output}: a folder that is not an export — choose an empty or new folder")
-    int8_options = (smooth, fp32_parts, fp32_layers, per_token, attention, embeddings, reduce_range)
+    int8_options = (smooth, fp32_parts, fp32_layers, attention, embeddings, reduce_range)
     if not int8 and any(x not in (None, "", False) for x in int8_options):
-        raise XlsentError("--smooth, --fp32-parts, --fp32-layers, --per-token, --int8-attention, --int8-embeddings "
+        raise XlsentError("--smooth, --fp32-parts, --fp32-layers, --int8-attention, --int8-embeddings "
                           "and --reduce-range apply to --int8 only — add --int8")
     settings = None
     if int8:
@@ -67,8 +64,7 @@ def export_command(
         settings = Int8Settings(
             per_channel=per_channel, reduce_range=reduce_range, attention=attention, embeddings=embeddings,
             fp32_parts=base.fp32_parts if fp32_parts is None else _parts(fp32_parts),
-            fp32_layers=layers, smooth=base.smooth if smooth is None else smooth, calibration=calibration,
-            per_token=base.per_token if per_token is None else _parts(per_token))
+            fp32_layers=layers, smooth=base.smooth if smooth is None else smooth, calibration=calibration)
         if settings.smooth > 0:
             _check_text_source(calibration, "--calibration")
     vocab = None

@@ -3,11 +3,10 @@
 * :mod:`xlsent.export.graph` — one ONNX graph from token ids to the model's sentence vector (transformer,
   pooling, every Dense / Normalize / centering module), checked against ``SentenceTransformer.encode``;
 * :mod:`xlsent.export.quantize` — int8 settings and the quantisation passes (dynamic, sensitive nodes kept
-  in fp32, SmoothQuant-style scaling calibrated on bundled training text);
+  in fp32, SmoothQuant-style scaling calibrated on bundled training text; the int8 options measured and not
+  adopted live in ``benchmarks/experiments/``);
 * :mod:`xlsent.export.vocab` — vocabulary trimming: keep the pieces chosen texts use, remap ids, rebuild the
   tokenizer so that it re-segments with what is left;
-* :mod:`xlsent.export.fake_quant` — simulated int8 (torch) and SmoothQuant's scale, shared by the int8 pass and
-  :mod:`xlsent.export.distill`;
 * :mod:`xlsent.export.folder` — the exported folder (``model.onnx``, tokenizer, ``xlsent_onnx.json``) and
   :func:`export_model`, what ``xlsent export`` runs;
 * :mod:`xlsent.export.load` — ``--backend onnx`` on a torch model: exported once into the cache.

@@ -48,15 +48,13 @@ def _cosines(a, b):
     return (a * b).sum(1) / np.maximum(n, 1e-12)
 
 
-def export_model(source: str | Path, output: str | Path, *, int8=None, keep_vocab=None, distill=None,
+def export_model(source: str | Path, output: str | Path, *, int8=None, keep_vocab=None,
                  texts: Sequence[str] | None = None, keep_fp32: bool = False, log=print) -> ExportManifest:
     """Export ``source`` (a registered name or model folder) to the ONNX folder ``output``.
 
     Args:
         int8: :class:`xlsent.export.quantize.Int8Settings`, or None for fp32.
         keep_vocab: :class:`xlsent.export.vocab.VocabSettings`, or None to keep the whole vocabulary.
-        distill: with ``int8``, :class:`xlsent.export.distill.DistillSettings` — fine-tune the model toward
-            its own fp32 vectors under simulated int8 before exporting (None = off).
         texts: texts for the export checks (default :func:`check_texts`).
         keep_fp32: with ``int8``, also keep the fp32 graph as ``model.fp32.onnx``.
     """
@@ -70,8 +68,6 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
     from xlsent.utils.device import EXPORT_DEVICE
 
     output = Path(output)
-    if distill is not None and int8 is None:
-        raise XlsentError("int8 distillation needs int8 (--int8)")
     if output.exists() and not (output.is_dir() and (is_export_folder(output) or not any(output.iterdir()))):
         raise XlsentError(f"{output}: exists and is not an exported model folder — choose another --output")
     handle = load_model(source, device=EXPORT_DEVICE)  # traced and quantised on the CPU; the graph runs anywhere
@@ -83,18 +79,6 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
         from xlsent.export.vocab import trim_vocabulary
 
         vocab_info = trim_vocabulary(model, keep_vocab, log=log)
-    distill_info = None
-    if distill is not None:
-        from xlsent.export.distill import distill_for_int8
-
-        from xlsent.training.run_folder import StageFolder, config_hash
-
-        # checkpoints beside the output, so that an interrupted export resumes its distillation; removed at the end
-        state = StageFolder(output.with_name(f".{output.name}.distill"), name="int8 distillation", on_note=log,
-                            chash=config_hash(handle.fingerprint, asdict(int8), asdict(distill),
-                                              asdict(keep_vocab) if keep_vocab is not None else None))
-        state.begin()
-        distill_info = distill_for_int8(model, int8, distill, log=log, folder=state)
     prompt = model_prompt(model)
     tok = model.tokenizer
     manifest = ExportManifest(
@@ -120,8 +104,7 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
         manifest.model_file = fp32.name
         write_json_atomic(tmp / MANIFEST, asdict(manifest))
         exported = OnnxBackend(tmp).embed(list(texts), batch_size=32)
-        changed = vocab_info is not None or distill_info is not None
-        ours = model.encode(list(texts), convert_to_numpy=True, batch_size=32) if changed else reference
+        ours = model.encode(list(texts), convert_to_numpy=True, batch_size=32) if vocab_info is not None else reference
         cos = _cosines(exported, ours)
         manifest.checks["fp32_min_cosine"] = float(cos.min())
         if cos.min() < FP32_MIN_COSINE:
@@ -132,7 +115,6 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
             from xlsent.export.quantize import quantize
 
             manifest.int8 = quantize(fp32, tmp / "model.onnx", int8, model=model, log=log)
-            manifest.int8["distill"] = distill_info
             manifest.model_file = "model.onnx"
             if keep_fp32:
                 manifest.checks["fp32_file"] = fp32.name
@@ -145,6 +127,4 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
                                 "mean_cosine_to_source": float(cos.mean())})
         manifest.checks["size_bytes"] = sum(f.stat().st_size for f in tmp.iterdir() if f.is_file())
         write_json_atomic(tmp / MANIFEST, asdict(manifest))
-    if distill is not None:
-        shutil.rmtree(state.path, ignore_errors=True)
     return manifest

@@ -14,28 +14,20 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
 * **parts or layers kept fp32** — ``fp32_parts`` (any of :data:`PARTS` in every layer, or ``PART@LAYER`` in one)
   and ``fp32_layers`` (0-based);
 * **per-channel** weight scales (default on) and ``reduce_range`` (7-bit weights; for CPUs without VNNI);
-* **per-token activation scales** — ``per_token`` (parts, or ``PART@LAYER``): those MatMul inputs get one
-  range per token instead of one per batch (:mod:`xlsent.export.per_token`); such inputs are not smoothed
-  (per-token ranges alone reached the same closeness to fp32, one ``Mul`` fewer);
-* **outlier channels** (``outliers`` = k > 0): the k input channels of each quantised MatMul with the largest
-  calibrated ``max|x|`` go to an fp32 MatMul (:mod:`xlsent.export.outliers`, LLM.int8()'s split made static);
-* **static ranges** (``static``): onnxruntime's static QDQ int8, one fixed activation range per MatMul input
-  from the calibration texts instead of one per batch;
 * **smoothing** (``smooth`` = α > 0): SmoothQuant (Xiao et al. 2023). A per-channel scale
   ``s_j = max|X_j|^α / max|W_j|^(1−α)`` moves activation outliers into the weights: the graph gets a
   ``Mul(X, 1/s)`` before each quantised MatMul and the weight rows are multiplied by ``s`` — exact in fp32.
   ``max|X_j|`` is calibrated by running the fp32 graph on ``calibration`` texts, which must not be test
   data: the default is bundled *training* text (Old-Testament verses, both languages). MatMuls reading one
-  tensor (query, key, value) share one scale and one ``Mul``. ``smooth_search`` (a list of α) instead picks
-  α per input tensor by the simulated int8 error of its MatMuls on ``search_texts`` calibration texts; on the
-  development books it gave sentence vectors *less* close to fp32 than one global α, so it is not the
-  default (docs/results.md). Decision: the
-  explicit ``Mul`` is used instead of folding ``1/s`` into the preceding LayerNorm because in a post-LN
-  BERT the LayerNorm's output is also the residual stream, which folding would change.
+  tensor (query, key, value) share one scale and one ``Mul``. Decision: the explicit ``Mul`` is used instead of
+  folding ``1/s`` into the preceding LayerNorm because in a post-LN BERT the LayerNorm's output is also the
+  residual stream, which folding would change.
 
-Outlier channels and static ranges are library options, not the CLI's: on the development data the first
-brought the vectors 4× closer to fp32 but lost more ny→en queries than the default and ran at 0.4× its speed
-(the ``Gather`` on the channel axis), the second lost 11–18 points (docs/results.md, fifth pass).
+Measured and not adopted, so not here (they live in ``benchmarks/experiments/``, runnable, with the rows they
+produced in ``docs/experiments/export-and-int8.md``): per-token activation scales, outlier channels kept fp32,
+static ranges, a per-input α search and quantisation-aware self-distillation. None kept development P@1 as well
+as the default: most brought the vectors closer to fp32 and still lost ny→en queries; static ranges lost 11–18
+points; outlier channels also halved the speed.
 
 Node names come from the traced sentence-transformers graph (``…/layer.N/attention/self/query/MatMul``);
 a weight MatMul whose name matches no part is treated as ``other`` and quantised like the rest.
@@ -50,7 +42,6 @@ from typing import Sequence
 
 import numpy as np
 
-from xlsent.export.fake_quant import smooth_scale
 from xlsent.utils.errors import XlsentError
 
 PARTS = ("query", "key", "value", "attention_output", "ffn_in", "ffn_out")
@@ -75,44 +66,29 @@ class Int8Settings:
     embeddings: bool = False
     fp32_parts: list[str] = field(default_factory=list)
     fp32_layers: list[int] = field(default_factory=list)
-    per_token: list[str] = field(default_factory=list)
     smooth: float = 0.0
-    smooth_search: tuple[float, ...] = ()
-    outliers: int = 0
-    static: bool = False
     calibration: str = "bible-en-ny:train"
     calibration_texts: int = 256
-    search_texts: int = 64
 
     def __post_init__(self) -> None:
-        for what, parts in (("fp32", self.fp32_parts), ("per-token", self.per_token)):
-            bad = [p for p in parts if p.split("@")[0] not in PARTS or ("@" in p and not p.split("@", 1)[1].isdigit())]
-            if bad:
-                raise XlsentError(f"unknown {what} part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}, each "
-                                  "alone (every layer) or as PART@LAYER (one 0-based layer, e.g. ffn_out@4)")
+        bad = [p for p in self.fp32_parts
+               if p.split("@")[0] not in PARTS or ("@" in p and not p.split("@", 1)[1].isdigit())]
+        if bad:
+            raise XlsentError(f"unknown fp32 part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}, each alone "
+                              "(every layer) or as PART@LAYER (one 0-based layer, e.g. ffn_out@4)")
         if not 0.0 <= float(self.smooth) < 1.0:
             raise XlsentError(f"--smooth must be in [0, 1) (SmoothQuant's α; 0 = off), not {self.smooth}")
         if int(self.calibration_texts) < 1:
             raise XlsentError("calibration_texts must be ≥ 1")
-        self.smooth_search = tuple(float(a) for a in self.smooth_search)
-        if any(not 0.0 < a < 1.0 for a in self.smooth_search):
-            raise XlsentError(f"smoothing search values must be in (0, 1), not {list(self.smooth_search)}")
-        if int(self.outliers) < 0:
-            raise XlsentError(f"outliers must be ≥ 0 (input channels kept fp32 per MatMul; 0 = off), not {self.outliers}")
-        if self.static and (self.per_token or self.attention):
-            raise XlsentError("static int8 fixes each activation range from calibration text: it cannot be combined "
-                              "with per-token scales or int8 attention products")
-        if self.outliers and self.smooth_search:
-            raise XlsentError("outlier channels and the per-input smoothing search cannot be combined: use one α (--smooth)")
 
 
 def default_int8() -> Int8Settings:
     """The int8 recipe ``xlsent export --int8`` uses: weight MatMuls only, per-channel, SmoothQuant α = 0.65
     calibrated on 256 bundled training verses. Chosen on the Old-Testament development books (500 pairs,
     e5-small) among plain, parts kept fp32 and α ∈ {0.5, 0.65, 0.8, 0.9}: the only setting within 0.5 point of
-    fp32 P@1 in both directions there. Per-token scales (``per_token``) are not in it: they bring the vectors
-    three times closer to fp32 but cost the ny→en direction on all 1,684 development pairs, with and without
-    smoothing, with and without bias correction (docs/results.md)."""
+    fp32 P@1 in both directions there. Per-token scales were not kept: they bring the vectors three times
+    closer to fp32 but cost the ny→en direction on all 1,684 development pairs, with and without smoothing, with
+    and without bias correction (docs/experiments/export-and-int8.md)."""
     return Int8Settings(smooth=0.65)
 
 
@@ -203,48 +179,6 @@ def activation_maxima(fp32_path: Path, tensors: Sequence[str], texts: list[str],
     return (maxima, rows) if keep_batches else maxima
 
 
-def _simulated_error(batches: list[np.ndarray], weights: list[np.ndarray], s: np.ndarray, per_channel: bool,
-                     reduce_range: bool) -> float:
-    """Relative squared error of ``X·W`` under onnxruntime's dynamic int8 after smoothing by ``s``, summed over the
-    MatMuls reading ``X`` (activations uint8 per batch, weights int8 symmetric; the simulation of
-    :mod:`xlsent.export.fake_quant`, tested against onnxruntime)."""
-    import torch
-
-    from xlsent.export.fake_quant import fake_quant_activation, fake_quant_weight
-
-    err = ref = 0.0
-    with torch.no_grad():
-        st = torch.from_numpy(s)
-        qw = [fake_quant_weight((torch.from_numpy(w) * st[:, None]).T.contiguous(), per_channel, reduce_range).T
-              for w in weights]
-        for x in batches:
-            xt = torch.from_numpy(x)
-            xq = fake_quant_activation(xt / st)
-            for w, q in zip(weights, qw):
-                y = xt @ torch.from_numpy(w)
-                err += float(((xq @ q - y) ** 2).sum())
-                ref += float((y ** 2).sum())
-    return err / max(ref, 1e-12)
-
-
-def search_smoothing(groups: dict[str, list[np.ndarray]], maxima: dict[str, np.ndarray],
-                     rows: dict[str, list[np.ndarray]], alphas: Sequence[float], settings: "Int8Settings",
-                     ) -> dict[str, float]:
-    """SmoothQuant's α per input tensor: the value of ``alphas`` whose simulated int8 error on the calibration
-    rows is least (Xiao et al. 2023 tune one α per model; a per-layer search is their suggested refinement)."""
-    chosen = {}
-    for x, weights in groups.items():
-        wmax = np.maximum(np.max([np.abs(w).max(1) for w in weights], axis=0), 1e-5)
-        best = None
-        for a in alphas:
-            s = smooth_scale(maxima[x], wmax, a)
-            e = _simulated_error(rows[x], weights, s, settings.per_channel, settings.reduce_range)
-            if best is None or e < best[0]:
-                best = (e, a)
-        chosen[x] = best[1]
-    return chosen
-
-
 def weight_groups(proto, nodes: list[str], maxima: dict[str, np.ndarray]) -> dict[str, list]:
     """The weight MatMuls of ``nodes`` grouped by the input tensor they read (only those ``maxima`` covers)."""
     from onnx import numpy_helper
@@ -269,8 +203,8 @@ def smooth_graph(proto, nodes: list[str], maxima: dict[str, np.ndarray], alpha: 
 
     MatMuls that read the same input (query, key and value read one LayerNorm output) share one scale and one
     ``Mul``: ``max|W_j|`` is then the largest over their weights. One ``Mul`` instead of three per layer saves
-    time, and the three quantised inputs are the same tensor. ``alpha``: one α, or one per input tensor (from
-    :func:`search_smoothing`). Returns the number of MatMuls smoothed."""
+    time, and the three quantised inputs are the same tensor. ``alpha``: one α, or one per input tensor.
+    Returns the number of MatMuls smoothed."""
     import onnx
     from onnx import numpy_helper
 
@@ -298,7 +232,7 @@ def smooth_graph(proto, nodes: list[str], maxima: dict[str, np.ndarray], alpha: 
     return count
 
 
-def _shared_weights(proto) -> None:
+def untie_weights(proto) -> None:
     """Give every weight MatMul its own initializer (smoothing scales a weight for one consumer)."""
     import onnx
 
@@ -317,6 +251,19 @@ def _shared_weights(proto) -> None:
                         node.input[1] = copy.name
 
 
+def smooth_scale(xmax: np.ndarray, wmax: np.ndarray, alpha: float) -> np.ndarray:
+    """SmoothQuant's per-input-channel ``s = max|X|^α / max|W|^(1−α)``, clipped to [0.01, 100]."""
+    s = np.power(np.maximum(xmax, 1e-5), alpha) / np.power(wmax, 1.0 - alpha)
+    return np.clip(s, 1e-2, 1e2).astype(np.float32)
+
+
+def weight_matmuls(proto, nodes: Sequence[str]) -> list[str]:
+    """The names of ``nodes`` that are MatMuls with a weight (the linear layers), not Q·Kᵀ or P·V."""
+    inits = {i.name for i in proto.graph.initializer}
+    chosen = set(nodes)
+    return [n.name for n in proto.graph.node if n.name in chosen and n.op_type == "MatMul" and n.input[1] in inits]
+
+
 def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings, model=None, log=print) -> dict:
     """Write the int8 graph of ``fp32_path`` to ``out_path``; return the settings and what was done."""
     import onnx
@@ -327,97 +274,34 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
     nodes, kept = select_nodes(proto, settings)
     info = {"method": "dynamic", **asdict(settings), "quantized_nodes": len(nodes), "kept_fp32": kept}
     source = fp32_path
-    smoothing = settings.smooth > 0 or bool(settings.smooth_search)
-    texts: list[str] = []
-    if smoothing or settings.outliers or settings.static:
+    if settings.smooth > 0:
         if model is None:
-            raise XlsentError("smoothing, outlier channels and static int8 need the model's tokenizer for calibration")
+            raise XlsentError("smoothing needs the model's tokenizer for calibration")
         texts = calibration_texts(settings.calibration, settings.calibration_texts)
-    if smoothing or settings.outliers:
-        inits = {i.name for i in proto.graph.initializer}
-        weight_nodes = [n for n in proto.graph.node  # MatMuls with a weight, not Q·Kᵀ or P·V
-                        if n.name in set(nodes) and n.op_type == "MatMul" and n.input[1] in inits
-                        and not in_parts(n.name, settings.per_token)]
-        names = [n.name for n in weight_nodes]
-        _shared_weights(proto)
-        tensors = sorted({n.input[0] for n in weight_nodes})
-        alpha: float | dict[str, float] = settings.smooth
-        if settings.smooth_search:
-            from onnx import numpy_helper
-
-            maxima, rows = activation_maxima(fp32_path, tensors, texts, _tokenizer_fn(model),
-                                             keep_batches=max(1, settings.search_texts // 16))
-            inits = {i.name: i for i in proto.graph.initializer}
-            groups = {x: [numpy_helper.to_array(inits[n.input[1]]).astype(np.float32) for n in members]
-                      for x, members in weight_groups(proto, names, maxima).items()}
-            alpha = search_smoothing(groups, maxima, rows, settings.smooth_search, settings)
-            info["smooth_chosen"] = {x: a for x, a in alpha.items()}
-            log("smoothing search: α per input " + ", ".join(f"{a}×{list(alpha.values()).count(a)}"
-                                                              for a in sorted(set(alpha.values()))))
-        else:
-            maxima = activation_maxima(fp32_path, tensors, texts, _tokenizer_fn(model))
-        if settings.outliers:
-            from xlsent.export.outliers import split_outliers
-
-            split = split_outliers(proto, weight_groups(proto, names, maxima), maxima, settings.outliers)
-            maxima = {**maxima, **split}
-            info["outlier_inputs"] = len(split)
-            log(f"outlier channels: the {settings.outliers} largest of each of {len(split)} inputs kept fp32")
-        if smoothing:
-            info["smoothed_nodes"] = smooth_graph(proto, names, maxima, alpha)
-            log(f"smoothing: {info['smoothed_nodes']} MatMuls, α={settings.smooth}, {len(texts)} calibration texts "
-                f"({settings.calibration})")
+        names = weight_matmuls(proto, nodes)
+        untie_weights(proto)
+        by_name = {n.name: n for n in proto.graph.node}
+        maxima = activation_maxima(fp32_path, sorted({by_name[n].input[0] for n in names}), texts,
+                                   tokenizer_fn(model))
+        info["smoothed_nodes"] = smooth_graph(proto, names, maxima, settings.smooth)
         info["calibration_texts_used"] = len(texts)
+        log(f"smoothing: {info['smoothed_nodes']} MatMuls, α={settings.smooth}, {len(texts)} calibration texts "
+            f"({settings.calibration})")
         source = out_path.with_name(out_path.stem + ".calibrated.onnx")
         onnx.save(proto, str(source))
     log(f"int8: {len(nodes)} nodes quantised, kept fp32: "
         + ", ".join(f"{k} {v}" for k, v in kept.items() if v))
-    if settings.static:
-        _quantize_static(source, out_path, nodes, texts, settings, _tokenizer_fn(model))
-        info["method"] = "static"
-    else:
-        quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
-                         reduce_range=settings.reduce_range, nodes_to_quantize=nodes,
-                         op_types_to_quantize=["MatMul", "Gather"],
-                         extra_options={"MatMulConstBOnly": not settings.attention})
+    quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
+                     reduce_range=settings.reduce_range, nodes_to_quantize=nodes,
+                     op_types_to_quantize=["MatMul", "Gather"],
+                     extra_options={"MatMulConstBOnly": not settings.attention})
     if source != fp32_path:
         source.unlink()
-    if settings.per_token:
-        from xlsent.export.per_token import per_token_activations
-
-        chosen = {n for n in nodes if in_parts(n, settings.per_token)}
-        q = onnx.load(str(out_path))
-        info["per_token_inputs"] = per_token_activations(q, chosen)
-        onnx.save(q, str(out_path))
-        log(f"per-token activation scales: {info['per_token_inputs']} inputs ({', '.join(settings.per_token)})")
     return info
 
 
-def _quantize_static(source: Path, out_path: Path, nodes: list[str], texts: list[str], settings: Int8Settings,
-                     tokenize) -> None:
-    """onnxruntime's static int8 (QDQ): every quantised MatMul input gets one fixed uint8 range, the min and max
-    seen on the calibration texts (one text a run, so padding never widens a range), so a text's vector no longer
-    depends on the texts batched with it."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.batches = iter(range(len(texts)))
-
-        def get_next(self):
-            start = next(self.batches, None)
-            if start is None:
-                return None
-            ids, mask = tokenize(texts[start : start + 1])
-            return {"input_ids": ids, "attention_mask": mask}
-
-    quantize_static(str(source), str(out_path), Reader(), quant_format=QuantFormat.QDQ, per_channel=settings.per_channel,
-                    reduce_range=settings.reduce_range, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    nodes_to_quantize=[n for n in nodes if "word_embeddings" not in n], op_types_to_quantize=["MatMul"],
-                    extra_options={"MatMulConstBOnly": True})
-
-
-def _tokenizer_fn(model):
+def tokenizer_fn(model):
+    """``texts → (input_ids, attention_mask)`` as the exported graph takes them (the model's prompt included)."""
     from xlsent.models.handle import model_prompt
 
     def tokenize(texts: list[str]):
