@@ -259,6 +259,20 @@ def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
     assert summary_table({"models": {"a": m}}, "t").row_count == 1
 
 
+def test_the_udhr_pool_of_the_held_out_evaluation_can_be_the_development_languages(models, pairs_tsv):
+    """eval.udhr_pool=udhr-dev scores the 24 development declarations (for choosing a setting), never the 47."""
+    from xlsent.data.bundled import load_bundled, split_by_language
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.evaluation.suite import evaluate_held_out
+
+    e = {"pairs": str(pairs_tsv), "sample": 0, "similarity": "cosine", "udhr": True, "udhr_pool": "udhr-dev"}
+    held = evaluate_held_out({"a": Encoder.load(models["assistant"], memo=True)}, e)
+    got = {r["tgt_lang"] for r in held.to_dict()["models"]["a"]["udhr"]["languages"]}
+    dev = {p["tgt_lang"][0] for p in split_by_language(load_bundled("udhr-dev")).values()}
+    test = {p["tgt_lang"][0] for p in split_by_language(load_bundled("udhr")).values()}
+    assert got == dev and len(got) == 24 and not got & test
+
+
 def test_stage2_token_objective(models, pairs_tsv, tmp_path):
     from xlsent.recipes.multistage import STAGES, train_multistage
 

@@ -72,7 +72,8 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     ``encoders`` maps a report name to a :class:`~xlsent.encoding.encoder.TextEncoder` (a gloss
     model's encoder glosses the non-English side itself); ``teacher`` is the teacher's encoder.
     ``e`` is the recipe's ``eval`` section: ``pairs``, ``sample``, ``similarity``, ``udhr`` (also
-    score the bundled UDHR pools). Held-out triplets take their negative from another section
+    score the bundled UDHR pools), ``udhr_pool`` (``udhr``, the 47 reported languages, or ``udhr-dev``, the 24
+    development ones — for choosing a setting). Held-out triplets take their negative from another section
     of the same document where the pool has sections (Bible, UDHR, JSONL doc/section), else at random.
     """
     from xlsent.data.bundled import load_bundled, split_by_language
@@ -91,9 +92,10 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)
     out = HeldOut({"pairs": e["pairs"], "n": len(src), "sample_seed": seed})
     udhr = None
+    pool = e.get("udhr_pool") or "udhr"
     if e.get("udhr"):  # read once for every model
         udhr = {k: (list(p["src"]), list(p["tgt"]), p["src_lang"][0], p["tgt_lang"][0])
-                for k, p in split_by_language(load_bundled("udhr")).items()}
+                for k, p in split_by_language(load_bundled(pool)).items()}
     for name, enc in encoders.items():
         if on_note is not None:
             on_note(f"evaluating {name}…")
@@ -106,7 +108,7 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
             m.mse = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, teacher, name,
                                  dataset=e["pairs"], tgt_lang=other_lang or None).to_dict()
         if udhr is not None:
-            res = evaluate_many(udhr, enc, name, e["similarity"], 1000, seed, 4, "udhr")
+            res = evaluate_many(udhr, enc, name, e["similarity"], 1000, seed, 4, pool)
             m.udhr = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
         out.models[name] = m
     return out

@@ -70,6 +70,7 @@ class EvalConfig(Section):
     similarity: Literal["cosine", "dot", "euclidean", "manhattan", "margin", "csls"] = "cosine"
     chunk_words: int = 0
     udhr: bool = True
+    udhr_pool: Literal["udhr", "udhr-dev"] = "udhr"   # which UDHR languages eval.udhr scores (udhr-dev: choosing settings)
     each_stage: bool = False
     base: bool = True
     select_every: float = 2.0               # adapt: held-out scoring per epoch
