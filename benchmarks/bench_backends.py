@@ -107,9 +107,9 @@ def worker(args) -> None:
         enc = load_encoder(args.target, backend=backend, threads=max(args.threads))
         t = time.perf_counter()
         res = evaluate_mining(enc, corpora[0], corpora[1], MineConfig(), args.worker)
-        out["mining"] = {"seconds": time.perf_counter() - t, "f1": res["test"]["f1"],
-                         "precision": res["test"]["precision"], "recall": res["test"]["recall"],
-                         "test_sentences": [res["test"]["src_sentences"], res["test"]["tgt_sentences"]]}
+        out["mining"] = {"seconds": time.perf_counter() - t, "f1": res.test.f1,
+                         "precision": res.test.precision, "recall": res.test.recall,
+                         "test_sentences": [res.test_corpus["src_sentences"], res.test_corpus["tgt_sentences"]]}
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     target = Path(args.target)
     if target.is_dir() and (target / "model.onnx").exists():

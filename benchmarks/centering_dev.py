@@ -60,7 +60,7 @@ def mining(enc, name: str, langs: list[str]) -> dict:
     for code, (dev, test) in corpora.items():
         for label, center in (("plain", False), ("center", True)):
             res = evaluate_mining(lookup, dev, test, MineConfig(center=center), name)
-            rows[label].append({"lang": code, "f1": res["test"]["f1"], "auto_f1": res["auto_threshold"]["test"]["f1"]})
+            rows[label].append({"lang": code, "f1": res.test.f1, "auto_f1": res.auto_test.f1})
     return {label: {"f1": sum(r["f1"] for r in v) / len(v), "auto_f1": sum(r["auto_f1"] for r in v) / len(v),
                     "languages": v} for label, v in rows.items()}
 

@@ -48,12 +48,12 @@ def main() -> None:
         t0 = time.perf_counter()
         rows = [evaluate_mining(lookup, dev, test, MineConfig(dtype=precision), args.model)
                 for dev, test in corpora.values()]
-        f1 = float(np.mean([r["test"]["f1"] for r in rows]))
-        auto = float(np.mean([r["auto_threshold"]["test"]["f1"] for r in rows]))
+        f1 = float(np.mean([r.test.f1 for r in rows]))
+        auto = float(np.mean([r.auto_test.f1 for r in rows]))
         size = bytes_per_sentence(precision, enc.dimension)
         out["precisions"][precision] = {"f1": f1, "f1_auto_threshold": auto, "bytes": size,
                                         "seconds": time.perf_counter() - t0,
-                                        "per_language": {c: r["test"]["f1"] for c, r in zip(corpora, rows)}}
+                                        "per_language": {c: r.test.f1 for c, r in zip(corpora, rows)}}
         print(f"{precision:>8}: mining F1 {f1:.3f} (auto threshold {auto:.3f}) over {len(rows)} languages; "
               f"{size['stored']} bytes a sentence stored, {size['index']} in the search index "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)

@@ -360,7 +360,7 @@ def test_auto_threshold_finds_the_gap_without_gold():
         kept = [(a, b) for x, a, b in scored if x >= est.threshold]
         tp = sum(p in gold for p in kept)
         f1 = 2 * tp / (len(kept) + len(gold))
-        assert abs(f1 - best["f1"]) < 0.03, (share, f1, best)
+        assert abs(f1 - best.f1) < 0.03, (share, f1, best)
         assert est.share_translations == pytest.approx(share, abs=0.08)
     # one population only, or too few scores: no cut, said so
     flat = auto_threshold(rng.normal(1.02, 0.01, 2000))
@@ -384,7 +384,7 @@ def test_auto_threshold_finds_the_gap_without_gold():
         est = auto_threshold(scores, decoys)
         kept = [(a, b) for x, a, b in scored if x >= est.threshold]
         f1 = 2 * sum(p in gold for p in kept) / (len(kept) + len(gold))
-        assert est.method == "target-decoy" and abs(f1 - best["f1"]) < 0.05, (n, share, f1, best)
+        assert est.method == "target-decoy" and abs(f1 - best.f1) < 0.05, (n, share, f1, best)
         # the share is rough (right pairs' decoys are not pure null draws): it moves the reported precision, not the cut
         assert est.share_translations == pytest.approx(share, abs=0.2)
     # candidates that score like their decoys: nothing to separate, all kept
@@ -405,11 +405,11 @@ def test_threshold_is_tuned_on_dev_and_ties_are_kept_together():
     scored = [(1.5, "a", "1"), (1.4, "b", "2"), (1.3, "x", "9"), (1.3, "c", "3"), (1.1, "y", "8")]
     thr, fig = best_threshold(scored, gold)
     # prefixes: 1/1, 2/2, (tie at 1.3: 3 of 4), 3 of 5 → best F1 at 1.3: P 0.75, R 1.0
-    assert thr == 1.3 and fig["correct"] == 3 and fig["predicted"] == 4
-    assert fig["f1"] == pytest.approx(2 * 0.75 / 1.75)
+    assert thr == 1.3 and fig.correct == 3 and fig.predicted == 4
+    assert fig.f1 == pytest.approx(2 * 0.75 / 1.75)
     test = at_threshold([(1.6, "a", "1"), (1.2, "b", "2"), (1.35, "q", "7")], gold, thr)
-    assert test["predicted"] == 2 and test["correct"] == 1
-    assert test["recall"] == pytest.approx(1 / 3) and test["precision"] == 0.5
+    assert test.predicted == 2 and test.correct == 1
+    assert test.recall == pytest.approx(1 / 3) and test.precision == 0.5
 
 
 def test_bucc_reader_and_mining_evaluation(tiny_model, tmp_path):

@@ -389,10 +389,11 @@ def test_span_retrieval_evaluator(tiny_model, tmp_path):
     from xlsent.models.handle import load_model
 
     h = load_model(tiny_model)
-    r = span_retrieval(h.model, h.prompt, records, bootstrap=50, name="tiny")
-    assert r["spans"] == 48 and r["left_out"] == 0
+    res = span_retrieval(h.model, h.prompt, records, bootstrap=50, name="tiny")
+    assert res.spans == 48 and res.left_out == 0 and res.by_type["subject"].n > 0
+    r = res.to_dict()  # the JSON shape metrics.json and `xlsent eval spans -o` keep
     assert 0 <= r["src2tgt"]["p@1"] <= 1 and len(r["src2tgt"]["ci95"]) == 2
-    assert set(r["by_type"]) == {"subject", "object"}
+    assert set(r["by_type"]) == {"subject", "object"} and set(r["by_type"]["object"]) == {"n", "src2tgt", "tgt2src"}
 
 
 def test_structural_words_cli_with_a_parse_given(tiny_model, tmp_path, pairs_tsv, monkeypatch):

@@ -366,16 +366,16 @@ def mining(
         corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
     cfg = MineConfig(k=k, mode=mode, margin=margin, center=center, dtype=precision)
     res = evaluate_mining(load_encoder(model, backend=backend, threads=threads), corpora[0], corpora[1], cfg, model)
-    t = res["test"]
-    console.print(f"{model} on {res['dataset']} ({t['gold_pairs']} gold in {t['src_sentences']} × "
-                  f"{t['tgt_sentences']}): F1 {t['f1']:.3f} (P {t['precision']:.3f}, R {t['recall']:.3f}) at the dev "
-                  f"threshold {res['threshold']:.4f} ({margin} margin, {mode} mode); "
-                  f"MTEB-style top-1 on gold sources {res['top1_gold_sources']:.3f}")
-    a = res["auto_threshold"]
+    c, t, a = res.test_corpus, res.test, res.auto_test
+    console.print(f"{model} on {res.dataset} ({c['gold_pairs']} gold in {c['src_sentences']} × "
+                  f"{c['tgt_sentences']}): F1 {t.f1:.3f} (P {t.precision:.3f}, R {t.recall:.3f}) at the dev "
+                  f"threshold {res.threshold:.4f} ({margin} margin, {mode} mode); "
+                  f"MTEB-style top-1 on gold sources {res.top1_gold_sources:.3f}")
+    cut = res.auto["threshold"]
     console.print("auto threshold (xlsent mine's default, from the test scores alone): "
-                  + (f"{a['threshold']:.4f}" if a["threshold"] is not None else "none (all kept)")
-                  + f" → F1 {a['test']['f1']:.3f} (P {a['test']['precision']:.3f}, R {a['test']['recall']:.3f})")
-    _write(res, output)
+                  + (f"{cut:.4f}" if cut is not None else "none (all kept)")
+                  + f" → F1 {a.f1:.3f} (P {a.precision:.3f}, R {a.recall:.3f})")
+    _write(res.to_dict(), output)
 
 
 @app.command("documents")

@@ -41,17 +41,17 @@ def eval_spans(
         handle = load_model(m)
         results.append(span_retrieval(handle.model, handle.prompt, records, max_length, bootstrap=bootstrap, seed=seed,
                                       name=m))
-    t = Table(title=f"structural-span retrieval P@1 on {spans} ({results[0]['pairs']} pairs, {results[0]['spans']} spans)")
+    t = Table(title=f"structural-span retrieval P@1 on {spans} ({results[0].pairs} pairs, {results[0].spans} spans)")
     for c in ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"):
         t.add_column(c, justify="left" if c == "model" else "right")
     for r in results:
-        s, b = r["src2tgt"], r["by_type"]
-        ci = f" [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]" if s["ci95"] else ""
-        t.add_row(escape(r["model"]), f"{s['p@1']:.3f}{ci}", f"{r['tgt2src']['p@1']:.3f}",
-                  *[f"{b[k]['src2tgt']:.3f}" if k in b else "—" for k in ("subject", "verb", "object", "entity")])
+        s, b = r.src2tgt, r.by_type
+        ci = f" [{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]" if s.ci95 else ""
+        t.add_row(escape(r.model), f"{s.p_at_1:.3f}{ci}", f"{r.tgt2src.p_at_1:.3f}",
+                  *[f"{b[k].src2tgt:.3f}" if k in b else "—" for k in ("subject", "verb", "object", "entity")])
     t.caption = "per-type columns: en→xx P@1 of the spans of that type"
     console.print(t)
     if output is not None:
         write_json_atomic(output, {"schema": "xlsent.span-retrieval/1", "spans": spans, "sample": sample,
-                                   "seed": seed, "results": results})
+                                   "seed": seed, "results": [r.to_dict() for r in results]})
         console.print(f"wrote {output}")

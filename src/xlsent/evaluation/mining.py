@@ -16,7 +16,7 @@ partner, needs no threshold, and so is a different, easier metric.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -32,13 +32,53 @@ class Candidates:
     auto: dict  # what ``xlsent mine --threshold auto`` estimates on these candidates (mining.threshold)
 
 
-def prf(tp: int, n_pred: int, n_gold: int) -> dict:
+@dataclass(frozen=True)
+class PRF:
+    """Precision, recall and F1 of a set of mined pairs against the gold pairs."""
+
+    precision: float
+    recall: float
+    f1: float
+    predicted: int
+    correct: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MiningResult:
+    """What :func:`evaluate_mining` measured; ``to_dict()`` is the JSON ``xlsent eval mining -o`` writes."""
+
+    model: str
+    dataset: str
+    dev: dict               # the dev corpus's summary
+    mining: dict            # the mining settings that matter (k, mode, margin, dedupe, center, dtype)
+    threshold: float        # chosen on dev
+    dev_at_threshold: PRF
+    test_corpus: dict       # the test corpus's summary (gold pairs, sentences a side)
+    test: PRF               # test figures at the dev threshold: the result
+    top1_gold_sources: float
+    auto: dict              # xlsent mine's automatic cut on the test scores (mining.threshold)
+    auto_test: PRF          # test figures at that cut
+
+    NOTE = ("threshold tuned on dev, applied to test; auto_threshold: estimated from the test scores alone "
+            "(what xlsent mine does by default); top1_gold_sources is MTEB's easier top-1 figure")
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "dataset": self.dataset, "dev": self.dev, "mining": self.mining,
+                "threshold": self.threshold, "dev_at_threshold": self.dev_at_threshold.to_dict(),
+                "test": {**self.test_corpus, **self.test.to_dict()}, "top1_gold_sources": self.top1_gold_sources,
+                "auto_threshold": {**self.auto, "test": self.auto_test.to_dict()}, "note": self.NOTE}
+
+
+def prf(tp: int, n_pred: int, n_gold: int) -> PRF:
     p = tp / n_pred if n_pred else 0.0
     r = tp / n_gold if n_gold else 0.0
-    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "predicted": n_pred, "correct": tp}
+    return PRF(p, r, 2 * p * r / (p + r) if p + r else 0.0, n_pred, tp)
 
 
-def best_threshold(scored: list[tuple[float, str, str]], gold: set[tuple[str, str]]) -> tuple[float, dict]:
+def best_threshold(scored: list[tuple[float, str, str]], gold: set[tuple[str, str]]) -> tuple[float, PRF]:
     """The score threshold (keep pairs ≥ it) with the highest F1, and the figures at it."""
     if not scored:
         return float("inf"), prf(0, 0, len(gold))
@@ -53,7 +93,7 @@ def best_threshold(scored: list[tuple[float, str, str]], gold: set[tuple[str, st
     return float(scores[i]), prf(int(hits[i]), int(n[i]), len(gold))
 
 
-def at_threshold(scored: list[tuple[float, str, str]], gold: set[tuple[str, str]], threshold: float) -> dict:
+def at_threshold(scored: list[tuple[float, str, str]], gold: set[tuple[str, str]], threshold: float) -> PRF:
     kept = [(s, t) for x, s, t in scored if x >= threshold]
     return prf(sum(p in gold for p in kept), len(kept), len(gold))
 
@@ -83,24 +123,15 @@ def mine_candidates(encoder, corpus: ComparableCorpus, cfg, model_name: str = ""
 
 
 def evaluate_mining(encoder, dev: ComparableCorpus, test: ComparableCorpus, cfg, model_name: str = "",
-                    show_progress: bool = False) -> dict:
-    """Tune the threshold on ``dev``, apply it to ``test``; JSON-ready result."""
-    from dataclasses import asdict
-
+                    show_progress: bool = False) -> MiningResult:
+    """Tune the threshold on ``dev``, apply it to ``test``."""
     d = mine_candidates(encoder, dev, cfg, model_name, show_progress=show_progress)
     t = mine_candidates(encoder, test, cfg, model_name, show_progress=show_progress)
     threshold, dev_best = best_threshold(d.scored, dev.gold)
-    result = at_threshold(t.scored, test.gold, threshold)
     cut = t.auto["threshold"]
-    auto = at_threshold(t.scored, test.gold, -np.inf if cut is None else cut)
     gold_src = {s: tt for s, tt in test.gold}
     top1 = sum(t.top1.get(s) == tt for s, tt in gold_src.items()) / max(1, len(gold_src))
-    return {
-        "model": model_name, "dataset": test.name, "dev": dev.summary(),
-        "mining": {k: v for k, v in asdict(cfg).items() if k in ("k", "mode", "margin", "dedupe", "center", "dtype")},
-        "threshold": threshold, "dev_at_threshold": dev_best, "test": {**test.summary(), **result},
-        "top1_gold_sources": top1,
-        "auto_threshold": {**t.auto, "test": auto},
-        "note": "threshold tuned on dev, applied to test; auto_threshold: estimated from the test scores alone "
-                "(what xlsent mine does by default); top1_gold_sources is MTEB's easier top-1 figure",
-    }
+    settings = {k: v for k, v in asdict(cfg).items() if k in ("k", "mode", "margin", "dedupe", "center", "dtype")}
+    return MiningResult(model_name, test.name, dev.summary(), settings, threshold, dev_best, test.summary(),
+                        at_threshold(t.scored, test.gold, threshold), top1, dict(t.auto),
+                        at_threshold(t.scored, test.gold, -np.inf if cut is None else cut))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import random
+from dataclasses import asdict, dataclass, field
+
 import numpy as np
 
 from xlsent.utils.errors import XlsentError
@@ -57,6 +59,47 @@ def _states_vectors(encoder, tok, texts: list[str], offsets: list[list[list[int]
     return vecs.astype(np.float32), np.asarray(ok, dtype=bool)
 
 
+@dataclass(frozen=True)
+class SpanDirection:
+    """P@1 of one direction over every span, with its bootstrap 95% interval (empty without a bootstrap)."""
+
+    p_at_1: float
+    ci95: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"p@1": self.p_at_1, "ci95": list(self.ci95)}
+
+
+@dataclass(frozen=True)
+class SpanType:
+    """P@1 of the spans of one structural type (both directions)."""
+
+    n: int
+    src2tgt: float
+    tgt2src: float
+
+
+@dataclass(frozen=True)
+class SpanResult:
+    """What :func:`span_retrieval` measured; ``to_dict()`` is the JSON of ``xlsent eval spans`` and metrics.json."""
+
+    model: str
+    pairs: int
+    spans: int
+    left_out: int
+    src2tgt: SpanDirection
+    tgt2src: SpanDirection
+    by_type: dict[str, SpanType]
+    max_seq_length: int
+    prompt: str
+
+    def to_dict(self) -> dict:
+        return {"model": self.model, "pairs": self.pairs, "spans": self.spans, "left_out": self.left_out,
+                "src2tgt": self.src2tgt.to_dict(), "tgt2src": self.tgt2src.to_dict(),
+                "by_type": {k: asdict(v) for k, v in self.by_type.items()},
+                "max_seq_length": self.max_seq_length, "prompt": self.prompt}
+
+
 def _p_at_1(q: np.ndarray, keys: np.ndarray) -> np.ndarray:
     import faiss
 
@@ -73,7 +116,7 @@ def _ci(hits: np.ndarray, bootstrap: int, seed: int) -> list[float]:
 
 
 def span_retrieval(st, prompt: str, records: list[dict], max_seq_length: int = 128, batch_size: int = 32,
-                   bootstrap: int = 1000, seed: int = 0, name: str = "") -> dict:
+                   bootstrap: int = 1000, seed: int = 0, name: str = "") -> SpanResult:
     """P@1 of structural-span retrieval for a loaded ``SentenceTransformer`` (its transformer's last layer, with
     ``prompt`` before each sentence) over the spans of ``records`` (a structural-words file's)."""
     from xlsent.data.structural import add_piece_offsets
@@ -97,8 +140,8 @@ def span_retrieval(st, prompt: str, records: list[dict], max_seq_length: int = 1
     for kind in ("subject", "verb", "object", "entity"):
         m = np.array([kind in t for t in types])
         if m.any():
-            by_type[kind] = {"n": int(m.sum()), "src2tgt": float(s2t[m].mean()), "tgt2src": float(t2s[m].mean())}
-    return {"model": name, "pairs": len(recs), "spans": int(keep.sum()), "left_out": int((~keep).sum()),
-            "src2tgt": {"p@1": float(s2t.mean()), "ci95": _ci(s2t, bootstrap, seed)},
-            "tgt2src": {"p@1": float(t2s.mean()), "ci95": _ci(t2s, bootstrap, seed + 1)},
-            "by_type": by_type, "max_seq_length": max_seq_length, "prompt": prompt}
+            by_type[kind] = SpanType(int(m.sum()), float(s2t[m].mean()), float(t2s[m].mean()))
+    return SpanResult(name, len(recs), int(keep.sum()), int((~keep).sum()),
+                      SpanDirection(float(s2t.mean()), _ci(s2t, bootstrap, seed)),
+                      SpanDirection(float(t2s.mean()), _ci(t2s, bootstrap, seed + 1)),
+                      by_type, max_seq_length, prompt)

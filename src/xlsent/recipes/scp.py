@@ -362,5 +362,5 @@ def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, n
             say(on_note, [f"structural-span retrieval: {name}…"])
             handle = load_model(path)
             metrics.models[name].spans = span_retrieval(handle.model, handle.prompt, records,
-                                                        int(cfg.eval.span_max_length), name=str(path))
+                                                        int(cfg.eval.span_max_length), name=str(path)).to_dict()
     return Report(model, metrics, title="held-out: base model vs SCP (sentence retrieval; span P@1 below)")
