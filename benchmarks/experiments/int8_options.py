@@ -85,8 +85,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from xlsent.export.quantize import (Int8Settings, activation_maxima, calibration_texts, in_parts, quantize,
-                                    select_nodes, smooth_graph, smooth_scale, tokenizer_fn, untie_weights,
-                                    weight_groups, weight_matmuls)
+                                    quantize_nodes, select_nodes, smooth_graph, smooth_scale, tokenizer_fn,
+                                    untie_weights, weight_groups, weight_matmuls)
 from xlsent.utils.errors import XlsentError
 
 if TYPE_CHECKING:
@@ -133,7 +133,6 @@ def quantize_experimental(fp32_path: str | Path, out_path: str | Path, settings:
     if not settings.experimental:
         return quantize(fp32_path, out_path, settings.library(), model=model, log=log)
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     if model is None:
         raise XlsentError("these options need the model's tokenizer for calibration")
@@ -175,10 +174,7 @@ def quantize_experimental(fp32_path: str | Path, out_path: str | Path, settings:
         quantize_static_ranges(source, out_path, nodes, texts, settings, tokenizer_fn(model))
         info["method"] = "static"
     else:
-        quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
-                         reduce_range=settings.reduce_range, nodes_to_quantize=nodes,
-                         op_types_to_quantize=["MatMul", "Gather"],
-                         extra_options={"MatMulConstBOnly": not settings.attention})
+        quantize_nodes(source, out_path, nodes, settings)
     if source != fp32_path:
         source.unlink()
     if settings.per_token:

@@ -267,7 +267,6 @@ def weight_matmuls(proto, nodes: Sequence[str]) -> list[str]:
 def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings, model=None, log=print) -> dict:
     """Write the int8 graph of ``fp32_path`` to ``out_path``; return the settings and what was done."""
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     fp32_path, out_path = Path(fp32_path), Path(out_path)
     proto = onnx.load(str(fp32_path))
@@ -291,13 +290,20 @@ def quantize(fp32_path: str | Path, out_path: str | Path, settings: Int8Settings
         onnx.save(proto, str(source))
     log(f"int8: {len(nodes)} nodes quantised, kept fp32: "
         + ", ".join(f"{k} {v}" for k, v in kept.items() if v))
+    quantize_nodes(source, out_path, nodes, settings)
+    if source != fp32_path:
+        source.unlink()
+    return info
+
+
+def quantize_nodes(source: Path, out_path: Path, nodes: list[str], settings: Int8Settings) -> None:
+    """onnxruntime's dynamic int8 of ``nodes`` (MatMuls and the token-table Gather) as ``settings`` say."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
     quantize_dynamic(str(source), str(out_path), weight_type=QuantType.QInt8, per_channel=settings.per_channel,
                      reduce_range=settings.reduce_range, nodes_to_quantize=nodes,
                      op_types_to_quantize=["MatMul", "Gather"],
                      extra_options={"MatMulConstBOnly": not settings.attention})
-    if source != fp32_path:
-        source.unlink()
-    return info
 
 
 def tokenizer_fn(model):
