@@ -37,10 +37,19 @@ def serve_command(
                                       "(a lone request runs at once)"),
     model_batch: int = typer.Option(8, help="texts per forward pass, cut from the length-sorted batch; each pass is "
                                     "answered as soon as it ends (0 = the whole batch answered at once, 64 a pass)"),
+    api_key_file: str = typer.Option(None, "--api-key-file", help="API keys, one a line (with XLSENT_API_KEYS, "
+                                     "comma-separated, too): every route but /health and the page then needs "
+                                     "'Authorization: Bearer KEY' (401 otherwise); keys are never logged"),
+    allow_unauthenticated: bool = typer.Option(False, "--allow-unauthenticated", help="listen beyond this machine "
+                                               "(a --host other than loopback) with no API key"),
+    drain_seconds: float = typer.Option(25.0, help="on SIGTERM: /health turns 503, new connections are refused, "
+                                        "and requests already accepted are answered for up to this long; exit 0 "
+                                        "when all were"),
     worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (Linux "
                                     "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
+    from xlsent.serve.auth import ApiKeys, check_exposure
     from xlsent.serve.limits import ServeLimits
 
     check_backend(backend, threads)
@@ -48,6 +57,9 @@ def serve_command(
     if port > 65535:
         raise XlsentError(f"--port {port}: must be ≤ 65535")
     at_least(max_body_mib, 0.001, "--max-body-mib")
+    at_least(drain_seconds, 0, "--drain-seconds")
+    keys = ApiKeys.load(api_key_file)
+    check_exposure(host, keys, allow_unauthenticated)
     if not 0 <= worker_nice <= 19:
         raise XlsentError(f"--worker-nice {worker_nice}: must be from 0 (same priority) to 19")
     limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
@@ -64,11 +76,18 @@ def serve_command(
 
         if not is_bundled(index) and not Path(index).is_file():
             raise XlsentError(f"--index {index}: neither a bundled set (xlsent data list) nor a file")
-    import uvicorn
-
-    from xlsent.serve.app import Service, create_app
+    from xlsent.serve.app import Service
+    from xlsent.serve.server import serve
 
     service = Service(model, backend=backend, threads=threads, limits=limits, index=index, name=name,
-                      worker_nice=worker_nice, scoring=scoring)
-    console.print(f"serving {model} on http://{host}:{port} (GET /health turns 200 once the model is warm)")
-    uvicorn.run(create_app(service), host=host, port=port, log_level="warning", access_log=False)
+                      worker_nice=worker_nice, scoring=scoring, api_keys=keys)
+    auth = f"{len(keys)} API key(s)" if keys else "no API key"
+    console.print(f"serving {model} on http://{host}:{port} with {auth} (GET /health turns 200 once the model is "
+                  "warm)", soft_wrap=True)
+    status = serve(service, host, port, drain_seconds)
+    if service.draining:
+        console.print(f"drained: {service.answered_in_drain} request(s) answered during the drain, "
+                      f"{service.unanswered} accepted request(s) left unanswered"
+                      + (f" (--drain-seconds {drain_seconds:g} ran out)" if service.unanswered else ""), soft_wrap=True)
+    if status:
+        raise typer.Exit(status)

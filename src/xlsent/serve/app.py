@@ -9,10 +9,13 @@ warm-up run in a background thread at start-up: ``/health`` answers 503 until th
 every route that needs the model.
 
 Errors have one JSON shape, ``{"error": {"message", "type", "limit", "value"}}``, with the standard code:
-413 for a body, input count, text length or over-long text under ``--overlong reject``; 422 for a malformed
+401 (with ``WWW-Authenticate: Bearer``) for a missing, malformed or wrong API key when keys are set
+(:mod:`xlsent.serve.auth`; every route but ``/health`` and the page); 413 for a body, input count, text length or over-long text under ``--overlong reject``; 422 for a malformed
 request (not JSON, empty or non-string input, unknown encoding format, wrong model name); 429 with
 ``Retry-After`` when the queue is full; 503 while loading. A text cut under ``--overlong truncate`` is
-reported: the ``X-Truncated-Inputs`` header and, in ``/v1/embeddings``, ``usage.truncated_inputs``.
+reported: the ``X-Truncated-Inputs`` header and, in ``/v1/embeddings``, ``usage.truncated_inputs``. While the
+server drains after SIGTERM (:mod:`xlsent.serve.server`), ``/health`` answers 503 and every request already
+accepted is still answered.
 """
 
 from __future__ import annotations
@@ -26,10 +29,16 @@ from pathlib import Path
 import numpy as np
 from fastapi import Request  # at module level: the routes' annotations are resolved from here
 
+from xlsent.serve.auth import ApiKeys
 from xlsent.serve.batcher import Batcher, QueueFull
 from xlsent.serve.limits import LimitError, ServeLimits
 
 PAGE = Path(__file__).with_name("page.html")
+AUTH_MESSAGES = {  # never the presented key
+    "missing": "this server needs an API key: send 'Authorization: Bearer KEY'",
+    "malformed": "the Authorization header must be 'Bearer KEY'",
+    "wrong": "the API key is not valid on this server",
+}
 EMBEDDING_ROUTES = ("/v1/embeddings", "/embed", "/search")
 
 
@@ -38,7 +47,7 @@ class Service:
 
     def __init__(self, model: str, backend: str = "auto", threads: int = 0, limits: ServeLimits | None = None,
                  index: str | None = None, name: str | None = None, worker_nice: int = 10,
-                 scoring: str = "csls") -> None:
+                 scoring: str = "csls", api_keys: "ApiKeys | None" = None) -> None:
         self.model_spec, self.backend_choice, self.threads = model, backend, threads
         self.worker_nice = int(worker_nice)
         self.limits = limits or ServeLimits()
@@ -52,6 +61,11 @@ class Service:
         self.batcher: Batcher | None = None
         self.index = None
         self.started = time.time()
+        self.api_keys = api_keys
+        self.draining = False  # set by SIGTERM (serve.server): /health answers 503 from then on
+        self.in_flight = 0  # requests accepted and not yet finished
+        self.answered_in_drain = 0  # requests answered after draining began
+        self.unanswered = 0  # requests a drain cut before their response was sent
         self._metrics()
 
     # -- start-up -----------------------------------------------------------------------------------------
@@ -123,6 +137,11 @@ class Service:
                                          buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5))
         self.m_texts = Counter("xlsent_texts", "texts embedded", registry=self.registry)
         self.m_truncated = Counter("xlsent_truncated_texts", "texts cut to the token limit", registry=self.registry)
+        self.m_auth_refusals = Counter("xlsent_auth_refusals", "requests refused for their API key, by reason "
+                                       "(missing | malformed | wrong)", ["reason"], registry=self.registry)
+        self.m_in_flight = Gauge("xlsent_requests_in_flight", "requests accepted and not yet answered",
+                                 registry=self.registry)
+        self.m_in_flight.set_function(lambda: self.in_flight)
         self.m_queue = Gauge("xlsent_queue_depth", "texts waiting for the model", registry=self.registry)
         self.m_queue.set_function(lambda: self.batcher.depth if self.batcher else 0)
 
@@ -240,14 +259,20 @@ def lower_thread_priority(steps: int) -> bool:
 
 
 class AdmissionAndMetrics:
-    """Plain ASGI middleware: refuse by ``Content-Length`` (413) or a full queue (429) before the body is read,
-    and count every request by route and status with its latency.
+    """Plain ASGI middleware: refuse a request without a configured API key (401), by ``Content-Length`` (413)
+    or a full queue (429) before the body is read; count every request by route and status with its latency;
+    keep the count of requests in flight, and of those a drain left unanswered.
+
+    Decision: with keys set, every route needs one except ``/health`` (load balancers probe it without
+    credentials) and the search page ``/``: a browser cannot send a Bearer header when it opens a page, and the
+    page is a static file that holds nothing served — it asks for the key and sends it with each call it makes.
 
     Decision: a plain ASGI class, not ``@app.middleware("http")``: Starlette's ``BaseHTTPMiddleware`` runs each
     request through an extra task and memory streams, work the event loop pays on every request — the loop
     that shares the CPU with the model's threads under load."""
 
-    COUNTED = ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/")
+    COUNTED = ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/", "/metrics")
+    PUBLIC = ("/health", "/")
 
     def __init__(self, app, service: "Service") -> None:
         self.app, self.service = app, service
@@ -256,13 +281,16 @@ class AdmissionAndMetrics:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         service, route, start = self.service, scope["path"], time.perf_counter()
-        status = [500]
+        status, done = [500], [False]
         refusal = self._refusal(scope, route)
+        service.in_flight += 1
 
         async def send_and_note(message) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                done[0] = True
 
         try:
             if refusal is not None:
@@ -270,12 +298,23 @@ class AdmissionAndMetrics:
             else:
                 await self.app(scope, receive, send_and_note)
         finally:
+            service.in_flight -= 1
+            if service.draining:
+                if done[0]:
+                    service.answered_in_drain += 1
+                else:
+                    service.unanswered += 1  # cut by the end of --drain-seconds
             if route in self.COUNTED:
                 service.m_requests.labels(route, str(status[0])).inc()
                 service.m_latency.labels(route, str(status[0])).observe(time.perf_counter() - start)
 
     def _refusal(self, scope, route: str) -> "LimitError | None":
         service, limit = self.service, self.service.limits.max_body_bytes
+        if service.api_keys is not None and route not in self.PUBLIC:
+            reason = service.api_keys.check(next((v for k, v in scope["headers"] if k == b"authorization"), None))
+            if reason is not None:
+                service.m_auth_refusals.labels(reason).inc()
+                return LimitError(401, "api_key", None, AUTH_MESSAGES[reason], {"WWW-Authenticate": "Bearer"})
         length = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if length is not None and length.isdigit() and int(length) > limit:
             return LimitError(413, "max_body_bytes", limit, f"request body of {int(length)} bytes; the limit is {limit}")
@@ -411,6 +450,8 @@ def create_app(service: Service, load: bool = True):
 
     @app.get("/health")
     async def health():
+        if service.draining:  # a load balancer stops sending here before the listener closes
+            return JSONResponse({"status": "draining", "in_flight": service.in_flight}, status_code=503)
         if service.ready:
             return {"status": "ok"}
         return JSONResponse({"status": "failed" if service.error else "loading", "error": service.error},
@@ -422,6 +463,7 @@ def create_app(service: Service, load: bool = True):
         return {"model": service.name, "source": str(service.model_spec), "ready": service.ready,
                 "dimension": enc.dimension if enc else None,
                 "backend": type(enc.backend).__name__ if enc else service.backend_choice,
+                "api_keys": service.api_keys is not None, "draining": service.draining,
                 "threads": service.threads, "worker_nice": service.worker_nice, "max_tokens": getattr(service, "max_tokens", None),
                 "limits": service.limits.to_dict(),
                 "index": ({"name": service.index.name, "entries": len(service.index), "centered": service.index.centered,

@@ -61,6 +61,6 @@ class LimitError(Exception):
         self.headers = headers or {}
 
     def body(self) -> dict:
-        kind = {413: "payload_too_large", 422: "invalid_request_error", 429: "rate_limit_exceeded",
+        kind = {401: "authentication_error", 413: "payload_too_large", 422: "invalid_request_error", 429: "rate_limit_exceeded",
                 503: "service_unavailable"}.get(self.status, "error")
         return {"error": {"message": self.message, "type": kind, "limit": self.limit, "value": self.value}}
