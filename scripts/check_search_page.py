@@ -5,13 +5,15 @@ type a query, press Enter, wait for the result rows, save a screenshot and print
     apt-get install chromium              # Debian's chromium (root)
     pip install websocket-client          # or: pip install -e '.[page-check]'
     python scripts/check_search_page.py [--model e5-small] [--index udhr:nya] \\
-        [--query "All human beings are born free and equal in dignity and rights."] [--out docs/search_page.png]
+        [--query "All human beings are born free and equal in dignity and rights."] [--out docs/search_page.png] \
+        [--api-key KEY]
 
 Run by hand: CI has no browser. The tests cover the page's HTML and the ``/search`` calls it makes
 (``tests/test_serve.py``); this script checks that a browser really runs that page end to end. It drives
 chromium through the DevTools protocol (``Input.insertText`` types the query as a user would, an Enter key
 event submits the form) — no test framework, no network beyond 127.0.0.1. Exit status 1 if no result row
-appears within ``--wait`` seconds.
+appears within ``--wait`` seconds. With ``--api-key`` the server is started with that key (``XLSENT_API_KEYS``),
+and the script first checks that the page asks for a key, then types it into the page's key field.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import base64
 import itertools
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -82,13 +85,15 @@ def main() -> None:
     ap.add_argument("--out", default="docs/search_page.png")
     ap.add_argument("--browser", default=shutil.which("chromium") or "chromium")
     ap.add_argument("--wait", type=float, default=60)
+    ap.add_argument("--api-key", default=None, help="start the server with this key and enter it in the page")
     args = ap.parse_args()
     if not Path(args.browser).exists() and not shutil.which(args.browser):
         sys.exit(f"{args.browser}: no browser — apt-get install chromium, or give --browser")
 
     port, debug = free_port(), free_port()
     server = subprocess.Popen([sys.executable, "-m", "xlsent.cli.main", "serve", args.model, "--port", str(port),
-                               "--index", args.index], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               "--index", args.index], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env={**os.environ, **({"XLSENT_API_KEYS": args.api_key} if args.api_key else {})})
     profile = tempfile.mkdtemp(prefix="xlsent-chromium-")
     browser = None
     try:
@@ -107,6 +112,15 @@ def main() -> None:
         deadline = time.time() + args.wait
         while time.time() < deadline and cdp.js("document.readyState") != "complete":
             time.sleep(0.2)
+        if args.api_key:
+            while time.time() < deadline and cdp.js("document.getElementById('keyform').hidden") is not False:
+                time.sleep(0.2)  # the page asks for the key once /info answers 401
+            if cdp.js("document.getElementById('keyform').hidden") is not False:
+                sys.exit("the page did not ask for an API key")
+            print(f"page asked for a key: {cdp.js(\"document.getElementById('status').textContent\")!r}")
+            cdp.js("document.getElementById('key').focus()")
+            cdp("Input.insertText", text=args.api_key)
+            cdp.js("document.getElementById('usekey').click()")
         while time.time() < deadline and "Corpus:" not in (cdp.js("document.getElementById('about').textContent") or ""):
             time.sleep(0.2)  # the page fills in the corpus line from /info
         cdp.js("document.getElementById('query').focus()")
