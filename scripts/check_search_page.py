@@ -117,7 +117,8 @@ def main() -> None:
                 time.sleep(0.2)  # the page asks for the key once /info answers 401
             if cdp.js("document.getElementById('keyform').hidden") is not False:
                 sys.exit("the page did not ask for an API key")
-            print(f"page asked for a key: {cdp.js(\"document.getElementById('status').textContent\")!r}")
+            asked = cdp.js("document.getElementById('status').textContent")
+            print(f"page asked for a key: {asked!r}")
             cdp.js("document.getElementById('key').focus()")
             cdp("Input.insertText", text=args.api_key)
             cdp.js("document.getElementById('usekey').click()")
