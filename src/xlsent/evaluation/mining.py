@@ -117,8 +117,12 @@ def mine_candidates(encoder, corpus: ComparableCorpus, cfg, model_name: str = ""
         counts: dict = {}
         job.select(counts, threshold="auto")  # xlsent mine's default cut, for its estimate
         fwd = load_knn(job.knn_paths("fwd"))[1][:, 0]
-    scored = [(float(x), corpus.src[i][0], corpus.tgt[j][0]) for x, i, j in zip(pairs.score, pairs.src, pairs.tgt)]
-    top1 = {corpus.src[i][0]: corpus.tgt[j][0] for i, j in enumerate(fwd) if j >= 0}
+        # the job embeds each side's unique sentences: row i is line line_numbers()[i] of the corpus, not line i
+        src_line, tgt_line = job.inputs["src"].line_numbers(), job.inputs["tgt"].line_numbers()
+    src_id = [corpus.src[n][0] for n in src_line]
+    tgt_id = [corpus.tgt[n][0] for n in tgt_line]
+    scored = [(float(x), src_id[i], tgt_id[j]) for x, i, j in zip(pairs.score, pairs.src, pairs.tgt)]
+    top1 = {src_id[i]: tgt_id[j] for i, j in enumerate(fwd) if j >= 0}
     return Candidates(scored, top1, counts["auto_threshold"])
 
 
