@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from xlsent.modules import CenterNormalize, HiddenLayerPooling, SiameseHead
+from xlsent.modules import CenterNormalize, SiameseHead, pool_hidden
 
 
 def test_center_normalize_is_unit_center_unit():
@@ -21,15 +21,12 @@ def test_center_normalize_is_unit_center_unit():
 def test_hidden_layer_pooling_masks_padding_and_averages_layers():
     h1 = torch.tensor([[[1.0, 1.0], [3.0, 3.0], [100.0, 100.0]]])
     h2 = torch.tensor([[[0.0, 2.0], [2.0, 0.0], [100.0, 100.0]]])
-    feats = {"all_layer_embeddings": (torch.zeros(1, 3, 2), h1, h2), "attention_mask": torch.tensor([[1, 1, 0]])}
-    out = HiddenLayerPooling([1], "mean", 2)(dict(feats))["sentence_embedding"]
-    assert out.tolist() == [[2.0, 2.0]]
-    out = HiddenLayerPooling([1, 2], "mean", 2)(dict(feats))["sentence_embedding"]
-    assert out.tolist() == [[1.5, 1.5]]
-    out = HiddenLayerPooling([2], "cls", 2)(dict(feats))["sentence_embedding"]
-    assert out.tolist() == [[0.0, 2.0]]
+    mask = torch.tensor([[1, 1, 0]])
+    assert pool_hidden(h1, mask, "mean").tolist() == [[2.0, 2.0]]
+    assert torch.stack([pool_hidden(h, mask, "mean") for h in (h1, h2)]).mean(0).tolist() == [[1.5, 1.5]]
+    assert pool_hidden(h2, mask, "cls").tolist() == [[0.0, 2.0]]
     with pytest.raises(ValueError):
-        HiddenLayerPooling([], "mean")
+        pool_hidden(h1, mask, "max")
 
 
 @pytest.mark.parametrize("head_type", ["linear", "tanh", "relu", "tanh2"])

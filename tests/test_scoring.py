@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from xlsent.evaluation.retrieval import evaluate_retrieval
-from xlsent.similarity import center, csls_matrix, ranked_candidates, unit
+from xlsent.similarity import center, ranked_candidates, unit
+
+
+def csls_matrix(queries: np.ndarray, candidates: np.ndarray, k_nn: int = 10) -> np.ndarray:
+    """The whole CSLS matrix ``2 cos(x, y) − r(x) − r(y)``: the small-pool oracle the searches are checked against."""
+    q, c = unit(queries), unit(candidates)
+    cos = q @ c.T
+    rq = np.sort(cos, axis=1)[:, ::-1][:, :min(k_nn, cos.shape[1])].mean(1)
+    rc = np.sort(cos, axis=0)[::-1, :][:min(k_nn, cos.shape[0])].mean(0)
+    return 2 * cos - rq[:, None] - rc[None, :]
 
 
 def _offset_pools(n: int = 40, d: int = 16, seed: int = 0):

@@ -165,12 +165,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_server_outlives_its_test():
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
 def start_server(model, port: int, log: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     import httpx
 
     proc = subprocess.Popen([sys.executable, "-m", "xlsent.cli.main", "serve", str(model), "--port", str(port),
                              "--threads", "1", *args], stdout=log.open("w"), stderr=subprocess.STDOUT,
                             env={**os.environ, **(env or {})}, cwd=ROOT)
+    _STARTED.append(proc)
     deadline = time.time() + 120
     while time.time() < deadline:
         try:

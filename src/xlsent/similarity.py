@@ -132,15 +132,6 @@ def margin_topk(queries: np.ndarray, candidates: np.ndarray, topk: int, k_nn: in
     return scores, idx
 
 
-def csls_matrix(queries: np.ndarray, candidates: np.ndarray, k_nn: int = 10) -> np.ndarray:
-    """The whole CSLS matrix ``2 cos(x, y) − r(x) − r(y)`` (small pools; tests and inspection)."""
-    q, c = unit(queries), unit(candidates)
-    cos = q @ c.T
-    rq = np.sort(cos, axis=1)[:, ::-1][:, :min(k_nn, cos.shape[1])].mean(1)
-    rc = np.sort(cos, axis=0)[::-1, :][:min(k_nn, cos.shape[0])].mean(0)
-    return 2 * cos - rq[:, None] - rc[None, :]
-
-
 def ranked_candidates(queries: np.ndarray, candidates: np.ndarray, similarity: str, topk: int, k_nn: int = 4):
     """Top-``topk`` candidates by any of :data:`SIMILARITIES` (``margin`` = exact ratio margin; ``csls`` =
     CSLS, scores ``2 cos − r(x) − r(y)``)."""

@@ -49,11 +49,6 @@ def base_language(lang: str) -> str:
     return _ISO3.get(code, code)
 
 
-def has_rules(lang: str) -> bool:
-    """Whether sentencex has its own rules for ``lang``."""
-    return base_language(lang) in SENTENCEX_LANGUAGES
-
-
 def punctuation_split(text: str) -> list[str]:
     """The fallback splitter: break after sentence-final punctuation (see the module docstring)."""
     out = []

@@ -35,10 +35,6 @@ BUNDLED_TAGGED = {
 }
 
 
-def is_bundled_tagged(name: str) -> bool:
-    return name in BUNDLED_TAGGED
-
-
 def tagged_path(name: str) -> Path:
     from xlsent.data.bundled import data_dir
 

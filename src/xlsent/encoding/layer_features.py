@@ -17,7 +17,7 @@ import torch
 
 from xlsent.encoding.feature_cache import FeatureCache, cached_features
 from xlsent.models.handle import ModelHandle, load_transformer_module
-from xlsent.modules.hidden_layer_pooling import POOLINGS, HiddenLayerPooling
+from xlsent.modules.hidden_layer_pooling import POOLINGS, pool_hidden
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import cache_dir
 
@@ -104,7 +104,7 @@ class LayerFeatures:
                 batch = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
                 states = transformer.auto_model(**batch, output_hidden_states=True, return_dict=True).hidden_states
                 for spec, (mode, lay) in parsed.items():
-                    pooled = [HiddenLayerPooling.pool(states[k], batch["attention_mask"], mode) for k in lay]
+                    pooled = [pool_hidden(states[k], batch["attention_mask"], mode) for k in lay]
                     out[spec][idx] = torch.stack(pooled).mean(0).float().numpy()
                 progress.advance(task, len(idx))
         return out

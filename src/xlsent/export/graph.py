@@ -1,8 +1,8 @@
 """One ONNX graph for a whole sentence-transformers model: token ids → the model's sentence vector.
 
 The graph runs every module of the loaded ``SentenceTransformer`` in order — the transformer (with any
-layer cut already in its config), pooling (mean, CLS, our hidden-layer pooling), Dense heads, Normalize,
-our :class:`~xlsent.modules.center_normalize.CenterNormalize` — by tracing the model's own ``forward``
+layer cut already in its config), pooling (mean, CLS), Dense heads (a siamese model's head and stored center
+are written as Dense and Normalize), Normalize — by tracing the model's own ``forward``
 on a features dict, so no module is re-implemented and none can be skipped. Tokenisation, the model's
 prompt and chunked pooling stay outside the graph (:class:`xlsent.encoding.onnx_backend.OnnxBackend` and
 :class:`xlsent.encoding.encoder.Encoder` apply them).

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from xlsent.modules._weighted import WeightedModule
 
-
-class CenterNormalize(WeightedModule):
+class CenterNormalize(nn.Module):
     """Length-normalise, subtract a fixed center, length-normalise again.
 
     The center is the mean of the unit-normalised training embeddings, estimated
     once after training (:meth:`fit`) and saved with the model, so encoding a
-    single sentence needs no batch statistics.
+    single sentence needs no batch statistics. A saved model carries it as sentence-transformers' own
+    ``Normalize`` → ``Dense`` (identity weight, bias −center) → ``Normalize``.
     """
-
-    config_keys: list[str] = ["dimension"]
 
     def __init__(self, dimension: int) -> None:
         super().__init__()
@@ -32,10 +28,3 @@ class CenterNormalize(WeightedModule):
 
     def apply(self, x: torch.Tensor) -> torch.Tensor:
         return F.normalize(F.normalize(x, dim=-1) - self.center.to(x.dtype), dim=-1)
-
-    def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
-        features["sentence_embedding"] = self.apply(features["sentence_embedding"])
-        return features
-
-    def get_embedding_dimension(self) -> int:
-        return self.dimension

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
-
-from xlsent.modules._weighted import WeightedModule
 
 HEAD_TYPES = ("linear", "tanh", "relu", "tanh2")
 
 
-class SiameseHead(WeightedModule):
+class SiameseHead(nn.Module):
     """Dimension-preserving head applied to both sides of a pair (weights shared).
 
     ``head_type``:
@@ -25,10 +21,9 @@ class SiameseHead(WeightedModule):
     (bias 0), so the untrained head leaves the encoder's geometry intact — the
     paper does not say how it initialises; a random projection would destroy
     the pre-trained alignment the method fine-tunes. Dropout is active only in
-    training mode.
+    training mode. A saved model carries it as sentence-transformers' own ``Dense`` and ``Dropout``
+    (:func:`xlsent.recipes.siamese.save_siamese_model`).
     """
-
-    config_keys: list[str] = ["dimension", "head_type", "dropout", "identity_init"]
 
     def __init__(self, dimension: int, head_type: str = "linear", dropout: float = 0.2, identity_init: bool = True):
         super().__init__()
@@ -54,10 +49,3 @@ class SiameseHead(WeightedModule):
             elif self.head_type == "relu":
                 x = torch.relu(x)
         return self.drop(x)
-
-    def forward(self, features: dict[str, Any], **kwargs) -> dict[str, Any]:
-        features["sentence_embedding"] = self.transform(features["sentence_embedding"])
-        return features
-
-    def get_embedding_dimension(self) -> int:
-        return self.dimension

@@ -13,7 +13,7 @@ better (docs/results.md). Decisions where the papers are silent:
   ``O``), or its POS tags. A test label the training file lacks is scored (it can only be missed).
 * **No prompt.** e5's ``query:``/``passage:`` prefixes are for sentence vectors; the tagger sees
   the words alone.
-* **CPU default** (also ``--preset cpu``): the lower ``L - tagger.train_layers`` layers and the token table
+* **CPU default**: the lower ``L - tagger.train_layers`` layers and the token table
   are frozen, their output is computed once in eval mode (no dropout there) and cached in float16, and
   each step trains only the top layers and the head. ``tagger.train_layers: 0`` trains everything
   (optionally with ``models.freeze_word_embeddings``). docs/results.md measures what the preset costs.
