@@ -80,20 +80,29 @@ def start(kind: str, args, port: int, max_queue: int) -> subprocess.Popen:
                args.backend, "--threads", str(args.threads), "--max-queue", str(max_queue), "--max-wait-ms",
                str(args.max_wait_ms), "--model-batch", str(args.model_batch)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_healthy(port, proc, f"{kind} server")
+    return proc
+
+
+def wait_healthy(port: int, proc: subprocess.Popen, what: str, seconds: float = 900, log: Path | None = None) -> None:
+    """Until ``GET /health`` on 127.0.0.1:``port`` answers 200; RuntimeError (the server killed) if ``proc``
+    exits or ``seconds`` pass first, with the tail of ``log`` when given."""
     import httpx
 
-    deadline = time.time() + 600
+    deadline = time.time() + seconds
     while time.time() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
+                return
         except httpx.HTTPError:
             pass
         if proc.poll() is not None:
-            sys.exit(f"{kind} server exited with {proc.returncode}")
-        time.sleep(0.5)
+            break
+        time.sleep(0.2)
+    state = f"exited with {proc.returncode}" if proc.poll() is not None else f"was not healthy within {seconds:.0f} s"
     proc.kill()
-    sys.exit(f"{kind} server did not become healthy")
+    tail = f"; its log ({log}):\n{log.read_text(errors='replace')[-3000:]}" if log is not None else ""
+    raise RuntimeError(f"{what} {state}{tail}")
 
 
 def rss_mib(pid: int) -> float:

@@ -43,11 +43,10 @@ import random
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import closed_loop, free_port, merge_rounds  # noqa: E402
+from serve_load import closed_loop, free_port, merge_rounds, wait_healthy  # noqa: E402
 
 QUIET = {"INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1",
          "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -122,20 +121,8 @@ def start(kind: str, args, port: int, model_dir: Path, compat: Path | None, log:
         cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", str(model_dir), "--name", "model", "--port",
                str(port), "--backend", backend, "--threads", str(args.threads), "--max-queue", "4096"]
     proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
-    import httpx
-
-    deadline = time.time() + 900
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            sys.exit(f"{kind} exited with {proc.returncode}; its log: {log}\n{log.read_text()[-3000:]}")
-        time.sleep(0.5)
-    proc.kill()
-    sys.exit(f"{kind} did not become healthy; its log: {log}")
+    wait_healthy(port, proc, kind, log=log)
+    return proc
 
 
 def served_vectors(url: str, texts: list[str]):

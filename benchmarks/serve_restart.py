@@ -40,30 +40,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import closed_loop, free_port, pct  # noqa: E402
+from serve_load import closed_loop, free_port, pct, wait_healthy  # noqa: E402
 
 
 def start(args, port: int, log: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", args.model, "--port", str(port), "--backend",
            args.backend, "--threads", str(args.threads), "--drain-seconds", str(args.drain_seconds)]
     return subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
-
-
-def wait_healthy(port: int, proc: subprocess.Popen, seconds: float = 600) -> None:
-    import httpx
-
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            sys.exit(f"server on port {port} exited with {proc.returncode}")
-        time.sleep(0.2)
-    proc.kill()
-    sys.exit(f"server on port {port} did not become healthy")
 
 
 async def stream(ports: tuple[int, int], texts: list[str], rate: float, seconds: float, term_at: float,
@@ -159,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     proc_a = start(args, ports[0], logs / "a.log")
     proc_b = None
     try:
-        wait_healthy(ports[0], proc_a)
+        wait_healthy(ports[0], proc_a, "instance A", log=logs / "a.log")
         saturation = None
         if args.rate == "auto":
             url = f"http://127.0.0.1:{ports[0]}/v1/embeddings"
@@ -169,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rate = float(args.rate)
         proc_b = start(args, ports[1], logs / "b.log")
-        wait_healthy(ports[1], proc_b)
+        wait_healthy(ports[1], proc_b, "instance B", log=logs / "b.log")
         out = asyncio.run(stream(ports, texts, rate, args.seconds, args.term_at, proc_a))
         code_a = proc_a.wait(args.drain_seconds + 60)
         proc_b.send_signal(signal.SIGTERM)

@@ -179,24 +179,15 @@ def _no_server_outlives_its_test():
 
 
 def start_server(model, port: int, log: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
-    import httpx
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from serve_load import wait_healthy
 
     proc = subprocess.Popen([sys.executable, "-m", "xlsent.cli.main", "serve", str(model), "--port", str(port),
                              "--threads", "1", *args], stdout=log.open("w"), stderr=subprocess.STDOUT,
                             env={**os.environ, **(env or {})}, cwd=ROOT)
     _STARTED.append(proc)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited with {proc.returncode}: {log.read_text()}")
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError(f"server did not become healthy: {log.read_text()}")
+    wait_healthy(port, proc, "xlsent serve", seconds=120, log=log)
+    return proc
 
 
 def test_the_openai_client_with_api_key_and_no_key_in_the_logs(tiny_model, tmp_path):
