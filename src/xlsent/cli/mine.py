@@ -52,7 +52,9 @@ def mine_command(
     precision: str = typer.Option("float16", "--precision", help="how the embeddings are stored: float32 (4 bytes a "
                                   "dimension) | float16 | int8 (1 byte + a scale per sentence) | ubinary (stored "
                                   "as int8, searched by sign bits — d/8 bytes a sentence in the index — and the "
-                                  "candidates re-scored with the int8 vectors)"),
+                                  "candidates re-scored with the int8 vectors). Measured on the development corpora "
+                                  "(mining F1, tuned / automatic cut): float32 and float16 0.725 / 0.731, int8 "
+                                  "0.722 / 0.727, ubinary 0.707 / 0.670"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
                                     "ivfpq (the final selection adds ~130 bytes per sentence at k = 4)"),
     batch_size: int = typer.Option(64, help="sentences per encoding batch"),
