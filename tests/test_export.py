@@ -404,7 +404,8 @@ def test_product_quantised_tail_keeps_segmentations_fits_better_than_low_rank_an
     man = export_model(str(src), tmp_path / "pq8", texts=texts, log=lambda _: None, int8=Int8Settings(),
                        keep_vocab=VocabSettings(top=2, texts=None, tail_pq=8))
     assert man.int8["kept_fp32"]["embedding_gather"] >= 3  # the head, codes and codebook Gathers stay fp32
-    assert cosines(onnx_encode(tmp_path / "pq8", texts), onnx_encode(out, texts)).min() > 0.9
+    # measured 0.99999994 (mean 1.0): int8 on top of the product-quantised tail keeps its vectors
+    assert cosines(onnx_encode(tmp_path / "pq8", texts), onnx_encode(out, texts)).min() > 0.9999
     with pytest.raises(XlsentError, match="give one"):
         VocabSettings(tail_rank=8, tail_pq=8)
 
