@@ -60,7 +60,7 @@ class DevTools:
     def __init__(self, ws_url: str) -> None:
         import websocket
 
-        self.ws = websocket.create_connection(ws_url, timeout=60)
+        self.ws = websocket.create_connection(ws_url, timeout=60, suppress_origin=True)  # newer chromium checks Origin
         self.ids = itertools.count(1)
 
     def __call__(self, method: str, **params):

@@ -120,6 +120,7 @@ def test_every_route_but_health_and_the_page_needs_a_key(tiny_model, pairs_tsv):
     assert c.get("/health").status_code == 200  # load balancers probe without credentials
     page = c.get("/")
     assert page.status_code == 200 and 'id="key"' in page.text and "Authorization" in page.text
+    assert "[hidden] { display: none !important; }" in page.text  # else the form rule shows the hidden key form
     assert not any(s in page.text for s in ("localStorage", "sessionStorage", "document.cookie"))  # kept in the page
     info = c.get("/info", headers=bearer(KEY)).json()
     assert info["api_keys"] is True and KEY not in str(info)
