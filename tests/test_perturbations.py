@@ -152,7 +152,7 @@ def test_effects_and_paired_bootstrap_on_hand_predictions():
     assert e.delta == pytest.approx(100 * (2 * 10 / 30 - 1))  # F1 1.0 → 2·10/(10+20)
     assert e.t_p == 0.0 and e.boot_ci[1] < 0 and e.boot_p == 0.0
     pb = paired_bootstrap("ner", gold, good, worse, bootstrap=200)
-    assert pb["delta"] == pytest.approx(e.delta / 100) and pb["p"] == 0.0
+    assert pb.delta == pytest.approx(e.delta / 100) and pb.p == 0.0
 
 
 def test_tagging_scores_equal_seqeval():

@@ -289,8 +289,9 @@ def test_paired_bootstrap_over_seeds_sees_a_better_tagger():
     worse = [["B-PER", "O", "O"], ["O", "O"], ["B-PER", "I-PER", "O"]] * 20
     better = [["B-PER", "O", "B-LOC"], ["O", "B-ORG"], ["B-PER", "O", "O"]] * 20
     res = paired_bootstrap_seeds("ner", gold, [worse, worse], [better, gold], bootstrap=200, seed=0)
-    assert res["delta"] > 0 and res["ci95"][0] > 0 and res["p"] < 0.05
-    assert res["per_seed"][1] > res["per_seed"][0]
+    assert res.delta > 0 and res.ci95[0] > 0 and res.p < 0.05
+    assert res.per_seed[1] > res.per_seed[0]
+    assert res.to_dict()["per_seed"] == list(res.per_seed)
     import pytest
 
     with pytest.raises(ValueError):

@@ -92,15 +92,16 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
         other = [s.predictions for _, s in scored[len(models):]]
         paired = paired_bootstrap_seeds(task, corpus.tags, base, other, max(bootstrap, 1), seed)
         metric = "micro F1" if task == "ner" else "accuracy"
-        console.print(f"--compare − --model, {metric} ×100, seed-averaged: Δ {100 * paired['delta']:+.2f} "
-                      f"[{100 * paired['ci95'][0]:+.2f}, {100 * paired['ci95'][1]:+.2f}] (paired bootstrap over "
-                      f"{len(corpus)} sentences, p {paired['p']:.3f}); per seed "
-                      + ", ".join(f"{100 * x:+.2f}" for x in paired["per_seed"]))
+        console.print(f"--compare − --model, {metric} ×100, seed-averaged: Δ {100 * paired.delta:+.2f} "
+                      f"[{100 * paired.ci95[0]:+.2f}, {100 * paired.ci95[1]:+.2f}] (paired bootstrap over "
+                      f"{len(corpus)} sentences, p {paired.p:.3f}); per seed "
+                      + ", ".join(f"{100 * x:+.2f}" for x in paired.per_seed))
     if output is not None:
         write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test),
                                    "labels": kind, "sentences": len(corpus),
                                    "models": {n: s.to_dict() for n, s in scored},
-                                   "mean": statistics.mean(main), "sd": spread, "paired": paired})
+                                   "mean": statistics.mean(main), "sd": spread,
+                                   "paired": paired.to_dict() if paired else None})
         console.print(f"written: {output}")
 
 

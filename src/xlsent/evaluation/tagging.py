@@ -143,8 +143,24 @@ def score(task: str, gold: list[list[str]], pred: list[list[str]], bootstrap: in
     return out
 
 
+@dataclass(frozen=True)
+class PairedDelta:
+    """Δ = score(other) − score(base) on the same sentences: the point figure, its 95% CI and two-sided p from a
+    paired bootstrap over sentences, and (over seeds) each seed's own Δ."""
+
+    delta: float
+    ci95: tuple[float, float]
+    p: float
+    bootstrap: int
+    per_seed: tuple[float, ...] | None = None
+
+    def to_dict(self) -> dict:
+        out = {"delta": self.delta, "ci95": list(self.ci95), "p": self.p, "bootstrap": self.bootstrap}
+        return out if self.per_seed is None else {**out, "per_seed": list(self.per_seed)}
+
+
 def paired_bootstrap(task: str, gold: list[list[str]], base: list[list[str]], other: list[list[str]],
-                     bootstrap: int = 1000, seed: int = 0, gold_other: list[list[str]] | None = None) -> dict:
+                     bootstrap: int = 1000, seed: int = 0, gold_other: list[list[str]] | None = None) -> PairedDelta:
     """Δ = score(other) − score(base) on the same resampled sentences: mean, 95% CI and a two-sided p.
 
     ``gold_other`` is the gold of ``other`` when its sentences differ in tokens (a perturbed test file
@@ -155,11 +171,11 @@ def paired_bootstrap(task: str, gold: list[list[str]], base: list[list[str]], ot
     fn = micro_f1 if task == "ner" else accuracy
     rows = resample_indices(len(gold), bootstrap, seed)
     d = fn(co, rows) - fn(cb, rows)
-    return {"delta": fn(co) - fn(cb), "ci95": percentile_interval(d), "p": two_sided_p(d), "bootstrap": bootstrap}
+    return PairedDelta(float(fn(co) - fn(cb)), tuple(percentile_interval(d)), two_sided_p(d), bootstrap)
 
 
 def paired_bootstrap_seeds(task: str, gold: list[list[str]], bases: list[list[list[str]]],
-                           others: list[list[list[str]]], bootstrap: int = 1000, seed: int = 0) -> dict:
+                           others: list[list[list[str]]], bootstrap: int = 1000, seed: int = 0) -> PairedDelta:
     """Two sets of taggers (seed i of each trained alike) on the same sentences: the seed-averaged
     Δ = mean_i [score(other_i) − score(base_i)], its 95% CI and two-sided p from resampling sentences (every
     seed scored on the same resample), and each seed's own Δ. Answers "does encoder B beat encoder A under
@@ -172,8 +188,8 @@ def paired_bootstrap_seeds(task: str, gold: list[list[str]], bases: list[list[li
     cb, co = [counts(b) for b in bases], [counts(o) for o in others]
     per_seed = [float(fn(o) - fn(b)) for b, o in zip(cb, co)]
     d = np.mean([fn(o, rows) - fn(b, rows) for b, o in zip(cb, co)], axis=0)
-    return {"delta": float(np.mean(per_seed)), "ci95": percentile_interval(d), "p": two_sided_p(d),
-            "per_seed": per_seed, "bootstrap": bootstrap}
+    return PairedDelta(float(np.mean(per_seed)), tuple(percentile_interval(d)), two_sided_p(d), bootstrap,
+                       tuple(per_seed))
 
 
 def sample_corpus(corpus, sample: int, seed: int):
