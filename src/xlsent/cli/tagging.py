@@ -3,7 +3,6 @@ title selector train as registered recipes: ``xlsent train tagger|titles``)."""
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 
 import typer
@@ -56,7 +55,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
     if not models:
         raise XlsentError("give at least one --model (a tagger folder; repeat it for several seeds)")
     from xlsent.data.tagging import load_tagged
-    from xlsent.evaluation.tagging import evaluate_tagger, sample_corpus
+    from xlsent.evaluation.tagging import evaluate_tagger, over_seeds, sample_corpus
     from xlsent.models.tagger import load_tagger
 
     corpus = sample_corpus(load_tagged(test, scheme, tag_column, strict, task=task), sample, seed)
@@ -75,15 +74,14 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
     if len(scored) == 1:
         console.print(per_label_table(scored[0][1], task))
     main = [s.main() for _, s in scored[: len(models)]]
-    spread = statistics.stdev(main) if len(main) > 1 else 0.0
+    mean, spread = over_seeds(main)
     groups = [("--model", main)]
     if compare:
-        other_main = [s.main() for _, s in scored[len(models):]]
-        groups.append(("--compare", other_main))
+        groups.append(("--compare", [s.main() for _, s in scored[len(models):]]))
     for label, values in groups:
         if len(values) > 1:
-            sd = statistics.stdev(values)
-            console.print(f"mean over {len(values)} {label} taggers (seeds): {statistics.mean(values):.3f} ± {sd:.3f} (sd)")
+            m, sd = over_seeds(values)
+            console.print(f"mean over {len(values)} {label} taggers (seeds): {m:.3f} ± {sd:.3f} (sd)")
     paired = None
     if compare:
         from xlsent.evaluation.tagging import paired_bootstrap_seeds
@@ -100,7 +98,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
         write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test),
                                    "labels": kind, "sentences": len(corpus),
                                    "models": {n: s.to_dict() for n, s in scored},
-                                   "mean": statistics.mean(main), "sd": spread,
+                                   "mean": mean, "sd": spread,
                                    "paired": paired.to_dict() if paired else None})
         console.print(f"written: {output}")
 
@@ -232,8 +230,7 @@ def eval_titles(
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
     from xlsent.data.multiple_choice import read_choices
-    from xlsent.evaluation.bootstrap import mean_ci, paired_difference
-    from xlsent.recipes.titles import accuracy, p4_texts
+    from xlsent.recipes.titles import evaluate_titles
 
     output_file(output)
     at_least(bootstrap, 0, "--bootstrap")
@@ -241,14 +238,9 @@ def eval_titles(
     tr = read_choices(train) if train is not None else None
     p = Path(model).expanduser()
     p = p / "model" if (p / "model" / "config.json").exists() else p
-    result = {"schema": "xlsent.titles-eval/1", "model": str(p), "test": str(test), "n": len(data)}
-    if tr is None:
-        right = accuracy(p, data, seed, max_length)
-        result["accuracy"] = {"value": float(right.mean()), "ci95": mean_ci(right, bootstrap, seed) if bootstrap else None}
-    else:
+    sw: frozenset[str] = frozenset()
+    if tr is not None:
         from xlsent.data.stopwords import read_stopword_file, stopwords_for
-        from xlsent.perturbations.context import WordEmbedder
-        from xlsent.perturbations.overlap import word_overlap
 
         if stopwords is not None:
             sw = read_stopword_file(str(stopwords))
@@ -259,35 +251,20 @@ def eval_titles(
                 raise XlsentError("give --lang CODE (for the stop words of P4) or --stopwords FILE")
             sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
             show_note(n)
-        base, pert, log = p4_texts(data, tr, sw, WordEmbedder(embed_model), seed)
-        _, rnd, log_r = p4_texts(data, tr, sw, None, seed, random_control=True)
-        rb = accuracy(p, base, seed, max_length)
-        result["accuracy"] = {"value": float(rb.mean()), "ci95": mean_ci(rb, bootstrap, seed) if bootstrap else None}
-        for name, d, lg in (("P4", pert, log), ("P4-random", rnd, log_r)):
-            r = accuracy(p, d, seed, max_length)
-            paired = paired_difference(r, rb, bootstrap, seed)
-            entry = {"value": float(r.mean()), "delta": paired["delta"], "counts": lg["counts"]}
-            if paired["ci95"] is not None:
-                entry["delta_ci95"], entry["p"] = paired["ci95"], paired["p"]
-            result[name] = entry
-        from transformers import AutoTokenizer
-
-        result["word_overlap"] = word_overlap(AutoTokenizer.from_pretrained(str(p)), tr.texts, data.texts, max_length)
-    t = Table(title=f"title selection on {test} ({len(data)} examples, {data.n_choices} candidates)")
+    res = evaluate_titles(p, data, str(test), tr, sw, embed_model, seed, bootstrap, max_length)
+    t = Table(title=f"title selection on {test} ({res.n} examples, {res.n_choices} candidates)")
     for c in ("test set", "accuracy", "Δ vs base [95% CI]", "p"):
         t.add_column(c, justify="right")
-    a = result["accuracy"]
-    t.add_row("base", f"{a['value']:.3f}" + (f" [{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}]" if a["ci95"] else ""), "", "")
-    for name in ("P4", "P4-random"):
-        if name in result:
-            e = result[name]
-            ci = e.get("delta_ci95")
-            t.add_row(name, f"{e['value']:.3f}", f"{e['delta']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""),
-                      f"{e.get('p', float('nan')):.4f}")
+    ci = res.ci95
+    t.add_row("base", f"{res.accuracy:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""), "", "")
+    for name, e in res.perturbed.items():
+        d = e.delta_ci95
+        t.add_row(name, f"{e.value:.3f}", f"{e.delta:+.3f}" + (f" [{d[0]:+.3f}, {d[1]:+.3f}]" if d else ""),
+                  f"{e.p:.4f}" if e.p is not None else "")
     console.print(t)
-    if "word_overlap" in result:
-        console.print(f"word overlap (first {max_length} pieces): {100 * result['word_overlap']['piece_overlap']:.1f}% "
+    if res.word_overlap is not None:
+        console.print(f"word overlap (first {max_length} pieces): {100 * res.word_overlap['piece_overlap']:.1f}% "
                       "of test pieces occur in the training texts")
     if output is not None:
-        write_json_atomic(output, result)
+        write_json_atomic(output, res.to_dict())
         console.print(f"written: {output}")

@@ -192,6 +192,13 @@ def paired_bootstrap_seeds(task: str, gold: list[list[str]], bases: list[list[li
                        tuple(per_seed))
 
 
+def over_seeds(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation of one figure over several taggers (seeds); sd 0 for one."""
+    import statistics
+
+    return statistics.mean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
 def sample_corpus(corpus, sample: int, seed: int):
     """A seeded sample of ``sample`` sentences (all when 0 or larger than the corpus), in file order."""
     import random

@@ -18,6 +18,7 @@ ships without bundled data: it runs on the user's files, and the tests run it on
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,71 @@ def p4_texts(test: ChoiceSet, train: ChoiceSet, stopwords: frozenset[str], embed
     base = ChoiceSet([" ".join(t) for t in te.tokens], test.candidates, test.path, test.lines)
     pert = ChoiceSet([" ".join(t) for t in out.tokens], test.candidates, test.path, test.lines)
     return base, pert, {"counts": out.counts, "mapping": out.mapping, "replacements": out.replacements}
+
+
+@dataclass(frozen=True)
+class PerturbedAccuracy:
+    """Accuracy on a perturbed copy of the test set, against the unperturbed one on the same examples."""
+
+    value: float
+    delta: float
+    delta_ci95: list[float] | None
+    p: float | None
+    counts: dict
+
+    def to_dict(self) -> dict:
+        out = {"value": self.value, "delta": self.delta, "counts": self.counts}
+        return out if self.delta_ci95 is None else {**out, "delta_ci95": self.delta_ci95, "p": self.p}
+
+
+@dataclass(frozen=True)
+class TitlesResult:
+    """What :func:`evaluate_titles` measured; ``to_dict()`` is the JSON ``xlsent eval titles -o`` writes."""
+
+    model: str
+    test: str
+    n: int
+    n_choices: int
+    accuracy: float
+    ci95: list[float] | None
+    perturbed: dict[str, PerturbedAccuracy] = field(default_factory=dict)  # "P4", "P4-random"
+    word_overlap: dict | None = None
+
+    def to_dict(self) -> dict:
+        out = {"schema": "xlsent.titles-eval/1", "model": self.model, "test": self.test, "n": self.n,
+               "accuracy": {"value": self.accuracy, "ci95": self.ci95}}
+        out.update({name: p.to_dict() for name, p in self.perturbed.items()})
+        return out if self.word_overlap is None else {**out, "word_overlap": self.word_overlap}
+
+
+def evaluate_titles(model_dir: Path, data: ChoiceSet, test: str, train: ChoiceSet | None = None,
+                    stopwords: frozenset[str] = frozenset(), embed_model: str = "e5-small", seed: int = 0,
+                    bootstrap: int = 1000, max_length: int = 128) -> TitlesResult:
+    """Accuracy with a bootstrap CI; with ``train``, also under P4 (shared context words → the most similar
+    test-only word, by ``embed_model``) and P4-random, on ``data`` (the test set, read from ``test``), each as a paired bootstrap against the unperturbed test,
+    and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
+    from xlsent.evaluation.bootstrap import mean_ci, paired_difference
+
+    ci = lambda v: mean_ci(v, bootstrap, seed) if bootstrap else None  # noqa: E731
+    if train is None:
+        right = accuracy(model_dir, data, seed, max_length)
+        return TitlesResult(str(model_dir), str(test), len(data), data.n_choices, float(right.mean()), ci(right))
+    from transformers import AutoTokenizer
+
+    from xlsent.perturbations.context import WordEmbedder
+    from xlsent.perturbations.overlap import word_overlap
+
+    base, pert, log = p4_texts(data, train, stopwords, WordEmbedder(embed_model), seed)
+    _, rnd, log_r = p4_texts(data, train, stopwords, None, seed, random_control=True)
+    rb = accuracy(model_dir, base, seed, max_length)
+    perturbed = {}
+    for name, d, lg in (("P4", pert, log), ("P4-random", rnd, log_r)):
+        r = accuracy(model_dir, d, seed, max_length)
+        paired = paired_difference(r, rb, bootstrap, seed)
+        perturbed[name] = PerturbedAccuracy(float(r.mean()), paired["delta"], paired["ci95"], paired["p"], lg["counts"])
+    overlap = word_overlap(AutoTokenizer.from_pretrained(str(model_dir)), train.texts, data.texts, max_length)
+    return TitlesResult(str(model_dir), str(test), len(data), data.n_choices, float(rb.mean()), ci(rb), perturbed,
+                        overlap)
 
 
 def train(cfg, output: Path, on_note=None, progress: bool = True) -> Path:
