@@ -73,8 +73,9 @@ def st3_folder(model_dir: Path, out: Path) -> Path:
     the configuration in the 3.x spelling. Only Transformer → Pooling → (Normalize) models, as xlsent's are."""
     modules = json.loads((model_dir / "modules.json").read_text())
     kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
-    if kinds not in (["Transformer", "Pooling", "Normalize"], ["Transformer", "Pooling"]):
-        sys.exit(f"{model_dir}: modules {kinds}; this benchmark converts Transformer → Pooling → Normalize only")
+    if kinds not in (["Transformer", "Pooling", "Normalize"], ["Transformer", "Pooling"]) or modules[0]["path"]:
+        sys.exit(f"{model_dir}: modules {kinds}; this benchmark converts Transformer (at the top of the folder) → "
+                 "Pooling → Normalize only")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -87,8 +88,9 @@ def st3_folder(model_dir: Path, out: Path) -> Path:
     from sentence_transformers import SentenceTransformer
 
     st = SentenceTransformer(str(model_dir), device="cpu")
+    lower = json.loads((model_dir / "sentence_bert_config.json").read_text()).get("do_lower_case", False)
     (out / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": st.max_seq_length,
-                                                               "do_lower_case": False}))
+                                                               "do_lower_case": lower}))
     tok = json.loads((model_dir / "tokenizer_config.json").read_text())
     tok.pop("backend", None)
     tok["tokenizer_class"] = "PreTrainedTokenizerFast" if tok.get("tokenizer_class") == "TokenizersBackend" \
@@ -96,6 +98,8 @@ def st3_folder(model_dir: Path, out: Path) -> Path:
     (out / "tokenizer_config.json").write_text(json.dumps(tok, indent=1))
     pool = json.loads((model_dir / modules[1]["path"] / "config.json").read_text())
     mode = pool.get("pooling_mode", "mean")
+    if not isinstance(mode, str):
+        sys.exit(f"{model_dir}: pooling modes {mode}; this benchmark converts a single pooling mode only")
     modes = {"cls": "cls_token", "mean": "mean_tokens", "max": "max_tokens", "mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
              "weightedmean": "weightedmean_tokens", "lasttoken": "lasttoken"}
     if mode not in modes:

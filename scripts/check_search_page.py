@@ -5,7 +5,7 @@ type a query, press Enter, wait for the result rows, save a screenshot and print
     apt-get install chromium              # Debian's chromium (root)
     pip install websocket-client          # or: pip install -e '.[page-check]'
     python scripts/check_search_page.py [--model e5-small] [--index udhr:nya] \\
-        [--query "All human beings are born free and equal in dignity and rights."] [--out docs/search_page.png] \
+        [--query "All human beings are born free and equal in dignity and rights."] [--out docs/search_page.png] \\
         [--api-key KEY]
 
 Run by hand: CI has no browser. The tests cover the page's HTML and the ``/search`` calls it makes

@@ -124,6 +124,12 @@ def test_every_route_but_health_and_the_page_needs_a_key(tiny_model, pairs_tsv):
     assert not any(s in page.text for s in ("localStorage", "sessionStorage", "document.cookie"))  # kept in the page
     info = c.get("/info", headers=bearer(KEY)).json()
     assert info["api_keys"] is True and KEY not in str(info)
+    from starlette.websockets import WebSocketDisconnect
+
+    for route in ("/health", "/v1/embeddings"):  # no route speaks websocket: refused before any key check matters
+        with pytest.raises(WebSocketDisconnect):
+            with c.websocket_connect(route, headers=bearer(KEY)):
+                pass
     service.close()
 
 
@@ -258,6 +264,26 @@ def test_sigterm_answers_every_request_in_flight_then_exits_0(tiny_model, tmp_pa
     m = re.search(r"drained: (\d+) request\(s\) answered during the drain, 0 accepted request\(s\) left unanswered",
                   log.read_text(encoding="utf-8"))
     assert m and int(m.group(1)) >= 1, log.read_text()
+
+
+def test_with_a_drain_delay_a_health_probe_sees_503_while_requests_are_still_served(tiny_model, tmp_path):
+    """--drain-delay: after SIGTERM the listener stays open for the delay, /health answers 503 on new connections
+    (what a load balancer polls), embedding requests are still answered; then the drain and exit 0."""
+    import httpx
+
+    port, log = _free_port(), tmp_path / "serve.log"
+    proc = start_server(tiny_model, port, log, "--drain-delay", "3")
+    base = f"http://127.0.0.1:{port}"
+    proc.send_signal(signal.SIGTERM)
+    deadline = time.time() + 2
+    while httpx.get(f"{base}/health", timeout=5).status_code != 503:  # the handler runs between two bytecodes
+        assert time.time() < deadline, "SIGTERM did not turn /health to 503"
+        time.sleep(0.05)
+    h = httpx.get(f"{base}/health", timeout=5)
+    assert h.status_code == 503 and h.json()["status"] == "draining"
+    assert httpx.post(f"{base}/v1/embeddings", json={"input": "god"}, timeout=30).status_code == 200
+    assert proc.wait(60) == 0
+    assert "0 accepted request(s) left unanswered" in log.read_text()
 
 
 def test_a_drain_that_runs_out_of_time_says_so_and_exits_1(tiny_model, tmp_path):

@@ -45,6 +45,9 @@ def serve_command(
     drain_seconds: float = typer.Option(25.0, help="on SIGTERM: /health turns 503, new connections are refused, "
                                         "and requests already accepted are answered for up to this long; exit 0 "
                                         "when all were"),
+    drain_delay: float = typer.Option(0.0, help="on SIGTERM, keep accepting for this many seconds with /health "
+                                      "answering 503 before the listener closes (0: it closes at once; give a load "
+                                      "balancer's probe interval)"),
     worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (Linux "
                                     "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
@@ -58,6 +61,7 @@ def serve_command(
         raise XlsentError(f"--port {port}: must be ≤ 65535")
     at_least(max_body_mib, 0.001, "--max-body-mib")
     at_least(drain_seconds, 0, "--drain-seconds")
+    at_least(drain_delay, 0, "--drain-delay")
     keys = ApiKeys.load(api_key_file)
     check_exposure(host, keys, allow_unauthenticated)
     if not 0 <= worker_nice <= 19:
@@ -84,7 +88,7 @@ def serve_command(
     auth = f"{len(keys)} API key(s)" if keys else "no API key"
     console.print(f"serving {model} on http://{host}:{port} with {auth} (GET /health turns 200 once the model is "
                   "warm)", soft_wrap=True)
-    status = serve(service, host, port, drain_seconds)
+    status = serve(service, host, port, drain_seconds, drain_delay)
     if service.draining:
         console.print(f"drained: {service.answered_in_drain} request(s) answered during the drain, "
                       f"{service.unanswered} accepted request(s) left unanswered"

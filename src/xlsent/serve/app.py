@@ -278,6 +278,8 @@ class AdmissionAndMetrics:
         self.app, self.service = app, service
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket":  # no route speaks it; refused before any could skip the key check
+            return await send({"type": "websocket.close", "code": 1008})
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         service, route, start = self.service, scope["path"], time.perf_counter()
@@ -292,18 +294,22 @@ class AdmissionAndMetrics:
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 done[0] = True
 
+        crashed = False
         try:
             if refusal is not None:
                 await _error_response(refusal)(scope, receive, send_and_note)
             else:
                 await self.app(scope, receive, send_and_note)
+        except Exception:
+            crashed = True  # answered with a 500 by the error middleware outside this one
+            raise
         finally:
             service.in_flight -= 1
             if service.draining:
-                if done[0]:
+                if done[0] or crashed:
                     service.answered_in_drain += 1
                 else:
-                    service.unanswered += 1  # cut by the end of --drain-seconds
+                    service.unanswered += 1  # cancelled when --drain-seconds ran out
             if route in self.COUNTED:
                 service.m_requests.labels(route, str(status[0])).inc()
                 service.m_latency.labels(route, str(status[0])).observe(time.perf_counter() - start)

@@ -57,7 +57,7 @@ class ApiKeys:
             if not path.is_file():
                 raise XlsentError(f"--api-key-file {file}: no such file")
             try:
-                lines = path.read_text(encoding="utf-8").splitlines()
+                lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM is not part of the first key
             except UnicodeDecodeError:
                 raise XlsentError(f"--api-key-file {file}: not UTF-8 text; write one key a line") from None
             for n, line in enumerate(lines, 1):

@@ -1,11 +1,16 @@
 """Running the service: uvicorn, with a drain on SIGTERM that answers every request already accepted.
 
 On SIGTERM (or a first Ctrl-C) :class:`DrainingServer` marks the service as draining — ``/health`` answers 503
-from that moment, so a load balancer stops sending — and uvicorn's graceful shutdown follows within its 0.1 s
-tick: the listening socket closes (a new connection is refused, and a client retries elsewhere), idle
-keep-alive connections close, and every request already accepted is answered, for up to ``drain_seconds``.
-Then the batcher stops and :func:`serve` returns the exit status: 0 when every accepted request was
-answered, 1 when the drain's time ran out first (the count is printed).
+from that moment — and uvicorn's graceful shutdown follows: the listening socket closes (a new connection is
+refused, and a client retries elsewhere), idle keep-alive connections close, and every request already accepted
+is answered, for up to ``drain_seconds``. Then the batcher stops and :func:`serve` returns the exit status: 0 when
+every accepted request was answered, 1 when the drain's time ran out first (the count is printed).
+
+By default (``drain_delay`` 0) the listener closes within uvicorn's 0.1 s tick, so a load balancer that probes
+``/health`` on new connections sees the refusal rather than the 503. With ``drain_delay`` N (``--drain-delay``)
+the server keeps accepting and answering for N seconds after SIGTERM while ``/health`` answers 503 — the time a
+load balancer needs to notice and stop sending — and only then closes the listener and drains. A second signal
+ends the delay at once.
 
 Decision: uvicorn re-raises a caught SIGTERM once it has shut down, so the process would end "killed by
 SIGTERM" (status 143) even after a clean drain; :meth:`DrainingServer.capture_signals` installs the same
@@ -17,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 
 import uvicorn
 
@@ -28,15 +34,24 @@ HANDLED = (signal.SIGINT, signal.SIGTERM)
 class DrainingServer(uvicorn.Server):
     """A uvicorn server whose shutdown first turns the service's ``/health`` to 503."""
 
-    def __init__(self, config: uvicorn.Config, service: Service) -> None:
+    def __init__(self, config: uvicorn.Config, service: Service, drain_delay: float = 0.0) -> None:
         super().__init__(config)
         self.service = service
-        self.signalled: int | None = None
+        self.drain_delay = float(drain_delay)
+        self.drain_started: float | None = None
 
     def handle_exit(self, sig: int, frame) -> None:
-        self.signalled = sig
-        self.service.draining = True
+        if self.drain_started is None:
+            self.service.draining = True
+            self.drain_started = time.monotonic()
+            if self.drain_delay > 0:
+                return  # on_tick ends the serving loop once the delay has passed
         super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        if self.drain_started is not None and time.monotonic() - self.drain_started >= self.drain_delay:
+            self.should_exit = True
+        return await super().on_tick(counter)
 
     @contextlib.contextmanager
     def capture_signals(self):
@@ -51,10 +66,11 @@ class DrainingServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def serve(service: Service, host: str, port: int, drain_seconds: float = 25.0, log_level: str = "warning") -> int:
+def serve(service: Service, host: str, port: int, drain_seconds: float = 25.0, drain_delay: float = 0.0,
+          log_level: str = "warning") -> int:
     """Serve until SIGTERM or Ctrl-C, drain, and return the exit status (0: every accepted request answered)."""
     config = uvicorn.Config(create_app(service), host=host, port=port, log_level=log_level, access_log=False,
                             timeout_graceful_shutdown=drain_seconds)
-    server = DrainingServer(config, service)
+    server = DrainingServer(config, service, drain_delay)
     server.run()
     return 1 if service.unanswered else 0
