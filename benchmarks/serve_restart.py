@@ -45,7 +45,8 @@ from serve_load import closed_loop, free_port, pct, wait_healthy  # noqa: E402
 
 def start(args, port: int, log: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", args.model, "--port", str(port), "--backend",
-           args.backend, "--threads", str(args.threads), "--drain-seconds", str(args.drain_seconds)]
+           args.backend, "--threads", str(args.threads), "--drain-seconds", str(args.drain_seconds),
+           *(a for extra in args.serve_arg for a in extra.split())]
     return subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
@@ -93,6 +94,7 @@ async def stream(ports: tuple[int, int], texts: list[str], rate: float, seconds:
                 if target == "A":
                     in_flight_a -= 1
         row["seconds"] = time.perf_counter() - t
+        row["sent_at"] = t - start
         rows.append(row)
 
     tasks = []
@@ -112,6 +114,16 @@ async def stream(ports: tuple[int, int], texts: list[str], rate: float, seconds:
     return {"rows": rows, "in_flight_at_term": in_flight_at_term}
 
 
+def by_second(rows: list[dict], seconds: float) -> list[dict]:
+    """Requests grouped by the whole second they were sent in: count, p50 and max latency (ms), answered ones."""
+    out = []
+    for s in range(int(seconds) + 1):
+        lat = [r["seconds"] for r in rows if int(r["sent_at"]) == s and r["status"] == 200]
+        if lat:
+            out.append({"second": s, "n": len(lat), "p50_ms": 1000 * pct(lat, 0.5), "max_ms": 1000 * max(lat)})
+    return out
+
+
 def drained_line(log: Path) -> tuple[int | None, int | None]:
     m = re.search(r"drained: (\d+) request\(s\) answered during the drain, (\d+) accepted request\(s\) left "
                   r"unanswered", log.read_text(encoding="utf-8", errors="replace"))
@@ -128,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--term-at", type=float, default=8)
     ap.add_argument("--drain-seconds", type=float, default=25)
+    ap.add_argument("--serve-arg", action="append", default=[], help="more xlsent serve options, e.g. "
+                    "'--worker-nice 0' (repeatable)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -182,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         "a_exit": code_a, "a_unanswered": unanswered_a, "b_exit": code_b, "b_unanswered": unanswered_b,
         "p50_ms": 1000 * pct(lat, 0.5), "p99_ms": 1000 * pct(lat, 0.99),
         "retried_p50_ms": 1000 * pct([r["seconds"] for r in retried if r in ok], 0.5),
+        "by_second": by_second(rows, args.seconds),
         "errors": sorted({r["error"] for r in rows if r["error"]}),
         "logs": str(logs),
     }
@@ -203,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(retried)} retried on B ({summary['refusals']} refused, {summary['closed_unanswered']} closed "
           f"unanswered); {summary['5xx']} × 5xx, {summary['failed']} failed; p50 {summary['p50_ms']:.0f} ms, "
           f"p99 {summary['p99_ms']:.0f} ms, retried p50 {summary['retried_p50_ms']:.0f} ms")
+    print("latency by second the request was sent (requests, p50 / max ms): " + "; ".join(
+        f"{s['second']}s {s['n']}, {s['p50_ms']:.0f} / {s['max_ms']:.0f}" for s in summary["by_second"]))
     if summary["errors"]:
         print("failures: " + "; ".join(summary["errors"]))
     print(f"A: exit {code_a}, {unanswered_a} accepted request(s) unanswered; B: exit {code_b}, {unanswered_b}")

@@ -93,7 +93,9 @@ class Service:
             self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
             model = self.encoder.replace(batch_size=self.limits.model_batch) if self.limits.model_batch else self.encoder
             self.batcher = Batcher(model.encode, self.limits.batch_tokens, self.limits.max_wait_ms,
-                                   self.limits.max_queue, on_batch=self._on_batch, model_batch=self.limits.model_batch)
+                                   self.limits.max_queue, on_batch=None, model_batch=self.limits.model_batch)
+            self._warm_up_worker()
+            self.batcher.on_batch = self._on_batch  # metrics count requests' texts, not the warm-up's
             if self.index_spec:
                 from xlsent.serve.index import SearchIndex
 
@@ -103,6 +105,23 @@ class Service:
         except Exception as exc:  # reported by /health; the process stays up to say why
             self.error = f"{type(exc).__name__}: {exc}"
             raise
+
+    WARM_UP_PASSES = 16
+
+    def _warm_up_worker(self) -> None:
+        """Single texts of growing length through the batcher, one after another, before ``/health`` turns 200.
+
+        The worker thread is the one that serves; its first forward passes are slow whatever their shapes (a
+        fresh instance, idle after start-up, answered its first second of 20 requests/s at a p50 of 1,028 ms
+        against 48 ms once 40 requests had run — of one text repeated as well as of varied ones; 3 requests
+        already brought it to 109 ms: ``docs/experiments/serving.md``). A warm-up in the loading thread does
+        not warm it."""
+        words = "the quick brown fox jumps over the lazy dog while the wide river runs".split()
+        backend = self.encoder.backend
+        for i in range(self.WARM_UP_PASSES):
+            text = " ".join(words[j % len(words)] for j in range(2 + 4 * i))
+            for f in self.batcher.submit([text], backend.token_counts([text])):
+                f.result()
 
     def load_in_background(self) -> threading.Thread:
         t = threading.Thread(target=self._load_quietly, name="xlsent-load", daemon=True)
