@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_serve import _free_port
 
 KEY, OTHER = "sk-test-0123456789abcdef", "sk-second-key-fedcba"
 WRONG = "sk-wrong-key-zzzzzzzzzz"
@@ -164,12 +165,17 @@ def test_health_turns_503_while_draining_and_requests_are_still_answered(tiny_mo
 
 # -- the real server, as a process -------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    import socket
+def wait_in_flight(port: int, n: int, seconds: float = 30) -> list[float]:
+    """Poll /metrics until ``n`` requests are inside the server (the /metrics call itself not counted)."""
+    import httpx
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    seen, deadline = [], time.time() + seconds
+    while time.time() < deadline:
+        m = re.search(r"^xlsent_requests_in_flight (\S+)$", httpx.get(f"http://127.0.0.1:{port}/metrics").text, re.M)
+        seen.append(float(m.group(1)) - 1)
+        if seen[-1] >= n:
+            break
+    return seen
 
 
 _STARTED: list[subprocess.Popen] = []
@@ -246,13 +252,7 @@ def test_sigterm_answers_every_request_in_flight_then_exits_0(tiny_model, tmp_pa
     threads = [threading.Thread(target=send) for _ in range(12)]
     for t in threads:
         t.start()
-    deadline = time.time() + 30
-    seen = []
-    while time.time() < deadline:  # until every request is inside the server (the /metrics call is one more)
-        m = re.search(r"^xlsent_requests_in_flight (\S+)$", httpx.get(f"http://127.0.0.1:{port}/metrics").text, re.M)
-        seen.append(float(m.group(1)) - 1)
-        if seen[-1] >= 12:
-            break
+    seen = wait_in_flight(port, 12)
     assert seen[-1] >= 12, f"the requests never reached the server together: {seen}"
     proc.send_signal(signal.SIGTERM)
     for t in threads:
@@ -298,11 +298,7 @@ def test_a_drain_that_runs_out_of_time_says_so_and_exits_1(tiny_model, tmp_path)
                                                           json={"input": batch}, timeout=60)) for _ in range(6)]
     for t in threads:
         t.start()
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        m = re.search(r"^xlsent_requests_in_flight (\S+)$", httpx.get(f"http://127.0.0.1:{port}/metrics").text, re.M)
-        if float(m.group(1)) - 1 >= 6:
-            break
+    assert wait_in_flight(port, 6)[-1] >= 6, "the requests never reached the server together"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 1
     for t in threads:

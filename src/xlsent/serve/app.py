@@ -10,7 +10,8 @@ every route that needs the model.
 
 Errors have one JSON shape, ``{"error": {"message", "type", "limit", "value"}}``, with the standard code:
 401 (with ``WWW-Authenticate: Bearer``) for a missing, malformed or wrong API key when keys are set
-(:mod:`xlsent.serve.auth`; every route but ``/health`` and the page); 413 for a body, input count, text length or over-long text under ``--overlong reject``; 422 for a malformed
+(:mod:`xlsent.serve.auth`; every route but ``/health`` and the page); 413 for a body, input count, text length
+or over-long text under ``--overlong reject``; 422 for a malformed
 request (not JSON, empty or non-string input, unknown encoding format, wrong model name); 429 with
 ``Retry-After`` when the queue is full; 503 while loading. A text cut under ``--overlong truncate`` is
 reported: the ``X-Truncated-Inputs`` header and, in ``/v1/embeddings``, ``usage.truncated_inputs``. While the
@@ -90,7 +91,6 @@ class Service:
             self.means = read_language_means(source_folder(self.model_spec))  # the named folder, on any backend
             backend = self.encoder.backend
             self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
-            self.encoder.encode(["warm-up", "a second, somewhat longer warm-up text"])
             model = self.encoder.replace(batch_size=self.limits.model_batch) if self.limits.model_batch else self.encoder
             self.batcher = Batcher(model.encode, self.limits.batch_tokens, self.limits.max_wait_ms,
                                    self.limits.max_queue, on_batch=None, model_batch=self.limits.model_batch)
