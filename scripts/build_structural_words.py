@@ -1,4 +1,4 @@
-"""Rebuild the bundled structural words: ``data/structural-en-ny/{train,test}.jsonl.gz`` (+ ``.meta.json``).
+"""Rebuild the bundled structural words: ``src/xlsent/bundled_data/structural-en-ny/{train,test}.jsonl.gz`` (+ ``.meta.json``).
 
     pip install 'xlsent[build-tagging]'          # spaCy's en_core_web_sm 3.8 and eflomal
     python scripts/build_structural_words.py     # ≈ 10 min on 2 cores

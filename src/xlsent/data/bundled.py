@@ -1,4 +1,4 @@
-"""The datasets shipped under ``data/`` (see data/README.md), by name.
+"""The datasets shipped inside the package, ``xlsent/bundled_data/`` (see its README.md), by name.
 
 Names: ``udhr`` (all 47 languages; ``udhr:nya`` for one ISO 639-3 code), ``udhr-dev`` (24 other
 languages, ``udhr-dev:CODE`` — UDHR declarations no reported figure tests, for choosing settings that must
@@ -58,9 +58,9 @@ BUNDLED = {
 
 
 def data_dir() -> Path:
-    """``$XLSENT_DATA_DIR`` or the repository's ``data/`` folder."""
+    """``$XLSENT_DATA_DIR``, else the data shipped inside the package (``xlsent/bundled_data/``, in the wheel too)."""
     env = os.environ.get("XLSENT_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "data"
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "bundled_data"
 
 
 def licence_of(name: str) -> str:
@@ -88,7 +88,7 @@ def load_bundled(name: str):
         raise XlsentError(f"unknown dataset '{name}': available are {', '.join(BUNDLED)} (and udhr:CODE, udhr-dev:CODE)")
     path = data_dir() / BUNDLED[key].file
     if not path.exists():
-        raise XlsentError(f"{path}: bundled data missing — run `python scripts/build_data.py` or set XLSENT_DATA_DIR")
+        raise XlsentError(f"{path}: bundled data missing — reinstall xlsent (the wheel carries it), rebuild it with `python scripts/build_data.py` in a checkout, or set XLSENT_DATA_DIR")
     ds, _ = read_jsonl(path)
     spec = BUNDLED[key]
     if spec.books or spec.exclude_books:
