@@ -20,6 +20,7 @@ LAYERS = [
     {"evaluation"},
     {"recipes"},
     {"report"},
+    {"api"},
     {"serve"},
     {"cli", "__main__"},
 ]

@@ -1,0 +1,1 @@
+"""The public Python API: what every ``xlsent`` command calls, importable as ``xlsent.NAME``."""
