@@ -30,6 +30,27 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("xlsent")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            from xlsent import __version__ as v
+        typer.echo(f"xlsent {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    _: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    pass
+
+
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(data_cmd.app, name="data")
 app.add_typer(eval_cmd.app, name="eval")
