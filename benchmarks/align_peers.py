@@ -105,10 +105,10 @@ def main() -> None:
     ap.add_argument("-o", "--output", default=None, help="write the figures as JSON here")
     args = ap.parse_args()
 
-    from xlsent.align.vecalign import EMBED_BATCH, AlignConfig, align_documents
+    from xlsent.aligner.vecalign import EMBED_BATCH, AlignConfig, align_documents
     from xlsent.data.alignment import bible_align
     from xlsent.encoding.encoder import Encoder
-    from xlsent.export.load import load_encoder
+    from xlsent.exporter.load import load_encoder
     from xlsent.evaluation.alignment import evaluate_alignment
 
     encoder = Encoder.load(args.model, normalize=True, memo=True, batch_size=EMBED_BATCH)  # memo: variants share runs

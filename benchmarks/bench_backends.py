@@ -40,9 +40,9 @@ VARIANTS = ("torch", "onnx-fp32", "onnx-int8", "trim-int8", "tail-int8", "tailpq
 def build(variant: str, model: str, work: Path, keep_vocab: int, tail: tuple[int, int] = (40000, 96),
           tail_pq: tuple[int, int] = (40000, 96)) -> str:
     """The folder (or model name) a variant runs."""
-    from xlsent.export.folder import export_model, is_export_folder
-    from xlsent.export.quantize import default_int8
-    from xlsent.export.vocab import VocabSettings
+    from xlsent.exporter.folder import export_model, is_export_folder
+    from xlsent.exporter.quantize import default_int8
+    from xlsent.exporter.vocab import VocabSettings
 
     if variant == "torch":
         return model
@@ -73,7 +73,7 @@ def texts_for_speed(n: int) -> dict[str, list[str]]:
 def worker(args) -> None:
     """One variant: speed at each threads × batch × length, then quality; JSON on stdout."""
 
-    from xlsent.export.load import load_encoder
+    from xlsent.exporter.load import load_encoder
     from xlsent.models.registry import quiet_libraries
 
     quiet_libraries()

@@ -50,7 +50,7 @@ def main() -> None:
     from xlsent.encoding.encoder import Encoder
     from xlsent.encoding.onnx_backend import OnnxBackend
     from xlsent.evaluation.retrieval import evaluate_many
-    from xlsent.export.folder import export_model, is_export_folder
+    from xlsent.exporter.folder import export_model, is_export_folder
     from int8_options import Int8Experiment, quantize_experimental
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries

@@ -50,11 +50,11 @@ FUNCTIONS = {
               "s = build_student_st(m, ru_layers=3, repeats=0, bottleneck=128, normalize=False)",
         call="align_bottleneck_tokens(s[0].auto_model, m[0].auto_model, 1000)", steps=1000),
     "int8-distill": _TIMED.format(  # export's quantisation-aware distillation of e5-small, 12 steps of 32 texts
-        setup="try:\n    from xlsent.export.distill import DistillSettings, distill_for_int8\n"  # before issue 35
+        setup="try:\n    from xlsent.exporter.distill import DistillSettings, distill_for_int8\n"  # before issue 35
               "except ImportError:\n"
               f"    sys.path.insert(0, {str(ROOT / 'benchmarks' / 'experiments')!r})\n"
               "    from int8_distill import DistillSettings, distill_for_int8\n"
-              "from xlsent.export.quantize import Int8Settings",
+              "from xlsent.exporter.quantize import Int8Settings",
         call="distill_for_int8(m, Int8Settings(), DistillSettings(steps=12, max_texts=2000), log=lambda _: None)",
         steps=12),
 }

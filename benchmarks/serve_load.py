@@ -45,7 +45,7 @@ if sys.argv[4] == "torch":
     from xlsent.models.handle import load_model
     model = load_model(sys.argv[1]).model
 else:  # the same ONNX graph xlsent serve runs, through xlsent's encoder, one request at a time
-    from xlsent.export.load import load_encoder
+    from xlsent.exporter.load import load_encoder
     encoder = load_encoder(sys.argv[1], backend=sys.argv[4], threads=int(sys.argv[3]))
     class model:
         @staticmethod

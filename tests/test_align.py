@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xlsent.align.dp import Band, align_band, band_around, step_types
-from xlsent.align.vecalign import AlignConfig, align_vectors, overlaps
+from xlsent.aligner.dp import Band, align_band, band_around, step_types
+from xlsent.aligner.vecalign import AlignConfig, align_vectors, overlaps
 from xlsent.data.alignment import Alignment, format_alignment, read_alignment, write_alignment
 from xlsent.evaluation.alignment import score_alignments
 from xlsent.utils.errors import XlsentError
@@ -145,7 +145,7 @@ def test_the_length_cost_finds_a_short_second_sentence_that_cosine_misses():
 
 
 def test_overlaps_are_runs_ending_at_each_sentence():
-    from xlsent.align.vecalign import embed_overlaps
+    from xlsent.aligner.vecalign import embed_overlaps
 
     assert overlaps(["a", "b", "c"], 2) == [["a", "b", "c"], [None, "a b", "b c"]]
     rng, seen = np.random.default_rng(0), {}

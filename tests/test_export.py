@@ -84,7 +84,7 @@ def build_full_pipeline(path: Path) -> Path:
 
 def test_fp32_export_reproduces_the_model_with_its_prompt(prompted_model, tmp_path):
     from xlsent.encoding.onnx_folder import read_manifest
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
 
     out = tmp_path / "onnx"
     m = export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
@@ -95,7 +95,7 @@ def test_fp32_export_reproduces_the_model_with_its_prompt(prompted_model, tmp_pa
 
 
 def test_export_of_every_module_our_recipes_write(tmp_path):
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
 
     model = build_full_pipeline(tmp_path / "full")
     out = tmp_path / "onnx"
@@ -108,7 +108,7 @@ def test_export_of_every_module_our_recipes_write(tmp_path):
 
 
 def test_batching_and_order_do_not_change_rows(prompted_model, tmp_path):
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
 
     out = tmp_path / "onnx"
     export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
@@ -118,7 +118,7 @@ def test_batching_and_order_do_not_change_rows(prompted_model, tmp_path):
 
 def test_a_token_budget_splits_a_batch_of_long_texts_and_keeps_every_row(prompted_model, tmp_path):
     from xlsent.encoding.onnx_backend import OnnxBackend
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
 
     out = tmp_path / "onnx"
     export_model(str(prompted_model), out, texts=TEXTS, log=lambda _: None)
@@ -134,8 +134,8 @@ def test_a_token_budget_splits_a_batch_of_long_texts_and_keeps_every_row(prompte
 def test_weight_only_int8_keeps_attention_matmuls_fp32(tiny_model, tmp_path):
     import onnx
 
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings, select_nodes
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.quantize import Int8Settings, select_nodes
 
     out = tmp_path / "q"
     m = export_model(str(tiny_model), out, texts=TEXTS, int8=Int8Settings(), keep_fp32=True, log=lambda _: None)
@@ -163,8 +163,8 @@ def calibrated_graph(tiny_model: Path, tmp_path: Path):
     inputs' calibrated max |x| on TEXTS — what smoothing and the outlier split start from."""
     import onnx
 
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings, untie_weights, tokenizer_fn, activation_maxima, select_nodes
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.quantize import Int8Settings, untie_weights, tokenizer_fn, activation_maxima, select_nodes
     from xlsent.models.handle import load_model
 
     out = tmp_path / "fp32"
@@ -183,7 +183,7 @@ def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
     """SmoothQuant moves scale from activations into weights: the fp32 graph must compute the same thing."""
     import onnxruntime as ort
 
-    from xlsent.export.quantize import tokenizer_fn, smooth_graph
+    from xlsent.exporter.quantize import tokenizer_fn, smooth_graph
 
     out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
     assert smooth_graph(proto, names, maxima, 0.5) == 18
@@ -200,8 +200,8 @@ def test_smoothing_is_exact_before_quantisation(tiny_model, tmp_path):
 
 
 def test_smoothed_int8_export_runs(tiny_model, tmp_path):
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.quantize import Int8Settings
 
     m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, int8=Int8Settings(smooth=0.5, calibration_texts=8),
                      log=lambda _: None)
@@ -215,7 +215,7 @@ def test_softmax_nan_guards_are_removed_and_the_output_is_unchanged(tmp_path):
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    from xlsent.export.graph import drop_softmax_nan_guards
+    from xlsent.exporter.graph import drop_softmax_nan_guards
 
     nodes = [helper.make_node("Softmax", ["x"], ["s"], axis=-1), helper.make_node("IsNaN", ["s"], ["nan"]),
              helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", TensorProto.FLOAT, [], [0.0])),
@@ -269,7 +269,7 @@ def build_unigram_model(path: Path) -> Path:
 
 
 def test_trimmed_tokenizer_resegments_a_word_whose_piece_was_removed(tmp_path):
-    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     model = load_model(str(build_unigram_model(tmp_path / "u"))).model
@@ -289,8 +289,8 @@ def test_trimmed_tokenizer_resegments_a_word_whose_piece_was_removed(tmp_path):
 
 def test_trimmed_export_keeps_the_vectors_of_texts_whose_pieces_were_kept(tmp_path):
     from xlsent.encoding.onnx_folder import read_manifest
-    from xlsent.export.folder import export_model
-    from xlsent.export.vocab import VocabSettings
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.vocab import VocabSettings
 
     src = build_unigram_model(tmp_path / "u")
     keep = tmp_path / "keep.txt"
@@ -308,7 +308,7 @@ def test_trimmed_export_keeps_the_vectors_of_texts_whose_pieces_were_kept(tmp_pa
 
 def test_trimming_drops_token_table_rows_past_the_tokenizer(tmp_path):
     """e5 / XLM-R pad the token table past the tokenizer (250,037 rows, 250,002 pieces): those rows are dropped."""
-    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     model = load_model(str(build_unigram_model(tmp_path / "u"))).model
@@ -324,8 +324,8 @@ def test_trimming_drops_token_table_rows_past_the_tokenizer(tmp_path):
 
 def test_low_rank_tail_keeps_every_segmentation_and_is_exact_at_full_rank(tmp_path):
     """--tail-rank: no piece removed (segmentations unchanged), head rows exact, the tail a rank-r fit."""
-    from xlsent.export.tail_embedding import TailFactorisedEmbedding
-    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.exporter.tail_embedding import TailFactorisedEmbedding
+    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     src = build_unigram_model(tmp_path / "u")
@@ -350,9 +350,9 @@ def test_low_rank_tail_keeps_every_segmentation_and_is_exact_at_full_rank(tmp_pa
 
 def test_low_rank_tail_exports_to_onnx_and_stays_fp32_under_int8(tmp_path):
     from xlsent.encoding.onnx_folder import read_manifest
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
-    from xlsent.export.vocab import VocabSettings
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.quantize import Int8Settings
+    from xlsent.exporter.vocab import VocabSettings
 
     src = build_unigram_model(tmp_path / "u")
     out = tmp_path / "tail"
@@ -371,10 +371,10 @@ def test_product_quantised_tail_keeps_segmentations_fits_better_than_low_rank_an
     """--tail-pq: nothing re-segmented, head rows exact, the tail closer than rank-M at the same parameter count,
     and the ONNX graph (fp32 and int8) computes what the torch model does."""
     from xlsent.encoding.onnx_folder import read_manifest
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
-    from xlsent.export.tail_embedding import TailProductQuantisedEmbedding
-    from xlsent.export.vocab import VocabSettings, trim_vocabulary
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.quantize import Int8Settings
+    from xlsent.exporter.tail_embedding import TailProductQuantisedEmbedding
+    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     src = build_unigram_model(tmp_path / "u")
@@ -417,8 +417,8 @@ def torch_rows(new_table, new_pieces, old_table, old_pieces):
 
 
 def test_trimming_refuses_a_wordlevel_tokenizer(tiny_model, tmp_path):
-    from xlsent.export.folder import export_model
-    from xlsent.export.vocab import VocabSettings
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.vocab import VocabSettings
     from xlsent.utils.errors import XlsentError
 
     with pytest.raises(XlsentError, match="Unigram"):
@@ -431,7 +431,7 @@ def test_trimming_refuses_a_wordlevel_tokenizer(tiny_model, tmp_path):
 def test_encoder_picks_up_an_exported_folder_and_refuses_torch_on_it(prompted_model, tmp_path):
     from xlsent.encoding.encoder import Encoder
     from xlsent.encoding.onnx_backend import OnnxBackend
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
     from xlsent.utils.errors import XlsentError
 
     out = tmp_path / "onnx"
@@ -450,7 +450,7 @@ def test_encoder_picks_up_an_exported_folder_and_refuses_torch_on_it(prompted_mo
 def test_backend_onnx_on_a_torch_model_exports_once_into_the_cache(prompted_model):
     from xlsent.encoding.encoder import Encoder
     from xlsent.encoding.onnx_backend import OnnxBackend
-    from xlsent.export.load import load_encoder
+    from xlsent.exporter.load import load_encoder
 
     with pytest.raises(XlsentError, match="not an exported folder"):  # the encoder never exports on its own
         Encoder.load(str(prompted_model), backend="onnx")
@@ -482,7 +482,7 @@ def _run(*args) -> Ran:
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
 
     model = build_tiny_model(tmp_path_factory.mktemp("m") / "tiny-export")
     out = tmp_path_factory.mktemp("e") / "onnx"
@@ -571,7 +571,7 @@ def test_export_cli_writes_a_folder_that_eval_runs(tiny_model, pairs_tsv, tmp_pa
 
 
 def test_a_folder_that_is_not_a_model_is_not_exportable(tmp_path):
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
     from xlsent.utils.errors import XlsentError
 
     (tmp_path / "empty").mkdir()
@@ -580,8 +580,8 @@ def test_a_folder_that_is_not_a_model_is_not_exportable(tmp_path):
 
 
 def test_smoothing_with_int8_attention_smooths_only_the_weight_matmuls(tiny_model, tmp_path):
-    from xlsent.export.folder import export_model
-    from xlsent.export.quantize import Int8Settings
+    from xlsent.exporter.folder import export_model
+    from xlsent.exporter.quantize import Int8Settings
 
     m = export_model(str(tiny_model), tmp_path / "q", texts=TEXTS, log=lambda _: None,
                      int8=Int8Settings(smooth=0.5, attention=True, calibration_texts=8))

@@ -22,7 +22,7 @@ def experimental_export(tiny_model: Path, tmp_path: Path, **fields) -> tuple[Pat
     """The tiny model's fp32 export quantised by ``int8_options.quantize_experimental`` (as its command does)."""
     from int8_options import Int8Experiment, quantize_experimental
 
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
     from xlsent.models.handle import load_model
 
     fp32, out = tmp_path / "fp32", tmp_path / "q"
@@ -54,7 +54,7 @@ def test_outlier_channels_split_is_exact_before_quantisation(tiny_model, tmp_pat
     import onnxruntime as ort
 
     from int8_options import split_outliers
-    from xlsent.export.quantize import Int8Settings, select_nodes, smooth_graph, tokenizer_fn, weight_groups
+    from xlsent.exporter.quantize import Int8Settings, select_nodes, smooth_graph, tokenizer_fn, weight_groups
 
     out, model, proto, names, maxima = calibrated_graph(tiny_model, tmp_path)
     nodes, _ = select_nodes(proto, Int8Settings())
@@ -151,7 +151,7 @@ def test_per_token_scales_make_a_row_independent_of_its_batch(tmp_path):
     assert np.allclose(alone[0], expected, atol=1e-4)
     from int8_distill import FakeQuantLinear
 
-    from xlsent.export.quantize import Int8Settings
+    from xlsent.exporter.quantize import Int8Settings
 
     with torch.no_grad():  # the distillation simulates the same scheme
         assert np.allclose(FakeQuantLinear(lin, Int8Settings(), per_token=True)(x).numpy(), alone, atol=1e-4)
@@ -165,7 +165,7 @@ def test_fake_quantisation_computes_what_onnxruntime_int8_computes(tmp_path):
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     from int8_distill import FakeQuantLinear
-    from xlsent.export.quantize import Int8Settings
+    from xlsent.exporter.quantize import Int8Settings
 
     torch.manual_seed(0)
     lin = torch.nn.Linear(48, 24)
@@ -216,7 +216,7 @@ def test_distillation_smooths_with_the_scales_the_export_computes(tiny_model, tm
     from onnx import numpy_helper
 
     from int8_distill import quantised_linears, smoothing_scales
-    from xlsent.export.quantize import Int8Settings, smooth_graph
+    from xlsent.exporter.quantize import Int8Settings, smooth_graph
 
     texts = tmp_path / "calib.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
@@ -265,7 +265,7 @@ def test_smoothing_search_picks_the_alpha_onnxruntime_scores_best(tiny_model, tm
     from onnx import numpy_helper
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from xlsent.export.quantize import Int8Settings, activation_maxima, smooth_graph, tokenizer_fn, weight_groups
+    from xlsent.exporter.quantize import Int8Settings, activation_maxima, smooth_graph, tokenizer_fn, weight_groups
 
     out, model, proto, names, _ = calibrated_graph(tiny_model, tmp_path)
     texts = [" ".join(WORDS[i : i + 8]) for i in range(0, 32, 4)]  # 8 texts of 8 words: one length
@@ -318,7 +318,7 @@ def test_int8_distillation_moves_the_weights_and_lowers_the_simulated_error(tiny
     import torch
     from int8_distill import DistillSettings, FakeQuantLinear, distill_and_export, quantised_linears
 
-    from xlsent.export.quantize import Int8Settings
+    from xlsent.exporter.quantize import Int8Settings
     from xlsent.models.handle import load_model
 
     model = load_model(str(tiny_model)).model

@@ -13,7 +13,7 @@ model's, before the graph is exported and quantised:
   ``Int8Experiment.per_token`` names, ``int8_options.per_token_activations``), straight-through gradients;
   with ``Int8Settings.smooth`` > 0, SmoothQuant's division of the input and multiplication of the weight
   columns by ``s`` (one ``s`` for query, key and value, as the export does), ``s`` calibrated once on the
-  undistilled model with :func:`xlsent.export.quantize.smooth_scale` on the same calibration texts, one
+  undistilled model with :func:`xlsent.exporter.quantize.smooth_scale` on the same calibration texts, one
   text at a time (no padding). The export recalibrates ``s`` on the distilled model. Fp32 outlier channels
   (``Int8Experiment.outliers``) are not simulated;
 * **teacher** — the unchanged fp32 model; its vectors for the training texts are computed once;
@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # int8_options, beside
 
 from int8_options import fake_quant_activation, fake_quant_activation_per_token, fake_quant_weight  # noqa: E402
 
-from xlsent.export.quantize import Int8Settings, in_parts, layer_of, part_of, smooth_scale  # noqa: E402
+from xlsent.exporter.quantize import Int8Settings, in_parts, layer_of, part_of, smooth_scale  # noqa: E402
 from xlsent.models.handle import model_prompt  # noqa: E402
 from xlsent.training.loop import run_loop, scratch_folder  # noqa: E402
 from xlsent.training.run_folder import StageFolder  # noqa: E402
@@ -103,12 +103,12 @@ class FakeQuantLinear(torch.nn.Module):
 
 
 def smoothing_scales(model, slots, settings: Int8Settings) -> list[torch.Tensor]:
-    """SmoothQuant's ``s`` for each slot of :func:`quantised_linears`, as :func:`xlsent.export.quantize.smooth_graph`
+    """SmoothQuant's ``s`` for each slot of :func:`quantised_linears`, as :func:`xlsent.exporter.quantize.smooth_graph`
     computes it: ``max|x_j|`` over the calibration texts (each text alone, so no padding), ``max|W_j|`` over the
     linears that read the same input (query, key and value share one ``s``)."""
     import numpy as np
 
-    from xlsent.export.quantize import calibration_texts
+    from xlsent.exporter.quantize import calibration_texts
 
     maxima: dict[int, torch.Tensor] = {}
     hooks = []
@@ -156,7 +156,7 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
     It trains through the one loop (:func:`xlsent.training.loop.run_loop`) on the process's device (a GPU when
     there is one; the model is back on its own device afterwards), checkpointing in ``folder`` so that an
     interrupted export resumes (``None``: a scratch folder, nothing resumes)."""
-    from xlsent.export.vocab import read_texts
+    from xlsent.exporter.vocab import read_texts
     from xlsent.utils.device import current_device
 
     if folder is None:
@@ -219,7 +219,7 @@ def distill_and_export(source: str, output: Path, int8: Int8Settings, settings: 
     """Distill ``source`` toward its own fp32 vectors under simulated int8 (checkpoints in ``OUTPUT.state``, so an
     interrupted run resumes), save the distilled model to ``OUTPUT.distilled``, export it to ``output`` with
     ``int8``; returns the distillation's record (also written to ``OUTPUT/distill.json``)."""
-    from xlsent.export.folder import export_model
+    from xlsent.exporter.folder import export_model
     from xlsent.models.handle import load_model
     from xlsent.training.run_folder import config_hash
 
@@ -247,7 +247,7 @@ def main() -> None:
     ap.add_argument("--texts", default=DistillSettings.texts, help="training text: a bundled pair set or a file")
     args = ap.parse_args()
 
-    from xlsent.export.quantize import default_int8
+    from xlsent.exporter.quantize import default_int8
 
     distill_and_export(args.model, args.output, default_int8(),
                        DistillSettings(steps=args.steps, batch_size=args.batch_size, lr=args.lr, texts=args.texts))

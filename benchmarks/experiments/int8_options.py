@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """int8 options that were built, measured on development data and not adopted — kept runnable so that the rows
-of ``docs/experiments/export-and-int8.md`` reproduce. The library's int8 pass (:mod:`xlsent.export.quantize`)
+of ``docs/experiments/export-and-int8.md`` reproduce. The library's int8 pass (:mod:`xlsent.exporter.quantize`)
 holds what a user should choose between; this file holds the rest:
 
 * **per-token activation scales** (``per_token``: parts, or ``PART@LAYER``) — fourth pass;
@@ -84,7 +84,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from xlsent.export.quantize import (Int8Settings, activation_maxima, calibration_texts, in_parts, quantize,
+from xlsent.exporter.quantize import (Int8Settings, activation_maxima, calibration_texts, in_parts, quantize,
                                     quantize_nodes, select_nodes, smooth_graph, smooth_scale, tokenizer_fn,
                                     untie_weights, weight_groups, weight_matmuls)
 from xlsent.utils.errors import XlsentError
@@ -360,7 +360,7 @@ def _only(consumers: dict, tensor: str, op_type: str, where: str):
 
 def split_outliers(proto, groups: dict[str, list], maxima: dict[str, np.ndarray], k: int) -> dict[str, np.ndarray]:
     """Rewrite ``proto`` in place: for each input tensor of ``groups`` (its weight MatMul nodes, from
-    :func:`xlsent.export.quantize.weight_groups`), move the ``k`` channels with the largest ``maxima`` to an
+    :func:`xlsent.exporter.quantize.weight_groups`), move the ``k`` channels with the largest ``maxima`` to an
     fp32 MatMul. Returns the calibrated maxima of the new int8 inputs (for smoothing them next)."""
     from onnx import helper, numpy_helper
 

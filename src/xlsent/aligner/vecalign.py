@@ -31,7 +31,7 @@ Sentence Alignment in Linear Time and Space") on any xlsent encoder.
    better with deletions (0.975 against 0.973; docs/results.md).
 5. **Steps** 1-1, 1-2, 2-1 … up to a + b ≤ max_overlap + 1 (Vecalign's ``alignment_max_size`` = this + 1;
    ``max_overlap`` 3 is its default of 4), plus the deletions; the best path by dynamic programming
-   (:mod:`xlsent.align.dp`).
+   (:mod:`xlsent.aligner.dp`).
 6. **Coarse to fine.** While the grid has more than ``full_dp_cells`` nodes, both documents are halved (each
    pair of consecutive sentence vectors summed, an odd last one dropped, the document's mean subtracted,
    re-normalised), aligned at that resolution with 1-1 steps and deletions only (recursively), and the full
@@ -64,7 +64,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import special
 
-from xlsent.align.dp import Band, align_band, band_around, step_types
+from xlsent.aligner.dp import Band, align_band, band_around, step_types
 from xlsent.data.alignment import Alignment
 from xlsent.utils.errors import XlsentError
 

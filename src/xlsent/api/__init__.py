@@ -1,1 +1,21 @@
-"""The public Python API: what every ``xlsent`` command calls, importable as ``xlsent.NAME``."""
+"""The public Python API: what every ``xlsent`` command calls, importable as ``xlsent.NAME``.
+
+Importing it loads no torch: each function imports what it needs when it is called. Errors a user can fix are
+raised as :class:`XlsentError` (and its subclass :class:`InputFormatError` for a malformed file), with the same
+one-line message the command prints.
+"""
+
+from __future__ import annotations
+
+from xlsent.api.alignment import AlignedBlock, align
+from xlsent.api.embedding import EmbedFileResult, embed, embed_file
+from xlsent.api.evaluation import Evaluation, evaluate
+from xlsent.api.exporting import ExportResult, export
+from xlsent.api.mining import filter_pairs, mine
+from xlsent.api.models import calibrate, load
+from xlsent.api.training import RunResult, adapt, train
+from xlsent.utils.errors import InputFormatError, XlsentError
+
+__all__ = ["load", "embed", "embed_file", "evaluate", "adapt", "train", "mine", "filter_pairs", "align", "export",
+           "calibrate", "Evaluation", "RunResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
+           "InputFormatError"]

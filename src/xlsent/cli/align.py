@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, choice, console, output_file
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, check_backend, choice, console, output_file
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -19,24 +19,6 @@ RUNS_OPTION = typer.Option("mean", "--runs", help="mean: only the sentences embe
                            "normalised sum (--max-overlap times fewer texts; on development data the same F1 on "
                            "split verses, one point lower with deletions, 6× faster) | concat: each run embedded as "
                            "its joined text (Vecalign)")
-
-
-def align_options(max_overlap: int, deletion_quantile: float, search_buffer: int, plain: bool, runs: str = "mean",
-                  length_weight: float = 0.1):
-    from xlsent.align.vecalign import AlignConfig
-
-    cfg = AlignConfig(max_overlap=1 if plain else max_overlap, deletion_quantile=deletion_quantile,
-                      search_buffer=search_buffer, normalise=not plain, runs=runs,
-                      length_weight=0.0 if plain else length_weight)
-    cfg.check()
-    at_least(search_buffer, 1, "--search-buffer")
-    return cfg
-
-
-def check_lengths(name: str, n_src: int, n_tgt: int, ratio: float) -> None:
-    if max(n_src, n_tgt) > ratio * max(1, min(n_src, n_tgt)):
-        raise XlsentError(f"{name}: {n_src} source and {n_tgt} target sentences differ by more than "
-                          f"{ratio:g}× — are these translations of the same document? (--max-length-ratio)")
 
 
 def summary(docs: list[tuple[str, int, int]], alignments: list, seconds: float) -> dict:
@@ -90,15 +72,16 @@ def align_command(
 ) -> None:
     """Align the sentences of two translated documents (Thompson & Koehn 2019, Vecalign): 1-1, 1-N, N-1 and
     N-M blocks and deletions, in time and memory linear in the documents' length."""
-    from xlsent.align.vecalign import EMBED_BATCH, align_documents
-    from xlsent.data.readers import LANG_CODE
+    from xlsent.aligner.vecalign import EMBED_BATCH
+    from xlsent.api._common import encoder_for, place
+    from xlsent.api.alignment import align, align_config, check_lengths
     from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
-    from xlsent.export.load import load_encoder
+    from xlsent.data.readers import LANG_CODE
     from xlsent.utils.io import write_json_atomic
 
     choice(fmt, FORMATS, "--format")
     check_backend(backend, threads)
-    cfg = align_options(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)
+    cfg = align_config(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)
     if batch is not None:
         if src is not None or tgt is not None:
             raise XlsentError("give either SRC TGT or --batch LIST, not both")
@@ -123,12 +106,16 @@ def align_command(
         output_file(pairs_out, "--pairs")
     langs_or_none = (langs[0], langs[1]) if langs else (None, None)
     t0 = time.perf_counter()
-    encoder = load_encoder(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
+    place(device, dtype)
+    encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
     alignments, written = [], []
     if batch is not None:
         output.mkdir(parents=True, exist_ok=True)
-    for n, (s, t, s_sents, t_sents) in enumerate(docs):
-        a = align_documents(s_sents, t_sents, encoder.encode, encoder.dimension, cfg, langs_or_none)
+    for n, (s, t, s_sents, t_sents) in enumerate(docs):  # each pair is xlsent.align's, with the model loaded once
+        a = align(s_sents, t_sents, model=encoder, max_overlap=max_overlap, deletion_quantile=deletion_quantile,
+                  length_weight=length_weight, search_buffer=search_buffer, runs=runs, plain=plain,
+                  max_length_ratio=max_length_ratio, src_lang=langs_or_none[0], tgt_lang=langs_or_none[1],
+                  backend=backend, threads=threads, device=device, dtype=dtype).alignment
         path = output / f"{n:05d}-{Path(s).stem}.{fmt}" if batch is not None else output
         write_alignment(path, a, s_sents, t_sents, fmt)
         alignments.append(a)

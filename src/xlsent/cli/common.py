@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from xlsent.api._common import (at_least, check_backend, choice, output_file, output_folder,  # noqa: F401 (re-exported)
+                                parse_filters)
 from xlsent.utils.errors import XlsentError
 
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}
@@ -55,43 +54,6 @@ err_console = Console(stderr=True, emoji=False)
 def show_note(text: str) -> None:
     """How the CLI shows what a recipe reports (``on_note``): dimmed, on stderr, never parsed as markup."""
     err_console.print(escape(text), style="dim")
-
-
-def output_file(path: Path | None, option: str = "--output") -> Path | None:
-    """Check an output file's path before any heavy work: not a folder, and its folder can be created."""
-    if path is None:
-        return None
-    path = Path(path)
-    if path.is_dir():
-        raise XlsentError(f"{option} {path}: is a folder — give a file name")
-    for parent in (path.parent, *path.parent.parents):
-        if parent.exists():
-            if not parent.is_dir():
-                raise XlsentError(f"{option} {path}: cannot be created — {parent} is a file; choose another path")
-            if not os.access(parent, os.W_OK):
-                raise XlsentError(f"{option} {path}: {parent} is not writable — choose another path")
-            break
-    return path
-
-
-def output_folder(path: Path, option: str = "--output") -> Path:
-    """Check a run folder's path before any heavy work: not a file, and creatable."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise XlsentError(f"{option} {path}: exists and is a file — give a folder for the run")
-    return output_file(path / "config.yaml", option).parent
-
-
-def at_least(value: float, minimum: float, option: str) -> None:
-    """One line for a numeric option out of range (checked before any model loads)."""
-    if value < minimum:
-        raise XlsentError(f"{option} {value}: must be ≥ {minimum:g}")
-
-
-def choice(value: str, allowed: tuple[str, ...], option: str) -> str:
-    if value not in allowed:
-        raise XlsentError(f"unknown {option} '{value}': use one of {', '.join(allowed)}")
-    return value
 
 
 def retrieval_table(rows: list[dict], title: str, extra_cols: tuple[str, ...] = ()) -> Table:
@@ -249,26 +211,3 @@ def with_device(sets: list[str], device: str | None) -> list[str]:
     return [*sets, *([f"models.device={device}"] if device else [])]
 DTYPE = typer.Option("auto", "--dtype", callback=_dtype, help="precision a torch model encodes in: auto (fp16 on a "
                      "CUDA GPU, fp32 elsewhere) | fp32 | fp16 | bf16")
-
-
-def check_backend(backend: str, threads: int) -> None:
-    """``--backend`` / ``--threads``, checked before any model loads."""
-    from xlsent.encoding.encoder import BACKENDS
-
-    choice(backend, BACKENDS, "--backend")
-    at_least(threads, 0, "--threads")
-
-
-def parse_filters(value: str) -> tuple[str, ...]:
-    """``--filters``: the noise filters asked for, checked before any model loads."""
-    from xlsent.data.noise_filters import NOISE_FILTERS
-
-    v = value.strip().lower()
-    if v in ("default", "all"):
-        return NOISE_FILTERS
-    if v in ("none", ""):
-        return ()
-    kinds = tuple(x.strip() for x in v.split(",") if x.strip())
-    for k in kinds:
-        choice(k, NOISE_FILTERS, "--filters entry")
-    return kinds

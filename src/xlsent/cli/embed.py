@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
-                               WORKERS, at_least, check_backend, choice, console, err_console, make_engine, output_file)
+                               WORKERS, console, err_console, make_engine)
 from xlsent.models.registry import DEFAULT_MODEL
-from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import atomic_path
 
 
 def embed_command(
@@ -46,68 +43,19 @@ def embed_command(
     gpus_per_worker: float = GPUS_PER_WORKER,
 ) -> None:
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""
-    from xlsent.data.text_source import open_source
-    from xlsent.export.load import load_encoder
-    from xlsent.mining.engine import EncoderSettings
-    from xlsent.mining.store import DTYPES, quantize
+    from xlsent.api.embedding import embed_file
 
-    to_npy = output.suffix == ".npy"
-    if to_npy:
-        output_file(output)
-    elif output.exists() and not output.is_dir():
-        raise XlsentError(f"{output}: exists and is a file — a .npy output ends in .npy; a folder gets Parquet shards")
-    check_backend(backend, threads)
-    choice(precision, DTYPES, "--precision")
-    at_least(batch_size, 1, "--batch-size")
-    at_least(chunk_words, 0, "--chunk-words")
-    at_least(shard_size, 1, "--shard-size")
-    if center and not to_npy:
-        raise XlsentError("--center goes with a .npy output")
-    means = None
-    if center:
-        from xlsent.encoding.encoder import source_folder
-        from xlsent.models.language_means import read_language_means
-
-        if not lang:
-            raise XlsentError("--center needs --lang CODE (whose mean vector to subtract)")
-        means = read_language_means(source_folder(model))
-        if means is None:
-            raise XlsentError(f"--center: {model} carries no language means — run xlsent models calibrate {model} "
-                              f"--lang {lang}=FILE first")
-        means.mean(lang)  # an uncalibrated language is one line, before the model loads
-    source = open_source(input, text_column, id_column)  # a missing file or column: one line, before the model
     runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
-    # one process, one matrix: every text read (a blank one is an error) before the model loads; shards read their
-    # own rows when they run
-    texts = source.read(0, source.rows)[1] if to_npy and runner is None else None
-    encoder = load_encoder(model, backend=backend, threads=threads, batch_size=batch_size, normalize=normalize,
-                           chunk_words=chunk_words, show_progress=runner is None and to_npy)
-    if to_npy and runner is None:  # one process: every text at once, as always
-        vecs = encoder.encode(texts, lang or None)
-    else:
-        from xlsent.mining.embed_job import embed_corpus, read_shards
-
-        folder = output.with_name(output.name + ".work") if to_npy else output
-        manifest = embed_corpus(source, folder, encoder, EncoderSettings(model, backend, threads, device, dtype), runner,
-                                shard_size, normalize, chunk_words, lang, overwrite,
-                                lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"),
-                                precision if not to_npy else "float32")  # .npy: quantized once, at the end
-        if not to_npy:
-            console.print(f"wrote {output}: {manifest['rows']} rows × {manifest['dimension']} in "
-                          f"{len(manifest['shards'])} Parquet shard(s) + {output / '_manifest.json'}")
-            return
-        vecs = read_shards(folder)[1]
-    if means is not None:
-        vecs = means.apply(vecs, lang)
-    vecs = quantize(vecs, precision)
-    with atomic_path(output) as tmp:
-        with open(tmp, "wb") as fh:
-            np.save(fh, vecs)
-    if runner is not None:
-        import shutil
-
-        shutil.rmtree(output.with_name(output.name + ".work"), ignore_errors=True)
-    rows = len(vecs)
-    dim = encoder.dimension
+    res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision, normalize=normalize,
+                     batch_size=batch_size, chunk_words=chunk_words, text_column=text_column, id_column=id_column,
+                     shard_size=shard_size, overwrite=overwrite, backend=backend, threads=threads, device=device,
+                     dtype=dtype, engine=runner,
+                     on_progress=lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"),
+                     show_progress=True)
+    if res.shards:
+        console.print(f"wrote {output}: {res.rows} rows × {res.dimension} in {res.shards} Parquet shard(s) + "
+                      f"{output / '_manifest.json'}")
+        return
+    dim = res.dimension
     layout = {"int8": f"records (scale, q[{dim}])", "ubinary": f"{dim // 8} packed bytes a row"}.get(precision, "")
-    console.print(f"wrote {output}: {rows} rows × {dim} dimensions, {precision}" + (f", {layout}" if layout else ""))
+    console.print(f"wrote {output}: {res.rows} rows × {dim} dimensions, {precision}" + (f", {layout}" if layout else ""))

@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from xlsent.cli.common import (BACKEND, DEVICE, DTYPE, THREADS, at_least, beside_table, check_backend, choice, console,
                                err_console, output_file, retrieval_table)
-from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many, mean_row
+from xlsent.evaluation.retrieval import SIMILARITIES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
@@ -57,55 +57,26 @@ def retrieval(
 
     With ``--queries N`` (Mao et al. 2021: 2,000 queries among 200k sentences), N pairs are drawn and each
     query is searched among all of the pool's other-side sentences and the distractor files' lines."""
-    check_backend(backend, threads)
-    output_file(output)
-    from xlsent.data.bundled import is_bundled, split_by_language
-    from xlsent.data.pairs import load_pairs, side_langs
+    from xlsent.api.evaluation import evaluate
 
-    choice(similarity, SIMILARITIES, "--similarity")
-    if bool(pairs) == bool(dataset):
-        raise XlsentError("give exactly one of --pairs FILE or --dataset NAME")
-    if dataset and not is_bundled(dataset):
-        raise XlsentError(f"unknown dataset '{dataset}': see xlsent data list (e.g. bible-en-ny:test, udhr, udhr:nya); "
-                          "a file goes in --pairs")
-    for value, minimum, option in ((sample, 0, "--sample"), (resamples, 1, "--resamples"), (k_nn, 1, "--k-nn"),
-                                   (chunk_words, 0, "--chunk-words"), (queries, 0, "--queries")):
-        at_least(value, minimum, option)
-    if (src_distractors or tgt_distractors) and not queries:
-        raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
-    extra = {side: _distractors(path, option) for side, path, option in (
-        ("src", src_distractors, "--src-distractors"), ("tgt", tgt_distractors, "--tgt-distractors")) if path}
+    output_file(output)
     if resamples < 1000:
         err_console.print(f"[yellow]note: {resamples} bootstrap resamples (< 1,000) give rough CIs[/yellow]")
-    source = pairs or dataset
-    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False, sample=sample, seed=seed)
-    for line in loaded.notes():
-        err_console.print(f"[dim]{escape(line)}[/dim]")
-    ds = loaded.dataset
-    langs = list(dict.fromkeys(ds["tgt_lang"])) if "tgt_lang" in ds.column_names else [""]
-    split = by_language if by_language is not None else len(langs) > 1
-    parts = split_by_language(ds) if split else {source: ds}
-    groups = {name: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for name, p in parts.items()}
-    if queries:
-        small = {name: len(g[0]) for name, g in groups.items() if len(g[0]) < queries}
-        if small:
-            raise XlsentError(f"--queries {queries}: more than the pool's pairs ({', '.join(f'{k}: {v}' for k, v in small.items())}) "
-                              "— give fewer queries")
-        from xlsent.evaluation.retrieval import evaluate_queries
-
-        enc = _encoder(model, chunk_words, backend, threads)
-        results = [evaluate_queries(src, tgt, enc, queries, model, similarity, resamples, seed, k_nn, sl, tl, name,
-                                    extra.get("src", ()), extra.get("tgt", ()), center)
-                   for name, (src, tgt, sl, tl) in groups.items()]
-    else:
-        results = evaluate_many(groups, _encoder(model, chunk_words, backend, threads), model, similarity, resamples,
-                                seed, k_nn, source, center, beside)
+    extra = {side: _distractors(path, option) for side, path, option in (
+        ("src", src_distractors, "--src-distractors"), ("tgt", tgt_distractors, "--tgt-distractors")) if path}
+    ev = evaluate(model, "retrieval", pairs=pairs, dataset=dataset, backend=backend, threads=threads, device=device,
+                  dtype=dtype, chunk_words=chunk_words, show_progress=True,
+                  on_note=lambda line: err_console.print(f"[dim]{escape(line)}[/dim]"), similarity=similarity,
+                  center=center, beside=beside, k_nn=k_nn, resamples=resamples, seed=seed, sample=sample,
+                  by_language=by_language, on_bad_lines=on_bad_lines, queries=queries,
+                  src_distractors=extra.get("src", ()), tgt_distractors=extra.get("tgt", ()))
+    results, source = ev.results, pairs or dataset
     rows = retrieval_rows(results)
     pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
             "candidates, " if queries else "")
     scoring = f"centered {similarity}" if center else similarity
     table = retrieval_table(rows, f"{model} on {source} ({pool}{scoring})")
-    m = mean_row(results) if len(results) > 1 else None
+    m = ev.mean()
     if m:
         table.add_row("mean", str(sum(r.n for r in results)), *[
             f"{m[d][f'p@{k}']:.3f}" for d in ("src2tgt", "tgt2src") for k in (1, 5, 10)
@@ -114,8 +85,7 @@ def retrieval(
     side = beside_table(rows, m, f"beside it: P@1 of other scorings (center = each side's pool mean; k = {k_nn})")
     if side is not None:
         console.print(side)
-    payload = results[0].to_dict() if len(results) == 1 else [r.to_dict() for r in results]
-    _write(payload, output)
+    _write(ev.to_dict(), output)
 
 
 def _distractors(path: Path, option: str) -> list[str]:
@@ -147,7 +117,7 @@ BAD = typer.Option("error", help="error | skip")
 
 def _encoder(model: str, chunk_words: int, backend: str = "auto", threads: int = 0):
     """The model's encoder on the chosen backend (a word-gloss model glosses non-English text itself)."""
-    from xlsent.export.load import load_encoder
+    from xlsent.exporter.load import load_encoder
 
     return load_encoder(model, backend=backend, threads=threads, chunk_words=chunk_words, show_progress=True,
                         memo=True)
@@ -168,18 +138,16 @@ def sts(
     dtype: str = DTYPE,
 ) -> None:
     """Pearson and Spearman correlation with gold scores for cosine, Euclidean, Manhattan and dot."""
-    check_backend(backend, threads)
     output_file(output)
     from rich.table import Table
 
-    from xlsent.data.sts import read_sts
-    from xlsent.evaluation.sts import STS_SIMILARITIES, evaluate_sts
+    from xlsent.api.evaluation import evaluate
+    from xlsent.evaluation.sts import STS_SIMILARITIES
 
-    ds, report = read_sts(data, on_bad_lines)
-    for line in report.lines():
-        err_console.print(f"[dim]{escape(line)}[/dim]")
-    res = evaluate_sts(ds["sentence1"], ds["sentence2"], ds["score"], _encoder(model, chunk_words, backend, threads), model, str(data),
-                       resamples, seed)
+    res = evaluate(model, "sts", data=data, backend=backend, threads=threads, device=device, dtype=dtype,
+                   chunk_words=chunk_words, show_progress=True, resamples=resamples, seed=seed,
+                   on_bad_lines=on_bad_lines,
+                   on_note=lambda line: err_console.print(f"[dim]{escape(line)}[/dim]")).results[0]
     t = Table(title=f"{model} on {data} (n = {res.n})")
     for c in ("similarity", "Spearman ρ [95% CI]", "Pearson r"):
         t.add_column(c, justify="left" if c == "similarity" else "right")
@@ -345,7 +313,7 @@ def mining(
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
     from xlsent.mining.store import DTYPES
-    from xlsent.export.load import load_encoder
+    from xlsent.exporter.load import load_encoder
 
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
@@ -539,7 +507,7 @@ def align(
     dtype: str = DTYPE,
 ) -> None:
     """Sentence-alignment strict and lax precision, recall and F1 (Vecalign's scorer, micro-averaged)."""
-    from xlsent.cli.align import align_options
+    from xlsent.api.alignment import align_config
     from xlsent.data.alignment import BIBLE_ALIGN, read_alignment
     from xlsent.evaluation.alignment import evaluate_alignment, score_alignments
 
@@ -551,10 +519,10 @@ def align(
         if not model:
             raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
         check_backend(backend, threads)
-        cfg = align_options(max_overlap, deletion_quantile, 5, plain, runs, length_weight)
-        from xlsent.align.vecalign import EMBED_BATCH, align_documents
+        cfg = align_config(max_overlap, deletion_quantile, 5, plain, runs, length_weight)
+        from xlsent.aligner.vecalign import EMBED_BATCH, align_documents
         from xlsent.data.alignment import bible_align
-        from xlsent.export.load import load_encoder
+        from xlsent.exporter.load import load_encoder
 
         docs = bible_align(dataset)
         encoder = load_encoder(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)

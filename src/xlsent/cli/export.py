@@ -7,9 +7,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import at_least, console, err_console
-from xlsent.export.quantize import PARTS
-from xlsent.utils.errors import XlsentError
+from xlsent.cli.common import console, err_console
+from xlsent.exporter.quantize import PARTS
 
 
 def export_command(
@@ -42,46 +41,13 @@ def export_command(
     keep_fp32: bool = typer.Option(False, help="with --int8: keep the fp32 graph too (model.fp32.onnx)"),
 ) -> None:
     """Export a model to ONNX: the whole sentence-transformers pipeline in one graph, checked against the model."""
-    from xlsent.export.folder import export_model, is_export_folder
-    from xlsent.export.quantize import Int8Settings, default_int8
-    from xlsent.export.vocab import VocabSettings
+    from xlsent.api.exporting import export
 
-    if output.exists() and not output.is_dir():
-        raise XlsentError(f"--output {output}: exists and is a file — give a folder")
-    if output.is_dir() and any(output.iterdir()) and not is_export_folder(output):
-        raise XlsentError(f"--output {output}: a folder that is not an export — choose an empty or new folder")
-    int8_options = (smooth, fp32_parts, fp32_layers, attention, embeddings, reduce_range)
-    if not int8 and any(x not in (None, "", False) for x in int8_options):
-        raise XlsentError("--smooth, --fp32-parts, --fp32-layers, --int8-attention, --int8-embeddings "
-                          "and --reduce-range apply to --int8 only — add --int8")
-    settings = None
-    if int8:
-        base = default_int8()
-        try:
-            layers = [int(x) for x in fp32_layers.split(",") if x.strip()]
-        except ValueError:
-            raise XlsentError(f"--fp32-layers {fp32_layers!r}: give comma-separated layer numbers, e.g. 0,11") from None
-        settings = Int8Settings(
-            per_channel=per_channel, reduce_range=reduce_range, attention=attention, embeddings=embeddings,
-            fp32_parts=base.fp32_parts if fp32_parts is None else _parts(fp32_parts),
-            fp32_layers=layers, smooth=base.smooth if smooth is None else smooth, calibration=calibration)
-        if settings.smooth > 0:
-            _check_text_source(calibration, "--calibration")
-    vocab = None
-    if (tail_rank or tail_pq) and keep_vocab is None:
-        raise XlsentError(f"{'--tail-rank' if tail_rank else '--tail-pq'} applies to --keep-vocab only — add "
-                          "--keep-vocab N (the pieces that keep full rows)")
-    if keep_vocab is not None:
-        at_least(keep_vocab, 0, "--keep-vocab")
-        at_least(tail_rank, 0, "--tail-rank")
-        at_least(tail_pq, 0, "--tail-pq")
-        texts = None if vocab_texts.lower() == "none" else vocab_texts
-        if texts:
-            _check_text_source(texts, "--vocab-texts")
-        vocab = VocabSettings(top=keep_vocab, texts=texts, tail_rank=tail_rank, tail_pq=tail_pq)
-        _check_tail_pq(model, tail_pq)
-    manifest = export_model(model, output, int8=settings, keep_vocab=vocab, keep_fp32=keep_fp32,
-                            log=lambda m: err_console.print(escape(m), style="dim"))
+    manifest = export(model, output, int8=int8, smooth=smooth, fp32_parts=fp32_parts, fp32_layers=fp32_layers,
+                      int8_attention=attention, int8_embeddings=embeddings, per_channel=per_channel,
+                      reduce_range=reduce_range, calibration=calibration, keep_vocab=keep_vocab, vocab_texts=vocab_texts,
+                      tail_rank=tail_rank, tail_pq=tail_pq, keep_fp32=keep_fp32,
+                      on_note=lambda m: err_console.print(escape(m), style="dim")).manifest
     c = manifest.checks
     console.print(f"wrote {output} ({c['size_bytes'] / 2**20:.0f} MiB, {'int8' if int8 else 'fp32'}"
                   f"{', vocabulary ' + format(manifest.vocab['kept'], ',') if manifest.vocab else ''}"
@@ -95,36 +61,3 @@ def _tail_note(vocab: dict | None, tail_rank: int, tail_pq: int) -> str:
         return ""
     how = f"{tail_pq} codes a row" if tail_pq else f"rank {tail_rank}"
     return f" ({vocab.get('low_rank_rows', 0):,} at {how})"
-
-
-def _check_tail_pq(model: str, slots: int) -> None:
-    """--tail-pq must divide the model's width: said before the model loads, when its config can be read."""
-    if not slots:
-        return
-    import json
-
-    from xlsent.models.registry import REGISTRY
-
-    if model in REGISTRY:
-        width = REGISTRY[model].width
-    else:
-        try:  # a local folder's config; anything else is checked by the export itself, after loading
-            config = json.loads((Path(model) / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        width = config.get("hidden_size") or config.get("d_model")
-    if width:
-        from xlsent.export.tail_embedding import check_slots
-
-        check_slots(int(width), slots)
-
-
-def _parts(option: str) -> list[str]:
-    return [] if option.strip().lower() == "none" else [p.strip() for p in option.split(",") if p.strip()]
-
-
-def _check_text_source(spec: str, option: str) -> None:
-    from xlsent.data.bundled import is_bundled
-
-    if not is_bundled(spec) and not Path(spec).is_file():
-        raise XlsentError(f"{option} {spec}: neither a bundled pair set (xlsent data list) nor a file")

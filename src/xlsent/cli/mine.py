@@ -9,21 +9,8 @@ import typer
 from rich.markup import escape
 
 from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
-                               WORKERS, at_least, check_backend, choice, console, err_console, make_engine, output_file)
+                               WORKERS, choice, console, err_console, make_engine)
 from xlsent.models.registry import DEFAULT_MODEL
-from xlsent.utils.errors import XlsentError
-
-
-def parse_threshold(value: str) -> float | str | None:
-    """``--threshold``: auto, none, or a number — checked before any model loads."""
-    v = value.strip().lower()
-    if v in ("auto", "none"):
-        return None if v == "none" else "auto"
-    try:
-        return float(v)
-    except ValueError:
-        raise XlsentError(f"--threshold {value}: not a number — give auto (default), none (keep all) "
-                          "or a number such as 1.02") from None
 
 
 def mine_command(
@@ -80,59 +67,18 @@ def mine_command(
     gpus_per_worker: float = GPUS_PER_WORKER,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
-    from xlsent.data.splitting import SPLITTERS
-    from xlsent.mining.index import IndexConfig
-    from xlsent.mining.job import MineConfig, open_input
-    from xlsent.mining.store import DTYPES
-    from xlsent.mining.mine import input_summary, is_document_source, mine, read_mining_input, save
+    from xlsent.api.mining import mine
 
-    choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
-    choice(margin, ("ratio", "distance", "absolute"), "--margin")
-    choice(index, ("auto", "exact", "ivf", "ivfpq"), "--index")
-    choice(precision, DTYPES, "--precision")
-    if precision == "ubinary" and index in ("ivf", "ivfpq"):
-        raise XlsentError(f"--precision ubinary is searched by an exact binary index, not --index {index}: leave "
-                          "--index auto, or store int8 for an IVF index")
-    choice(splitter, SPLITTERS, "--splitter")
-    cut = parse_threshold(threshold)
-    from xlsent.cli.common import parse_filters
-    from xlsent.data.langid import language_code
-
-    kinds = parse_filters(filters)
-    for code, option in ((src_lang, "--src-lang"), (tgt_lang, "--tgt-lang")):
-        if code:
-            language_code(code, option)
-    check_backend(backend, threads)
-    output_file(output)
-    for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
-                                   (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
-                                   (memory_gib, 0.01, "--memory-gib")):
-        at_least(value, minimum, option)
-    cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
-                     index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
-                     dtype=precision, batch_size=batch_size, memory_gib=memory_gib,
-                     center=center)
-    work = workdir or output.with_name(output.name + ".work")
+    choice(engine, ("local", "ray"), "--engine")
     runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
-    inputs, sides = {}, []
-    for name, path, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
-        if documents or path.suffix == ".gz" or is_document_source(path):  # split or unpacked here, in one process
-            texts, report = read_mining_input(path, lang, documents, splitter)
-        else:  # a plain file: de-duplicated by blocks on the engine, never read whole into this process
-            texts = open_input(work, name, path, cfg, runner)
-            report = texts.report()
-        for line in report.lines():
-            err_console.print(f"[dim]{line}[/dim]")
-        inputs[name] = input_summary(report)
-        sides.append(texts)
-    from xlsent.export.load import load_encoder
-    from xlsent.mining.engine import EncoderSettings
-
-    encoder = load_encoder(model, backend=backend, threads=threads)
-    result = mine(sides[0], sides[1], model, work, cfg, encoder=encoder, overwrite=overwrite, console=err_console, inputs=inputs,
-                  src_lang=src_lang, tgt_lang=tgt_lang, engine=runner,
-                  encoder_settings=EncoderSettings(model, backend, threads, device, dtype), noise_filters=kinds)
-    summary = save(result, output)
+    result = mine(src, tgt, model=model, threshold=threshold, output=output, workdir=workdir, k=k, mode=mode,
+                  margin=margin, dedupe=dedupe, center=center, index=index, nprobe=nprobe, nlist=nlist,
+                  shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
+                  documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
+                  overwrite=overwrite, backend=backend, threads=threads, device=device, dtype=dtype, engine=runner,
+                  on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
+                  show_progress=True)
+    summary = output.with_name(output.name + ".json")
     s = result.summary
     sel = s["selection"]
     if "auto_threshold" in sel:

@@ -6,7 +6,7 @@ import json
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, console
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, console
 from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
@@ -89,36 +89,19 @@ def calibrate_command(
     dtype: str = DTYPE,
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
-    import random
-    from pathlib import Path
-
-    from xlsent.data.readers import read_lines
+    from xlsent.api.models import calibrate
     from xlsent.encoding.encoder import source_folder
-    from xlsent.export.load import load_encoder
-    from xlsent.models.language_means import calibrate, language_code, read_language_means
+    from xlsent.models.language_means import MEANS_FILE
 
-    check_backend(backend, threads)
-    at_least(sample, 0, "--sample")
     files: dict[str, str] = {}
     for item in lang:
         code, sep, path = item.partition("=")
         if not sep or not code.strip() or not path:
             raise XlsentError(f"--lang {item}: give CODE=FILE, e.g. --lang nya=chichewa.txt")
-        if not Path(path).is_file():
-            raise XlsentError(f"--lang {item}: no such file {path}")
-        files[language_code(code)] = path
-    texts: dict[str, list[str]] = {}
-    for code, path in files.items():
-        lines = list(dict.fromkeys(x.strip() for x in read_lines(Path(path)) if x.strip()))
-        if sample and sample < len(lines):
-            lines = random.Random(0).sample(lines, sample)
-        if not lines:
-            raise XlsentError(f"--lang {code}={path}: the file holds no text")
-        texts[code] = lines
-    folder = source_folder(name)  # the folder named (never a cached export): serve and embed --center read it there
-    encoder = load_encoder(name, backend=backend, threads=threads, normalize=True, show_progress=True)
-    means = calibrate(encoder.encode, texts, files, read_language_means(folder))
-    path = means.save(folder)
+        files[code] = path
+    means = calibrate(name, files, sample=sample, backend=backend, threads=threads, device=device, dtype=dtype,
+                      show_progress=True)
+    path = source_folder(name) / MEANS_FILE
     t = Table(title=f"language means in {path}")
     for c in ("language", "texts", "source"):
         t.add_column(c)

@@ -1,8 +1,9 @@
 """``xlsent train <recipe>``: config file + ``--preset`` + ``--set`` overrides → a sentence-transformers model folder.
 
-One command per entry of :data:`xlsent.recipes.registry.REGISTRY`, all with the same options: the
-config is merged and validated before any model loads, the recipe trains, its evaluation hook
-returns the held-out metrics, and only this module prints them.
+One command per entry of :data:`xlsent.recipes.registry.REGISTRY`, all with the same options and an optional
+first argument, the data it trains on (``xlsent train adapt PAIRS -o DIR``). The command is
+:func:`xlsent.train` (:mod:`xlsent.api.training`): the config is merged and validated before any model loads,
+the recipe trains, its evaluation hook returns the held-out metrics; only this module prints them.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from pathlib import Path
 import typer
 
 from xlsent.cli.common import TRAIN_DEVICE as DEVICE
-from xlsent.cli.common import console, err_console, output_folder, show_note, size_table, summary_table, with_device
+from xlsent.cli.common import console, output_folder, show_note, size_table, summary_table
+from xlsent.recipes.config import dump_config
 from xlsent.recipes.registry import REGISTRY, Recipe
-from xlsent.recipes.config import dump_config, load_config
-from xlsent.utils.io import write_json_atomic
 
 app = typer.Typer(help="Train a model with one of the recipes.", no_args_is_help=True)
 
@@ -36,55 +36,49 @@ SHOW = typer.Option(False, help="print the merged config and exit")
 NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation after training")
 
 
-def _config(recipe: str, config, set_, preset, show: bool, output: Path | None = None) -> dict | None:
-    """The merged, validated config (every value checked before any model loads); None after --show-config."""
-    cfg = load_config(recipe, config, set_, preset)
-    if output is not None:
-        output_folder(output)
-    if show:
-        console.print(dump_config(cfg), markup=False)
-        return None
-    return cfg
+def _data_argument(recipe: Recipe):
+    """The optional positional argument: what the recipe trains on (its config key, ``recipe.data_key``)."""
+    what = {"train.pairs": "your pairs: a TSV (src<TAB>tgt, optional header of language codes), JSONL or Moses A,B "
+                           "file, or a bundled dataset name",
+            "train.spans": "structural spans: an `xlsent data structural-words` output or a bundled set",
+            "train.data": "training file (or a bundled set)"}[recipe.data_key]
+    return typer.Argument(None, metavar="[DATA]", show_default=False,
+                          help=f"{what} (= --set {recipe.data_key}=…; default: the recipe's own)")
 
 
-def _render(recipe: Recipe, report, output: Path) -> None:
-    from xlsent.report.model_card import write_model_card
-
-    if report.sizes:
-        console.print(size_table(report.sizes))
-    m = None
-    if report.metrics is not None:
-        report.metrics.recipe = recipe.name
-        m = report.metrics.to_dict()
-        write_json_atomic(output / "metrics.json", m)  # schema xlsent.metrics/1 (README)
-        console.print(summary_table(m, report.title))
+def _render(recipe: Recipe, run, output: Path) -> None:
+    if run.sizes:
+        console.print(size_table(run.sizes))
+    if run.metrics is not None:
+        console.print(summary_table(run.metrics, run.title))
         console.print(f"metrics: {output / 'metrics.json'}")
-    elif (output / "metrics.json").exists():
-        (output / "metrics.json").unlink()  # an earlier run's figures must not sit beside this model
-    card = write_model_card(recipe, output, report.model, m)
-    how = "" if recipe.name in ("tagger", "titles") else f"  (SentenceTransformer('{report.model}'))"
-    console.print(f"model: {report.model}{how}; model card: {card}")
-    if report.usage:
-        console.print(report.usage)
+    how = "" if recipe.name in ("tagger", "titles") else f"  (SentenceTransformer('{run.model_path}'))"
+    console.print(f"model: {run.model_path}{how}; model card: {run.model_card}")
+    if run.usage:
+        console.print(run.usage)
 
 
 def _command(recipe: Recipe):
-    def command(output: Path = OUTPUT, config: Path = CONFIG, set_: list[str] = SET, preset: str = _preset_option(recipe),
-                show_config: bool = SHOW, no_eval: bool = NO_EVAL, device: str = DEVICE) -> None:
-        cfg = _config(recipe.name, config, with_device(set_, device), preset,
-                      show_config, output)
-        if cfg is None:
+    def command(data: str = _data_argument(recipe), output: Path = OUTPUT, config: Path = CONFIG,
+                set_: list[str] = SET, preset: str = _preset_option(recipe), show_config: bool = SHOW,
+                no_eval: bool = NO_EVAL, device: str = DEVICE) -> None:
+        from xlsent.api.training import recipe_config, run_recipe
+
+        cfg = recipe_config(recipe.name, data, settings=list(set_), config=config, preset=preset, device=device)
+        output_folder(output)
+        if show_config:
+            console.print(dump_config(cfg), markup=False)
             return
-        result = recipe.train_fn()(cfg, output, show_note)
         from xlsent.training.processes import is_main_process
 
-        if not is_main_process():  # under torchrun / accelerate launch: the main process evaluates and reports
-            return
-        if not no_eval:
+        if not no_eval and is_main_process():
             chose = cfg.eval.get("pairs") == "holdout"  # adapt: the held-out part of the training file
-            err_console.print("held-out evaluation (" + ("the held-out pairs also chose the step; the UDHR is reported only"
-                              if chose else "reported only; never used to pick a checkpoint") + ")")
-        _render(recipe, recipe.evaluate_fn()(cfg, result, output, show_note, no_eval), output)
+            show_note("held-out evaluation after training (" + (
+                "the held-out pairs also choose the step; the UDHR is reported only" if chose
+                else "reported only; never used to pick a checkpoint") + ")")
+        run = run_recipe(recipe.name, cfg, output, evaluate=not no_eval, on_note=show_note)
+        if is_main_process():  # under torchrun / accelerate launch: the main process reports
+            _render(recipe, run, output)
 
     command.__doc__ = recipe.help
     command.__name__ = recipe.name.replace("-", "_")

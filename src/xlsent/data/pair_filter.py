@@ -24,7 +24,7 @@ expression), and kept the 2,016 most similar of the ~7,000 left. Here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -46,9 +46,10 @@ class FilteredPairs:
     notes: list[str]
     noise: NoiseReport | None = None
     threshold: float | None = None
+    about: dict = field(default_factory=dict)  # source, rank_by, languages, read: what the summary JSON opens with
 
     def to_dict(self) -> dict:
-        return {"kept": len(self.rows), "cleaning": self.report.to_dict(),
+        return {**self.about, "kept": len(self.rows), "cleaning": self.report.to_dict(),
                 "noise_filters": self.noise.to_dict() if self.noise else None, "threshold": self.threshold,
                 "notes": self.notes}
 

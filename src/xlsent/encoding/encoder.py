@@ -175,7 +175,7 @@ class Encoder:
                                   "(or auto), or give the source model for torch")
             if backend == "onnx" and not exported:
                 raise XlsentError(f"{name_or_path}: not an exported folder — export it (xlsent export), or load it "
-                                  "with xlsent.export.load_encoder, which exports a torch model once into the cache")
+                                  "with xlsent.exporter.load_encoder, which exports a torch model once into the cache")
             if exported:
                 from xlsent.encoding.onnx_backend import OnnxBackend
 

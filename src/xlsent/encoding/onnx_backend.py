@@ -66,7 +66,7 @@ class OnnxBackend:
     """An exported folder as a :class:`~xlsent.encoding.encoder.Backend`.
 
     Args:
-        folder: a folder written by :func:`xlsent.export.folder.export_model`.
+        folder: a folder written by :func:`xlsent.exporter.folder.export_model`.
         threads: onnxruntime intra-op threads (0 = its default).
         spin: let those threads busy-wait between operators (see :func:`session_options`).
         batch_tokens: the most padded pieces (texts × longest text) one forward pass holds; a larger batch is run

@@ -1,10 +1,10 @@
 """The exported folder's format, as the ONNX backend reads it: the manifest ``xlsent_onnx.json``.
 
-An exported folder (written by :func:`xlsent.export.folder.export_model`, ``xlsent export``) holds ``model.onnx``,
+An exported folder (written by :func:`xlsent.exporter.folder.export_model`, ``xlsent export``) holds ``model.onnx``,
 the tokenizer files and this manifest: the model's prompt, maximum length, lower-casing, pad id, dimension, whether
 rows come out unit-length, the source model and its fingerprint, the int8 and vocabulary settings and the export
 checks. The reader lives here, with :class:`xlsent.encoding.onnx_backend.OnnxBackend`; the writer in
-:mod:`xlsent.export`, a layer above.
+:mod:`xlsent.exporter`, a layer above.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """Deployable models: ONNX export of the whole sentence-transformers pipeline, int8, vocabulary trimming.
 
-* :mod:`xlsent.export.graph` — one ONNX graph from token ids to the model's sentence vector (transformer,
+* :mod:`xlsent.exporter.graph` — one ONNX graph from token ids to the model's sentence vector (transformer,
   pooling, every Dense / Normalize / centering module), checked against ``SentenceTransformer.encode``;
-* :mod:`xlsent.export.quantize` — int8 settings and the quantisation passes (dynamic, sensitive nodes kept
+* :mod:`xlsent.exporter.quantize` — int8 settings and the quantisation passes (dynamic, sensitive nodes kept
   in fp32, SmoothQuant-style scaling calibrated on bundled training text; the int8 options measured and not
   adopted live in ``benchmarks/experiments/``);
-* :mod:`xlsent.export.vocab` — vocabulary trimming: keep the pieces chosen texts use, remap ids, rebuild the
+* :mod:`xlsent.exporter.vocab` — vocabulary trimming: keep the pieces chosen texts use, remap ids, rebuild the
   tokenizer so that it re-segments with what is left;
-* :mod:`xlsent.export.folder` — the exported folder (``model.onnx``, tokenizer, ``xlsent_onnx.json``) and
+* :mod:`xlsent.exporter.folder` — the exported folder (``model.onnx``, tokenizer, ``xlsent_onnx.json``) and
   :func:`export_model`, what ``xlsent export`` runs;
-* :mod:`xlsent.export.load` — ``--backend onnx`` on a torch model: exported once into the cache.
+* :mod:`xlsent.exporter.load` — ``--backend onnx`` on a torch model: exported once into the cache.
 
 The folder is read one layer down, by :mod:`xlsent.encoding.onnx_folder` (the manifest) and
 :class:`xlsent.encoding.onnx_backend.OnnxBackend`; the encoder never exports.

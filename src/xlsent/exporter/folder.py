@@ -2,7 +2,7 @@
 
 An exported folder holds:
 
-* ``model.onnx`` — the whole pipeline (:mod:`xlsent.export.graph`), fp32 or int8;
+* ``model.onnx`` — the whole pipeline (:mod:`xlsent.exporter.graph`), fp32 or int8;
 * ``tokenizer.json`` (+ the Hugging Face tokenizer files) — the model's fast tokenizer, trimmed with the
   vocabulary when ``keep_vocab`` is given;
 * ``xlsent_onnx.json`` — the manifest: the model's prompt, maximum length, lower-casing, pad id,
@@ -53,8 +53,8 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
     """Export ``source`` (a registered name or model folder) to the ONNX folder ``output``.
 
     Args:
-        int8: :class:`xlsent.export.quantize.Int8Settings`, or None for fp32.
-        keep_vocab: :class:`xlsent.export.vocab.VocabSettings`, or None to keep the whole vocabulary.
+        int8: :class:`xlsent.exporter.quantize.Int8Settings`, or None for fp32.
+        keep_vocab: :class:`xlsent.exporter.vocab.VocabSettings`, or None to keep the whole vocabulary.
         texts: texts for the export checks (default :func:`check_texts`).
         keep_fp32: with ``int8``, also keep the fp32 graph as ``model.fp32.onnx``.
     """
@@ -62,7 +62,7 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
 
     from xlsent.encoding.chunked import model_normalizes
     from xlsent.encoding.onnx_backend import OnnxBackend
-    from xlsent.export.graph import export_graph
+    from xlsent.exporter.graph import export_graph
     from xlsent.models.gloss import GLOSS_META, load_gloss
     from xlsent.models.handle import load_model, model_prompt
     from xlsent.utils.device import EXPORT_DEVICE
@@ -76,7 +76,7 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
     reference = model.encode(list(texts), convert_to_numpy=True, batch_size=32)
     vocab_info = None
     if keep_vocab is not None:
-        from xlsent.export.vocab import trim_vocabulary
+        from xlsent.exporter.vocab import trim_vocabulary
 
         vocab_info = trim_vocabulary(model, keep_vocab, log=log)
     prompt = model_prompt(model)
@@ -112,7 +112,7 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
             raise XlsentError(f"{source}: the fp32 graph does not reproduce the model (cosine {cos.min():.6f} on "
                               f"{texts[worst][:60]!r}, need ≥ {FP32_MIN_COSINE}) — please report this model")
         if int8 is not None:
-            from xlsent.export.quantize import quantize
+            from xlsent.exporter.quantize import quantize
 
             manifest.int8 = quantize(fp32, tmp / "model.onnx", int8, model=model, log=log)
             manifest.model_file = "model.onnx"

@@ -39,7 +39,7 @@ from xlsent.models.handle import model_prompt
 from xlsent.utils.errors import XlsentError
 
 #: bumped whenever the exported graph changes (2: softmax NaN guards removed), so exports cached for
-#: ``--backend onnx`` (:func:`xlsent.export.load.cached_export`) are made again
+#: ``--backend onnx`` (:func:`xlsent.exporter.load.cached_export`) are made again
 GRAPH_VERSION = 2
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask")

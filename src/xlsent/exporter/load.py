@@ -12,7 +12,7 @@ from pathlib import Path
 
 from xlsent.encoding.encoder import BACKENDS, Encoder
 from xlsent.encoding.onnx_folder import is_export_folder
-from xlsent.export.graph import GRAPH_VERSION
+from xlsent.exporter.graph import GRAPH_VERSION
 from xlsent.models.handle import ModelHandle, model_fingerprint
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import cache_dir
@@ -20,8 +20,8 @@ from xlsent.utils.io import cache_dir
 
 def cached_export(name_or_path: str) -> Path:
     """An fp32 export of a torch model, made once into the cache (keyed by the model folder's fingerprint and
-    :data:`~xlsent.export.graph.GRAPH_VERSION`)."""
-    from xlsent.export.folder import export_model
+    :data:`~xlsent.exporter.graph.GRAPH_VERSION`)."""
+    from xlsent.exporter.folder import export_model
     from xlsent.models.registry import resolve_model_path
 
     source = resolve_model_path(name_or_path)

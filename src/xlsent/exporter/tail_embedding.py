@@ -21,7 +21,7 @@ of its 117.7M parameters).
 
 Ids are reordered so that the head pieces come first (``[0, head)``, in their original order, so the
 special tokens keep their ids) and the tail after them; the tokenizer is rewritten with the same order
-(:func:`xlsent.export.vocab.trimmed_tokenizer_json`), which changes ids, never segmentations.
+(:func:`xlsent.exporter.vocab.trimmed_tokenizer_json`), which changes ids, never segmentations.
 
 The module traces to ONNX as two ``Gather`` s, one small ``MatMul`` (kept fp32 by the int8 pass: its node
 name ends ``word_embeddings/MatMul``) and a ``Where``; its cost is ``tokens × r × d`` multiply-adds, under

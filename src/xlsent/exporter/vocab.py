@@ -19,7 +19,7 @@ issue 3's 50% budget. It is fixed by that budget, not tuned on any test.
 
 With ``tail_pq`` > 0 (``--tail-pq``) or ``tail_rank`` > 0 (``--tail-rank``) nothing is removed: the pieces above
 keep full rows and every other piece is stored as that many product-quantisation codes, or at that rank
-(:mod:`xlsent.export.tail_embedding`), so no word is re-segmented — the
+(:mod:`xlsent.exporter.tail_embedding`), so no word is re-segmented — the
 way to keep languages the kept text does not cover under the same parameter budget (single characters
 then need no full row: none is ever reached through re-segmentation).
 
@@ -171,7 +171,7 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
     index = torch.tensor(keep, dtype=torch.long)
     tail: list[int] = []
     if settings.keeps_tail:
-        from xlsent.export.tail_embedding import TailFactorisedEmbedding, TailProductQuantisedEmbedding
+        from xlsent.exporter.tail_embedding import TailFactorisedEmbedding, TailProductQuantisedEmbedding
 
         kept = set(keep)
         tail = [i for i in range(pieces) if i not in kept]

@@ -46,7 +46,7 @@ class LocalEngine:
 
     def encode(self, tasks: Sequence, settings: EncoderSettings, advance: Callable[[], None]) -> None:
         if tasks and self.encoder is None:
-            from xlsent.export.load import load_encoder
+            from xlsent.exporter.load import load_encoder
 
             self.encoder = load_encoder(settings.model, backend=settings.backend, threads=settings.threads)
         for task in tasks:
@@ -66,7 +66,7 @@ class EncodeWorker:
     def __init__(self, settings: EncoderSettings) -> None:
         import torch
 
-        from xlsent.export.load import load_encoder
+        from xlsent.exporter.load import load_encoder
         from xlsent.utils.device import use_device, use_encoding_dtype
 
         threads = max(1, int(settings.threads))

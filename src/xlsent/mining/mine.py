@@ -17,8 +17,26 @@ from xlsent.utils.io import atomic_path, write_json_atomic
 
 @dataclass
 class MineResult:
-    pairs: list[tuple[float, str, str]]
+    """Mined pairs, best first, and the job's summary (what ``OUTPUT.json`` holds)."""
+
+    pairs: list[tuple[float, str, str]]  # (score, src, tgt)
     summary: dict
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def to_pandas(self):
+        """The pairs as a ``pandas.DataFrame`` with columns ``score``, ``src``, ``tgt``."""
+        import pandas as pd
+
+        return pd.DataFrame(self.pairs, columns=["score", "src", "tgt"])
+
+    def to_dict(self) -> dict:
+        return self.summary
+
+    def save(self, output: str | Path) -> Path:
+        """Write ``output`` (TSV: score, src, tgt) and ``output.json`` (the summary); returns the summary's path."""
+        return save(self, output)
 
 
 def is_document_source(path: str | Path) -> bool:

@@ -40,6 +40,7 @@ class Recipe:
     train: str  # "module:function"
     evaluate: str  # "module:function"
     report_models: tuple[str, ...] = field(default_factory=tuple)  # what the held-out report compares
+    data_key: str = "train.pairs"  # the config key ``xlsent train RECIPE DATA`` sets: what the recipe trains on
 
     @staticmethod
     def _load(dotted: str) -> Callable[..., Any]:
@@ -78,7 +79,7 @@ def place(cfg) -> str:
 
 REGISTRY: dict[str, Recipe] = {r.name: r for r in (
     Recipe("adapt", "The best model for your own pairs: in-batch ranking both ways + self-distillation to the "
-           "frozen base model, the step chosen on held-out pairs (--set train.pairs=FILE).",
+           "frozen base model, the step chosen on held-out pairs (xlsent train adapt PAIRS -o DIR).",
            "none alone — in-batch ranking (Henderson et al. 2017, sentence-transformers' MultipleNegativesRankingLoss) "
            "+ X-KD's targets (Reimers & Gurevych 2020) as self-distillation", "xlsent.recipes.adapt:train_adapt",
            "xlsent.recipes.adapt:evaluate_after", ("base model", "adapted")),
@@ -103,12 +104,12 @@ REGISTRY: dict[str, Recipe] = {r.name: r for r in (
            "xlsent.recipes.multistage:evaluate_after", ("base assistant", "each stage", "student")),
     Recipe("scp", "Structural contrastive pretraining with CL-MoCo (Chen et al. 2023): aligned subject/verb/object/"
            "entity spans, per-language momentum queues, + MLM.", "Chen et al. 2023, Findings of ACL",
-           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp")),
+           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp"), "train.spans"),
     Recipe("tagger", "Token tagger (NER or POS) over any encoder: token-classification head, first sub-token labelling "
            "(Manafi 2025 §3.1; Chen et al. 2023 §4); the default trains the top 4 layers over cached lower states.",
            "Manafi 2025, §3.1; Chen et al. 2023, §4", "xlsent.recipes.tagger:train",
-           "xlsent.recipes.tagger:evaluate_after", ("trained",)),
+           "xlsent.recipes.tagger:evaluate_after", ("trained",), "train.data"),
     Recipe("titles", "Title selection: multiple-choice head over any encoder (Manafi 2025 §3.1); "
            "text<TAB>gold<TAB>distractor… files (--set train.data=FILE).", "Manafi 2025, §3.1",
-           "xlsent.recipes.titles:train", "xlsent.recipes.titles:evaluate_after", ("trained",)),
+           "xlsent.recipes.titles:train", "xlsent.recipes.titles:evaluate_after", ("trained",), "train.data"),
 )}

@@ -78,7 +78,7 @@ class Service:
         batcher's worker — inherits it, while the HTTP event loop keeps the process's priority. On a machine
         whose cores the model keeps busy, the loop then still answers at once: a 429 or a health check does not
         wait for a forward pass to give up the CPU (Linux only; elsewhere a no-op)."""
-        from xlsent.export.load import load_encoder
+        from xlsent.exporter.load import load_encoder
 
         if threading.current_thread() is not threading.main_thread():
             lower_thread_priority(self.worker_nice)

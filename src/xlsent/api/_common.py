@@ -1,0 +1,139 @@
+"""What every public function shares: where models run, option checks, encoders loaded once per process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from xlsent.utils.errors import XlsentError
+
+Note = Callable[[str], None] | None
+
+
+def output_file(path: str | Path | None, option: str = "--output") -> Path | None:
+    """Check an output file's path before any heavy work: not a folder, and its folder can be created."""
+    if path is None:
+        return None
+    path = Path(path)
+    if path.is_dir():
+        raise XlsentError(f"{option} {path}: is a folder — give a file name")
+    for parent in (path.parent, *path.parent.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise XlsentError(f"{option} {path}: cannot be created — {parent} is a file; choose another path")
+            if not os.access(parent, os.W_OK):
+                raise XlsentError(f"{option} {path}: {parent} is not writable — choose another path")
+            break
+    return path
+
+
+def output_folder(path: str | Path, option: str = "--output") -> Path:
+    """Check a run folder's path before any heavy work: not a file, and creatable."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise XlsentError(f"{option} {path}: exists and is a file — give a folder for the run")
+    return output_file(path / "config.yaml", option).parent
+
+
+def at_least(value: float, minimum: float, option: str) -> None:
+    """One line for a numeric option out of range (checked before any model loads)."""
+    if value < minimum:
+        raise XlsentError(f"{option} {value}: must be ≥ {minimum:g}")
+
+
+def choice(value: str, allowed: tuple[str, ...], option: str) -> str:
+    """One line for a word that is not one of ``allowed``."""
+    if value not in allowed:
+        raise XlsentError(f"unknown {option} '{value}': use one of {', '.join(allowed)}")
+    return value
+
+
+def place(device: str = "auto", dtype: str = "auto") -> None:
+    """Make ``device`` (``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``) the process's device and ``dtype`` the
+    precision torch models encode in; a device that is not there is one line, before any model loads."""
+    from xlsent.utils.device import use_device, use_encoding_dtype
+
+    use_device(device, "--device")
+    use_encoding_dtype(dtype, "--dtype")
+
+
+def check_backend(backend: str, threads: int) -> None:
+    """``backend`` / ``threads``, checked before any model loads."""
+    from xlsent.encoding.encoder import BACKENDS
+
+    choice(backend, BACKENDS, "--backend")
+    at_least(threads, 0, "--threads")
+
+
+def parse_threshold(value: str | float | None) -> float | str | None:
+    """A mining or filtering cut: ``"auto"``, ``"none"``/``None`` (keep every candidate) or a number."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    v = str(value).strip().lower()
+    if v in ("auto", "none"):
+        return None if v == "none" else "auto"
+    try:
+        return float(v)
+    except ValueError:
+        raise XlsentError(f"--threshold {value}: not a number — give auto (default), none (keep all) "
+                          "or a number such as 1.02") from None
+
+
+def parse_filters(value: str | tuple | list) -> tuple[str, ...]:
+    """The noise filters asked for (``"default"``, ``"none"``, a comma-separated list or a sequence), checked."""
+    from xlsent.data.noise_filters import NOISE_FILTERS
+
+    if isinstance(value, (tuple, list)):
+        kinds = tuple(str(x).strip().lower() for x in value)
+    else:
+        v = str(value).strip().lower()
+        if v in ("default", "all"):
+            return NOISE_FILTERS
+        if v in ("none", ""):
+            return ()
+        kinds = tuple(x.strip() for x in v.split(",") if x.strip())
+    for k in kinds:
+        choice(k, NOISE_FILTERS, "--filters entry")
+    return kinds
+
+
+_ENCODERS: dict[tuple, Any] = {}
+
+
+def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,
+                batch_size: int = 64, chunk_words: int = 0, show_progress: bool = False, memo: bool = False,
+                name: str | None = None):
+    """The encoder of ``model``: a registered name or folder (loaded once per process and options, so a notebook
+    that calls :func:`xlsent.embed` in a loop loads the model once), a loaded ``SentenceTransformer``, or an
+    encoder already made (returned as it is)."""
+    from xlsent.encoding.encoder import Encoder
+
+    if isinstance(model, Encoder):
+        return model
+    opts = dict(normalize=normalize, batch_size=batch_size, chunk_words=chunk_words, show_progress=show_progress,
+                memo=memo)
+    if not isinstance(model, (str, Path)):  # a SentenceTransformer the caller loaded
+        from sentence_transformers import SentenceTransformer
+
+        if not isinstance(model, SentenceTransformer):
+            raise XlsentError(f"model: give a registered name, a model folder or a SentenceTransformer, "
+                              f"not {type(model).__name__}")
+        from xlsent.models.handle import ModelHandle
+
+        path = Path(getattr(model, "_xlsent_path", "") or ".")
+        # an in-memory model has no folder to fingerprint: its own id keys any cache, never another model's
+        handle = ModelHandle(name or "model", path, model, _fingerprint=f"in-memory-{id(model)}")
+        return Encoder.load(handle, **opts)
+    from xlsent.exporter.load import load_encoder
+    from xlsent.utils.device import current_device, encoding_dtype
+
+    device = current_device()
+    key = (str(model), backend, threads, device, encoding_dtype(device), normalize, batch_size, chunk_words)
+    if memo or show_progress:  # a memo belongs to one job, and a bar to one command: never shared
+        return load_encoder(model, backend=backend, threads=threads, name=name, **opts)
+    if key not in _ENCODERS:
+        _ENCODERS[key] = load_encoder(model, backend=backend, threads=threads, name=name, **opts)
+    return _ENCODERS[key]

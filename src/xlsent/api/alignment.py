@@ -1,0 +1,112 @@
+"""Sentence alignment of two translated documents (Thompson & Koehn 2019, Vecalign, on any model): what
+``xlsent align`` runs for each document pair."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from xlsent.api._common import at_least, check_backend, encoder_for, place
+from xlsent.utils.errors import XlsentError
+
+
+@dataclass(frozen=True)
+class AlignedBlock:
+    """One block of an alignment: the sentences of each side it joins (0-based ids, in order; empty on one side
+    for a deletion) and its score (the block's normalised cost: 0 identical … about 1 as unlike as random
+    sentences; 0 for a deletion)."""
+
+    src_ids: tuple[int, ...]
+    tgt_ids: tuple[int, ...]
+    score: float
+
+    @property
+    def kind(self) -> str:
+        """``1-1``, ``2-1``, ``1-0`` (a deletion) …"""
+        return f"{len(self.src_ids)}-{len(self.tgt_ids)}"
+
+
+class Blocks(list):
+    """The blocks of an alignment, in document order (a list of :class:`AlignedBlock`); ``.alignment`` is the
+    same alignment in the form the file writers take."""
+
+    alignment: Any = None
+
+    def pairs(self, src: Sequence[str], tgt: Sequence[str]) -> list[tuple[str, str]]:
+        """The aligned texts, each side's sentences joined by a space (deletions left out)."""
+        return [(" ".join(src[i] for i in b.src_ids), " ".join(tgt[j] for j in b.tgt_ids))
+                for b in self if b.src_ids and b.tgt_ids]
+
+
+def align_config(max_overlap: int = 3, deletion_quantile: float = 0.02, search_buffer: int = 5, plain: bool = False,
+                 runs: str = "mean", length_weight: float = 0.1):
+    """The aligner's settings, checked (one line for a bad value)."""
+    from xlsent.aligner.vecalign import AlignConfig
+
+    cfg = AlignConfig(max_overlap=1 if plain else max_overlap, deletion_quantile=deletion_quantile,
+                      search_buffer=search_buffer, normalise=not plain, runs=runs,
+                      length_weight=0.0 if plain else length_weight)
+    cfg.check()
+    at_least(search_buffer, 1, "--search-buffer")
+    return cfg
+
+
+def check_lengths(name: str, n_src: int, n_tgt: int, ratio: float) -> None:
+    """Refuse a document pair whose sentence counts differ by more than ``ratio``×."""
+    if max(n_src, n_tgt) > ratio * max(1, min(n_src, n_tgt)):
+        raise XlsentError(f"{name}: {n_src} source and {n_tgt} target sentences differ by more than "
+                          f"{ratio:g}× — are these translations of the same document? (--max-length-ratio)")
+
+
+def align(src_sentences: Sequence[str], tgt_sentences: Sequence[str], *, model: Any = "e5-small",
+          max_overlap: int = 3, deletion_quantile: float = 0.02, length_weight: float = 0.1, search_buffer: int = 5,
+          runs: str = "mean", plain: bool = False, max_length_ratio: float = 4.0, src_lang: str | None = None,
+          tgt_lang: str | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
+          dtype: str = "auto") -> Blocks:
+    """Align the sentences of two translated documents: 1-1, 1-N, N-1 and N-M blocks and deletions, in time and
+    memory linear in the documents' length.
+
+    Args:
+        src_sentences: the source document, one sentence an item, in order.
+        tgt_sentences: the target document, the same.
+        model: a registered name, a model folder, a ``SentenceTransformer`` or a loaded encoder.
+        max_overlap: the most sentences on one side of a block (steps a-b with a + b ≤ this + 1).
+        deletion_quantile: a deleted sentence costs this quantile of random sentence pairs' costs (higher: fewer
+            deletions).
+        length_weight: weight of Gale–Church's length cost added to each block's (0: Vecalign's cosine cost alone).
+        search_buffer: coarse-to-fine search: nodes on each side of the coarse path.
+        runs: ``mean`` (a run of sentences gets the normalised sum of its sentences' vectors) | ``concat`` (its
+            joined text embedded, as Vecalign).
+        plain: the baseline: 1-1 steps and deletions, cost 1 − cosine.
+        max_length_ratio: refuse documents whose sentence counts differ by more than this factor.
+        src_lang, tgt_lang: the sides' languages (a word-gloss model glosses non-English text).
+        backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
+
+    Returns:
+        The blocks in document order, each with ``src_ids``, ``tgt_ids`` (0-based) and ``score``.
+
+    Example:
+        >>> import xlsent
+        >>> en = ["In the beginning God created the heaven and the earth.", "And the earth was without form."]
+        >>> ny = ["Pachiyambi Mulungu adalenga kumwamba ndi dziko lapansi.", "Dziko lapansi lidali lopanda maonekedwe."]
+        >>> [(b.src_ids, b.tgt_ids) for b in xlsent.align(en, ny)]
+        [((0,), (0,)), ((1,), (1,))]
+    """
+    from xlsent.aligner.vecalign import EMBED_BATCH, align_documents
+
+    cfg = align_config(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)
+    check_backend(backend, threads)
+    src, tgt = [str(s) for s in src_sentences], [str(t) for t in tgt_sentences]
+    for side, texts in (("src_sentences", src), ("tgt_sentences", tgt)):
+        if not texts:
+            raise XlsentError(f"{side}: no sentences — give each document as a list of its sentences")
+    check_lengths("the documents", len(src), len(tgt), max_length_ratio)
+    place(device, dtype)
+    encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
+    if not encoder.normalize:
+        encoder = encoder.replace(normalize=True)
+    a = align_documents(src, tgt, encoder.encode, encoder.dimension, cfg, (src_lang, tgt_lang))
+    scores = a.score or [0.0] * len(a.src)
+    out = Blocks(AlignedBlock(tuple(s), tuple(t), float(c)) for s, t, c in zip(a.src, a.tgt, scores))
+    out.alignment = a
+    return out

@@ -1,0 +1,191 @@
+"""Texts → vectors: a list in Python (:func:`embed`), or a file to a ``.npy`` matrix or Parquet shards
+(:func:`embed_file`, what ``xlsent embed`` runs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from xlsent.api._common import at_least, check_backend, choice, encoder_for, place
+from xlsent.utils.errors import XlsentError
+
+PRECISIONS = ("float32", "float16", "int8", "ubinary")
+
+
+def _means(model: Any, lang: str | None):
+    """The model folder's mean vector of ``lang``, checked before the model loads (for ``center``)."""
+    from xlsent.encoding.encoder import source_folder
+    from xlsent.models.language_means import read_language_means
+
+    if not lang:
+        raise XlsentError("--center needs --lang CODE (whose mean vector to subtract)")
+    if not isinstance(model, (str, Path)):
+        raise XlsentError("--center reads the language means stored in a model folder: give the model by name or "
+                          "folder")
+    means = read_language_means(source_folder(model))
+    if means is None:
+        raise XlsentError(f"--center: {model} carries no language means — run xlsent models calibrate {model} "
+                          f"--lang {lang}=FILE first")
+    means.mean(lang)  # an uncalibrated language is one line, before the model loads
+    return means
+
+
+def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | None = None, center: bool = False,
+          precision: str = "float32", normalize: bool = False, batch_size: int = 64, chunk_words: int = 0,
+          backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
+          show_progress: bool = False) -> np.ndarray:
+    """Embed texts.
+
+    Args:
+        texts: one text or a list of texts (a blank text is an error: it would shift the rows).
+        model: a registered name (``e5-small``, ``minilm-en``), a model folder (a trained run's ``model/``, an
+            exported ONNX folder), or a ``SentenceTransformer`` from :func:`xlsent.load`. A model given by name
+            is loaded once per process and options.
+        lang: the texts' language (``ny``, ``nya``, ``en`` …): a word-gloss model glosses any language but English;
+            ``center`` needs it.
+        center: subtract the language's mean vector stored in the model folder (:func:`xlsent.calibrate`) and
+            re-normalise.
+        precision: ``float32`` | ``float16`` | ``int8`` (records of a float32 ``scale`` and int8 ``q``, the vector
+            ≈ ``q × scale``) | ``ubinary`` (the sign bits packed into uint8, d/8 bytes a row).
+        normalize: unit-length rows.
+        batch_size: texts per forward pass (batches are sorted by length).
+        chunk_words: chunked pooling: texts longer than N words are embedded in ≤ N-word chunks and averaged
+            (0 = off).
+        backend: ``auto`` (an exported folder runs on onnxruntime, any other model on torch) | ``torch`` |
+            ``onnx`` (a torch model is exported once, fp32, into the cache).
+        threads: threads of the backend (0 = its default).
+        device: ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``.
+        dtype: the precision a torch model encodes in: ``auto`` (fp16 on a CUDA GPU, fp32 elsewhere) | ``fp32``
+            | ``fp16`` | ``bf16``.
+        show_progress: a progress bar.
+
+    Returns:
+        An ``(n, d)`` array (a single text: ``(1, d)``) at ``precision``: float32 or float16 rows, int8 records,
+        or ``(n, d/8)`` uint8 for ubinary.
+
+    Example:
+        >>> import xlsent
+        >>> vecs = xlsent.embed(["Moni, muli bwanji?", "Hello, how are you?"], model="e5-small", normalize=True)
+        >>> vecs.shape
+        (2, 384)
+        >>> round(float(vecs[0] @ vecs[1]), 1) > 0.5
+        True
+    """
+    items = [texts] if isinstance(texts, str) else list(texts)
+    for i, t in enumerate(items):
+        if not isinstance(t, str) or not t.strip():
+            raise XlsentError(f"texts[{i}]: {'blank' if isinstance(t, str) else type(t).__name__} — every text must "
+                              "be non-empty (a row per text)")
+    choice(precision, PRECISIONS, "--precision")
+    check_backend(backend, threads)
+    at_least(batch_size, 1, "--batch-size")
+    at_least(chunk_words, 0, "--chunk-words")
+    means = _means(model, lang) if center else None
+    place(device, dtype)
+    encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
+                          chunk_words=chunk_words, show_progress=show_progress)
+    return _finish(encoder.encode(items, lang or None), means, lang, precision)
+
+
+def _finish(vecs: np.ndarray, means, lang: str | None, precision: str) -> np.ndarray:
+    from xlsent.mining.store import quantize
+
+    if means is not None:
+        vecs = means.apply(vecs, lang)
+    return quantize(vecs, precision)
+
+
+@dataclass
+class EmbedFileResult:
+    """What :func:`embed_file` wrote."""
+
+    output: Path
+    rows: int
+    dimension: int
+    precision: str
+    shards: int = 0  # Parquet shards (a folder output); 0 for a .npy file
+
+
+def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *, lang: str | None = None,
+               center: bool = False, precision: str = "float32", normalize: bool = False, batch_size: int = 64,
+               chunk_words: int = 0, text_column: str = "", id_column: str = "", shard_size: int = 50_000,
+               overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto",
+               dtype: str = "auto", engine: Any = None, on_progress: Callable[[int, int], None] | None = None,
+               show_progress: bool = False) -> EmbedFileResult:
+    """Embed every text of a file into a ``.npy`` matrix or a folder of Parquet shards (``xlsent embed``).
+
+    Args:
+        input: one text a line (UTF-8), ``.tsv``, ``.jsonl`` or ``.parquet``.
+        output: a ``.npy`` file (the matrix at ``precision``), or a folder: Parquet shards of ``shard_size`` rows
+            (``id``, ``embedding``) and ``_manifest.json``; a stopped run resumes from the finished shards.
+        text_column: the texts' column: ``.jsonl``/``.parquet`` a name (default ``text``), ``.tsv`` a number
+            (default 1).
+        id_column: an id column carried into the Parquet shards (default: row numbers).
+        overwrite: replace an output folder that holds other embeddings.
+        engine: where the shards run: ``None`` here, or a :class:`xlsent.mining.engine.RayEngine`.
+        on_progress: called with (shards done, shards in all).
+        The other arguments are :func:`embed`'s.
+
+    Returns:
+        The output, its rows, dimension, precision and shard count.
+
+    Example:
+        >>> import pathlib, tempfile, xlsent
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "texts.txt").write_text("Moni, muli bwanji?\\nZikomo kwambiri.\\n")
+        >>> xlsent.embed_file(d / "texts.txt", d / "vecs.npy").rows
+        2
+    """
+    from xlsent.data.text_source import open_source
+    from xlsent.mining.engine import EncoderSettings
+    from xlsent.utils.io import atomic_path
+
+    output = Path(output)
+    to_npy = output.suffix == ".npy"
+    if to_npy:
+        from xlsent.api._common import output_file
+
+        output_file(output)
+    elif output.exists() and not output.is_dir():
+        raise XlsentError(f"{output}: exists and is a file — a .npy output ends in .npy; a folder gets Parquet shards")
+    check_backend(backend, threads)
+    choice(precision, PRECISIONS, "--precision")
+    at_least(batch_size, 1, "--batch-size")
+    at_least(chunk_words, 0, "--chunk-words")
+    at_least(shard_size, 1, "--shard-size")
+    if center and not to_npy:
+        raise XlsentError("--center goes with a .npy output")
+    means = _means(model, lang) if center else None
+    place(device, dtype)
+    source = open_source(Path(input), text_column, id_column)  # a missing file or column: one line, before the model
+    # one process, one matrix: every text read (a blank one is an error) before the model loads; shards read their
+    # own rows when they run
+    texts = source.read(0, source.rows)[1] if to_npy and engine is None else None
+    encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
+                          chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy)
+    if to_npy and engine is None:  # one process: every text at once, as always
+        vecs = encoder.encode(texts, lang or None)
+    else:
+        from xlsent.mining.embed_job import embed_corpus, read_shards
+
+        folder = output.with_name(output.name + ".work") if to_npy else output
+        manifest = embed_corpus(source, folder, encoder, EncoderSettings(str(model), backend, threads, device, dtype),
+                                engine, shard_size, normalize, chunk_words, lang or "", overwrite,
+                                on_progress or (lambda done, total: None),
+                                precision if not to_npy else "float32")  # .npy: quantized once, at the end
+        if not to_npy:
+            return EmbedFileResult(output, int(manifest["rows"]), int(manifest["dimension"]), precision,
+                                   len(manifest["shards"]))
+        vecs = read_shards(folder)[1]
+    vecs = _finish(vecs, means, lang, precision)
+    with atomic_path(output) as tmp:
+        with open(tmp, "wb") as fh:
+            np.save(fh, vecs)
+    if engine is not None:
+        import shutil
+
+        shutil.rmtree(output.with_name(output.name + ".work"), ignore_errors=True)
+    return EmbedFileResult(output, len(vecs), encoder.dimension, precision)

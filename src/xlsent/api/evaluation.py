@@ -1,0 +1,172 @@
+"""``xlsent.evaluate(model, task, …)``: one entry point for the evaluations, each returning a typed result with a
+``main_score`` and the JSON its command writes (``to_dict()``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from xlsent.api._common import Note, at_least, check_backend, choice, encoder_for, place
+from xlsent.utils.errors import XlsentError
+
+TASKS = ("retrieval", "sts")
+
+
+@dataclass
+class Evaluation:
+    """What :func:`evaluate` returns: the task, one result per pool, the headline figure and the JSON."""
+
+    task: str
+    results: list = field(default_factory=list)  # typed results (RetrievalResult, StsResult …), one per pool
+    main_score: float = float("nan")
+    main_score_name: str = ""
+
+    def to_dict(self) -> Any:
+        """Exactly what the task's command writes with ``--output``: one pool's dict, or a list of them."""
+        return self.results[0].to_dict() if len(self.results) == 1 else [r.to_dict() for r in self.results]
+
+    def mean(self) -> dict | None:
+        """Retrieval over several pools: each figure's unweighted mean over pools (every language counts once)."""
+        if self.task != "retrieval" or len(self.results) < 2:
+            return None
+        from xlsent.evaluation.retrieval import mean_row
+
+        return mean_row(self.results)
+
+
+def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = None, dataset: str | None = None,
+             data: str | Path | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
+             dtype: str = "auto", chunk_words: int = 0, on_note: Note = None, show_progress: bool = False,
+             **options: Any) -> Evaluation:
+    """Evaluate a model on a task.
+
+    Tasks:
+
+    * ``"retrieval"`` (``xlsent eval retrieval``): P@1/5/10 both directions over the whole pool, tie-aware, with
+      bootstrap 95% CIs, on ``pairs`` (a file: TSV, JSONL, Moses ``A,B``) or ``dataset`` (bundled:
+      ``bible-en-ny:test``, ``udhr``, ``udhr:nya`` …). Options: ``similarity`` (``cosine`` | ``dot`` |
+      ``euclidean`` | ``manhattan`` | ``margin`` | ``csls``), ``center``, ``beside`` (P@1 with centering, CSLS and
+      the margin reported beside the main figure; default True), ``k_nn``, ``resamples``, ``seed``, ``sample``,
+      ``by_language`` (one pool per target language; default: on for several languages), ``on_bad_lines``,
+      ``queries`` (large-pool mode: N queries among every sentence of the pool) with ``src_distractors`` /
+      ``tgt_distractors`` (lists of extra candidates). ``main_score``: P@1, the mean of both directions (and of
+      every pool).
+    * ``"sts"`` (``xlsent eval sts``): Spearman and Pearson correlation with gold scores of an STS2017-format
+      file, ``data`` (``sentence1<TAB>sentence2<TAB>score``). Options: ``resamples``, ``seed``, ``on_bad_lines``.
+      ``main_score``: Spearman's ρ of cosine similarity.
+
+    Args:
+        model: a registered name, a model folder or a ``SentenceTransformer`` (:func:`xlsent.load`).
+        task: one of the tasks above.
+        pairs, dataset: the retrieval pool (exactly one).
+        data: the STS file.
+        backend, threads, device, dtype, chunk_words: how the model runs (as :func:`xlsent.embed`).
+        on_note: called with each line the evaluation reports (pairs read, skipped lines).
+        **options: the task's options, above.
+
+    Returns:
+        An :class:`Evaluation`: ``main_score``, ``results`` (typed, one per pool) and ``to_dict()`` — for
+        retrieval exactly the JSON ``xlsent eval retrieval --output`` writes.
+
+    Example:
+        >>> import xlsent
+        >>> result = xlsent.evaluate("e5-small", "retrieval", dataset="bible-en-ny:test", sample=200,
+        ...                          beside=False)
+        >>> result.main_score > 0.8
+        True
+        >>> sorted(result.to_dict())[:3]
+        ['dataset', 'model', 'n']
+    """
+    choice(task, TASKS, "task")
+    check_backend(backend, threads)
+    at_least(chunk_words, 0, "--chunk-words")
+    run = {"retrieval": _retrieval, "sts": _sts}[task]
+    known = {"retrieval": _RETRIEVAL_OPTIONS, "sts": _STS_OPTIONS}[task]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise XlsentError(f"unknown option {unknown[0]}= for task {task}: use {', '.join(sorted(known))}")
+    if task == "sts" and (pairs or dataset):
+        raise XlsentError("task sts reads an STS file: give data=FILE (sentence1<TAB>sentence2<TAB>score)")
+
+    def load(name: str):  # the model loads only after every input is read and checked
+        place(device, dtype)
+        return encoder_for(model, backend=backend, threads=threads, chunk_words=chunk_words,
+                           show_progress=show_progress, memo=True, name=name)
+
+    kwargs = {"pairs": pairs, "dataset": dataset} if task == "retrieval" else {"data": data}
+    return run(model, load, on_note or (lambda line: None), **kwargs, **options)
+
+
+_RETRIEVAL_OPTIONS = ("similarity", "center", "beside", "k_nn", "resamples", "seed", "sample", "by_language",
+                      "on_bad_lines", "queries", "src_distractors", "tgt_distractors")
+_STS_OPTIONS = ("resamples", "seed", "on_bad_lines")
+
+
+def _label(model: Any) -> str:
+    return str(model) if isinstance(model, (str, Path)) else "model"
+
+
+def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *, pairs=None, dataset=None,
+               similarity: str = "cosine", center: bool = False, beside: bool = True, k_nn: int = 4,
+               resamples: int = 1000, seed: int = 0, sample: int = 0, by_language: bool | None = None,
+               on_bad_lines: str = "error", queries: int = 0, src_distractors: Sequence[str] = (),
+               tgt_distractors: Sequence[str] = ()) -> Evaluation:
+    from xlsent.data.bundled import is_bundled, split_by_language
+    from xlsent.data.pairs import load_pairs, side_langs
+    from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many
+
+    choice(similarity, SIMILARITIES, "--similarity")
+    if bool(pairs) == bool(dataset):
+        raise XlsentError("give exactly one of --pairs FILE or --dataset NAME")
+    if dataset and not is_bundled(dataset):
+        raise XlsentError(f"unknown dataset '{dataset}': see xlsent data list (e.g. bible-en-ny:test, udhr, udhr:nya); "
+                          "a file goes in --pairs")
+    for value, minimum, option in ((sample, 0, "--sample"), (resamples, 1, "--resamples"), (k_nn, 1, "--k-nn"),
+                                   (queries, 0, "--queries")):
+        at_least(value, minimum, option)
+    if (src_distractors or tgt_distractors) and not queries:
+        raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
+    source = str(pairs or dataset)
+    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False, sample=sample, seed=seed)
+    for line in loaded.notes():
+        note(line)
+    ds = loaded.dataset
+    langs = list(dict.fromkeys(ds["tgt_lang"])) if "tgt_lang" in ds.column_names else [""]
+    split = by_language if by_language is not None else len(langs) > 1
+    parts = split_by_language(ds) if split else {source: ds}
+    groups = {name: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for name, p in parts.items()}
+    label = _label(model)
+    if queries:
+        small = {name: len(g[0]) for name, g in groups.items() if len(g[0]) < queries}
+        if small:
+            raise XlsentError(f"--queries {queries}: more than the pool's pairs "
+                              f"({', '.join(f'{k}: {v}' for k, v in small.items())}) — give fewer queries")
+        from xlsent.evaluation.retrieval import evaluate_queries
+
+        enc = load(label)
+        results = [evaluate_queries(src, tgt, enc, queries, label, similarity, resamples, seed, k_nn, sl, tl, name,
+                                    list(src_distractors), list(tgt_distractors), center)
+                   for name, (src, tgt, sl, tl) in groups.items()]
+    else:
+        results = evaluate_many(groups, load(label), label, similarity, resamples, seed, k_nn, source, center, beside)
+    score = float(np.mean([(r.src2tgt["p@1"] + r.tgt2src["p@1"]) / 2 for r in results]))
+    return Evaluation("retrieval", results, score, "p@1 (mean of both directions)")
+
+
+def _sts(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *, data=None, resamples: int = 1000,
+         seed: int = 0, on_bad_lines: str = "error") -> Evaluation:
+    from xlsent.data.sts import read_sts
+    from xlsent.evaluation.sts import evaluate_sts
+
+    if data is None:
+        raise XlsentError("task sts needs data=FILE (STS2017 format: sentence1<TAB>sentence2<TAB>score, 0–5)")
+    at_least(resamples, 1, "--resamples")
+    ds, report = read_sts(Path(data), on_bad_lines)
+    for line in report.lines():
+        note(line)
+    label = _label(model)
+    res = evaluate_sts(ds["sentence1"], ds["sentence2"], ds["score"], load(label), label, str(data), resamples, seed)
+    return Evaluation("sts", [res], float(res.by_similarity["cosine"].spearman), "spearman (cosine)")

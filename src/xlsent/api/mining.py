@@ -1,0 +1,227 @@
+"""Bitext mining (:func:`mine`, what ``xlsent mine`` runs) and cleaning candidate pairs (:func:`filter_pairs`,
+what ``xlsent data filter-pairs`` runs)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from xlsent.api._common import (Note, at_least, check_backend, choice, encoder_for, output_file, parse_filters,
+                                parse_threshold, place)
+from xlsent.utils.errors import XlsentError
+
+if TYPE_CHECKING:
+    from xlsent.data.pair_filter import FilteredPairs
+    from xlsent.mining.mine import MineResult
+
+MODES = ("forward", "backward", "intersect", "max")
+MARGINS = ("ratio", "distance", "absolute")
+INDEXES = ("auto", "exact", "ivf", "ivfpq")
+
+
+def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, model: str = "e5-small",
+         threshold: str | float | None = "auto", output: str | Path | None = None, workdir: str | Path | None = None,
+         k: int = 4, mode: str = "max", margin: str = "ratio", dedupe: bool = True, center: bool = False,
+         index: str = "auto", nprobe: int = 64, nlist: int = 0, shard_size: int = 50_000,
+         precision: str = "float16", memory_gib: float = 4.0, batch_size: int = 64, documents: bool = False,
+         src_lang: str = "", tgt_lang: str = "", filters: str | Sequence[str] = "default", splitter: str = "auto",
+         overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
+         engine: Any = None, on_note: Note = None, console: Any = None, show_progress: bool = False) -> "MineResult":
+    """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
+
+    Args:
+        src: the source side: a list of sentences, or a file (one sentence a line; with ``documents``, one
+            document a line, a document JSONL, or a bundled document set such as ``bible:eng``, ``udhr:eng``).
+            A file is never read whole into memory.
+        tgt: the target side, the same.
+        model: a registered name or a model folder.
+        threshold: ``"auto"`` (a cut estimated without gold: each candidate against its runner-up, stored in the
+            summary) | ``None``/``"none"`` (every one-to-one candidate) | a number (keep pairs scoring at least it).
+        output: also write the pairs (TSV: score, src, tgt) and ``OUTPUT.json`` (the summary).
+        workdir: embeddings, indexes, search shards; a killed job resumes from it (default: ``OUTPUT.work``, or a
+            temporary folder removed afterwards when there is no output).
+        k: neighbours per direction for the margin.
+        mode: ``forward`` | ``backward`` | ``intersect`` | ``max``.
+        margin: ``ratio`` | ``distance`` | ``absolute`` (plain cosine).
+        dedupe: forward/backward: each sentence in at most one pair.
+        center: per-language centering: each side's mean vector subtracted before search and margins.
+        index: ``auto`` | ``exact`` | ``ivf`` | ``ivfpq``; ``nprobe``, ``nlist``: the IVF's cells visited and cells.
+        shard_size: sentences per shard (the unit of resume).
+        precision: how embeddings are stored: ``float16`` | ``float32`` | ``int8`` | ``ubinary``.
+        memory_gib: memory budget of encoding and search (bounds the shard size, picks ivf or ivfpq).
+        batch_size: sentences per encoding batch.
+        documents: split each line (or each section of a document JSONL) into sentences.
+        src_lang, tgt_lang: languages (ISO 639-1 or 639-3), for splitting and the language filter.
+        filters: noise filters on the mined pairs (as :func:`filter_pairs`): ``"default"`` (all five) |
+            ``"none"`` | a list of ``language``, ``copy``, ``near-duplicate``, ``length-ratio``, ``numbers``.
+        splitter: ``auto`` | ``sentencex`` | ``punctuation``.
+        overwrite: discard a work folder left by another job.
+        backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
+        engine: where the job's tasks run: ``None`` here, or a :class:`xlsent.mining.engine.RayEngine`.
+        on_note: called with each line the job reports (inputs read, skipped lines).
+        console: a ``rich`` console for the progress bars (``show_progress``).
+
+    Returns:
+        The pairs, best first, as ``(score, src, tgt)`` tuples (``.pairs``), the job's summary (``.summary``:
+        the cut, what each filter removed, timings), ``.to_pandas()`` and ``.save(path)``.
+
+    Example:
+        >>> import xlsent
+        >>> en = ["The cat sleeps.", "I like rice.", "Where is the school?"]
+        >>> ny = ["Sukulu ili kuti?", "Mphaka akugona.", "Ndimakonda mpunga."]
+        >>> found = xlsent.mine(en, ny, threshold=None, filters="none")
+        >>> sorted((s, t) for _, s, t in found.pairs)[0]
+        ('I like rice.', 'Ndimakonda mpunga.')
+    """
+    from xlsent.data.langid import language_code
+    from xlsent.data.splitting import SPLITTERS
+    from xlsent.mining.engine import EncoderSettings
+    from xlsent.mining.index import IndexConfig
+    from xlsent.mining.job import MineConfig, open_input
+    from xlsent.mining.mine import input_summary, is_document_source, mine as run_job, read_mining_input, save
+    from xlsent.mining.store import DTYPES
+
+    choice(mode, MODES, "--mode")
+    choice(margin, MARGINS, "--margin")
+    choice(index, INDEXES, "--index")
+    choice(precision, DTYPES, "--precision")
+    if precision == "ubinary" and index in ("ivf", "ivfpq"):
+        raise XlsentError(f"--precision ubinary is searched by an exact binary index, not --index {index}: leave "
+                          "--index auto, or store int8 for an IVF index")
+    choice(splitter, SPLITTERS, "--splitter")
+    cut = parse_threshold(threshold)
+    kinds = parse_filters(filters)
+    for code, option in ((src_lang, "--src-lang"), (tgt_lang, "--tgt-lang")):
+        if code:
+            language_code(code, option)
+    check_backend(backend, threads)
+    output = output_file(output)
+    for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
+                                   (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
+                                   (memory_gib, 0.01, "--memory-gib")):
+        at_least(value, minimum, option)
+    place(device, dtype)
+    cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
+                     index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
+                     dtype=precision, batch_size=batch_size, memory_gib=memory_gib, center=center)
+    scratch = None
+    if workdir is None and output is None:
+        scratch = tempfile.TemporaryDirectory(prefix="xlsent-mine-")
+    work = Path(workdir) if workdir is not None else (Path(scratch.name) if scratch else
+                                                      output.with_name(output.name + ".work"))
+    note = on_note or (lambda line: None)
+    try:
+        inputs, sides = {}, []
+        for name, given, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
+            if not isinstance(given, (str, Path)):  # sentences given in Python
+                texts = [str(x) for x in given]
+                inputs[name] = {"file": "(sentences given in Python)", "sentences": len(texts), "skipped": {}}
+                sides.append(texts)
+                continue
+            path = Path(given)
+            if documents or path.suffix == ".gz" or is_document_source(path):  # split or unpacked here
+                texts, report = read_mining_input(path, lang, documents, splitter)
+            else:  # a plain file: de-duplicated by blocks on the engine, never read whole into this process
+                texts = open_input(work, name, path, cfg, engine)
+                report = texts.report()
+            for line in report.lines():
+                note(line)
+            inputs[name] = input_summary(report)
+            sides.append(texts)
+        encoder = encoder_for(model, backend=backend, threads=threads)
+        result = run_job(sides[0], sides[1], str(model), work, cfg, encoder=encoder, overwrite=overwrite,
+                         console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
+                         tgt_lang=tgt_lang, engine=engine,
+                         encoder_settings=EncoderSettings(str(model), backend, threads, device, dtype),
+                         noise_filters=kinds)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+    if scratch is not None:
+        result.summary["workdir"] = None  # removed: nothing to resume from
+    if output is not None:
+        save(result, output)
+    return result
+
+
+def filter_pairs(source: str | Path, output: str | Path | None = None, *, model: str = "e5-small",
+                 min_words: int = 5, special_pattern: str | None = None, special: bool = True, top: int = 2016,
+                 rank_by: str = "cosine", center: bool = False, filters: str | Sequence[str] = "default",
+                 src_lang: str = "", tgt_lang: str = "", max_z: float = 4.0, threshold: str | float | None = None,
+                 on_bad_lines: str = "error", device: str = "auto", dtype: str = "auto") -> "FilteredPairs":
+    """Clean candidate pairs and keep the top N by similarity (Huang et al. 2023 §4.1; ``xlsent data filter-pairs``).
+
+    Word-count and special-character filters, then the noise filters (each counted, with examples), then the cut
+    and the top N.
+
+    Args:
+        source: candidate pairs: a pairs file (TSV, JSONL, Moses ``A,B``) or a mined TSV (score, src, tgt).
+        output: also write the kept pairs (TSV: score, src, tgt, best first) and ``OUTPUT.json`` (every count).
+        model: the model for ``cosine`` / ``margin`` / ``csls`` ranking.
+        min_words: drop pairs with a side of fewer words than this (0 = off).
+        special_pattern: drop pairs matching this regex (default: xlsent's pattern); ``special=False``: no
+            special-character filter.
+        top: keep the N best pairs (0 = all).
+        rank_by: ``cosine`` | ``margin`` | ``csls`` | ``score`` (a mined file's own score).
+        center: subtract each side's mean vector over the candidates before scoring.
+        filters: ``"default"`` (``language``, ``copy``, ``near-duplicate``, ``length-ratio``, ``numbers``) |
+            ``"none"`` | a list of them.
+        src_lang, tgt_lang: the sides' languages for the language filter (default: the file's codes, else
+            detected).
+        max_z: the length-ratio filter's robust z bound.
+        threshold: ``None`` | ``"auto"`` (the mining cut on the ``rank_by`` scores) | a number.
+        on_bad_lines: ``error`` | ``skip`` (skipped lines are counted).
+        device, dtype: where and how the model runs.
+
+    Returns:
+        The kept pairs (``.rows``: ``(score, src, tgt)``), the counts of every filter (``.report``) and notes;
+        ``to_dict()`` is what ``OUTPUT.json`` holds.
+
+    Example:
+        >>> import pathlib, tempfile, xlsent
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"
+        >>> _ = f.write_text("0.9\\tThe cat sleeps in the house.\\tMphaka akugona m'nyumba.\\n0.8\\tHi\\tMoni\\n")
+        >>> kept = xlsent.filter_pairs(f, rank_by="score", filters="none", top=0, min_words=2)
+        >>> len(kept.rows), kept.report.rows_in
+        (1, 2)
+    """
+    from xlsent.data.cleaning import DEFAULT_SPECIAL_PATTERN
+    from xlsent.data.langid import pair_languages
+    from xlsent.data.pair_filter import RANK_BY, filter_pairs as run_filters, read_candidates
+    from xlsent.data.pairs import file_languages
+    from xlsent.mining.mine import write_pairs_tsv
+    from xlsent.utils.io import write_json_atomic
+
+    output = output_file(output)
+    choice(rank_by, RANK_BY, "--rank-by")
+    kinds = parse_filters(filters)
+    cut_at = parse_threshold(threshold)
+    ds, report = read_candidates(str(source), on_bad_lines)
+    declared = tuple(a or b or None for a, b in zip((src_lang, tgt_lang), file_languages(ds)))
+    langs, lang_notes = pair_languages(ds["src"], ds["tgt"], declared) if "language" in kinds else ((None, None), [])
+    pattern = None if not special else (special_pattern or DEFAULT_SPECIAL_PATTERN)
+    encode = None
+    if rank_by != "score":
+        from xlsent.data.pairs import side_langs
+
+        place(device, dtype)
+        encoder = encoder_for(model, normalize=True)
+        enc_langs = tuple(a or b or None for a, b in zip(langs, side_langs(ds)))  # a gloss model glosses non-English
+        encode = lambda texts, side: encoder.encode(texts, enc_langs[side == "tgt"])  # noqa: E731
+    cut = None
+    if cut_at == "auto":
+        from xlsent.mining.threshold import auto_threshold
+
+        cut = lambda scores: auto_threshold(scores).threshold  # noqa: E731
+    elif cut_at is not None:
+        cut = lambda scores: cut_at  # noqa: E731
+    res = run_filters(ds, min_words, pattern, top, rank_by, encode, center=center and rank_by != "score",
+                      noise_filters=kinds, langs=langs, max_z=max_z, cut=cut)
+    res.notes = lang_notes + res.notes
+    res.about = {"source": str(source), "rank_by": rank_by, "languages": {"src": langs[0], "tgt": langs[1]},
+                 "read": report.lines()}
+    if output is not None:
+        write_pairs_tsv(output, res.rows)
+        write_json_atomic(str(output) + ".json", res.to_dict())
+    return res

@@ -1,0 +1,203 @@
+"""The public Python API (``xlsent.NAME``): lazy (no torch on import), documented, one code path with the CLI
+(the same figures, files and one-line errors), and its docstring examples run (``-m slow``: the real model)."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xlsent
+from test_cli import xlsent as run_cli
+
+FUNCTIONS = ("load", "embed", "embed_file", "evaluate", "adapt", "train", "mine", "filter_pairs", "align", "export",
+             "calibrate")
+
+
+def test_import_xlsent_loads_no_torch_and_every_public_name_resolves_without_it():
+    code = ("import sys, xlsent; names = [getattr(xlsent, n) for n in xlsent.__all__]; "
+            "print('torch' in sys.modules, 'sentence_transformers' in sys.modules, len(names))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False", str(len(xlsent.__all__))]
+
+
+def test_public_functions_are_typed_and_documented_with_an_example():
+    import inspect
+
+    for name in FUNCTIONS:
+        fn = getattr(xlsent, name)
+        assert callable(fn), name
+        doc = inspect.getdoc(fn) or ""
+        assert "Args:" in doc and "Returns:" in doc and "Example:" in doc and ">>> " in doc, name
+        hints = inspect.signature(fn)
+        assert hints.return_annotation is not inspect.Signature.empty, name
+    # the subpackages that share a function's name do not shadow it, even once imported
+    import importlib
+
+    importlib.import_module("xlsent.aligner.vecalign")
+    importlib.import_module("xlsent.exporter.load")
+
+    assert xlsent.align is xlsent.api.align and xlsent.export is xlsent.api.export
+
+
+def test_embed_gives_the_cli_matrix(tiny_model, tmp_path):
+    texts = ["god is good", "mulungu ndi wabwino", "the river is wide"]
+    (tmp_path / "t.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    r = run_cli("embed", "-m", str(tiny_model), "-i", str(tmp_path / "t.txt"), "-o", str(tmp_path / "v.npy"))
+    assert r.returncode == 0, r.stderr
+    cli = np.load(tmp_path / "v.npy")
+    py = xlsent.embed(texts, model=str(tiny_model))
+    assert py.shape == cli.shape and py.dtype == np.float32
+    np.testing.assert_allclose(py, cli, atol=1e-6)
+    assert xlsent.embed("god is good", model=str(tiny_model)).shape == (1, cli.shape[1])
+    assert xlsent.embed(texts, model=str(tiny_model), precision="ubinary").shape == (3, cli.shape[1] // 8)
+    assert xlsent.embed_file(tmp_path / "t.txt", tmp_path / "w.npy", str(tiny_model)).rows == 3
+    np.testing.assert_allclose(np.load(tmp_path / "w.npy"), cli, atol=1e-6)
+
+
+def test_a_loaded_model_embeds_as_its_name_does(tiny_model):
+    model = xlsent.load(str(tiny_model), device="cpu")
+    from sentence_transformers import SentenceTransformer
+
+    assert isinstance(model, SentenceTransformer)
+    texts = ["god is good", "water light"]
+    np.testing.assert_allclose(xlsent.embed(texts, model=model), xlsent.embed(texts, model=str(tiny_model)), atol=1e-6)
+
+
+def test_evaluate_retrieval_to_dict_is_the_cli_json(tiny_model, pairs_tsv, tmp_path):
+    out = tmp_path / "r.json"
+    r = run_cli("eval", "retrieval", "-m", str(tiny_model), "--pairs", str(pairs_tsv), "-o", str(out),
+                "--resamples", "200")
+    assert r.returncode == 0, r.stderr
+    ev = xlsent.evaluate(str(tiny_model), "retrieval", pairs=pairs_tsv, resamples=200)
+    assert json.loads(json.dumps(ev.to_dict())) == json.loads(out.read_text())
+    d = ev.to_dict()
+    assert ev.main_score == pytest.approx((d["src2tgt"]["p@1"] + d["tgt2src"]["p@1"]) / 2)
+
+
+def test_evaluate_over_languages_gives_one_result_a_pool(tiny_model):
+    ev = xlsent.evaluate(str(tiny_model), "retrieval", dataset="udhr:nya,udhr:zul".split(",")[0], beside=False,
+                         resamples=50)
+    assert len(ev.results) == 1 and ev.results[0].n > 20
+    many = xlsent.evaluate(str(tiny_model), "retrieval", dataset="udhr-dev", beside=False, resamples=50, sample=300)
+    assert len(many.results) > 1 and isinstance(many.to_dict(), list) and many.mean() is not None
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: xlsent.evaluate(m, "retrieval"), "give exactly one of --pairs FILE or --dataset NAME"),
+    (lambda m: xlsent.evaluate(m, "retrieval", dataset="nope"), "unknown dataset 'nope'"),
+    (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", similarity="jaccard"), "unknown --similarity"),
+    (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", colour="red"), "unknown option colour="),
+    (lambda m: xlsent.evaluate(m, "nope"), "unknown task 'nope'"),
+    (lambda m: xlsent.embed(["a", " "], model=m), "texts[1]: blank"),
+    (lambda m: xlsent.embed(["a"], model=m, precision="int4"), "unknown --precision 'int4'"),
+    (lambda m: xlsent.mine(["a"], ["b"], model=m, mode="sideways"), "unknown --mode 'sideways'"),
+    (lambda m: xlsent.mine(["a"], ["b"], model=m, threshold="high"), "--threshold high: not a number"),
+    (lambda m: xlsent.align(["a"], [], model=m), "tgt_sentences: no sentences"),
+    (lambda m: xlsent.align(["a"] * 10, ["b"], model=m), "differ by more than 4×"),
+    (lambda m: xlsent.train("nope", "/tmp/x"), "unknown recipe 'nope'"),
+    (lambda m: xlsent.train("adapt", "/tmp/x", settings={"optim.epochs": "many"}), "config optim.epochs='many'"),
+    (lambda m: xlsent.adapt("p.tsv", "/tmp/x", settings={"train.pairs": "q.tsv"}), "the training data is given twice"),
+    (lambda m: xlsent.filter_pairs("/no/such.tsv"), "/no/such.tsv"),
+    (lambda m: xlsent.embed(["a"], model=m, device="cuda:7"), "--device"),
+])
+def test_bad_input_raises_the_cli_one_line_error_before_any_model_loads(call, message, monkeypatch):
+    def no_loading(*a, **k):
+        raise AssertionError("a model was loaded before the input was checked")
+
+    monkeypatch.setattr("xlsent.exporter.load.load_encoder", no_loading)
+    monkeypatch.setattr("xlsent.models.handle.load_model", no_loading)
+    with pytest.raises(xlsent.XlsentError) as info:
+        call("/no/such/model")
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_mine_lists_of_sentences_and_the_cli_agree(tiny_model, tmp_path):
+    src = [f"{w} is good" for w in ("god", "water", "light", "earth", "heaven", "river")]
+    tgt = [f"{w} ndi wabwino" for w in ("mulungu", "madzi", "kuwala", "dziko", "kumwamba", "mtsinje")]
+    res = xlsent.mine(src, tgt, model=str(tiny_model), threshold=None, filters="none")
+    assert res.pairs and all(len(p) == 3 for p in res.pairs)
+    assert [p[0] for p in res.pairs] == sorted((p[0] for p in res.pairs), reverse=True)
+    df = res.to_pandas()
+    assert list(df.columns) == ["score", "src", "tgt"] and len(df) == len(res.pairs)
+    assert res.summary["workdir"] is None  # a temporary folder, removed
+    (tmp_path / "s.txt").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (tmp_path / "t.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    r = run_cli("mine", str(tmp_path / "s.txt"), str(tmp_path / "t.txt"), "-o", str(tmp_path / "m.tsv"), "-m",
+                str(tiny_model), "--threshold", "none", "--filters", "none")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("\t") for line in (tmp_path / "m.tsv").read_text(encoding="utf-8").splitlines()]
+    assert [(s, t) for _, s, t in rows] == [(s, t) for _, s, t in res.pairs]
+    np.testing.assert_allclose([float(x[0]) for x in rows], [p[0] for p in res.pairs], atol=1e-5)
+
+
+def test_align_blocks_match_the_cli_file(tiny_model, tmp_path):
+    src = ["god is good", "the river is wide", "water light", "earth heaven"]
+    tgt = ["mulungu ndi wabwino", "mtsinje", "madzi kuwala", "dziko kumwamba"]
+    blocks = xlsent.align(src, tgt, model=str(tiny_model))
+    assert blocks and all(isinstance(b, xlsent.AlignedBlock) for b in blocks)
+    covered = sorted(i for b in blocks for i in b.src_ids)
+    assert covered == list(range(len(src)))
+    (tmp_path / "s.txt").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (tmp_path / "t.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    r = run_cli("align", str(tmp_path / "s.txt"), str(tmp_path / "t.txt"), "-o", str(tmp_path / "a.tsv"), "-m",
+                str(tiny_model))
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "a.tsv").read_text(encoding="utf-8").splitlines()
+    ids = [(x.split("\t")[0], x.split("\t")[1]) for x in lines]
+    assert ids == [(",".join(map(str, b.src_ids)), ",".join(map(str, b.tgt_ids))) for b in blocks]
+
+
+def test_filter_pairs_writes_what_the_cli_writes(tmp_path):
+    f = tmp_path / "p.tsv"
+    f.write_text("0.9\tThe cat sleeps in the house today.\tMphaka akugona m'nyumba lero.\n0.8\tHi\tMoni\n"
+                 "0.7\tThe dog runs to the river now.\tGalu akuthamangira kumtsinje tsopano.\n", encoding="utf-8")
+    res = xlsent.filter_pairs(f, tmp_path / "py.tsv", rank_by="score", filters="none", top=0, min_words=3)
+    r = run_cli("data", "filter-pairs", str(f), "-o", str(tmp_path / "cli.tsv"), "--rank-by", "score", "--filters",
+                "none", "--top", "0", "--min-words", "3")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "py.tsv").read_text() == (tmp_path / "cli.tsv").read_text()
+    py_json = json.loads((tmp_path / "py.tsv.json").read_text())
+    cli_json = json.loads((tmp_path / "cli.tsv.json").read_text())
+    py_json["source"] = cli_json["source"] = ""
+    assert py_json == cli_json and py_json == {**res.to_dict(), "source": ""}
+    assert len(res.rows) == 2 and res.report.rows_in == 3
+
+
+def test_train_adapt_from_python_gives_a_model_and_the_metrics_file(tiny_model, pairs_tsv, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    settings = {"optim.max_steps": 2, "optim.batch_size": 8, "train.holdout_min": 4, "eval.udhr": False,
+                "train.sample": 0}
+    run = xlsent.adapt(pairs_tsv, tmp_path / "run", model=str(tiny_model), device="cpu", settings=settings)
+    assert SentenceTransformer(str(run.model_path)).get_embedding_dimension() == 32
+    assert run.metrics == json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert run.metrics["recipe"] == "adapt" and run.model_card.exists()
+
+
+def test_train_takes_the_pairs_as_an_argument_on_the_command_line(tiny_model, pairs_tsv, tmp_path):
+    r = run_cli("train", "adapt", str(pairs_tsv), "-o", str(tmp_path / "run"), "--show-config",
+                "--set", f"models.student={tiny_model}")
+    assert r.returncode == 0, r.stderr
+    assert f"pairs: {pairs_tsv}" in r.stdout
+    r = run_cli("train", "adapt", str(pairs_tsv), "-o", str(tmp_path / "run"), "--set", f"train.pairs={pairs_tsv}")
+    assert r.returncode == 2 and "given twice" in r.stderr
+
+
+API_MODULES = ("models", "embedding", "evaluation", "training", "mining", "alignment", "exporting")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", API_MODULES)
+def test_docstring_examples_run_on_the_real_model(module, tmp_path, monkeypatch):
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    mod = importlib.import_module(f"xlsent.api.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.attempted > 0 and result.failed == 0, result
