@@ -1,4 +1,4 @@
-# The commands of docs/your-language.md, run as written, in runs/your-language/. Run from the repository root:
+# The commands of docs/guides/your-language.md, run as written, in runs/your-language/. Run from the repository root:
 #   sh docs/your-language.sh
 set -x
 mkdir -p runs/your-language && cd runs/your-language
