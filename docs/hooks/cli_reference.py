@@ -49,15 +49,14 @@ def _usage(cmd, path: str) -> str:
     pieces = [path]
     if _is_group(cmd):
         return f"{path} [OPTIONS] COMMAND [ARGS]..."
-    if any(p.param_type_name == "option" and not getattr(p, "hidden", False) for p in cmd.params):
-        pieces.append("[OPTIONS]")
+    pieces.append("[OPTIONS]")  # as click's usage line: --help at least
     for p in cmd.params:
         if p.param_type_name != "argument":
             continue
-        name = (p.metavar or p.name).upper()
+        name = p.metavar or p.name.upper()  # a metavar is shown as the command spells it
         if p.nargs == -1:
             name += "..."
-        pieces.append(name if p.required else f"[{name}]")
+        pieces.append(name if p.required or name.startswith("[") else f"[{name}]")
     return " ".join(pieces)
 
 
