@@ -16,9 +16,8 @@ MAX_LENGTH_RATIO = typer.Option(4.0, "--max-length-ratio", help="refuse a docume
 
 
 RUNS_OPTION = typer.Option("mean", "--runs", help="mean: only the sentences embedded, a run's vector their "
-                           "normalised sum (--max-overlap times fewer texts; on development data the same F1 on "
-                           "split verses, one point lower with deletions, 6× faster) | concat: each run embedded as "
-                           "its joined text (Vecalign)")
+                           "normalised sum (--max-overlap times fewer texts) | concat: each run embedded as its "
+                           "joined text (Vecalign); measured: docs/experiments/alignment-and-filters.md, 'Run vectors'")
 
 
 def summary(docs: list[tuple[str, int, int]], alignments: list, seconds: float) -> dict:
@@ -55,11 +54,11 @@ def align_command(
     max_overlap: int = typer.Option(3, "--max-overlap", help="the most sentences on one side of a block: steps "
                                     "a-b with a + b ≤ this + 1 (3: 1-1, 1-2, 2-1, 1-3, 2-2, 3-1)"),
     deletion_quantile: float = typer.Option(0.02, help="a deleted sentence costs this quantile of random sentence "
-                                            "pairs' costs (higher: fewer deletions; Vecalign's 0.2 absorbed deleted "
-                                            "sentences into 2-1 blocks on development data)"),
+                                            "pairs' costs (higher: fewer deletions; measured: "
+                                            "docs/experiments/alignment-and-filters.md, 'Deletion penalty')"),
     length_weight: float = typer.Option(0.1, "--length-weight", help="weight of Gale–Church's length cost added to "
-                                        "each block's (0: Vecalign's cosine cost alone; 0.1 raised strict F1 by 1–2 "
-                                        "points on development data)"),
+                                        "each block's (0: Vecalign's cosine cost alone; measured effect: "
+                                        "docs/experiments/alignment-and-filters.md, 'Length cost')"),
     search_buffer: int = typer.Option(5, help="coarse-to-fine search: nodes on each side of the coarse path"),
     plain: bool = typer.Option(False, "--plain", help="the baseline: 1-1 steps and deletions, cost 1 − cosine (no "
                                "overlaps, no normalisation)"),

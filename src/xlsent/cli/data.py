@@ -179,9 +179,8 @@ def filter_pairs_command(
     top: int = typer.Option(2016, help="keep the N best pairs (0 = all; the paper kept 2,016)"),
     rank_by: str = typer.Option("cosine", help="cosine | margin | csls | score (a mined file's score)"),
     center: bool = typer.Option(False, help="subtract each side's (language's) mean vector over the candidates "
-                                "before cosine / margin / csls. Off by default, as in xlsent mine, whose development "
-                                "comparable corpora lost mining F1 with it (0.73 → 0.55); filtering itself was not "
-                                "measured"),
+                                "before cosine / margin / csls. Off by default, as in xlsent mine, where it lowered "
+                                "mining F1 (docs/results.md, 'Centering and CSLS'); filtering itself was not measured"),
     model: str = typer.Option("e5-small", "--model", "-m", help="model for cosine / margin / csls ranking"),
     filters: str = FILTERS,
     src_lang: str = typer.Option("", "--src-lang", help="the source side's language (ISO 639-1 or 639-3) for the "

@@ -29,9 +29,8 @@ def mine_command(
                                   "scoring at least this"),
     dedupe: bool = typer.Option(True, help="forward/backward: each sentence in at most one pair"),
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
-                                "search and margins. Off by default: on the development comparable corpora (24 udhr-dev "
-                                "languages among 2,000 English Bible verses) it lowered mining F1 from 0.73 to 0.55 — "
-                                "a side's mean also holds its topics, and the sides' topic mixes differ"),
+                                "search and margins. Off by default: it lowered mining F1 on development data — a side's "
+                                "mean also holds its topics (measured effect: docs/results.md, 'Centering and CSLS')"),
     index: str = typer.Option("auto", help="auto | exact | ivf | ivfpq"),
     nprobe: int = typer.Option(64, help="IVF cells visited per query"),
     nlist: int = typer.Option(0, help="IVF cells (0 = 4·√n)"),
@@ -39,11 +38,11 @@ def mine_command(
     precision: str = typer.Option("float16", "--precision", help="how the embeddings are stored: float32 (4 bytes a "
                                   "dimension) | float16 | int8 (1 byte + a scale per sentence) | ubinary (stored "
                                   "as int8, searched by sign bits — d/8 bytes a sentence in the index — and the "
-                                  "candidates re-scored with the int8 vectors). Measured on the development corpora "
-                                  "(mining F1, tuned / automatic cut): float32 and float16 0.725 / 0.731, int8 "
-                                  "0.722 / 0.727, ubinary 0.707 / 0.670"),
+                                  "candidates re-scored with the int8 vectors); mining F1 of each: docs/results.md, "
+                                  "'Bitext mining'"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
-                                    "ivfpq (the final selection adds ~130 bytes per sentence at k = 4)"),
+                                    "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
+                                    "'Selection memory')"),
     batch_size: int = typer.Option(64, help="sentences per encoding batch"),
     documents: bool = typer.Option(False, "--documents", help="split into sentences: each line of a text file, "
                                    "or each section of a document JSONL / bundled documents"),

@@ -19,11 +19,11 @@ def serve_command(
     dtype: str = DTYPE,
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(e.g. bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
-    scoring: str = typer.Option("csls", help="how /search ranks the --index: csls (default; on the development "
-                                "retrieval pools CSLS raised e5-small's P@1 in every direction; an index of one "
+    scoring: str = typer.Option("csls", help="how /search ranks the --index: csls (default; an index of one "
                                 "language falls back to cosine) | cosine. An index whose every language has a "
                                 "calibrated mean (xlsent models calibrate) is indexed centered, and its queries must "
-                                "then name their 'language' (pool-mean centering raised dev P@1 too)"),
+                                "then name their 'language' (measured effect of both: "
+                                "docs/experiments/centering-and-csls.md)"),
     name: str = typer.Option(None, help="the model name clients send (default: the model's folder name)"),
     max_inputs: int = typer.Option(256, help="texts per request (more: 413)"),
     max_chars: int = typer.Option(20_000, help="characters per text (more: 413)"),
