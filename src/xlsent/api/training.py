@@ -113,9 +113,11 @@ def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
         ``xlsent.metrics/1`` dict also written as ``metrics.json``) and ``model_card``.
 
     Example:
-        >>> import tempfile, xlsent
-        >>> run = xlsent.train("adapt", tempfile.mkdtemp(), "bible-en-ny:dev",
-        ...                    settings={"train.sample": 200, "optim.max_steps": 4, "eval.udhr": False})
+        >>> import contextlib, io, tempfile, xlsent
+        >>> with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints its log
+        ...     run = xlsent.train("adapt", tempfile.mkdtemp(), "bible-en-ny:dev",
+        ...                        settings={"train.sample": 200, "optim.max_steps": 4, "optim.batch_size": 8,
+        ...                                  "eval.udhr": False})
         >>> run.model_path.name, "retrieval" in run.metrics["models"]["adapted"]
         ('model', True)
     """
@@ -147,9 +149,11 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
         A :class:`RunResult` with ``model_path`` and ``metrics``.
 
     Example:
-        >>> import tempfile, xlsent
-        >>> run = xlsent.adapt("bible-en-ny:dev", tempfile.mkdtemp(),
-        ...                    settings={"train.sample": 200, "optim.max_steps": 4, "eval.udhr": False})
+        >>> import contextlib, io, tempfile, xlsent
+        >>> with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints its log
+        ...     run = xlsent.adapt("bible-en-ny:dev", tempfile.mkdtemp(),
+        ...                        settings={"train.sample": 200, "optim.max_steps": 4, "optim.batch_size": 8,
+        ...                                  "eval.udhr": False})
         >>> from sentence_transformers import SentenceTransformer
         >>> SentenceTransformer(str(run.model_path)).get_embedding_dimension()
         384

@@ -182,7 +182,7 @@ TRAIN_DEVICE = typer.Option(None, "--device", help="where it trains (= --set mod
 
 
 ENGINE = typer.Option("local", "--engine", help="local: every step in this process | ray: the steps on a Ray "
-                      "cluster (pip install 'xlsent[ray]'), the same result")
+                      "cluster (pip install 'xlsent\\[ray]'), the same result")
 ADDRESS = typer.Option(None, "--address", help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; "
                        "with neither, a local cluster on this machine)")
 WORKERS = typer.Option(2, "--workers", help="--engine ray: actors in each pool (encoders, searchers)")

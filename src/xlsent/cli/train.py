@@ -69,8 +69,10 @@ def _command(recipe: Recipe):
         if show_config:
             console.print(dump_config(cfg), markup=False)
             return
+        from xlsent.recipes.registry import place
         from xlsent.training.processes import is_main_process
 
+        place(cfg)  # a device that is not there: one line, before anything is said or loaded
         if not no_eval and is_main_process():
             chose = cfg.eval.get("pairs") == "holdout"  # adapt: the held-out part of the training file
             show_note("held-out evaluation after training (" + (
