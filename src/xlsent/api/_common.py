@@ -123,7 +123,7 @@ def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normaliz
                               f"not {type(model).__name__}")
         from xlsent.models.handle import ModelHandle
 
-        path = Path(getattr(model, "_xlsent_path", "") or ".")
+        path = Path(getattr(model, "_xlsent_path", "") or "/nonexistent")  # no folder: no gloss dictionary
         # an in-memory model has no folder to fingerprint: its own id keys any cache, never another model's
         handle = ModelHandle(name or "model", path, model, _fingerprint=f"in-memory-{id(model)}")
         return Encoder.load(handle, **opts)
@@ -131,7 +131,14 @@ def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normaliz
     from xlsent.utils.device import current_device, encoding_dtype
 
     device = current_device()
-    key = (str(model), backend, threads, device, encoding_dtype(device), normalize, batch_size, chunk_words)
+    folder = Path(str(model)).expanduser()
+    if folder.is_dir():  # a folder is known by its contents: a model retrained or re-exported in place is reloaded
+        from xlsent.models.handle import model_fingerprint
+
+        identity = model_fingerprint(folder)
+    else:
+        identity = str(model)
+    key = (identity, backend, threads, device, encoding_dtype(device), normalize, batch_size, chunk_words)
     if memo or show_progress:  # a memo belongs to one job, and a bar to one command: never shared
         return load_encoder(model, backend=backend, threads=threads, name=name, **opts)
     if key not in _ENCODERS:

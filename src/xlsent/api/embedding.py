@@ -42,8 +42,9 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
     Args:
         texts: one text or a list of texts (a blank text is an error: it would shift the rows).
         model: a registered name (``e5-small``, ``minilm-en``), a model folder (a trained run's ``model/``, an
-            exported ONNX folder), or a ``SentenceTransformer`` from :func:`xlsent.load`. A model given by name
-            is loaded once per process and options.
+            exported ONNX folder), or a ``SentenceTransformer`` from :func:`xlsent.load` (it runs where it is, in
+            its own dtype: ``device`` and ``dtype`` apply to a model given by name). A model given by name or
+            folder is loaded once per process and options (reloaded when its folder changes).
         lang: the texts' language (``ny``, ``nya``, ``en`` …): a word-gloss model glosses any language but English;
             ``center`` needs it.
         center: subtract the language's mean vector stored in the model folder (:func:`xlsent.calibrate`) and

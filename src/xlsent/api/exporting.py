@@ -13,7 +13,7 @@ from xlsent.utils.errors import XlsentError
 
 @dataclass
 class ExportResult:
-    """An exported folder (``model.onnx``, tokenizer, ``xlsent_export.json``) and its manifest."""
+    """An exported folder (``model.onnx``, tokenizer, ``xlsent_onnx.json``) and its manifest."""
 
     output: Path
     manifest: Any  # xlsent.exporter.folder's manifest: checks (cosine to the source model, size), vocab, settings

@@ -33,7 +33,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     Args:
         src: the source side: a list of sentences, or a file (one sentence a line; with ``documents``, one
             document a line, a document JSONL, or a bundled document set such as ``bible:eng``, ``udhr:eng``).
-            A file is never read whole into memory.
+            A plain text file is never read whole into memory (documents, ``.gz`` files and bundled sets are).
         tgt: the target side, the same.
         model: a registered name or a model folder.
         threshold: ``"auto"`` (a cut estimated without gold: each candidate against its runner-up, stored in the
@@ -114,8 +114,14 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     try:
         inputs, sides = {}, []
         for name, given, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
-            if not isinstance(given, (str, Path)):  # sentences given in Python
+            if not isinstance(given, (str, Path)):  # sentences given in Python, checked before the model loads
                 texts = [str(x) for x in given]
+                if not texts:
+                    raise XlsentError(f"{name}: no sentences — mining needs at least one sentence on each side")
+                bad = next((t for t in texts if "\n" in t or "\r" in t), None)
+                if bad is not None:
+                    raise XlsentError(f"{name}: a sentence contains a line break ({bad[:40]!r}…) — give one sentence "
+                                      "an item (normalise whitespace first)")
                 inputs[name] = {"file": "(sentences given in Python)", "sentences": len(texts), "skipped": {}}
                 sides.append(texts)
                 continue

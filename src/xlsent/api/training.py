@@ -33,7 +33,7 @@ def settings_to_overrides(settings: dict[str, Any] | None) -> list[str]:
     for key, value in (settings or {}).items():
         if not isinstance(key, str) or not key:
             raise XlsentError(f"settings: keys are dotted config keys such as 'optim.epochs', not {key!r}")
-        out.append(f"{key}={value if isinstance(value, str) else json.dumps(value)}")
+        out.append(f"{key}={value if isinstance(value, (str, Path)) else json.dumps(value)}")
     return out
 
 
@@ -126,7 +126,7 @@ def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
     return run_recipe(recipe, cfg, output, evaluate=evaluate, on_note=on_note)
 
 
-def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", device: str = "auto",
+def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", device: str | None = None,
           settings: dict[str, Any] | None = None, evaluate: bool = True, on_note: Note = None) -> RunResult:
     """Adapt a model to your own translated pairs: the best model for your language (``xlsent train adapt``).
 
@@ -140,7 +140,8 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
             ``tgt``, ``src_lang``, ``tgt_lang``, or Moses ``A,B``) or a bundled dataset name.
         output: the run folder; a rerun resumes.
         model: the model to adapt: a registered name or a local sentence-transformers folder.
-        device: where it trains: ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``.
+        device: where it trains: ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps`` (default: the config's
+            ``models.device``, ``auto``).
         settings: config overrides as dotted keys (``{"train.sample": 0}`` trains on every pair).
         evaluate: report the held-out figures after training.
         on_note: called with each line the recipe reports.

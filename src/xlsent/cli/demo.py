@@ -45,7 +45,8 @@ def demo_command(
     output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
     with resources.as_file(cfg_file) as path:  # every value checked before any model loads
-        cfg = recipe_config("adapt", settings=[f"models.student={model}", *set_], config=path, device=device)
+        cfg = recipe_config("adapt", settings=[f"models.student={model}", f"models.device={device}", *set_],
+                            config=path)
     place(cfg)  # a device that is not there fails here, before any model loads
     label = "e5-small" if model == "e5-small" else Path(model).name
     timings: dict[str, float] = {}

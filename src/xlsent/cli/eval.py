@@ -60,6 +60,8 @@ def retrieval(
     from xlsent.api.evaluation import evaluate
 
     output_file(output)
+    if (src_distractors or tgt_distractors) and not queries:  # before any file is read
+        raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
     if resamples < 1000:
         err_console.print(f"[yellow]note: {resamples} bootstrap resamples (< 1,000) give rough CIs[/yellow]")
     extra = {side: _distractors(path, option) for side, path, option in (
