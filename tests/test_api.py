@@ -113,8 +113,13 @@ def test_bad_input_raises_the_cli_one_line_error_before_any_model_loads(call, me
     def no_loading(*a, **k):
         raise AssertionError("a model was loaded before the input was checked")
 
-    monkeypatch.setattr("xlsent.exporter.load.load_encoder", no_loading)
-    monkeypatch.setattr("xlsent.models.handle.load_model", no_loading)
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.encoding.onnx_backend import OnnxBackend
+
+    # the classes themselves, not names a module may have imported: nothing leaks into later tests
+    monkeypatch.setattr(SentenceTransformer, "__init__", no_loading)
+    monkeypatch.setattr(OnnxBackend, "__init__", no_loading)
     with pytest.raises(xlsent.XlsentError) as info:
         call("/no/such/model")
     assert message in str(info.value) and "\n" not in str(info.value)
@@ -204,3 +209,24 @@ def test_docstring_examples_run_on_the_real_model(module, tmp_path, monkeypatch)
     mod = importlib.import_module(f"xlsent.api.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.attempted > 0 and result.failed == 0, result
+
+
+def test_a_bad_option_never_starts_an_engine(tmp_path):
+    started = []
+    with pytest.raises(xlsent.XlsentError):
+        xlsent.mine(["a"], ["b"], mode="sideways", engine=lambda: started.append("cluster"))
+    with pytest.raises(xlsent.XlsentError):
+        xlsent.embed_file(tmp_path / "missing.txt", tmp_path / "v.npy", engine=lambda: started.append("cluster"))
+    assert started == []
+
+
+def test_options_share_one_loaded_model_and_a_changed_folder_is_reloaded(make_tiny_model, tmp_path):
+    from xlsent.api._common import encoder_for
+
+    folder = make_tiny_model(tmp_path / "m")
+    a, b = encoder_for(str(folder)), encoder_for(str(folder), normalize=True, batch_size=8, memo=True)
+    assert a.backend is b.backend and (a.normalize, b.normalize, b.batch_size) == (False, True, 8)
+    before = xlsent.embed(["god is good"], model=str(folder))
+    make_tiny_model(folder, seed=1)  # retrained in place
+    assert encoder_for(str(folder)).backend is not a.backend
+    assert not np.allclose(xlsent.embed(["god is good"], model=str(folder)), before)

@@ -106,9 +106,10 @@ _ENCODERS: dict[tuple, Any] = {}
 def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,
                 batch_size: int = 64, chunk_words: int = 0, show_progress: bool = False, memo: bool = False,
                 name: str | None = None):
-    """The encoder of ``model``: a registered name or folder (loaded once per process and options, so a notebook
-    that calls :func:`xlsent.embed` in a loop loads the model once), a loaded ``SentenceTransformer``, or an
-    encoder already made (returned as it is)."""
+    """The encoder of ``model``: a registered name or folder (its model loaded once per process, backend, threads,
+    device and dtype — a notebook that calls :func:`xlsent.embed` in a loop loads it once, and every other option
+    is a light copy around the same loaded model), a loaded ``SentenceTransformer``, or an encoder already made
+    (returned as it is)."""
     from xlsent.encoding.encoder import Encoder
 
     if isinstance(model, Encoder):
@@ -138,9 +139,8 @@ def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normaliz
         identity = model_fingerprint(folder)
     else:
         identity = str(model)
-    key = (identity, backend, threads, device, encoding_dtype(device), normalize, batch_size, chunk_words)
-    if memo or show_progress:  # a memo belongs to one job, and a bar to one command: never shared
-        return load_encoder(model, backend=backend, threads=threads, name=name, **opts)
+    key = (identity, backend, threads, device, encoding_dtype(device))
     if key not in _ENCODERS:
-        _ENCODERS[key] = load_encoder(model, backend=backend, threads=threads, name=name, **opts)
-    return _ENCODERS[key]
+        _ENCODERS[key] = load_encoder(model, backend=backend, threads=threads, name=str(model))
+    # a copy with this call's options: the loaded model is shared, a memo (one job's) never is
+    return _ENCODERS[key].replace(name=name or str(model), **opts)

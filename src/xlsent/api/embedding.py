@@ -126,7 +126,8 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
             (default 1).
         id_column: an id column carried into the Parquet shards (default: row numbers).
         overwrite: replace an output folder that holds other embeddings.
-        engine: where the shards run: ``None`` here, or a :class:`xlsent.mining.engine.RayEngine`.
+        engine: where the shards run: ``None`` here, a :class:`xlsent.mining.engine.RayEngine`, or a function that
+            makes one (called after every option is checked).
         on_progress: called with (shards done, shards in all).
         The other arguments are :func:`embed`'s.
 
@@ -162,6 +163,8 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     means = _means(model, lang) if center else None
     place(device, dtype)
     source = open_source(Path(input), text_column, id_column)  # a missing file or column: one line, before the model
+    if callable(engine):
+        engine = engine()
     # one process, one matrix: every text read (a blank one is an error) before the model loads; shards read their
     # own rows when they run
     texts = source.read(0, source.rows)[1] if to_npy and engine is None else None

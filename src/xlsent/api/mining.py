@@ -58,7 +58,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         splitter: ``auto`` | ``sentencex`` | ``punctuation``.
         overwrite: discard a work folder left by another job.
         backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
-        engine: where the job's tasks run: ``None`` here, or a :class:`xlsent.mining.engine.RayEngine`.
+        engine: where the job's tasks run: ``None`` here, a :class:`xlsent.mining.engine.RayEngine`, or a function
+            that makes one (called after every option is checked, so a bad option never starts a cluster).
         on_note: called with each line the job reports (inputs read, skipped lines).
         console: a ``rich`` console for the progress bars (``show_progress``).
 
@@ -102,6 +103,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                                    (memory_gib, 0.01, "--memory-gib")):
         at_least(value, minimum, option)
     place(device, dtype)
+    if callable(engine):
+        engine = engine()
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
                      dtype=precision, batch_size=batch_size, memory_gib=memory_gib, center=center)

@@ -45,11 +45,11 @@ def embed_command(
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""
     from xlsent.api.embedding import embed_file
 
-    runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
     res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision, normalize=normalize,
                      batch_size=batch_size, chunk_words=chunk_words, text_column=text_column, id_column=id_column,
                      shard_size=shard_size, overwrite=overwrite, backend=backend, threads=threads, device=device,
-                     dtype=dtype, engine=runner,
+                     dtype=dtype,
+                     engine=lambda: make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker),
                      on_progress=lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"),
                      show_progress=True)
     if res.shards:

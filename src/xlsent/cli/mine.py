@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
-                               WORKERS, choice, console, err_console, make_engine)
+                               WORKERS, console, err_console, make_engine)
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -68,13 +68,12 @@ def mine_command(
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
     from xlsent.api.mining import mine
 
-    choice(engine, ("local", "ray"), "--engine")
-    runner = make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker)
     result = mine(src, tgt, model=model, threshold=threshold, output=output, workdir=workdir, k=k, mode=mode,
                   margin=margin, dedupe=dedupe, center=center, index=index, nprobe=nprobe, nlist=nlist,
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
-                  overwrite=overwrite, backend=backend, threads=threads, device=device, dtype=dtype, engine=runner,
+                  overwrite=overwrite, backend=backend, threads=threads, device=device, dtype=dtype,
+                  engine=lambda: make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker),
                   on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
                   show_progress=True)
     summary = output.with_name(output.name + ".json")
