@@ -19,7 +19,7 @@ for book, name in books.items():
 open('documents.tsv', 'w').write(''.join(f'{n}.en.txt\t{n}.ny.txt\n' for n in books.values()))
 "
 time $X align --batch documents.tsv --split en,ny -o aligned --pairs aligned-pairs.tsv
-time $X data filter-pairs aligned-pairs.tsv -o my-pairs.tsv --top 0 --min-words 0
+time $X data filter-pairs aligned-pairs.tsv -o my-pairs.tsv
 cut -f2 my-pairs.tsv > en.txt
 cut -f3 my-pairs.tsv > ny.txt
 time $X data stats my-pairs.tsv --model e5-small

@@ -154,24 +154,39 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     return result
 
 
-def filter_pairs(source: str | Path, output: str | Path | None = None, *, model: str = "e5-small",
-                 min_words: int = 5, special_pattern: str | None = None, special: bool = True, top: int = 2016,
-                 rank_by: str = "cosine", center: bool = False, filters: str | Sequence[str] = "default",
-                 src_lang: str = "", tgt_lang: str = "", max_z: float = 4.0, threshold: str | float | None = None,
-                 on_bad_lines: str = "error", device: str = "auto", dtype: str = "auto") -> "FilteredPairs":
-    """Clean candidate pairs and keep the top N by similarity (Huang et al. 2023 §4.1; ``xlsent data filter-pairs``).
+#: filter-pairs presets: ``None`` keeps every clean pair of a user's file; ``paper`` is Huang et al. 2023 §4.1's
+#: cleaning of web-mined candidates, exactly: sentences under 5 words and any special character removed, the top
+#: 2,016 by cosine kept
+FILTER_PRESETS = {None: {"min_words": 0, "special_pattern": "markup", "top": 0},
+                  "paper": {"min_words": 5, "special_pattern": "paper", "top": 2016}}
+#: the share of a file the filters may remove before a warning says so
+WARN_REMOVED_SHARE = 0.10
 
-    Word-count and special-character filters, then the noise filters (each counted, with examples), then the cut
-    and the top N.
+
+def filter_pairs(source: str | Path, output: str | Path | None = None, *, model: str = "e5-small",
+                 preset: str | None = None, min_words: int | None = None, special_pattern: str | None = None,
+                 special: bool = True, top: int | None = None, rank_by: str = "cosine", center: bool = False,
+                 filters: str | Sequence[str] = "default", src_lang: str = "", tgt_lang: str = "", max_z: float = 4.0,
+                 threshold: str | float | None = None, on_bad_lines: str = "error", device: str = "auto",
+                 dtype: str = "auto") -> "FilteredPairs":
+    """Clean pairs: keep every clean pair of your file, ranked by similarity (``xlsent data filter-pairs``).
+
+    By default: normalisation, empty sides, markup (an HTML/XML tag, a URL, wiki or table syntax — never ordinary
+    punctuation), exact duplicates, then the five noise filters (each counted, with examples); nothing else is
+    removed unless asked (``top``, ``threshold``). ``preset="paper"`` is paper 000's cleaning of web-mined
+    candidates (Huang et al. 2023 §4.1) exactly: sentences under 5 words and any special character removed, the
+    top 2,016 kept. When the filters remove more than 10% of the pairs, a warning says so.
 
     Args:
         source: candidate pairs: a pairs file (TSV, JSONL, Moses ``A,B``) or a mined TSV (score, src, tgt).
         output: also write the kept pairs (TSV: score, src, tgt, best first) and ``OUTPUT.json`` (every count).
         model: the model for ``cosine`` / ``margin`` / ``csls`` ranking.
-        min_words: drop pairs with a side of fewer words than this (0 = off).
-        special_pattern: drop pairs matching this regex (default: xlsent's pattern); ``special=False``: no
-            special-character filter.
-        top: keep the N best pairs (0 = all).
+        preset: ``None`` (keep every clean pair) | ``"paper"`` (Huang et al. 2023 §4.1); the options below
+            override it.
+        min_words: drop pairs with a side of fewer words than this (0 = off; default 0, paper 5).
+        special_pattern: drop pairs matching this regex; ``"markup"`` (the default) and ``"paper"`` (the paper's
+            special characters) name the shipped ones; ``special=False``: no pattern filter.
+        top: keep the N best pairs (0 = all; default 0, paper 2,016).
         rank_by: ``cosine`` | ``margin`` | ``csls`` | ``score`` (a mined file's own score).
         center: subtract each side's mean vector over the candidates before scoring.
         filters: ``"default"`` (``language``, ``copy``, ``near-duplicate``, ``length-ratio``, ``numbers``) |
@@ -191,11 +206,15 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         >>> import pathlib, tempfile, xlsent
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"
         >>> _ = f.write_text("0.9\\tThe cat sleeps in the house.\\tMphaka akugona m'nyumba.\\n0.8\\tHi\\tMoni\\n")
-        >>> kept = xlsent.filter_pairs(f, rank_by="score", filters="none", top=0, min_words=2)
+        >>> kept = xlsent.filter_pairs(f, rank_by="score", filters="none")
         >>> len(kept.rows), kept.report.rows_in
-        (1, 2)
+        (2, 2)
+        >>> len(xlsent.filter_pairs(f, rank_by="score", filters="none", preset="paper").rows)  # under 5 words
+        1
     """
-    from xlsent.data.cleaning import DEFAULT_SPECIAL_PATTERN
+    import warnings
+
+    from xlsent.data.cleaning import MARKUP_PATTERN, PAPER_SPECIAL_PATTERN
     from xlsent.data.langid import pair_languages
     from xlsent.data.pair_filter import RANK_BY, filter_pairs as run_filters, read_candidates
     from xlsent.data.pairs import file_languages
@@ -203,13 +222,28 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     from xlsent.utils.io import write_json_atomic
 
     output = output_file(output)
+    if preset not in FILTER_PRESETS:
+        raise XlsentError(f"unknown --preset '{preset}': use paper (Huang et al. 2023 §4.1), or none for the default")
+    chosen = FILTER_PRESETS[preset]
+    min_words = chosen["min_words"] if min_words is None else min_words
+    top = chosen["top"] if top is None else top
+    at_least(min_words, 0, "--min-words")
+    at_least(top, 0, "--top")
+    pattern = special_pattern or chosen["special_pattern"]
+    pattern = {"markup": MARKUP_PATTERN, "paper": PAPER_SPECIAL_PATTERN}.get(pattern, pattern) if special else None
+    if pattern:
+        import re
+
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise XlsentError(f"--special-pattern {pattern!r}: not a regular expression ({exc})") from None
     choice(rank_by, RANK_BY, "--rank-by")
     kinds = parse_filters(filters)
     cut_at = parse_threshold(threshold)
     ds, report = read_candidates(str(source), on_bad_lines)
     declared = tuple(a or b or None for a, b in zip((src_lang, tgt_lang), file_languages(ds)))
     langs, lang_notes = pair_languages(ds["src"], ds["tgt"], declared) if "language" in kinds else ((None, None), [])
-    pattern = None if not special else (special_pattern or DEFAULT_SPECIAL_PATTERN)
     encode = None
     if rank_by != "score":
         from xlsent.data.pairs import side_langs
@@ -228,8 +262,13 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     res = run_filters(ds, min_words, pattern, top, rank_by, encode, center=center and rank_by != "score",
                       noise_filters=kinds, langs=langs, max_z=max_z, cut=cut)
     res.notes = lang_notes + res.notes
-    res.about = {"source": str(source), "rank_by": rank_by, "languages": {"src": langs[0], "tgt": langs[1]},
-                 "read": report.lines()}
+    res.about = {"source": str(source), "preset": preset or "default", "rank_by": rank_by,
+                 "languages": {"src": langs[0], "tgt": langs[1]}, "read": report.lines()}
+    if res.removed_share > WARN_REMOVED_SHARE:
+        warnings.warn(f"{source}: the filters removed {res.removed_share:.0%} of the pairs (more than "
+                      f"{WARN_REMOVED_SHARE:.0%}) — check what each removed "
+                      f"({str(output) + '.json' if output is not None else 'the result.to_dict()'}) before training "
+                      "on what is left", stacklevel=2)
     if output is not None:
         write_pairs_tsv(output, res.rows)
         write_json_atomic(str(output) + ".json", res.to_dict())

@@ -173,10 +173,18 @@ MAX_Z = typer.Option(4.0, "--max-length-z", help="length-ratio filter: remove pa
 def filter_pairs_command(
     source: str = typer.Argument(..., help="candidate pairs: a pairs file, or a mined TSV (score<TAB>src<TAB>tgt)"),
     output: str = typer.Option(..., "--output", "-o", help="TSV to write: score<TAB>src<TAB>tgt, best first"),
-    min_words: int = typer.Option(5, help="drop pairs with a side of fewer words than this (0 = off)"),
-    special_pattern: str = typer.Option(None, help="drop pairs matching this regex (default: xlsent's pattern)"),
-    no_special: bool = typer.Option(False, "--no-special", help="no special-character filter"),
-    top: int = typer.Option(2016, help="keep the N best pairs (0 = all; the paper kept 2,016)"),
+    preset: str = typer.Option(None, "--preset", "-p", help="paper: Huang et al. 2023 §4.1's cleaning of web-mined "
+                               "candidates, exactly — sides under 5 words and any special character ([ ] { } * …) "
+                               "removed, the top 2,016 kept; meant for mined candidates, it removes real pairs of a "
+                               "translation (default: keep every clean pair)"),
+    min_words: int = typer.Option(None, help="drop pairs with a side of fewer words than this (default 0 = off; "
+                                  "paper 5)"),
+    special_pattern: str = typer.Option(None, help="drop pairs matching this regex (default: markup — an HTML/XML "
+                                        "tag, a URL, wiki or table syntax, never punctuation; paper: its special "
+                                        "characters)"),
+    no_special: bool = typer.Option(False, "--no-special", help="no pattern filter (neither markup nor special "
+                                    "characters)"),
+    top: int = typer.Option(None, help="keep the N best pairs (default 0 = all; paper 2,016)"),
     rank_by: str = typer.Option("cosine", help="cosine | margin | csls | score (a mined file's score)"),
     center: bool = typer.Option(False, help="subtract each side's (language's) mean vector over the candidates "
                                 "before cosine / margin / csls. Off by default, as in xlsent mine, where it lowered "
@@ -193,18 +201,20 @@ def filter_pairs_command(
     device: str = DEVICE,
     dtype: str = DTYPE,
 ) -> None:
-    """Clean candidate pairs (each filter counted, with examples, in OUTPUT.json) and keep the top N by similarity
-    (Huang et al. 2023 §4.1)."""
+    """Clean pairs, keeping every clean pair of a translation: normalisation, empty sides, markup, duplicates and the
+    noise filters, each counted (with examples) in OUTPUT.json; ranked by similarity. --preset paper: Huang et al.
+    2023 §4.1's filter of mined candidates (top 2,016)."""
     from xlsent.api.mining import filter_pairs
 
-    res = filter_pairs(source, output, model=model, min_words=min_words, special_pattern=special_pattern,
+    res = filter_pairs(source, output, model=model, preset=preset, min_words=min_words, special_pattern=special_pattern,
                        special=not no_special, top=top, rank_by=rank_by, center=center, filters=filters,
                        src_lang=src_lang, tgt_lang=tgt_lang, max_z=max_z, threshold=threshold,
                        on_bad_lines=on_bad_lines, device=device, dtype=dtype)
     for line in res.about["read"] + res.notes:
         console.print(f"[dim]{escape(line)}[/dim]")
-    console.print(f"wrote {output} ({len(res.rows)} of {res.report.rows_in} pairs, ranked by {rank_by}) and "
-                  f"{output}.json")
+    n_in = res.report.rows_in
+    console.print(f"the filters removed {n_in - res.screened} of {n_in} pairs ({res.removed_share:.1%})")
+    console.print(f"wrote {output} ({len(res.rows)} of {n_in} pairs, ranked by {rank_by}) and {output}.json")
 
 
 @app.command("overlap")

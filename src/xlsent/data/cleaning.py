@@ -1,7 +1,7 @@
 """Cleaning filters for parallel pairs; each one reports how many rows it removed and why.
 
 Order: Unicode NFC + whitespace collapse (changes text, removes nothing) →
-empty side → length (words) → special characters → exact duplicate pairs.
+empty side → length (words) → a pattern (markup, or paper 000's special characters) → exact duplicate pairs.
 
 Words are whitespace tokens, except that each character of a script written
 without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) counts as
@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 _NO_SPACE_SCRIPTS = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f]"
 )
-DEFAULT_SPECIAL_PATTERN = r"[<>{}\[\]|\\^~@#$%*=_]|https?://"
+#: paper 000's special-character filter (Huang et al. 2023 §4.1), for web-mined candidates: any bracket, brace,
+#: asterisk … — it also drops ordinary punctuation of real translations (a translator's [insertions], footnote
+#: asterisks), so it runs only under ``xlsent data filter-pairs --preset paper``
+PAPER_SPECIAL_PATTERN = r"[<>{}\[\]|\\^~@#$%*=_]|https?://"
+DEFAULT_SPECIAL_PATTERN = PAPER_SPECIAL_PATTERN  # the name older code and configs use
+#: markup only, never punctuation: an HTML/XML tag or entity, a URL or e-mail address, wiki links and templates
+#: (``[[…]]``, ``{{…}}``), wiki or Markdown table rows (a line opening with ``|`` or ``{|``, a ``||`` cell break)
+MARKUP_PATTERN = (r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>|<!--|&(?:[a-z]{2,8}|#\d{2,6});|https?://|www\.\w"
+                  r"|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\[\[|\]\]|\{\{|\}\}|^\s*\{?\||\|\|")
 
 
 def count_words(text: str) -> int:
@@ -88,11 +96,10 @@ def clean_pairs(
         )
     if special_pattern:
         rx = re.compile(special_pattern)
-        step(
-            "special-chars",
-            lambda r: not rx.search(r["src"]) and not rx.search(r["tgt"]),
-            f"a side matches the special-character pattern {special_pattern!r}",
-        )
+        name, why = (("markup", "a side holds markup: an HTML/XML tag or entity, a URL or e-mail address, wiki or "
+                               "table syntax") if special_pattern == MARKUP_PATTERN else
+                     ("special-chars", f"a side matches the special-character pattern {special_pattern!r}"))
+        step(name, lambda r: not rx.search(r["src"]) and not rx.search(r["tgt"]), why)
     if dedupe:
         seen: set[tuple[str, str]] = set()
 

@@ -47,9 +47,17 @@ class FilteredPairs:
     noise: NoiseReport | None = None
     threshold: float | None = None
     about: dict = field(default_factory=dict)  # source, rank_by, languages, read: what the summary JSON opens with
+    screened: int = 0  # pairs left after the cleaning and the noise filters (before any cut or top N)
+
+    @property
+    def removed_share(self) -> float:
+        """Share of the file's pairs the cleaning and the noise filters removed (a cut or a top N not counted)."""
+        return 1 - self.screened / self.report.rows_in if self.report.rows_in else 0.0
 
     def to_dict(self) -> dict:
-        return {**self.about, "kept": len(self.rows), "cleaning": self.report.to_dict(),
+        return {**self.about, "kept": len(self.rows), "removed_by_filters": {
+                    "pairs": self.report.rows_in - self.screened, "share": round(self.removed_share, 4)},
+                "cleaning": self.report.to_dict(),
                 "noise_filters": self.noise.to_dict() if self.noise else None, "threshold": self.threshold,
                 "notes": self.notes}
 
@@ -81,7 +89,22 @@ def read_candidates(path: str | Path, on_bad_lines: str = "error"):
     return read_pairs(path, on_bad_lines)
 
 
-def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top: int = 0, rank_by: str = "cosine",
+def screen(ds, min_words: int = 0, special_pattern: str | None = None, noise_filters: tuple[str, ...] = (),
+           langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0):
+    """The cleaning (:func:`xlsent.data.cleaning.clean_pairs`: normalisation, empty sides, ``min_words``,
+    ``special_pattern``, exact duplicates) then the noise filters; ``(kept dataset, CleanReport, NoiseReport or
+    None, notes)``, every filter counted."""
+    ds, report = clean_pairs(ds, min_words=min_words or None, special_pattern=special_pattern or None, dedupe=True)
+    notes = [f"filter {n} removed {r} ({w})" for n, r, w in report.steps]
+    noise = None
+    if noise_filters and len(ds):
+        keep, noise = apply_noise_filters(list(ds["src"]), list(ds["tgt"]), langs, noise_filters, max_z)
+        notes += [f"filter {f.name} removed {f.removed} ({f.why})" for f in noise.filters] + noise.notes
+        ds = ds.select(np.nonzero(keep)[0])
+    return ds, report, noise, notes
+
+
+def filter_pairs(ds, min_words: int = 0, special_pattern: str | None = None, top: int = 0, rank_by: str = "cosine",
                  encode: Callable[[list[str], str], np.ndarray] | None = None, k: int = 4,
                  center: bool = False, noise_filters: tuple[str, ...] = (),
                  langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0,
@@ -95,13 +118,7 @@ def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top
         raise XlsentError(f"unknown --rank-by '{rank_by}': use one of {', '.join(RANK_BY)}")
     if rank_by == "score" and "score" not in ds.column_names:
         raise XlsentError("--rank-by score needs a mined file (score<TAB>src<TAB>tgt); use cosine or margin")
-    ds, report = clean_pairs(ds, min_words=min_words or None, special_pattern=special_pattern or None, dedupe=True)
-    notes = [f"filter {n} removed {r} ({w})" for n, r, w in report.steps]
-    noise = None
-    if noise_filters and len(ds):
-        keep, noise = apply_noise_filters(list(ds["src"]), list(ds["tgt"]), langs, noise_filters, max_z)
-        notes += [f"filter {f.name} removed {f.removed} ({f.why})" for f in noise.filters] + noise.notes
-        ds = ds.select(np.nonzero(keep)[0])
+    ds, report, noise, notes = screen(ds, min_words, special_pattern, noise_filters, langs, max_z)
     src, tgt = list(ds["src"]), list(ds["tgt"])
     if not src:
         raise XlsentError("no pair is left after the filters — loosen --min-words or --special-pattern, or switch "
@@ -130,4 +147,5 @@ def filter_pairs(ds, min_words: int = 5, special_pattern: str | None = None, top
     if top and top < len(order):
         notes.append(f"top {top} by {rank_by}: removed {len(order) - top} lower-scored pair(s)")
         order = order[:top]
-    return FilteredPairs([(float(scores[i]), src[i], tgt[i]) for i in order], report, notes, noise, threshold)
+    return FilteredPairs([(float(scores[i]), src[i], tgt[i]) for i in order], report, notes, noise, threshold,
+                         screened=len(src))

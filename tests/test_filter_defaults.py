@@ -1,0 +1,94 @@
+"""``data filter-pairs``' defaults keep every clean pair of a translation; ``--preset paper`` is paper 000's filter
+of web-mined candidates, exactly; the share removed is printed and a large one is warned about."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+
+import pytest
+
+import xlsent
+from test_cli import xlsent as run_cli
+
+CLEAN = [  # the editorial habits of real translations, and a three-word sentence
+    ("those will have the good consequence of [this] home", "izi zidzakhala ndi zotsatira zabwino za nyumba [iyi]"),
+    ("And he said (unto them), go ye into the city.", "Ndipo anati (kwa iwo), Pitani mumzinda."),
+    ("He answered, \"I am the light of the world.\"", "Anayankha, \"Ine ndine kuunika kwa dziko lapansi.\""),
+    ("Blessed are the meek* for they shall inherit.", "Odala ali akufatsa* chifukwa adzalandira."),
+    ("Jesus wept greatly.", "Yesu analira kwambiri."),
+    ("The lord's house — 'the temple' — stood; 5 * 3 = 15 men came.", "Nyumba ya Ambuye — 'kachisi' — 5 * 3 = 15."),
+]
+MARKUP = [
+    ("<p>Hello there my good friend</p>", "<p>Moni bwenzi langa labwino</p>"),
+    ("read more at https://example.org/news today", "werengani zambiri pa https://example.org/news lero"),
+    ("{{cite web|title=News}} the village", "{{cite web|title=News}} mudzi"),
+    ("| Name || Age |", "| Dzina || Zaka |"),
+]
+
+
+def _mined(path, rows):
+    path.write_text("".join(f"{0.9 - i / 100:.2f}\t{s}\t{t}\n" for i, (s, t) in enumerate(rows)), encoding="utf-8")
+    return path
+
+
+def test_the_defaults_keep_punctuation_and_short_sentences_and_remove_markup(tmp_path):
+    f = _mined(tmp_path / "c.tsv", CLEAN + MARKUP)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        res = xlsent.filter_pairs(f, rank_by="score", filters="none")
+    kept = {s for _, s, _ in res.rows}
+    assert kept == {s for s, _ in CLEAN}, kept ^ {s for s, _ in CLEAN}
+    steps = {name: removed for name, removed, _ in res.report.steps}
+    assert steps["markup"] == len(MARKUP) and "min-words" not in steps and "special-chars" not in steps
+
+
+def test_the_markup_pattern_never_matches_ordinary_punctuation():
+    from xlsent.data.cleaning import MARKUP_PATTERN
+
+    rx = re.compile(MARKUP_PATTERN)
+    for text in ("[this]", "(unto them)", "\"quoted\"", "«guillemets»", "note*", "a < b > c", "5 * 3 = 15", "A & B",
+                 "it's", "a | b", "#1 ~ 2 ^ 3 @ 4 $ 5 % 6 _ 7", "{a} [b] (c)", "e.g. this.that", "user@host"):
+        assert not rx.search(text), text
+    for text in ("<b>x</b>", "<br/>", "<!-- x -->", "&amp;", "&#8212;", "http://a.b", "www.example.com",
+                 "mail a.b@c.org", "[[Link]]", "{{Template}}", "| a | b", "{| class=x", "a || b"):
+        assert rx.search(text), text
+
+
+def test_preset_paper_is_the_papers_filter_exactly(tmp_path):
+    from datasets import Dataset
+
+    from xlsent.data.cleaning import PAPER_SPECIAL_PATTERN, clean_pairs
+
+    rows = CLEAN + MARKUP + [(f"sentence number {i} has more than five words", f"chiganizo {i} chili ndi mawu ambiri "
+                                                                                  "oposa asanu") for i in range(2100)]
+    f = _mined(tmp_path / "m.tsv", rows)
+    res = xlsent.filter_pairs(f, rank_by="score", filters="none", preset="paper")
+    ds, report = clean_pairs(Dataset.from_dict({"src": [s for s, _ in rows], "tgt": [t for _, t in rows]}),
+                             min_words=5, special_pattern=PAPER_SPECIAL_PATTERN, dedupe=True)
+    assert PAPER_SPECIAL_PATTERN == r"[<>{}\[\]|\\^~@#$%*=_]|https?://"  # Huang et al. 2023 §4.1's characters
+    assert len(res.rows) == 2016 and len(ds) > 2016
+    assert [s for _, s, _ in res.rows] == list(ds["src"])[:2016]  # the best 2,016 of what the paper's cleaning keeps
+    assert [(n, r) for n, r, _ in res.report.steps] == [(n, r) for n, r, _ in report.steps]
+
+
+def test_a_large_share_removed_is_printed_and_warned_about(tmp_path, tiny_model):
+    f = tmp_path / "p.tsv"
+    f.write_text("eng\tnya\n" + "".join(f"{s}\t{t}\n" for s, t in CLEAN + MARKUP), encoding="utf-8")
+    out = tmp_path / "o.tsv"
+    r = run_cli("data", "filter-pairs", str(f), "-o", str(out), "-m", str(tiny_model), "--filters", "none")
+    assert r.returncode == 0, r.stderr
+    assert f"the filters removed {len(MARKUP)} of {len(CLEAN) + len(MARKUP)} pairs (40.0%)" in r.stdout
+    assert "warning:" in r.stderr and "removed 40% of the pairs" in r.stderr
+    summary = json.loads((tmp_path / "o.tsv.json").read_text())
+    assert summary["removed_by_filters"] == {"pairs": 4, "share": 0.4} and summary["preset"] == "default"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing removed: no warning
+        _mined(tmp_path / "clean.tsv", CLEAN)
+        xlsent.filter_pairs(tmp_path / "clean.tsv", rank_by="score", filters="none")
+
+
+def test_an_unknown_preset_is_one_line(tmp_path):
+    with pytest.raises(xlsent.XlsentError, match="unknown --preset 'web'"):
+        xlsent.filter_pairs(_mined(tmp_path / "c.tsv", CLEAN), rank_by="score", preset="web")
