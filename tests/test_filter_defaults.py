@@ -92,3 +92,20 @@ def test_a_large_share_removed_is_printed_and_warned_about(tmp_path, tiny_model)
 def test_an_unknown_preset_is_one_line(tmp_path):
     with pytest.raises(xlsent.XlsentError, match="unknown --preset 'web'"):
         xlsent.filter_pairs(_mined(tmp_path / "c.tsv", CLEAN), rank_by="score", preset="web")
+
+
+@pytest.mark.parametrize("dataset, declared", [("udhr:cmn", "cmn"), ("udhr:arb", "arb"), ("udhr:jpn", "jpn"),
+                                               ("udhr-dev:heb", "heb"), ("udhr:khk", "khk")])
+def test_the_language_filter_keeps_a_declared_languages_own_text(dataset, declared):
+    """CLD2 names macrolanguages (zh, ar, mn) and old codes (iw); Japanese mixes three scripts in a line: a side
+    declared as the individual language, or written in several scripts, is still its own language."""
+    from xlsent.data.bundled import load_bundled
+    from xlsent.data.langid import pair_languages
+    from xlsent.data.noise_filters import apply_noise_filters
+
+    ds = load_bundled(dataset)
+    src, tgt = list(ds["src"]), list(ds["tgt"])
+    langs, _ = pair_languages(src, tgt, ("en", declared))
+    keep, report = apply_noise_filters(src, tgt, langs, ("language",))
+    assert keep.sum() >= len(src) - 1, (report.filters[0].why, report.notes)
+    assert not any("does not know" in n for n in report.notes)

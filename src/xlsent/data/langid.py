@@ -45,6 +45,21 @@ def _normal(code: str) -> str:
         return code
 
 
+@lru_cache(maxsize=None)
+def macro(code: str | None) -> str | None:
+    """The macrolanguage a code belongs to, where it has one (``cmn`` → ``zh``, ``arb`` → ``ar``, ``khk`` → ``mn``,
+    ``npi`` → ``ne``, ``quz`` → ``qu``), else the code: CLD2 names the macrolanguage, a user may name the individual
+    language, and both mean the same text."""
+    if not code:
+        return code
+    import langcodes
+
+    try:
+        return langcodes.Language.get(langcodes.standardize_tag(code, macro=True)).language or code
+    except (ValueError, LookupError):
+        return code
+
+
 @lru_cache(maxsize=1)
 def detectable() -> frozenset[str]:
     """The languages CLD2 can detect (normalised codes)."""
@@ -73,15 +88,22 @@ def detect(text: str) -> Detection:
     return Detection(None if code == "un" else _normal(code), bool(reliable) and code != "un", int(langs[0][2]))
 
 
+#: scripts one language writes together: Japanese mixes kanji (CJK) with hiragana and katakana in every line, and
+#: which of them has most letters varies from line to line
+_SAME_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "KATAKANA-HIRAGANA": "CJK"}
+
+
 def script(text: str) -> str | None:
-    """The writing system of most of ``text``'s letters (``LATIN``, ``CYRILLIC``, ``ARABIC``, ``CJK`` …), or None."""
+    """The writing system of most of ``text``'s letters (``LATIN``, ``CYRILLIC``, ``ARABIC``, ``CJK`` — Han,
+    hiragana and katakana together — …), or None."""
     counts: Counter = Counter()
     for ch in text:
         if ch.isalpha():
             try:
-                counts[unicodedata.name(ch).split(" ")[0]] += 1
+                name = unicodedata.name(ch).split(" ")[0]
             except ValueError:
                 continue
+            counts[_SAME_SCRIPT.get(name, name)] += 1
     return counts.most_common(1)[0][0] if counts else None
 
 

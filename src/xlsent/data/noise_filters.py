@@ -73,7 +73,7 @@ def numbers(text: str) -> list[str]:
 
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
               keep: np.ndarray, notes: list[str], own_words: float) -> tuple[np.ndarray, str]:
-    from xlsent.data.langid import detect, detectable, script
+    from xlsent.data.langid import detect, detectable, macro, script
 
     drop = np.zeros(len(src), dtype=bool)
     parts = []
@@ -88,12 +88,15 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             notes.append(f"language: no {side} language declared — only its script was checked "
                          f"(--{'src' if side == 'source' else 'tgt'}-lang)")
             continue
-        if lang not in detectable():
+        # compared as macrolanguages: CLD2 says zh, ar, mn where a user declares cmn, arb, khk
+        known = macro(lang) in {macro(c) for c in detectable()}
+        if not known:
             notes.append(f"language: CLD2 does not know '{lang}' ({side}): lines it confidently identifies as "
                          "another language are removed, but the declared language cannot be confirmed")
         found = [detect(t) if k else None for t, k in zip(texts, keep)]
-        other = langs[1] if side == "source" else langs[0]
-        known = lang in detectable()
+        other = macro(langs[1] if side == "source" else langs[0])
+        lang = macro(lang)
+        found = [None if d is None else type(d)(macro(d.lang), d.reliable, d.percent) for d in found]
         # the side's own words: those of its lines confirmed as the declared language (for a language CLD2 does not
         # know, of its lines not identified as the other side's); a word seen twice is the side's
         words: Counter = Counter()
