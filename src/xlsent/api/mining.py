@@ -205,7 +205,8 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     Example:
         >>> import pathlib, tempfile, xlsent
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"
-        >>> _ = f.write_text("0.9\\tThe cat sleeps in the house.\\tMphaka akugona m'nyumba.\\n0.8\\tHi\\tMoni\\n")
+        >>> _ = f.write_text("0.9\\tThe cat sleeps in the big house today.\\tMphaka akugona m'nyumba yayikulu lero "
+        ...                  "lino.\\n0.8\\tHi\\tMoni\\n")
         >>> kept = xlsent.filter_pairs(f, rank_by="score", filters="none")
         >>> len(kept.rows), kept.report.rows_in
         (2, 2)
