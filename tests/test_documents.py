@@ -109,14 +109,15 @@ def test_filter_pairs_counts_filters_and_keeps_top_n(tiny_model, tmp_path):
         "1.10\twater light earth heaven and of in\tmadzi kuwala dziko kumwamba ndi wabwino\n",
     ]), encoding="utf-8")
     out = tmp_path / "top.tsv"
-    r = xlsent("data", "filter-pairs", str(mined), "-o", str(out), "--top", "2", "--rank-by", "score")
+    r = xlsent("data", "filter-pairs", str(mined), "-o", str(out), "--top", "2", "--rank-by", "score", "--preset",
+               "paper")  # the paper's filter (the defaults keep every clean pair: tests/test_filter_defaults.py)
     assert r.returncode == 0, r.stderr
     assert "min-words removed 1" in r.stdout and "special-chars removed 1" in r.stdout
     assert "top 2 by score: removed 1" in r.stdout
     assert [line.split("\t")[0] for line in out.read_text().splitlines()] == ["1.500000", "1.200000"]
     for rank_by in ("cosine", "margin"):
         r = xlsent("data", "filter-pairs", str(mined), "-o", str(out), "--top", "0", "--rank-by", rank_by,
-                   "-m", str(tiny_model), "--no-special")
+                   "-m", str(tiny_model), "--no-special", "--min-words", "5")
         assert r.returncode == 0, r.stderr
         scores = [float(line.split("\t")[0]) for line in out.read_text().splitlines()]
         assert len(scores) == 4 and scores == sorted(scores, reverse=True)
