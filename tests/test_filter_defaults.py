@@ -109,3 +109,17 @@ def test_the_language_filter_keeps_a_declared_languages_own_text(dataset, declar
     keep, report = apply_noise_filters(src, tgt, langs, ("language",))
     assert keep.sum() >= len(src) - 1, (report.filters[0].why, report.notes)
     assert not any("does not know" in n for n in report.notes)
+
+
+def test_a_recipe_says_when_its_cleaning_removes_much_of_a_users_file(tmp_path):
+    from xlsent.data.pairs import load_train_pairs
+
+    f = tmp_path / "p.tsv"
+    f.write_text("eng\tnya\n" + "".join(f"{s}\t{t}\n" for s, t in CLEAN), encoding="utf-8")
+    train = {"pairs": str(f), "on_bad_lines": "error", "min_words": 5, "max_words": 0, "special_pattern": "",
+             "sample": 0}
+    with pytest.warns(UserWarning, match=r"the cleaning removed 17% of the pairs .*min-words 1.*train.min_words=0"):
+        load_train_pairs(train, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_train_pairs({**train, "min_words": 0}, 0)  # nothing removed: nothing said

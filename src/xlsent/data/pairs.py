@@ -81,12 +81,27 @@ class TrainPairs:
                 "notes": self.notes}
 
 
+#: the share of a user's training file the cleaning may remove before a warning says so
+WARN_CLEANED_SHARE = 0.10
+
+
 def load_train_pairs(train: dict, seed: int) -> TrainPairs:
     """The pairs a recipe trains on, from its config's ``train:`` section (``pairs``, ``on_bad_lines``,
     ``min_words``, ``max_words``, ``special_pattern``, ``sample``); exact duplicates are removed."""
     loaded = load_pairs(train["pairs"], train["on_bad_lines"], train["min_words"], train["max_words"],
                         train["special_pattern"], True, train["sample"], seed)
     ds = loaded.dataset
+    clean = loaded.clean
+    if clean and clean.rows_in and not is_bundled(str(train["pairs"])):
+        removed = [(n, r) for n, r, _ in clean.steps if r]
+        share = 1 - clean.rows_out / clean.rows_in
+        if share > WARN_CLEANED_SHARE:
+            import warnings
+
+            warnings.warn(f"{train['pairs']}: the cleaning removed {share:.0%} of the pairs (more than "
+                          f"{WARN_CLEANED_SHARE:.0%}: " + ", ".join(f"{n} {r}" for n, r in removed) + ") — if they "
+                          "are real pairs, loosen train.min_words / train.max_words / train.special_pattern "
+                          "(--set train.min_words=0)", stacklevel=2)
     if len(ds) < 2:
         raise XlsentError(f"{train['pairs']}: only {len(ds)} pair(s) left after cleaning — need at least 2")
     other_col, en_col = english_side(ds)
