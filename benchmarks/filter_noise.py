@@ -178,7 +178,7 @@ def run(src, tgt, label, langs, preset: str | None = None) -> tuple[list[bool], 
     from datasets import Dataset
 
     from xlsent.api.mining import FILTER_PRESETS
-    from xlsent.data.cleaning import MARKUP_PATTERN, PAPER_SPECIAL_PATTERN
+    from xlsent.data.cleaning import SPECIAL_PATTERNS
     from xlsent.data.noise_filters import NOISE_FILTERS
     from xlsent.data.pair_filter import screen
 
@@ -186,7 +186,7 @@ def run(src, tgt, label, langs, preset: str | None = None) -> tuple[list[bool], 
 
     langs, _ = pair_languages(src, tgt, langs)  # the declared codes as the command normalises them (tha → th)
     default = FILTER_PRESETS[preset]
-    pattern = {"markup": MARKUP_PATTERN, "paper": PAPER_SPECIAL_PATTERN}[default["special_pattern"]]
+    pattern = SPECIAL_PATTERNS[default["special_pattern"]]
     ids = [f"{i}" for i in range(len(src))]
     kept, report, noise, _ = screen(Dataset.from_dict({"src": src, "tgt": tgt, "id": ids}), default["min_words"],
                                     pattern, NOISE_FILTERS, langs)

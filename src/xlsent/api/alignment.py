@@ -32,11 +32,6 @@ class Blocks(list):
 
     alignment: Any = None
 
-    def pairs(self, src: Sequence[str], tgt: Sequence[str]) -> list[tuple[str, str]]:
-        """The aligned texts, each side's sentences joined by a space (deletions left out)."""
-        return [(" ".join(src[i] for i in b.src_ids), " ".join(tgt[j] for j in b.tgt_ids))
-                for b in self if b.src_ids and b.tgt_ids]
-
 
 def align_config(max_overlap: int = 3, deletion_quantile: float = 0.02, search_buffer: int = 5, plain: bool = False,
                  runs: str = "mean", length_weight: float = 0.1):

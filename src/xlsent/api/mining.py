@@ -215,7 +215,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     """
     import warnings
 
-    from xlsent.data.cleaning import MARKUP_PATTERN, PAPER_SPECIAL_PATTERN
+    from xlsent.data.cleaning import SPECIAL_PATTERNS
     from xlsent.data.langid import pair_languages
     from xlsent.data.pair_filter import RANK_BY, filter_pairs as run_filters, read_candidates
     from xlsent.data.pairs import file_languages
@@ -231,7 +231,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     at_least(min_words, 0, "--min-words")
     at_least(top, 0, "--top")
     pattern = special_pattern or chosen["special_pattern"]
-    pattern = {"markup": MARKUP_PATTERN, "paper": PAPER_SPECIAL_PATTERN}.get(pattern, pattern) if special else None
+    pattern = SPECIAL_PATTERNS.get(pattern, pattern) if special else None
     if pattern:
         import re
 

@@ -27,6 +27,8 @@ DEFAULT_SPECIAL_PATTERN = PAPER_SPECIAL_PATTERN  # the name older code and confi
 #: (``[[…]]``, ``{{…}}``), wiki or Markdown table rows (a line opening with ``|`` or ``{|``, a ``||`` cell break)
 MARKUP_PATTERN = (r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>|<!--|&(?:[a-z]{2,8}|#\d{2,6});|https?://|www\.\w"
                   r"|\b[\w.+-]+@[\w-]+\.[\w.]+\b|\[\[|\]\]|\{\{|\}\}|^\s*\{?\||\|\|")
+#: the shipped patterns by name (``--special-pattern markup|paper``); any other value is a regex of its own
+SPECIAL_PATTERNS = {"markup": MARKUP_PATTERN, "paper": PAPER_SPECIAL_PATTERN}
 
 
 def count_words(text: str) -> int:

@@ -61,6 +61,12 @@ def macro(code: str | None) -> str | None:
 
 
 @lru_cache(maxsize=1)
+def detectable_macros() -> frozenset[str]:
+    """:func:`detectable` as macrolanguages (what a declared code is compared with)."""
+    return frozenset(macro(c) for c in detectable())
+
+
+@lru_cache(maxsize=1)
 def detectable() -> frozenset[str]:
     """The languages CLD2 can detect (normalised codes)."""
     import pycld2

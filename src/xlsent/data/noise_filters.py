@@ -73,7 +73,9 @@ def numbers(text: str) -> list[str]:
 
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
               keep: np.ndarray, notes: list[str], own_words: float) -> tuple[np.ndarray, str]:
-    from xlsent.data.langid import detect, detectable, macro, script
+    from dataclasses import replace
+
+    from xlsent.data.langid import detect, detectable_macros, macro, script
 
     drop = np.zeros(len(src), dtype=bool)
     parts = []
@@ -89,14 +91,14 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
                          f"(--{'src' if side == 'source' else 'tgt'}-lang)")
             continue
         # compared as macrolanguages: CLD2 says zh, ar, mn where a user declares cmn, arb, khk
-        known = macro(lang) in {macro(c) for c in detectable()}
+        known = macro(lang) in detectable_macros()
         if not known:
             notes.append(f"language: CLD2 does not know '{lang}' ({side}): lines it confidently identifies as "
                          "another language are removed, but the declared language cannot be confirmed")
         found = [detect(t) if k else None for t, k in zip(texts, keep)]
         other = macro(langs[1] if side == "source" else langs[0])
         lang = macro(lang)
-        found = [None if d is None else type(d)(macro(d.lang), d.reliable, d.percent) for d in found]
+        found = [None if d is None else replace(d, lang=macro(d.lang)) for d in found]
         # the side's own words: those of its lines confirmed as the declared language (for a language CLD2 does not
         # know, of its lines not identified as the other side's); a word seen twice is the side's
         words: Counter = Counter()
