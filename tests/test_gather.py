@@ -5,7 +5,8 @@ each hold a share of the global batch give the one-process loss and gradients on
 from __future__ import annotations
 
 import os
-import socket
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -73,13 +74,14 @@ def _rows(case: str, rank: int, world: int) -> slice:
     return slice(0, cut) if rank == 0 else slice(cut, N)
 
 
-def _worker(rank: int, world: int, port: int, out: str) -> None:
+def _worker(out: str) -> None:
+    """One rank, started by torchrun (the launcher users run): every case's loss, gradients and queues."""
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
     results = {}
     for case in CASES:
         fast, slow = _models()
@@ -90,21 +92,18 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
         dist.all_reduce(mean)
         results[case] = {"loss": mean / world, "grads": [p.grad.clone() for p in fast.parameters()], "queues": queues}
     torch.save(results, f"{out}.{rank}")
+    dist.barrier()  # neither rank closes its connections while the other still uses them
     dist.destroy_process_group()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
-    import torch.multiprocessing as mp
-
-    out = str(tmp_path_factory.mktemp("gather") / "ranks")
-    mp.spawn(_worker, args=(2, _free_port(), out), nprocs=2, join=True)
+    tmp = tmp_path_factory.mktemp("gather")
+    out = str(tmp / "ranks")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp)}
+    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                          __file__, out], capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, f"torchrun exited {run.returncode}:\n{run.stderr[-4000:]}"
     return [torch.load(f"{out}.{r}") for r in range(2)]
 
 
@@ -133,3 +132,7 @@ def test_a_share_alone_sees_fewer_negatives():
     whole = align_loss(fast(xs), fast(xt))
     halves = (align_loss(fast(xs[:4]), fast(xt[:4])) + align_loss(fast(xs[4:]), fast(xt[4:]))) / 2
     assert abs(float(whole) - float(halves)) > 1e-3
+
+
+if __name__ == "__main__":  # a rank under torchrun (the fixture two_ranks)
+    _worker(sys.argv[1])
