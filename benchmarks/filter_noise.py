@@ -2,7 +2,7 @@
 """How much injected noise the default pair filters remove, and how many true pairs they lose — on several clean
 sources, not one.
 
-    python benchmarks/filter_noise.py [--split dev|test] [--sources bible,editorial,udhr,aligned] [--n 2000]
+    python benchmarks/filter_noise.py [--split dev|test] [--sources bible,editorial,udhr,udhr-all,aligned] [--n 2000]
 
 Sources (``--split dev`` chooses settings; ``--split test`` is reported once):
 
@@ -13,14 +13,17 @@ Sources (``--split dev`` chooses settings; ``--split test`` is reported once):
   asterisk — and every verse of five words or fewer added (short verses are real sentences);
 * ``udhr``: the UDHR paragraphs, one run per language, each with its own declared code (dev: the 24 ``udhr-dev``
   languages; test: the 47 of ``udhr``);
+* ``udhr-all``: the same over the long tail (dev: the 211 languages of ``udhr-all:dev``; test: the 234 of
+  ``udhr-all:test``), most of them languages CLD2 does not know, and close relatives among them (Malay and
+  Indonesian, Croatian and Serbian, Rundi and Kinyarwanda, Chinese and Quechua varieties);
 * ``aligned``: what ``docs/your-language.sh`` trains on — whole chapters aligned into pairs by ``xlsent.align``
   with the default model (dev: Judges, Esther and the Song of Solomon, as the script; test: Philippians, James and
   Jude), every block taken as a true pair.
 
 Each source gets the same noise: 5% of its pairs each get one kind — the target replaced by its English (the
 source), the target copied from the source with case and punctuation changed, the target replaced by a sentence of
-another language, the pair a near-duplicate of an earlier pair (case and punctuation changed on both sides), the
-target cut to its first third. The filters are ``xlsent data filter-pairs``' defaults (its cleaning and the five
+another language (a UDHR paragraph of the split's languages), the pair a near-duplicate of an earlier pair (case and
+punctuation changed on both sides), the target cut to its first third. The filters are ``xlsent data filter-pairs``' defaults (its cleaning and the five
 noise filters; ranking removes nothing), with the declared languages. Printed per source: the share of each noise
 kind removed, of all noise, and of the true pairs (targets: ≥ 95% and ≤ 1%), what each filter removed, and the
 true pairs lost.
@@ -108,10 +111,16 @@ def _bible(split: str):
     return load_bundled(f"bible-en-ny:{split}")
 
 
-def _others(exclude: set[str]) -> list[str]:
+#: the UDHR languages of each split and source: the runs' languages, and the other-language noise (the udhr pool for
+#: the Bible sources)
+UDHR_POOL = {("udhr", "dev"): "udhr-dev", ("udhr", "test"): "udhr",
+             ("udhr-all", "dev"): "udhr-all:dev", ("udhr-all", "test"): "udhr-all:test"}
+
+
+def _others(split: str, exclude: set[str], source: str = "udhr") -> list[str]:
     from xlsent.data.bundled import load_bundled
 
-    udhr = load_bundled("udhr")
+    udhr = load_bundled(UDHR_POOL[source, split])
     return [t for t, lang in zip(udhr["tgt"], udhr["tgt_lang"]) if lang not in exclude]
 
 
@@ -130,18 +139,18 @@ def source_runs(name: str, split: str, n: int, rng: random.Random):
             rng.shuffle(order)
             src, tgt = [src[i] for i in order], [tgt[i] for i in order]
             src, tgt = editorial(src, tgt, rng)
-        yield (name, *inject(src, tgt, _others(UDHR_OTHER), rng), ("en", "ny"))
-    elif name == "udhr":
+        yield (name, *inject(src, tgt, _others(split, UDHR_OTHER), rng), ("en", "ny"))
+    elif name in ("udhr", "udhr-all"):
         from xlsent.data.bundled import load_bundled, split_by_language
 
-        for lang, part in split_by_language(load_bundled("udhr-dev" if split == "dev" else "udhr")).items():
-            others = _others(UDHR_OTHER | {lang})
+        for lang, part in split_by_language(load_bundled(UDHR_POOL[name, split])).items():
+            others = _others(split, UDHR_OTHER | {lang}, name)
             yield (f"udhr:{lang}", *inject(list(part["src"]), list(part["tgt"]), others, rng), ("en", lang))
     elif name == "aligned":
         src, tgt = aligned_pairs(split)
-        yield (name, *inject(src, tgt, _others(UDHR_OTHER), rng), ("en", "ny"))
+        yield (name, *inject(src, tgt, _others(split, UDHR_OTHER), rng), ("en", "ny"))
     else:
-        raise SystemExit(f"unknown source {name!r}: bible, editorial, udhr, aligned")
+        raise SystemExit(f"unknown source {name!r}: bible, editorial, udhr, udhr-all, aligned")
 
 
 ALIGNED_BOOKS = {"dev": ("Judges", "Esther", "Song of Solomon"), "test": ("Philippians", "James", "Jude")}
@@ -215,7 +224,7 @@ def summarise(name, src, tgt, label, keep, steps) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="dev", choices=("dev", "test"))
-    ap.add_argument("--sources", default="bible,editorial,udhr,aligned")
+    ap.add_argument("--sources", default="bible,editorial,udhr,udhr-all,aligned")
     ap.add_argument("--n", type=int, default=2000, help="Bible pairs drawn (bible, editorial)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default="", help="also write every figure here")

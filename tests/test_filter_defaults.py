@@ -111,6 +111,41 @@ def test_the_language_filter_keeps_a_declared_languages_own_text(dataset, declar
     assert not any("does not know" in n for n in report.notes)
 
 
+@pytest.mark.parametrize("dataset, declared", [("udhr:ind", "ind"), ("udhr-all:dev:hrv", "hrv"),
+                                               ("udhr-all:dev:srp", "srp"), ("udhr-all:dev:run", "run"),
+                                               ("udhr-all:dev:kea", "kea"), ("udhr-all:dev:pcm", "pcm"),
+                                               ("udhr-all:dev:nob", "nob"), ("udhr-all:dev:qvh", "qvh"),
+                                               ("udhr-all:dev:kkh", "kkh")])
+def test_close_relatives_and_languages_cld2_does_not_know_keep_their_pairs_and_noise_still_goes(dataset, declared):
+    """CLD2 reads Indonesian as Malay, Croatian and Serbian as Bosnian, Rundi as Kinyarwanda, Kabuverdianu as
+    Portuguese, Nigerian Pidgin as English, Lanna script as "a language of that script": each side keeps its true
+    pairs (macrolanguages from SIL's table; a reading that recurs on the side is the side's), while a scattered
+    paragraph of another language is still removed."""
+    from xlsent.data.bundled import load_bundled
+    from xlsent.data.langid import pair_languages
+    from xlsent.data.noise_filters import apply_noise_filters
+
+    ds = load_bundled(dataset)
+    src, tgt = list(ds["src"]), list(ds["tgt"])
+    others = {r["tgt_lang"]: r["tgt"] for r in load_bundled("udhr") if r["tgt_lang"] in ("fra", "deu", "tur")}
+    src += ["Everyone has the right to life, liberty and security of person."] * 3
+    tgt += list(others.values())  # three scattered languages CLD2 knows, none of them the side's reading
+    langs, _ = pair_languages(src, tgt, ("en", declared))
+    keep, report = apply_noise_filters(src, tgt, langs, ("language",))
+    assert keep[:len(ds)].sum() >= len(ds) - 2, (report.filters[0].why, report.notes)
+    assert not keep[len(ds):].any(), report.filters[0].why
+
+
+def test_macrolanguages_come_from_the_iso_639_3_table():
+    from xlsent.data.langid import detect, macro
+
+    assert macro("ind") == macro("zlm") == macro("ms") == macro("id")
+    assert macro("hrv") == macro("srp") == macro("bs") == macro("cnr")
+    assert macro("qvh") == macro("quz") == "qu" and macro("yue") == macro("cmn") == "zh"
+    assert macro("nob") == macro("nb") == "no" and macro("zu") != macro("xh") and macro("iw") == "he"
+    assert detect("ᩅ᩠ᨿᨦ ᨾᩦ ᨣᩤᩴ ᨻᩪ᩠ᨯ ᨣᩢ᩠ᨶ ᨹᩪ᩶ ᨩᩦ᩶ ᨾᩦ ᩈᩥᨴ᩠ᨵᩥ").lang is None  # CLD2's xx-Lana: no language
+
+
 def test_a_recipe_says_when_its_cleaning_removes_much_of_a_users_file(tmp_path):
     from xlsent.data.pairs import load_train_pairs
 

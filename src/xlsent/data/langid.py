@@ -47,17 +47,24 @@ def _normal(code: str) -> str:
 
 @lru_cache(maxsize=None)
 def macro(code: str | None) -> str | None:
-    """The macrolanguage a code belongs to, where it has one (``cmn`` → ``zh``, ``arb`` → ``ar``, ``khk`` → ``mn``,
-    ``npi`` → ``ne``, ``quz`` → ``qu``), else the code: CLD2 names the macrolanguage, a user may name the individual
-    language, and both mean the same text."""
+    """The macrolanguage a code belongs to in ISO 639-3 (SIL's table, through ``python-iso639``), where it has one
+    (``cmn``, ``yue``, ``hsn`` → ``zh``; ``arb`` → ``ar``; ``khk`` → ``mn``; ``quz``, ``qvh`` → ``qu``; ``ind``,
+    ``zlm`` → ``ms``; ``hrv``, ``srp``, ``bos`` → ``sh``; ``nob`` → ``no``), else the code, normalised: CLD2 names
+    one member or the macrolanguage where a user may name another member, and CLD2 cannot tell the members
+    apart (it reads Indonesian paragraphs as Malay, Croatian as Bosnian)."""
     if not code:
         return code
-    import langcodes
+    import iso639
 
+    norm = _normal(code)
     try:
-        return langcodes.Language.get(langcodes.standardize_tag(code, macro=True)).language or code
-    except (ValueError, LookupError):
-        return code
+        lang = iso639.Language.match(norm)
+        if lang.macrolanguage:
+            whole = iso639.Language.from_part3(lang.macrolanguage)
+            return whole.part1 or whole.part3
+    except (iso639.LanguageNotFoundError, ValueError, LookupError):
+        pass
+    return norm
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +79,8 @@ def detectable() -> frozenset[str]:
     import pycld2
 
     names = set(pycld2.DETECTED_LANGUAGES)
-    return frozenset(_normal(code) for name, code in pycld2.LANGUAGES if name in names and code not in ("un", "xxx"))
+    return frozenset(_normal(code) for name, code in pycld2.LANGUAGES
+                     if name in names and code != "un" and not code.startswith("xx") and code != "zzp")
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,9 @@ def detect(text: str) -> Detection:
     except pycld2.error:  # invalid UTF-8 inside, which a Python str cannot hold but surrogates can
         return Detection(None, False, 0)
     code = langs[0][1]
-    return Detection(None if code == "un" else _normal(code), bool(reliable) and code != "un", int(langs[0][2]))
+    if code == "un" or code.startswith("xx"):  # no language, or CLD2's "a language of script X" (xx-Lana): unknown
+        return Detection(None, False, int(langs[0][2]))
+    return Detection(_normal(code), bool(reliable), int(langs[0][2]))
 
 
 #: scripts one language writes together: Japanese mixes kanji (CJK) with hiragana and katakana in every line, and

@@ -72,9 +72,8 @@ def numbers(text: str) -> list[str]:
 
 
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
-              keep: np.ndarray, notes: list[str], own_words: float) -> tuple[np.ndarray, str]:
-    from dataclasses import replace
-
+              keep: np.ndarray, notes: list[str], own_words: float, readings: float, majority: float
+              ) -> tuple[np.ndarray, str]:
     from xlsent.data.langid import detect, detectable_macros, macro, script
 
     drop = np.zeros(len(src), dtype=bool)
@@ -90,34 +89,47 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             notes.append(f"language: no {side} language declared — only its script was checked "
                          f"(--{'src' if side == 'source' else 'tgt'}-lang)")
             continue
-        # compared as macrolanguages: CLD2 says zh, ar, mn where a user declares cmn, arb, khk
-        known = macro(lang) in detectable_macros()
+        # compared as macrolanguages: CLD2 says zh, ar, ms where a user declares cmn, arb, ind
+        lang, other = macro(lang), macro(langs[1] if side == "source" else langs[0])
+        known = lang in detectable_macros()
+        found = [None if not k else detect(t) for t, k in zip(texts, keep)]
+        found = [d.lang and macro(d.lang) if d is not None and d.reliable else None for d in found]
+        # the side's own readings: CLD2 reads a language it does not know, or a close relative, as one language
+        # again and again (Kabuverdianu as Portuguese, Rundi as Kinyarwanda); injected or crawled noise in another
+        # language is scattered. A language read on a share of the side's lines is the side's; the other side's
+        # language only on a majority (Nigerian Pidgin read as English).
+        lines = int(keep.sum()) or 1
+        accepted = {lang} if known else set()
+        for found_lang, count in Counter(f for f in found if f).items():
+            if found_lang != lang and count >= (majority if found_lang == other else readings) * lines:
+                accepted.add(found_lang)
+                notes.append(f"language: CLD2 reads {count / lines:.0%} of the {side}'s lines as {found_lang} — taken "
+                             f"as how it reads the declared {lang} (a close relative, or a language CLD2 does not "
+                             "know), not as noise")
         if not known:
-            notes.append(f"language: CLD2 does not know '{lang}' ({side}): lines it confidently identifies as "
-                         "another language are removed, but the declared language cannot be confirmed")
-        found = [detect(t) if k else None for t, k in zip(texts, keep)]
-        other = macro(langs[1] if side == "source" else langs[0])
-        lang = macro(lang)
-        found = [None if d is None else replace(d, lang=macro(d.lang)) for d in found]
-        # the side's own words: those of its lines confirmed as the declared language (for a language CLD2 does not
-        # know, of its lines not identified as the other side's); a word seen twice is the side's
+            notes.append(f"language: CLD2 does not know '{lang}' ({side}): lines it reliably identifies as a "
+                         "language the side is not read as are removed, but the declared language cannot be confirmed")
+        flagged = [f is not None and f not in accepted for f in found]
+        # the side's own words: those seen twice in its lines that are not flagged; a flagged line mostly in them stays
         words: Counter = Counter()
-        for d, t in zip(found, texts):
-            if d is not None and ((d.reliable and d.lang == lang) if known else not (d.reliable and d.lang == other)):
+        for f, k, t in zip(flagged, keep, texts):
+            if k and not f:
                 words.update(set(normalise(t).split()))
         own = {w for w, c in words.items() if c >= 2}
-        for i, d in enumerate(found):
-            if d is not None and not drop[i] and d.reliable and d.lang != lang:
+        for i, f in enumerate(flagged):
+            if f and not drop[i]:
                 tokens = normalise(texts[i]).split()
                 drop[i] = not tokens or sum(w in own for w in tokens) < own_words * len(tokens)
-        parts.append(f"{side} reliably identified as another language than {lang}")
+        parts.append(f"{side} reliably identified as a language it is not read as ({', '.join(sorted(accepted))})"
+                     if accepted else f"{side} reliably identified as any language")
     why = "; ".join(parts) or "nothing to check"
     return drop, why + (" (a line mostly in its side's own words is kept)" if any(langs) else "")
 
 
 def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None] = (None, None),
                         filters: Sequence[str] = NOISE_FILTERS, max_z: float = 4.0, min_rows_for_ratio: int = 30,
-                        own_words: float = 0.5, examples: int = 3) -> tuple[np.ndarray, NoiseReport]:
+                        own_words: float = 0.5, readings: float = 0.1, majority: float = 0.5, examples: int = 3
+                        ) -> tuple[np.ndarray, NoiseReport]:
     """A keep-mask over the pairs and what each filter removed. ``langs``: the sides' normalised codes
     (:func:`xlsent.data.langid.language_code`), None where unknown."""
     n = len(src)
@@ -131,7 +143,7 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
         keep[idx] = False
 
     if "language" in filters:
-        drop, why = _language(src, tgt, langs, keep, notes, own_words)
+        drop, why = _language(src, tgt, langs, keep, notes, own_words, readings, majority)
         record("language", drop, why)
     norm_s = norm_t = None
     if "copy" in filters or "near-duplicate" in filters:
