@@ -71,7 +71,7 @@ def main() -> None:
         print("$", " ".join(cmd[2:]), flush=True)
         subprocess.run(cmd, check=True)
         metrics = json.loads((run / "metrics.json").read_text())
-        summary[recipe] = {"command": " ".join(["xlsent", *cmd[4:]]), **compare(metrics)}
+        summary[recipe] = {"command": " ".join(["xlsent", *cmd[3:]]), **compare(metrics)}
         (args.output / "defaults.json").write_text(json.dumps(summary, indent=2))
 
     print(f"\n{'recipe':<12}" + "".join(f"{c[0]:>25}" for c in COLUMNS) + "   verdict")

@@ -2,16 +2,19 @@
 
 In this order (a pair is counted by the first filter that removes it):
 
-* ``language`` — each side against its declared language (:mod:`xlsent.data.langid`): a line CLD2 *reliably*
-  identifies as another language is removed (an unreliable or empty detection keeps the line: CLD2 is unsure
-  of ~1% of Chichewa Bible verses, and removing them would cost more true pairs than the noise it catches) —
-  unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the
-  side's lines that CLD2 confirms as the declared language: CLD2 takes Chichewa lists of names for
-  Kinyarwanda, Venda or Shona, and these keep their pairs.
-  For a declared language CLD2 does not know, only a confident other language removes a line, and the report
-  says the declared one could not be confirmed. A line whose writing system differs from its side's own (the
-  script of most of the side's lines: Cyrillic on a Latin side) is removed too — a check that needs no
-  model, so it works for any language.
+* ``language`` — each side against its declared language (:mod:`xlsent.data.langid`), compared as
+  macrolanguages (SIL's ISO 639-3 table: a side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). A side
+  is taken as CLD2 *reads* it: the declared language, and any language CLD2 reliably reads on at least
+  ``readings`` (10%) of the side's lines — CLD2 reads a language it does not know, or a close relative, as one
+  language again and again (Kabuverdianu as Portuguese, Rundi as Kinyarwanda), while noise in other languages is
+  scattered; the other side's language counts so only on a ``majority`` (Nigerian Pidgin read as English). Each
+  such reading is said in the notes. A line CLD2 *reliably* identifies as a language the side is not read as is
+  removed (an unreliable or empty detection keeps the line: CLD2 is unsure of ~1% of Chichewa Bible verses) —
+  unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the side's
+  other lines: CLD2 takes Chichewa lists of names for Kinyarwanda, Venda or Shona, and these keep their pairs.
+  For a declared language CLD2 does not know, the report says it could not be confirmed. A line whose writing
+  system differs from its side's own (the script of most of the side's lines: Cyrillic on a Latin side) is
+  removed too — a check that needs no model, so it works for any language.
 * ``copy`` — the target equals the source after normalisation (lower-cased; punctuation, symbols and digits
   removed; spaces collapsed).
 * ``near-duplicate`` — either side, normalised so, equals that side of an earlier pair: the first is kept.
