@@ -36,6 +36,16 @@ def output_folder(path: str | Path, option: str = "--output") -> Path:
     return output_file(path / "config.yaml", option).parent
 
 
+def check_unicode(texts, name: str) -> None:
+    """One line for a text given in Python that is not Unicode (a lone surrogate, e.g. from a JSON string), naming
+    its index — before any model loads, instead of the tokenizer's TypeError after it."""
+    from xlsent.utils.text import FIX, bad_char, describe
+
+    for i, t in enumerate(texts):
+        if isinstance(t, str) and (j := bad_char(t)) is not None:
+            raise XlsentError(f"{name}[{i}]: text that is not Unicode ({describe('', j, t[j])}) — {FIX}")
+
+
 def at_least(value: float, minimum: float, option: str) -> None:
     """One line for a numeric option out of range (checked before any model loads)."""
     if value < minimum:

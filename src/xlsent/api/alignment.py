@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from xlsent.api._common import at_least, check_backend, encoder_for, place
+from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, place
 from xlsent.utils.errors import XlsentError
 
 
@@ -95,6 +95,7 @@ def align(src_sentences: Sequence[str], tgt_sentences: Sequence[str], *, model: 
     for side, texts in (("src_sentences", src), ("tgt_sentences", tgt)):
         if not texts:
             raise XlsentError(f"{side}: no sentences — give each document as a list of its sentences")
+        check_unicode(texts, side)
     check_lengths("the documents", len(src), len(tgt), max_length_ratio)
     place(device, dtype)
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlsent.api._common import at_least, check_backend, choice, encoder_for, place
+from xlsent.api._common import at_least, check_backend, check_unicode, choice, encoder_for, place
 from xlsent.utils.errors import XlsentError
 
 PRECISIONS = ("float32", "float16", "int8", "ubinary")
@@ -80,6 +80,7 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
         if not isinstance(t, str) or not t.strip():
             raise XlsentError(f"texts[{i}]: {'blank' if isinstance(t, str) else type(t).__name__} — every text must "
                               "be non-empty (a row per text)")
+    check_unicode(items, "texts")
     choice(precision, PRECISIONS, "--precision")
     check_backend(backend, threads)
     at_least(batch_size, 1, "--batch-size")

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlsent.api._common import Note, at_least, check_backend, choice, encoder_for, place
+from xlsent.api._common import Note, at_least, check_backend, check_unicode, choice, encoder_for, place
 from xlsent.utils.errors import XlsentError
 
 TASKS = ("retrieval", "sts")
@@ -129,6 +129,8 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
         at_least(value, minimum, option)
     if (src_distractors or tgt_distractors) and not queries:
         raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
+    check_unicode(list(src_distractors), "src_distractors")
+    check_unicode(list(tgt_distractors), "tgt_distractors")
     source = str(pairs or dataset)
     loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False, sample=sample, seed=seed)
     for line in loaded.notes():

@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from xlsent.api._common import (Note, at_least, check_backend, choice, encoder_for, output_file, parse_filters,
-                                parse_threshold, place)
+from xlsent.api._common import (Note, at_least, check_backend, check_unicode, choice, encoder_for, output_file,
+                                parse_filters, parse_threshold, place)
 from xlsent.utils.errors import XlsentError
 
 if TYPE_CHECKING:
@@ -121,10 +121,11 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                 texts = [str(x) for x in given]
                 if not texts:
                     raise XlsentError(f"{name}: no sentences — mining needs at least one sentence on each side")
+                check_unicode(texts, name)
                 bad = next((t for t in texts if "\n" in t or "\r" in t), None)
                 if bad is not None:
-                    raise XlsentError(f"{name}: a sentence contains a line break ({bad[:40]!r}…) — give one sentence "
-                                      "an item (normalise whitespace first)")
+                    raise XlsentError(f"{name}: a sentence contains a line break ({ascii(bad[:40])}…) — give one "
+                                      "sentence an item (normalise whitespace first)")
                 inputs[name] = {"file": "(sentences given in Python)", "sentences": len(texts), "skipped": {}}
                 sides.append(texts)
                 continue

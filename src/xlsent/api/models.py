@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from xlsent.api._common import at_least, check_backend, encoder_for, place
+from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, place
 from xlsent.utils.errors import XlsentError
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
             sources[code], lines = str(given), read_lines(Path(given))
         else:
             sources[code], lines = "texts given in Python", list(given)
+            check_unicode(lines, f"texts[{code!r}]")
         lines = list(dict.fromkeys(x.strip() for x in lines if x.strip()))
         if sample and sample < len(lines):
             lines = random.Random(0).sample(lines, sample)

@@ -22,11 +22,11 @@ label such as ``PER``) is an error naming the line, as is a line without a tag a
 from __future__ import annotations
 
 import gzip
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Iterable, Iterator, Literal
 
+from xlsent.data.text_source import decode_line
 from xlsent.utils.errors import InputFormatError, XlsentError
 from xlsent.utils.io import write_text_atomic
 
@@ -71,10 +71,12 @@ class TaggedCorpus:
                             [self.lines[i] for i in idx] if self.lines else [], self.path)
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
+def _text_lines(path: Path) -> Iterator[str]:
+    """The file's lines (``.gz`` too), each decoded on its own: a line that is not UTF-8 (or holds a NUL byte) is
+    an error naming the file and the line, not a traceback."""
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+        for n, raw in enumerate(f, 1):
+            yield decode_line(path, raw.rstrip(b"\n"), n)
 
 
 def check_tag(tag: str, scheme: Scheme, path: str | Path, line: int) -> None:
@@ -130,35 +132,33 @@ def read_conll(path: str | Path, scheme: Scheme = "iob2", tag_column: int = -1, 
             corpus.repairs += n
         toks, tags = [], []
 
-    with _open_text(path) as f:
-        for n, raw in enumerate(f, 1):
-            line = raw.rstrip("\n").rstrip("\r")
-            if not line.strip():
-                flush()
-                continue
-            if line.startswith("-DOCSTART-"):
-                flush()
-                continue
-            cols = line.split("\t") if "\t" in line else line.split()
-            if len(cols) < 2:
-                raise InputFormatError(path, n, f"no tag on this line ({line.strip()[:40]!r})",
-                                       "write token<TAB>tag, and a blank line between sentences")
-            try:
-                tag = cols[tag_column].strip()
-            except IndexError:
-                raise InputFormatError(path, n, f"no column {tag_column} (the line has {len(cols)})",
-                                       "choose the tag column with --tag-column") from None
-            token = cols[0].strip()
-            if not token:
-                raise InputFormatError(path, n, "empty token", "every line needs a token in its first column")
-            if not tag:
-                raise InputFormatError(path, n, "empty tag", "every token needs a tag (O outside entities)")
-            check_tag(tag, scheme, path, n)
-            if not toks:
-                start = n
-            toks.append(token)
-            tags.append(tag)
-        flush()
+    for n, line in enumerate(_text_lines(path), 1):
+        if not line.strip():
+            flush()
+            continue
+        if line.startswith("-DOCSTART-"):
+            flush()
+            continue
+        cols = line.split("\t") if "\t" in line else line.split()
+        if len(cols) < 2:
+            raise InputFormatError(path, n, f"no tag on this line ({line.strip()[:40]!r})",
+                                   "write token<TAB>tag, and a blank line between sentences")
+        try:
+            tag = cols[tag_column].strip()
+        except IndexError:
+            raise InputFormatError(path, n, f"no column {tag_column} (the line has {len(cols)})",
+                                   "choose the tag column with --tag-column") from None
+        token = cols[0].strip()
+        if not token:
+            raise InputFormatError(path, n, "empty token", "every line needs a token in its first column")
+        if not tag:
+            raise InputFormatError(path, n, "empty tag", "every token needs a tag (O outside entities)")
+        check_tag(tag, scheme, path, n)
+        if not toks:
+            start = n
+        toks.append(token)
+        tags.append(tag)
+    flush()
     if not corpus.tokens:
         raise InputFormatError(path, None, "no sentences", "give token<TAB>tag lines, a blank line between sentences")
     if corpus.repairs:

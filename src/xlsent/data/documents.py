@@ -34,7 +34,6 @@ Every step reports what it removed and why.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -45,8 +44,11 @@ import numpy as np
 from xlsent.data.cleaning import count_words, normalize_text
 from xlsent.data.readers import read_lines
 from xlsent.data.splitting import split_sentences
+from xlsent.data.text_source import load_json_line
 from xlsent.similarity import greedy_one_to_one
 from xlsent.utils.errors import InputFormatError, XlsentError
+from xlsent.utils.text import FIX as NOT_UNICODE_FIX
+from xlsent.utils.text import shown, unencodable_problem
 
 
 @dataclass
@@ -77,10 +79,12 @@ def read_documents(path: str | Path) -> list[Document]:
         if not line.strip():
             continue
         fix = 'write {"id", "lang", "title", "sections": [{"title", "text"}, ...]} on each line'
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFormatError(path, n, f"invalid JSON ({exc.msg})", fix) from None
+        obj, problem = load_json_line(line)
+        if problem:
+            raise InputFormatError(path, n, problem, fix)
+        problem = unencodable_problem(obj)
+        if problem:
+            raise InputFormatError(path, n, problem, NOT_UNICODE_FIX)
         if not isinstance(obj, dict):
             raise InputFormatError(path, n, "not a JSON object", fix)
         for key in ("id", "lang"):
@@ -88,18 +92,18 @@ def read_documents(path: str | Path) -> list[Document]:
                 raise InputFormatError(path, n, f"missing or empty '{key}'", fix)
         sections = obj.get("sections")
         if not isinstance(sections, list) or not sections:
-            raise InputFormatError(path, n, f"document '{obj['id']}' has no sections", "give at least one section")
+            raise InputFormatError(path, n, f"document {shown(obj['id'])} has no sections", "give at least one section")
         out = []
         for j, s in enumerate(sections, 1):
             if not isinstance(s, dict) or not isinstance(s.get("title"), str) or not s["title"].strip():
-                raise InputFormatError(path, n, f"section {j} of document '{obj['id']}' has no title",
+                raise InputFormatError(path, n, f"section {j} of document {shown(obj['id'])} has no title",
                                        "give every section a non-empty \"title\"")
             if not isinstance(s.get("text"), str):
-                raise InputFormatError(path, n, f"section {j} of document '{obj['id']}' has no text",
+                raise InputFormatError(path, n, f"section {j} of document {shown(obj['id'])} has no text",
                                        "give every section a \"text\" string")
             out.append(Section(s["title"], s["text"]))
         if obj["id"] in seen:
-            raise InputFormatError(path, n, f"document id '{obj['id']}' already on line {seen[obj['id']]}",
+            raise InputFormatError(path, n, f"document id {shown(obj['id'])} already on line {seen[obj['id']]}",
                                    "give each document one line")
         seen[obj["id"]] = n
         docs.append(Document(obj["id"], obj["lang"], str(obj.get("title") or ""), out))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xlsent.data.readers import read_lines  # a line that is not UTF-8: file:line, not a traceback
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 
@@ -36,7 +37,7 @@ def read_choices(path: str | Path) -> ChoiceSet:
         raise XlsentError(f"{p}: no such file — check the path")
     out = ChoiceSet([], [], str(p))
     fix = "write text<TAB>gold title<TAB>distractor<TAB>… (the same number of titles on every line)"
-    for n, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for n, raw in enumerate(read_lines(p), 1):
         if not raw.strip() or raw.startswith("#"):
             continue
         cols = [c.strip() for c in raw.split("\t")]

@@ -18,15 +18,16 @@ counted in the returned :class:`ReadReport` — never dropped silently.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from xlsent.data.cleaning import normalize_text
-from xlsent.data.text_source import decode_line
+from xlsent.data.text_source import decode_line, load_json_line
 from xlsent.utils.errors import InputFormatError, XlsentError
+from xlsent.utils.text import FIX as NOT_UNICODE_FIX
+from xlsent.utils.text import shown, unencodable_problem
 
 LANG_CODE = re.compile(r"^[a-z]{2,3}([_-][A-Za-z0-9]{2,8})*$")
 BAD_LINE_POLICIES = ("error", "skip")
@@ -156,10 +157,11 @@ class _Collector:
         """:func:`read_lines` under this policy (a line that is not text is None, counted, when skipping)."""
         return read_lines(path, self.report, self.policy)
 
-    def bad(self, line: int, problem: str, fix: str) -> None:
+    def bad(self, line: int, problem: str, fix: str, reason: str | None = None) -> None:
+        """A rejected line: an error, or (skip) counted under ``reason`` (default: the problem itself)."""
         if self.policy == "error":
             raise InputFormatError(self.path, line, problem, fix + " (or pass --on-bad-lines skip)")
-        self.report.skipped[problem] += 1
+        self.report.skipped[reason or problem] += 1
 
     def add(self, line: int, row: dict) -> None:
         if not row["src"].strip() or not row["tgt"].strip():
@@ -213,16 +215,24 @@ def read_jsonl(path: str | Path, on_bad_lines: str = "error", src_lang: str | No
         if not line.strip():
             c.bad(i, "blank line", "remove blank lines")
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            c.bad(i, f"invalid JSON ({exc.msg})", "write one JSON object per line")
+        obj, problem = load_json_line(line)
+        if problem:
+            c.bad(i, problem, "write one JSON object per line")
+            continue
+        problem = unencodable_problem(obj)
+        if problem:  # counted as one reason, whatever the character and its place
+            c.bad(i, problem, NOT_UNICODE_FIX, "text that is not Unicode (a lone surrogate)")
             continue
         if not isinstance(obj, dict) or not isinstance(obj.get("src"), str) or not isinstance(obj.get("tgt"), str):
             c.bad(i, "missing string fields 'src' and 'tgt'", 'write {"src": "...", "tgt": "..."} objects')
             continue
-        obj.setdefault("src_lang", src_lang or "")
-        obj.setdefault("tgt_lang", tgt_lang or "")
+        side = next((k for k in ("src_lang", "tgt_lang") if not isinstance(obj.get(k, ""), (str, type(None)))), None)
+        if side:
+            c.bad(i, f"'{side}' is not a string", f'write "{side}" as a language code such as "ny", or leave it out')
+            continue
+        for key, default in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
+            if obj.get(key) is None:
+                obj[key] = default or ""
         c.add(i, obj)
     return _finish(c)
 
@@ -255,7 +265,18 @@ def _finish(c: _Collector):
     c.report.rows = len(c.rows)
     keys = list(dict.fromkeys(k for r in c.rows for k in r))
     data = {k: [r.get(k) for r in c.rows] for k in keys}
-    return Dataset.from_dict(data), c.report
+    try:
+        return Dataset.from_dict(data), c.report
+    except Exception:  # pyarrow's errors: extra JSONL fields whose values differ in type between lines
+        import pyarrow as pa
+
+        for k in keys:
+            try:
+                pa.array(data[k])
+            except Exception:
+                raise InputFormatError(c.path, None, f"field {shown(k, 40)} has values of different types on "
+                                       "different lines", "give it one type on every line, or remove it") from None
+        raise
 
 
 def read_pairs(spec: str | Path, on_bad_lines: str = "error", src_lang: str | None = None, tgt_lang: str | None = None):

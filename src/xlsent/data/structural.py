@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Iterable
 
 from xlsent.utils.errors import XlsentError
+from xlsent.utils.text import shown, unencodable_problem
 
 TYPES = ("subject", "verb", "object", "entity")
 NAMED = ("PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE", "PRODUCT")
@@ -299,22 +300,30 @@ def spans_path(spec: str | Path) -> Path:
 def read_spans(spec: str | Path) -> tuple[list[dict], dict]:
     """Records and meta of a structural-words file (a path, or a bundled name); file:line errors."""
     path = spans_path(spec)
+    from xlsent.data.text_source import decode_line, load_json_line
+
     opener = gzip.open if str(path).endswith(".gz") else open
     records = []
-    with opener(path, "rt", encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    fix = "write the file with `xlsent data structural-words`"
+    with opener(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            line = decode_line(path, raw.rstrip(b"\n"), n)  # not UTF-8, a NUL byte: file:line and the fix
             if not line.strip():
                 continue
+            r, problem = load_json_line(line)
+            if problem is None:
+                problem = unencodable_problem(r)
+            if problem:
+                raise XlsentError(f"{path}:{n}: not a structural-words record ({problem}) — {fix}")
             try:
-                r = json.loads(line)
                 if not isinstance(r.get("src"), str) or not isinstance(r.get("tgt"), str) or not r.get("spans"):
                     raise ValueError("needs 'src', 'tgt' and a non-empty 'spans'")
                 for s in r["spans"]:
                     if len(s["src_chars"]) != 2 or len(s["tgt_chars"]) != 2:
                         raise ValueError("each span needs 'src_chars' and 'tgt_chars' as [start, end]")
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise XlsentError(f"{path}:{n}: not a structural-words record ({exc}) — write the file with "
-                                  "`xlsent data structural-words`") from None
+                raise XlsentError(f"{path}:{n}: not a structural-words record ({shown(str(exc), 80)[1:-1]}) — "
+                                  f"{fix}") from None
             records.append(r)
     if not records:
         raise XlsentError(f"{path}: no structural-words record in the file")

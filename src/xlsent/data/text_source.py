@@ -17,6 +17,8 @@ import numpy as np
 
 from xlsent.utils.errors import InputFormatError, XlsentError
 from xlsent.utils.io import atomic_path
+from xlsent.utils.text import FIX as NOT_UNICODE_FIX
+from xlsent.utils.text import unencodable_problem
 
 KINDS = ("lines", "tsv", "jsonl", "parquet")
 
@@ -55,6 +57,19 @@ def decode_line(path: Path, line: bytes, number: int) -> str:
     except UnicodeDecodeError as e:
         raise InputFormatError(path, number, f"invalid UTF-8 (byte {e.start + 1} of the line)",
                                "re-encode the file as UTF-8 (e.g. iconv -t UTF-8)") from None
+
+
+def load_json_line(line: str) -> tuple[object, str | None]:
+    """``(value, None)`` for a line of JSON, or ``(None, problem)``: invalid JSON, and JSON that Python cannot
+    hold (nesting too deep, a number of thousands of digits) — never another exception."""
+    try:
+        return json.loads(line), None
+    except json.JSONDecodeError as e:
+        return None, f"invalid JSON ({e.msg})"
+    except RecursionError:
+        return None, "invalid JSON (nested too deeply)"
+    except ValueError:  # e.g. an integer over Python's digit limit
+        return None, "invalid JSON (a value Python cannot hold)"
 
 
 def read_lines_range(path: Path, start: int, stop: int, cache: Path | None = None) -> list[str]:
@@ -138,15 +153,18 @@ class TextSource:
                     fields = line.split("\t")
                     row = {str(j): v for j, v in enumerate(fields, 1)}
                 else:
-                    try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise InputFormatError(self.path, i, f"not JSON ({e.msg})", "one JSON object per line") from None
+                    row, problem = load_json_line(line)
+                    if problem:
+                        raise InputFormatError(self.path, i, problem.replace("invalid JSON", "not JSON"),
+                                               "one JSON object per line")
                     row = row if isinstance(row, dict) else {}
                 for col in filter(None, (self.text_column, self.id_column)):
                     if col not in row:
                         raise InputFormatError(self.path, i, f"no column {col!r}",
                                                "every row needs the text (and id) column")
+                    problem = unencodable_problem(row[col], col)
+                    if problem:
+                        raise InputFormatError(self.path, i, problem, NOT_UNICODE_FIX)
                 texts.append(str(row[self.text_column]))
                 if ids is not None:
                     ids.append(row[self.id_column])
