@@ -46,6 +46,10 @@ def files(tmp_path_factory):
         "lab_bad.tsv": "sport\tthe match\nno tab here\n",
         "lab_ab.tsv": "a\tthe match\nb\tprices rose\n",
         "lab_c.tsv": "c\tmvula inagwa\n",
+        # a lone surrogate: valid JSON, not Unicode (the escape is written literally, as JSON writes it)
+        "surrogate.jsonl": '{"text": "good text"}\n{"text": "bad \\ud800 here"}\n',
+        "surrogate_pairs.jsonl": '{"src": "good", "tgt": "text"}\n{"src": "bad \\ud800 here", "tgt": "x"}\n',
+        "docs_surrogate.jsonl": '{"id": "a", "lang": "en", "sections": [{"title": "T", "text": "x \\udfff"}]}\n',
     }
     for name, text in w.items():
         (d / name).write_text(text, encoding="utf-8")
@@ -99,6 +103,12 @@ CASES = [
      "no sentence in the input"),
     ("mine input missing", ["mine", F("nope.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY], "nope.txt: no such file"),
     ("triplets corpus", ["data", "triplets", F("no_tab.tsv"), "-o", F("t.tsv")], "no_tab.tsv:2"),
+    ("embed text not unicode", ["embed", "-i", F("surrogate.jsonl"), "-o", F("out.npy"), "-m", TINY],
+     "surrogate.jsonl:2: text that is not Unicode (a lone surrogate U+D800 at character 5 of 'text')"),
+    ("pairs text not unicode", ["eval", "retrieval", "-m", TINY, "--pairs", F("surrogate_pairs.jsonl")],
+     "surrogate_pairs.jsonl:2: text that is not Unicode (a lone surrogate U+D800 at character 5 of 'src')"),
+    ("documents text not unicode", ["mine", F("docs_surrogate.jsonl"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY,
+                                    "--documents"], "docs_surrogate.jsonl:1: text that is not Unicode"),
     # documents
     ("documents invalid json", ["mine", F("docs_badjson.jsonl"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY, "--documents"],
      "docs_badjson.jsonl:1: invalid JSON"),

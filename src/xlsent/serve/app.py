@@ -12,11 +12,14 @@ Errors have one JSON shape, ``{"error": {"message", "type", "limit", "value"}}``
 401 (with ``WWW-Authenticate: Bearer``) for a missing, malformed or wrong API key when keys are set
 (:mod:`xlsent.serve.auth`; every route but ``/health`` and the page); 413 for a body, input count, text length
 or over-long text under ``--overlong reject``; 422 for a malformed
-request (not JSON, empty or non-string input, unknown encoding format, wrong model name); 429 with
+request (not JSON, empty or non-string input, text that is not Unicode — a lone surrogate such as ``"\\ud800"``,
+valid JSON but not text — unknown encoding format, wrong model name); 429 with
 ``Retry-After`` when the queue is full; 503 while loading. A text cut under ``--overlong truncate`` is
 reported: the ``X-Truncated-Inputs`` header and, in ``/v1/embeddings``, ``usage.truncated_inputs``. While the
 server drains after SIGTERM (:mod:`xlsent.serve.server`), ``/health`` answers 503 and every request already
-accepted is still answered.
+accepted is still answered. A message never fails to build: a value from the request is shown escaped and cut
+(:func:`xlsent.utils.text.shown`). ``/openapi.json`` describes every route's bodies and this server's limits
+(:mod:`xlsent.serve.schema`); with keys set it needs one, as every route but ``/health`` and the page.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from fastapi import Request  # at module level: the routes' annotations are reso
 from xlsent.serve.auth import ApiKeys
 from xlsent.serve.batcher import Batcher, QueueFull
 from xlsent.serve.limits import LimitError, ServeLimits
+from xlsent.utils.text import FIX as NOT_UNICODE_FIX
+from xlsent.utils.text import bad_char, describe, find_unencodable, shown
 
 PAGE = Path(__file__).with_name("page.html")
 AUTH_MESSAGES = {  # never the presented key
@@ -199,6 +204,9 @@ class Service:
             raise LimitError(413, "max_inputs", self.limits.max_inputs,
                              f"{len(texts)} inputs in one request; the limit is {self.limits.max_inputs}")
         for i, t in enumerate(texts):
+            j = bad_char(t)
+            if j is not None:
+                raise not_unicode(field, i if isinstance(value, list) else None, describe("", j, t[j]))
             if not t.strip():
                 raise LimitError(422, "empty input", i, f"input {i} is empty or whitespace")
             if len(t) > self.limits.max_chars:
@@ -213,11 +221,13 @@ class Service:
             return None
         if not isinstance(lang, str) or not lang.strip():
             raise LimitError(422, "language", None, "'language' must be a language code such as 'nya'")
+        if bad_char(lang) is not None:
+            raise not_unicode("language", None, describe("", bad_char(lang), lang[bad_char(lang)]))
         if self.means is None:
             raise LimitError(422, "language", None, "this model carries no language means, so nothing can be "
                              "centered; calibrate it first (xlsent models calibrate MODEL --lang CODE=FILE)")
         if not self.means.has(lang):
-            raise LimitError(422, "language", self.means.languages, f"no mean vector for '{lang}'; calibrated: "
+            raise LimitError(422, "language", self.means.languages, f"no mean vector for {shown(lang)}; calibrated: "
                              f"{', '.join(self.means.languages)}")
         return lang
 
@@ -262,6 +272,26 @@ class Service:
         return vecs, int(sum(counts)), cut
 
 
+def not_unicode(field: str, index: int | None, where: str) -> LimitError:
+    """422 for text that is not Unicode, naming the field and (in a list) the input's index."""
+    at = f"input {index} of '{field}'" if index is not None else f"'{field}'"
+    return LimitError(422, "unicode", {"field": field, "index": index},
+                      f"{at} is not Unicode text ({where}) — {NOT_UNICODE_FIX}")
+
+
+def check_unicode(data: dict) -> None:
+    """Every string of a request's JSON (keys and fields the route ignores included) is Unicode, or 422 naming the
+    first that is not: JSON's escapes can spell a lone surrogate, which no tokenizer or response can encode."""
+    found = find_unencodable(data)
+    if found is None:
+        return
+    where, i, char = found
+    field, _, rest = where.partition("[")
+    field = field.split(".")[0]
+    index = int(rest.split("]")[0]) if rest and rest.split("]")[0].isdigit() else None
+    raise not_unicode(field, index, describe("", i, char))
+
+
 def lower_thread_priority(steps: int) -> bool:
     """Raise the calling thread's nice value by ``steps`` (Linux: nice is per thread); False where not done."""
     import os
@@ -290,7 +320,7 @@ class AdmissionAndMetrics:
     request through an extra task and memory streams, work the event loop pays on every request — the loop
     that shares the CPU with the model's threads under load."""
 
-    COUNTED = ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/", "/metrics")
+    COUNTED = ("/v1/embeddings", "/embed", "/search", "/health", "/info", "/", "/metrics", "/openapi.json")
     PUBLIC = ("/health", "/")
 
     def __init__(self, app, service: "Service") -> None:
@@ -353,7 +383,12 @@ def _error_response(err: LimitError):
     """The one JSON error shape as a response (also an ASGI app, for the middleware)."""
     from fastapi.responses import JSONResponse
 
-    return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+    try:
+        return JSONResponse(err.body(), status_code=err.status, headers=err.headers)
+    except (TypeError, ValueError):  # a message or value JSON cannot hold (no refusal may become a 500)
+        body = err.body()
+        body["error"].update(message=shown(err.message, 2000)[1:-1], limit=shown(err.limit, 200)[1:-1], value=None)
+        return JSONResponse(body, status_code=err.status, headers=err.headers)
 
 
 def _cut_header(cut: int) -> dict:
@@ -375,8 +410,27 @@ def create_app(service: Service, load: bool = True):
         yield
         service.close()
 
-    app = FastAPI(title="xlsent", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    from xlsent import __version__
+    from xlsent.serve import schema
+
+    app = FastAPI(title="xlsent", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url="/openapi.json",
+                  description="Cross-lingual sentence embeddings and search. Every refusal has one JSON shape "
+                  "(components.schemas.Error); the limits in the request bodies are this server's.")
     app.state.service = service
+    components = schema.components(service.limits)
+
+    def openapi() -> dict:
+        """FastAPI's description of the routes, with the bodies' schemas (the routes read their JSON by hand)."""
+        if app.openapi_schema is None:
+            from fastapi.openapi.utils import get_openapi
+
+            spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            spec.setdefault("components", {}).setdefault("schemas", {}).update(components)
+            app.openapi_schema = spec
+        return app.openapi_schema
+
+    app.openapi = openapi
 
     app.add_middleware(AdmissionAndMetrics, service=service)
 
@@ -387,10 +441,11 @@ def create_app(service: Service, load: bool = True):
                              f"request body of {len(body)} bytes; the limit is {service.limits.max_body_bytes}")
         try:
             data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deeply, a number of 5,000 digits
             raise LimitError(422, "json", None, "the body is not valid JSON") from None
         if not isinstance(data, dict):
             raise LimitError(422, "json", None, "the body must be a JSON object")
+        check_unicode(data)
         return data
 
     async def _embedding_request(request: Request, field: str) -> dict:
@@ -405,16 +460,18 @@ def create_app(service: Service, load: bool = True):
     async def limit_error(request: Request, err: LimitError):
         return _error_response(err)
 
-    @app.post("/v1/embeddings")
+    @app.post("/v1/embeddings", summary="OpenAI-compatible embeddings", openapi_extra=schema.request_body(
+        "EmbeddingsRequest"), responses=schema.responses("EmbeddingsResponse", "one embedding per input, in order; "
+                                                         "X-Truncated-Inputs: texts cut to the token limit"))
     async def openai_embeddings(request: Request):
         data = await _embedding_request(request, "input")
         model = data.get("model")
         if model is not None and model != service.name:
-            raise LimitError(422, "model", service.name, f"model '{model}' is not served here; this server serves "
-                             f"'{service.name}'")
+            raise LimitError(422, "model", service.name, f"model {shown(model)} is not served here; this server "
+                             f"serves {shown(service.name)}")
         fmt = data.get("encoding_format", "float")
         if fmt not in ("float", "base64"):
-            raise LimitError(422, "encoding_format", "float | base64", f"encoding_format '{fmt}' is not supported")
+            raise LimitError(422, "encoding_format", "float | base64", f"encoding_format {shown(fmt)} is not supported")
         if data.get("dimensions") not in (None, service.encoder.dimension):
             raise LimitError(422, "dimensions", service.encoder.dimension,
                              f"this model gives {service.encoder.dimension} dimensions; it cannot shorten them")
@@ -431,7 +488,9 @@ def create_app(service: Service, load: bool = True):
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "truncated_inputs": cut}},
                             headers=_cut_header(cut))
 
-    @app.post("/embed")
+    @app.post("/embed", summary="TEI-style embeddings", openapi_extra=schema.request_body("EmbedRequest"),
+              responses=schema.responses("Vectors", "one vector per input, in order; X-Truncated-Inputs: texts cut "
+                                         "to the token limit"))
     async def tei_embed(request: Request):
         data = await _embedding_request(request, "inputs")
         texts = service.check_texts(data["inputs"], "inputs")
@@ -445,7 +504,9 @@ def create_app(service: Service, load: bool = True):
             vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return JSONResponse(np.asarray(vecs, dtype=np.float32).tolist(), headers=_cut_header(cut))
 
-    @app.post("/search")
+    @app.post("/search", summary="nearest entries of the --index corpus",
+              openapi_extra=schema.request_body("SearchRequest"),
+              responses=schema.responses("SearchResponse", "the k best entries, best first"))
     async def search(request: Request):
         data = await _json(request)
         service.require_ready()
@@ -469,11 +530,14 @@ def create_app(service: Service, load: bool = True):
                              "index_centered": service.index.centered, "scoring": service.index.scoring, "matches": service.index.search(vecs[0], k, lang)},
                             headers=_cut_header(cut))
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.get("/", response_class=HTMLResponse, summary="the search page",
+             responses={200: {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}}})
     async def page():
         return HTMLResponse(PAGE.read_text(encoding="utf-8"))
 
-    @app.get("/health")
+    @app.get("/health", summary="200 once loaded and warm; 503 while loading, after a failed load or while draining",
+             responses={200: schema.json_body("Health", "ready"),
+                        503: schema.json_body("Health", "loading, failed (with the error) or draining")})
     async def health():
         if service.draining:  # a load balancer stops sending here before the listener closes
             return JSONResponse({"status": "draining", "in_flight": service.in_flight}, status_code=503)
@@ -482,7 +546,9 @@ def create_app(service: Service, load: bool = True):
         return JSONResponse({"status": "failed" if service.error else "loading", "error": service.error},
                             status_code=503, headers={"Retry-After": "5"})
 
-    @app.get("/info")
+    @app.get("/info", summary="the model, its limits, the index, which languages can be centered",
+             responses={200: schema.json_body("Info", "the server's model and settings"),
+                        401: schema.json_body("Error", schema.ERRORS[401])})
     async def info():
         enc = service.encoder
         return {"model": service.name, "source": str(service.model_spec), "ready": service.ready,
@@ -496,7 +562,10 @@ def create_app(service: Service, load: bool = True):
                           if service.index else None),
                 "centering": service.centering_info() if service.ready else None}
 
-    @app.get("/metrics")
+    @app.get("/metrics", summary="Prometheus metrics",
+             responses={200: {"description": "Prometheus text format",
+                              "content": {"text/plain": {"schema": {"type": "string"}}}},
+                        401: schema.json_body("Error", schema.ERRORS[401])})
     async def metrics():
         return Response(generate_latest(service.registry), media_type=CONTENT_TYPE_LATEST)
 
