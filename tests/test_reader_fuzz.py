@@ -138,7 +138,17 @@ LINE = st.one_of(
     st.sampled_from([b'{"src": "god is good", "tgt": "mulungu"}', b"god is good\tmulungu ndi wabwino",
                      b"god\tB-PER", b"", b"a\tb\t3.5", b'{"text": "fine"}', b'{"src": "\\ud800", "tgt": "x"}']),
 )
-CONTENT = st.lists(LINE, min_size=0, max_size=8).map(lambda lines: b"\n".join(lines) + b"\n")
+# well-formed records of each format whose texts may hold anything: a file of one kind of them
+RECORDS = [
+    st.builds(lambda s, t: {"src": s, "tgt": t}, TEXT, TEXT),
+    st.builds(lambda t, i: {"text": t, "id": i}, TEXT, TEXT),
+    st.builds(lambda i, t, x: {"id": i or "d", "lang": "en", "title": t, "sections": [{"title": t or "S", "text": x}]},
+              TEXT, TEXT, TEXT),
+    st.builds(lambda s, t: {"src": s, "tgt": t, "spans": [{"src_chars": [0, 1], "tgt_chars": [0, 1]}]}, TEXT, TEXT),
+]
+RECORD_LINES = st.sampled_from(RECORDS).flatmap(
+    lambda record: st.lists(record.map(lambda r: json.dumps(r).encode("ascii")), min_size=1, max_size=6))
+CONTENT = st.one_of(st.lists(LINE, min_size=0, max_size=8), RECORD_LINES).map(lambda lines: b"\n".join(lines) + b"\n")
 
 
 def _strings(value):

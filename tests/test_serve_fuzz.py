@@ -131,22 +131,28 @@ KEYS = st.sampled_from(["input", "inputs", "query", "k", "model", "encoding_form
                         "truncate", "language", "user"])
 
 
+TEXT_FIELDS = ("input", "inputs", "query", "model", "encoding_format", "language")
+
+
 @st.composite
 def mutated(draw, valid: dict):
-    """A valid body with one to three mutations: a field set to any JSON value, removed, or a list field's item
-    replaced; or the whole body replaced; or its bytes cut short."""
+    """A valid body with one to three mutations: a text field (or a list's item) given a nasty text, a field set to
+    any JSON value or removed, or the whole body replaced; sometimes its bytes cut short."""
     body = json.loads(json.dumps(valid))
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["set", "set", "drop", "item", "whole"]))
-        key = draw(st.one_of(KEYS, TEXT))
-        if kind == "set":
-            body[key] = draw(VALUE)
+        kind = draw(st.sampled_from(["text", "text", "item", "item", "set", "drop", "whole"]))
+        if kind == "text":
+            own = [k for k in TEXT_FIELDS if k in valid] * 3  # the route's own fields, mostly
+            body[draw(st.sampled_from(own + list(TEXT_FIELDS)))] = draw(st.one_of(TEXT, TEXT, st.lists(TEXT, min_size=1,
+                                                                                                       max_size=4)))
+        elif kind == "set":
+            body[draw(st.one_of(KEYS, TEXT))] = draw(VALUE)
         elif kind == "drop" and body:
             body.pop(draw(st.sampled_from(sorted(body))))
         elif kind == "item":
             field = next((k for k in ("input", "inputs") if isinstance(body.get(k), list)), None)
             if field and body[field]:
-                body[field][draw(st.integers(0, len(body[field]) - 1))] = draw(VALUE)
+                body[field][draw(st.integers(0, len(body[field]) - 1))] = draw(st.one_of(TEXT, TEXT, VALUE))
         elif kind == "whole":
             body = draw(VALUE)
             break
