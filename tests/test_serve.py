@@ -97,9 +97,10 @@ def test_tei_embed_route(client, tiny_model):
     ({"input": ["god", ""]}, 422, "empty input"),
     ({"input": ["god", 3]}, 422, "input type"),
     ({"input": {"text": "god"}}, 422, "input type"),
-    ({"input": "god", "encoding_format": "int8"}, 422, "encoding_format"),
+    ({"input": "god", "encoding_format": "int4"}, 422, "encoding_format"),
     ({"input": "god", "model": "gpt-4"}, 422, "model"),
-    ({"input": "god", "dimensions": 8}, 422, "dimensions"),
+    ({"input": "god", "dimensions": 33}, 422, "dimensions"),
+    ({"input": "god", "dimensions": 0}, 422, "dimensions"),
     ({"text": "god"}, 422, "input"),
 ])
 def test_each_limit_has_its_status_and_names_itself(tiny_model, payload, status, limit):

@@ -58,5 +58,5 @@ def embed_command(
                       f"{output / '_manifest.json'}")
         return
     dim = res.dimension
-    layout = {"int8": f"records (scale, q[{dim}])", "ubinary": f"{dim // 8} packed bytes a row"}.get(precision, "")
+    layout = {"int8": f"records (scale, q[{dim}])", "ubinary": f"{-(-dim // 8)} packed bytes a row"}.get(precision, "")
     console.print(f"wrote {output}: {res.rows} rows × {dim} dimensions, {precision}" + (f", {layout}" if layout else ""))
