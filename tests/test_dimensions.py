@@ -269,3 +269,20 @@ def test_info_lists_widths_and_formats_and_the_server_default(tiny_model, make_t
     service.close()
     with pytest.raises(Exception, match="--dimensions 64: more than the model's width"):
         Service(str(model), name="tiny", dimensions=64).load()
+
+
+def test_an_exported_folder_carries_its_width_and_is_cut_the_same(make_tiny_model, tmp_path, monkeypatch):
+    import xlsent
+    from xlsent.encoding.width import model_width
+    from xlsent.models.widths import WIDTHS_FILE, recorded_widths
+
+    model = make_tiny_model(tmp_path / "tiny")
+    (model / WIDTHS_FILE).write_text(json.dumps({"dims": [32, 16]}))
+    out = tmp_path / "onnx"
+    xlsent.export(str(model), out)
+    assert recorded_widths(out) == [32, 16] and model_width(str(out)) == 32
+    torch_vecs = xlsent.embed(TEXTS, model=str(model), dimensions=16)
+    onnx_vecs = xlsent.embed(TEXTS, model=str(out), dimensions=16)
+    assert onnx_vecs.shape == (5, 16) and np.abs(onnx_vecs - torch_vecs).max() < 1e-4
+    with pytest.raises(Exception, match="--dimensions 48: more than the model's width \\(32\\)"):
+        xlsent.embed(TEXTS, model=str(out), dimensions=48)

@@ -158,8 +158,7 @@ def size_table(sizes: dict) -> Table:
 BACKEND = typer.Option("auto", "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any "
                        "other model on torch | torch | onnx: a torch model is exported once (fp32) into the cache")
 DIMENSIONS = typer.Option(None, "--dimensions", help="the first N coordinates of each vector, renormalised to unit "
-                          "length (1 to the model's width; a Matryoshka-trained model keeps most of its quality when "
-                          "cut; default: the full width)")
+                          "length (1 to the model's width; default: the full width)")
 THREADS = typer.Option(0, "--threads", help="threads of the backend that runs the model, torch or onnxruntime "
                        "(0 = its default)")
 
