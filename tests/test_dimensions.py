@@ -162,6 +162,9 @@ def test_mining_and_evaluation_at_a_width(tiny_model, pairs_tsv, tmp_path):
     assert found.pairs
     stores = [json.loads(p.read_text()) for p in (tmp_path / "work").rglob("store.json")]
     assert stores and all(s["dim"] == 8 for s in stores)
+    with pytest.raises(Exception, match="--overwrite"):  # another width never reuses those shards
+        xlsent.mine(en, ny, model=str(tiny_model), threshold=None, filters="none", dimensions=16,
+                    workdir=tmp_path / "work")
     # a Ray encoder worker loads the model cut to the same width
     assert EncodeWorker(EncoderSettings(str(tiny_model), threads=1, dimensions=8)).encoder.dimension == 8
     # evaluation at a width scores exactly the cut vectors
