@@ -97,9 +97,10 @@ def test_tei_embed_route(client, tiny_model):
     ({"input": ["god", ""]}, 422, "empty input"),
     ({"input": ["god", 3]}, 422, "input type"),
     ({"input": {"text": "god"}}, 422, "input type"),
-    ({"input": "god", "encoding_format": "int8"}, 422, "encoding_format"),
+    ({"input": "god", "encoding_format": "int4"}, 422, "encoding_format"),
     ({"input": "god", "model": "gpt-4"}, 422, "model"),
-    ({"input": "god", "dimensions": 8}, 422, "dimensions"),
+    ({"input": "god", "dimensions": 33}, 422, "dimensions"),
+    ({"input": "god", "dimensions": 0}, 422, "dimensions"),
     ({"text": "god"}, 422, "input"),
 ])
 def test_each_limit_has_its_status_and_names_itself(tiny_model, payload, status, limit):
@@ -312,6 +313,10 @@ def test_real_server_with_the_official_openai_client(tiny_model):
         floats = client.embeddings.create(model="tiny", input=TEXTS, encoding_format="float")
         assert cos([d.embedding for d in floats.data], ref).min() >= 0.99999
         assert floats.usage.total_tokens > 0
+        cut = client.embeddings.create(model="tiny", input=TEXTS, dimensions=8)  # OpenAI's own parameter
+        head = np.asarray([d.embedding for d in floats.data], np.float32)[:, :8]
+        assert np.abs(np.asarray([d.embedding for d in cut.data]) - head / np.linalg.norm(head, axis=1,
+                                                                                        keepdims=True)).max() <= 1e-6
         with pytest.raises(openai.UnprocessableEntityError):
             client.embeddings.create(model="other", input="god")
     finally:

@@ -76,6 +76,14 @@ def check_backend(backend: str, threads: int) -> None:
     at_least(threads, 0, "--threads")
 
 
+def check_dimensions(model: Any, dimensions: Any) -> int | None:
+    """``--dimensions`` for ``model``: ``None`` (the full width) or 1 to the model's width, read from its folder —
+    one line before the model loads (:func:`xlsent.encoding.width.check_dimensions`)."""
+    from xlsent.encoding.width import check_dimensions as check
+
+    return check(model, dimensions)
+
+
 def parse_threshold(value: str | float | None) -> float | str | None:
     """A mining or filtering cut: ``"auto"``, ``"none"``/``None`` (keep every candidate) or a number."""
     if value is None:
@@ -115,17 +123,18 @@ _ENCODERS: dict[tuple, Any] = {}
 
 def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,
                 batch_size: int = 64, chunk_words: int = 0, show_progress: bool = False, memo: bool = False,
-                name: str | None = None):
+                name: str | None = None, dimensions: int | None = None):
     """The encoder of ``model``: a registered name or folder (its model loaded once per process, backend, threads,
     device and dtype — a notebook that calls :func:`xlsent.embed` in a loop loads it once, and every other option
     is a light copy around the same loaded model), a loaded ``SentenceTransformer``, or an encoder already made
-    (returned as it is)."""
+    (returned as it is, or cut to ``dimensions``). ``dimensions``: the first N coordinates of each vector,
+    renormalised (:func:`xlsent.encoding.width.cut`; ``None`` = the full width)."""
     from xlsent.encoding.encoder import Encoder
 
     if isinstance(model, Encoder):
-        return model
+        return model if dimensions is None else model.replace(dimensions=dimensions)
     opts = dict(normalize=normalize, batch_size=batch_size, chunk_words=chunk_words, show_progress=show_progress,
-                memo=memo)
+                memo=memo, dimensions=dimensions)
     if not isinstance(model, (str, Path)):  # a SentenceTransformer the caller loaded
         from sentence_transformers import SentenceTransformer
 

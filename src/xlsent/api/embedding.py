@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlsent.api._common import at_least, check_backend, check_unicode, choice, encoder_for, place
+from xlsent.api._common import at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for, place
 from xlsent.utils.errors import XlsentError
 
 PRECISIONS = ("float32", "float16", "int8", "ubinary")
@@ -36,7 +36,7 @@ def _means(model: Any, lang: str | None):
 def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | None = None, center: bool = False,
           precision: str = "float32", normalize: bool = False, batch_size: int = 64, chunk_words: int = 0,
           backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-          show_progress: bool = False) -> np.ndarray:
+          dimensions: int | None = None, show_progress: bool = False) -> np.ndarray:
     """Embed texts.
 
     Args:
@@ -61,11 +61,14 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
         device: ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``.
         dtype: the precision a torch model encodes in: ``auto`` (fp16 on a CUDA GPU, fp32 elsewhere) | ``fp32``
             | ``fp16`` | ``bf16``.
+        dimensions: the first N coordinates of each vector, renormalised to unit length (``None`` = the model's
+            full width; 1 to the model's width, checked before the model loads). Centering comes before the cut
+            (the stored means are full width), quantisation after it.
         show_progress: a progress bar.
 
     Returns:
-        An ``(n, d)`` array (a single text: ``(1, d)``) at ``precision``: float32 or float16 rows, int8 records,
-        or ``(n, d/8)`` uint8 for ubinary.
+        An ``(n, d)`` array (a single text: ``(1, d)``; ``d`` = ``dimensions`` when given) at ``precision``:
+        float32 or float16 rows, int8 records, or ``(n, d/8)`` uint8 for ubinary.
 
     Example:
         >>> import xlsent
@@ -86,17 +89,22 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
     at_least(batch_size, 1, "--batch-size")
     at_least(chunk_words, 0, "--chunk-words")
     means = _means(model, lang) if center else None
+    dimensions = check_dimensions(model, dimensions)
     place(device, dtype)
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
-                          chunk_words=chunk_words, show_progress=show_progress)
-    return _finish(encoder.encode(items, lang or None), means, lang, precision)
+                          chunk_words=chunk_words, show_progress=show_progress,
+                          dimensions=None if center else dimensions)
+    return _finish(encoder.encode(items, lang or None), means, lang, precision, dimensions if center else None)
 
 
-def _finish(vecs: np.ndarray, means, lang: str | None, precision: str) -> np.ndarray:
+def _finish(vecs: np.ndarray, means, lang: str | None, precision: str, dimensions: int | None = None) -> np.ndarray:
+    """Center with the stored mean (full width), then cut to ``dimensions`` (centered vectors only: the encoder
+    cuts the others), then quantise."""
+    from xlsent.encoding.width import cut
     from xlsent.mining.store import quantize
 
     if means is not None:
-        vecs = means.apply(vecs, lang)
+        vecs = cut(means.apply(vecs, lang), dimensions)
     return quantize(vecs, precision)
 
 
@@ -115,8 +123,8 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
                center: bool = False, precision: str = "float32", normalize: bool = False, batch_size: int = 64,
                chunk_words: int = 0, text_column: str = "", id_column: str = "", shard_size: int = 50_000,
                overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto",
-               dtype: str = "auto", engine: Any = None, on_progress: Callable[[int, int], None] | None = None,
-               show_progress: bool = False) -> EmbedFileResult:
+               dtype: str = "auto", dimensions: int | None = None, engine: Any = None,
+               on_progress: Callable[[int, int], None] | None = None, show_progress: bool = False) -> EmbedFileResult:
     """Embed every text of a file into a ``.npy`` matrix or a folder of Parquet shards (``xlsent embed``).
 
     Args:
@@ -162,6 +170,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     if center and not to_npy:
         raise XlsentError("--center goes with a .npy output")
     means = _means(model, lang) if center else None
+    dimensions = check_dimensions(model, dimensions)
     place(device, dtype)
     source = open_source(Path(input), text_column, id_column)  # a missing file or column: one line, before the model
     if callable(engine):
@@ -170,14 +179,16 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     # own rows when they run
     texts = source.read(0, source.rows)[1] if to_npy and engine is None else None
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
-                          chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy)
+                          chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy,
+                          dimensions=None if center else dimensions)
     if to_npy and engine is None:  # one process: every text at once, as always
         vecs = encoder.encode(texts, lang or None)
     else:
         from xlsent.mining.embed_job import embed_corpus, read_shards
 
         folder = output.with_name(output.name + ".work") if to_npy else output
-        manifest = embed_corpus(source, folder, encoder, EncoderSettings(str(model), backend, threads, device, dtype),
+        settings = EncoderSettings(str(model), backend, threads, device, dtype, None if center else dimensions)
+        manifest = embed_corpus(source, folder, encoder, settings,
                                 engine, shard_size, normalize, chunk_words, lang or "", overwrite,
                                 on_progress or (lambda done, total: None),
                                 precision if not to_npy else "float32")  # .npy: quantized once, at the end
@@ -185,7 +196,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
             return EmbedFileResult(output, int(manifest["rows"]), int(manifest["dimension"]), precision,
                                    len(manifest["shards"]))
         vecs = read_shards(folder)[1]
-    vecs = _finish(vecs, means, lang, precision)
+    vecs = _finish(vecs, means, lang, precision, dimensions if center else None)
     with atomic_path(output) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, vecs)
@@ -193,4 +204,4 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
         import shutil
 
         shutil.rmtree(output.with_name(output.name + ".work"), ignore_errors=True)
-    return EmbedFileResult(output, len(vecs), encoder.dimension, precision)
+    return EmbedFileResult(output, len(vecs), dimensions or encoder.dimension, precision)

@@ -9,7 +9,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlsent.api._common import Note, at_least, check_backend, check_unicode, choice, encoder_for, place
+from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
+                                place)
 from xlsent.utils.errors import XlsentError
 
 TASKS = ("retrieval", "sts")
@@ -39,8 +40,8 @@ class Evaluation:
 
 def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = None, dataset: str | None = None,
              data: str | Path | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
-             dtype: str = "auto", chunk_words: int = 0, on_note: Note = None, show_progress: bool = False,
-             **options: Any) -> Evaluation:
+             dtype: str = "auto", chunk_words: int = 0, dimensions: int | None = None, on_note: Note = None,
+             show_progress: bool = False, **options: Any) -> Evaluation:
     """Evaluate a model on a task.
 
     Tasks:
@@ -64,6 +65,8 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         pairs, dataset: the retrieval pool (exactly one).
         data: the STS file.
         backend, threads, device, dtype, chunk_words: how the model runs (as :func:`xlsent.embed`).
+        dimensions: evaluate the first N coordinates of each vector, renormalised (``None`` = the full width; as
+            :func:`xlsent.embed`).
         on_note: called with each line the evaluation reports (pairs read, skipped lines).
         **options: the task's options, above.
 
@@ -90,11 +93,12 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         raise XlsentError(f"unknown option {unknown[0]}= for task {task}: use {', '.join(sorted(known))}")
     if task == "sts" and (pairs or dataset):
         raise XlsentError("task sts reads an STS file: give data=FILE (sentence1<TAB>sentence2<TAB>score)")
+    dimensions = check_dimensions(model, dimensions)
 
     def load(name: str):  # the model loads only after every input is read and checked
         place(device, dtype)
         return encoder_for(model, backend=backend, threads=threads, chunk_words=chunk_words,
-                           show_progress=show_progress, memo=True, name=name)
+                           show_progress=show_progress, memo=True, name=name, dimensions=dimensions)
 
     kwargs = {"pairs": pairs, "dataset": dataset} if task == "retrieval" else {"data": data}
     return run(model, load, on_note or (lambda line: None), **kwargs, **options)

@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from xlsent.api._common import (Note, at_least, check_backend, check_unicode, choice, encoder_for, output_file,
-                                parse_filters, parse_threshold, place)
+from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
+                                output_file, parse_filters, parse_threshold, place)
 from xlsent.utils.errors import XlsentError
 
 if TYPE_CHECKING:
@@ -27,7 +27,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          precision: str = "float16", memory_gib: float = 4.0, batch_size: int = 64, documents: bool = False,
          src_lang: str = "", tgt_lang: str = "", filters: str | Sequence[str] = "default", splitter: str = "auto",
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-         engine: Any = None, on_note: Note = None, console: Any = None, show_progress: bool = False) -> "MineResult":
+         dimensions: int | None = None, engine: Any = None, on_note: Note = None, console: Any = None,
+         show_progress: bool = False) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
 
     Args:
@@ -58,6 +59,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         splitter: ``auto`` | ``sentencex`` | ``punctuation``.
         overwrite: discard a work folder left by another job.
         backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
+        dimensions: mine with the first N coordinates of each vector, renormalised (``None`` = the full width; as
+            :func:`xlsent.embed`); stored and searched at that width, at ``precision``.
         engine: where the job's tasks run: ``None`` here, a :class:`xlsent.mining.engine.RayEngine`, or a function
             that makes one (called after every option is checked, so a bad option never starts a cluster).
         on_note: called with each line the job reports (inputs read, skipped lines).
@@ -102,6 +105,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                                    (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
                                    (memory_gib, 0.01, "--memory-gib")):
         at_least(value, minimum, option)
+    dimensions = check_dimensions(model, dimensions)
     place(device, dtype)
     if callable(engine):
         engine = engine()
@@ -139,11 +143,11 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                 note(line)
             inputs[name] = input_summary(report)
             sides.append(texts)
-        encoder = encoder_for(model, backend=backend, threads=threads)
+        encoder = encoder_for(model, backend=backend, threads=threads, dimensions=dimensions)
         result = run_job(sides[0], sides[1], str(model), work, cfg, encoder=encoder, overwrite=overwrite,
                          console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
                          tgt_lang=tgt_lang, engine=engine,
-                         encoder_settings=EncoderSettings(str(model), backend, threads, device, dtype),
+                         encoder_settings=EncoderSettings(str(model), backend, threads, device, dtype, dimensions),
                          noise_filters=kinds)
     finally:
         if scratch is not None:

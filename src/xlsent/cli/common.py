@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.api._common import (at_least, check_backend, choice, output_file, output_folder,  # noqa: F401 (re-exported)
-                                parse_filters)
+from xlsent.api._common import (at_least, check_backend, check_dimensions, choice, output_file,  # noqa: F401
+                                output_folder, parse_filters)  # (re-exported)
 from xlsent.utils.errors import XlsentError
 
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}
@@ -157,6 +157,8 @@ def size_table(sizes: dict) -> Table:
 
 BACKEND = typer.Option("auto", "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any "
                        "other model on torch | torch | onnx: a torch model is exported once (fp32) into the cache")
+DIMENSIONS = typer.Option(None, "--dimensions", help="the first N coordinates of each vector, renormalised to unit "
+                          "length (1 to the model's width; default: the full width)")
 THREADS = typer.Option(0, "--threads", help="threads of the backend that runs the model, torch or onnxruntime "
                        "(0 = its default)")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
-                               WORKERS, console, err_console, make_engine)
+from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DIMENSIONS, DTYPE, ENGINE, GPUS_PER_WORKER,
+                               THREADS, WORKERS, console, err_console, make_engine)
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -32,6 +32,7 @@ def embed_command(
                              "language but English; unknown = glossed"),
     center: bool = typer.Option(False, help="subtract the language's mean vector stored in the model folder "
                                 "(xlsent models calibrate) and re-normalise; needs --lang"),
+    dimensions: int = DIMENSIONS,
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -48,7 +49,7 @@ def embed_command(
     res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision, normalize=normalize,
                      batch_size=batch_size, chunk_words=chunk_words, text_column=text_column, id_column=id_column,
                      shard_size=shard_size, overwrite=overwrite, backend=backend, threads=threads, device=device,
-                     dtype=dtype,
+                     dtype=dtype, dimensions=dimensions,
                      engine=lambda: make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker),
                      on_progress=lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"),
                      show_progress=True)
@@ -57,5 +58,5 @@ def embed_command(
                       f"{output / '_manifest.json'}")
         return
     dim = res.dimension
-    layout = {"int8": f"records (scale, q[{dim}])", "ubinary": f"{dim // 8} packed bytes a row"}.get(precision, "")
+    layout = {"int8": f"records (scale, q[{dim}])", "ubinary": f"{-(-dim // 8)} packed bytes a row"}.get(precision, "")
     console.print(f"wrote {output}: {res.rows} rows × {dim} dimensions, {precision}" + (f", {layout}" if layout else ""))

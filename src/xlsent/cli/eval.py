@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import (BACKEND, DEVICE, DTYPE, THREADS, at_least, beside_table, check_backend, choice, console,
-                               err_console, output_file, retrieval_table)
+from xlsent.cli.common import (BACKEND, DEVICE, DIMENSIONS, DTYPE, THREADS, at_least, beside_table, check_backend,
+                               check_dimensions, choice, console, err_console, output_file, retrieval_table)
 from xlsent.evaluation.retrieval import SIMILARITIES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -48,6 +48,7 @@ def retrieval(
                                         "other side of the pool, plus distractors (0 = off: each pair's pool)"),
     src_distractors: Path = typer.Option(None, help="large-pool mode: extra source-language candidates, one a line"),
     tgt_distractors: Path = typer.Option(None, help="large-pool mode: extra target-language candidates, one a line"),
+    dimensions: int = DIMENSIONS,
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -60,6 +61,7 @@ def retrieval(
     from xlsent.api.evaluation import evaluate
 
     output_file(output)
+    check_dimensions(model, dimensions)
     if (src_distractors or tgt_distractors) and not queries:  # before any file is read
         raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
     if resamples < 1000:
@@ -67,7 +69,7 @@ def retrieval(
     extra = {side: _distractors(path, option) for side, path, option in (
         ("src", src_distractors, "--src-distractors"), ("tgt", tgt_distractors, "--tgt-distractors")) if path}
     ev = evaluate(model, "retrieval", pairs=pairs, dataset=dataset, backend=backend, threads=threads, device=device,
-                  dtype=dtype, chunk_words=chunk_words, show_progress=True,
+                  dtype=dtype, chunk_words=chunk_words, dimensions=dimensions, show_progress=True,
                   on_note=lambda line: err_console.print(f"[dim]{escape(line)}[/dim]"), similarity=similarity,
                   center=center, beside=beside, k_nn=k_nn, resamples=resamples, seed=seed, sample=sample,
                   by_language=by_language, on_bad_lines=on_bad_lines, queries=queries,
@@ -76,7 +78,7 @@ def retrieval(
     rows = retrieval_rows(results)
     pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
             "candidates, " if queries else "")
-    scoring = f"centered {similarity}" if center else similarity
+    scoring = (f"centered {similarity}" if center else similarity) + (f", {dimensions} dimensions" if dimensions else "")
     table = retrieval_table(rows, f"{model} on {source} ({pool}{scoring})")
     m = ev.mean()
     if m:
@@ -117,12 +119,14 @@ RESAMPLES = typer.Option(1000, help="bootstrap resamples for the 95% CIs")
 BAD = typer.Option("error", help="error | skip")
 
 
-def _encoder(model: str, chunk_words: int, backend: str = "auto", threads: int = 0):
-    """The model's encoder on the chosen backend (a word-gloss model glosses non-English text itself)."""
+def _encoder(model: str, chunk_words: int, backend: str = "auto", threads: int = 0, dimensions: int | None = None):
+    """The model's encoder on the chosen backend (a word-gloss model glosses non-English text itself), its vectors
+    cut to ``dimensions`` (checked before the model loads)."""
     from xlsent.exporter.load import load_encoder
 
+    dimensions = check_dimensions(model, dimensions)
     return load_encoder(model, backend=backend, threads=threads, chunk_words=chunk_words, show_progress=True,
-                        memo=True)
+                        memo=True, dimensions=dimensions)
 
 
 @app.command("sts")
@@ -134,6 +138,7 @@ def sts(
     seed: int = typer.Option(0, help="bootstrap seed"),
     on_bad_lines: str = BAD,
     output: Path = OUT,
+    dimensions: int = DIMENSIONS,
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -147,7 +152,7 @@ def sts(
     from xlsent.evaluation.sts import STS_SIMILARITIES
 
     res = evaluate(model, "sts", data=data, backend=backend, threads=threads, device=device, dtype=dtype,
-                   chunk_words=chunk_words, show_progress=True, resamples=resamples, seed=seed,
+                   chunk_words=chunk_words, dimensions=dimensions, show_progress=True, resamples=resamples, seed=seed,
                    on_bad_lines=on_bad_lines,
                    on_note=lambda line: err_console.print(f"[dim]{escape(line)}[/dim]")).results[0]
     t = Table(title=f"{model} on {data} (n = {res.n})")
@@ -174,6 +179,7 @@ def triplet(
     on_bad_lines: str = BAD,
     plot: Path = typer.Option(None, help="write the length-difference plot (PNG) here"),
     output: Path = OUT,
+    dimensions: int = DIMENSIONS,
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -182,6 +188,8 @@ def triplet(
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
     check_backend(backend, threads)
     output_file(output)
+    for m in models:
+        check_dimensions(m, dimensions)
     from rich.table import Table
 
     from xlsent.data.pairs import english_side, load_pairs, side_langs
@@ -212,7 +220,7 @@ def triplet(
     for line in notes:
         err_console.print(f"[dim]{escape(line)}[/dim]")
     source = str(triplets or dataset)
-    results = [evaluate_triplets(ds["anchor"], ds["positive"], ds["negative"], _encoder(m, chunk_words, backend, threads), m, source,
+    results = [evaluate_triplets(ds["anchor"], ds["positive"], ds["negative"], _encoder(m, chunk_words, backend, threads, dimensions), m, source,
                                  resamples, seed, anchor_lang=anchor_lang) for m in models]
     t = Table(title=f"triplet accuracy on {source} (n = {len(ds)})")
     for c in ("model", *TRIPLET_SIMILARITIES, "max", "cos(a,p) mean±std", "cos(a,n) mean±std"):
@@ -303,6 +311,7 @@ def mining(
                                   "as xlsent mine --precision: float32 | float16 | int8 | ubinary"),
     seed: int = typer.Option(0, help="seed of the bundled corpora"),
     output: Path = OUT,
+    dimensions: int = DIMENSIONS,
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -320,6 +329,7 @@ def mining(
     choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
     choice(margin, ("ratio", "distance", "absolute"), "--margin")
     choice(precision, DTYPES, "--precision")
+    dimensions = check_dimensions(model, dimensions)
     if bool(dataset) == bool(dev or test):
         raise XlsentError("give either --dataset (bible, udhr:CODE) or --dev PREFIX and --test PREFIX")
     if dataset:
@@ -335,9 +345,11 @@ def mining(
             raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
         corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
     cfg = MineConfig(k=k, mode=mode, margin=margin, center=center, dtype=precision)
-    res = evaluate_mining(load_encoder(model, backend=backend, threads=threads), corpora[0], corpora[1], cfg, model)
+    res = evaluate_mining(load_encoder(model, backend=backend, threads=threads, dimensions=dimensions), corpora[0],
+                          corpora[1], cfg, model)
     c, t, a = res.test_corpus, res.test, res.auto_test
-    console.print(f"{model} on {res.dataset} ({c['gold_pairs']} gold in {c['src_sentences']} × "
+    console.print(f"{model}{f' at {dimensions} dimensions' if dimensions else ''} on {res.dataset} "
+                  f"({c['gold_pairs']} gold in {c['src_sentences']} × "
                   f"{c['tgt_sentences']}): F1 {t.f1:.3f} (P {t.precision:.3f}, R {t.recall:.3f}) at the dev "
                   f"threshold {res.threshold:.4f} ({margin} margin, {mode} mode); "
                   f"MTEB-style top-1 on gold sources {res.top1_gold_sources:.3f}")
@@ -359,6 +371,7 @@ def documents(
     seed: int = typer.Option(0, help="bootstrap seed"),
     on_bad_lines: str = BAD,
     output: Path = OUT,
+    dimensions: int = DIMENSIONS,
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -371,6 +384,7 @@ def documents(
     from xlsent.evaluation.retrieval import evaluate_retrieval
 
     choice(similarity, SIMILARITIES, "--similarity")
+    check_dimensions(model, dimensions)
     if bool(pairs) == bool(dataset):
         raise XlsentError("give exactly one of --dataset NAME or --pairs FILE")
     if dataset:
@@ -381,7 +395,7 @@ def documents(
         ds = load_pairs(pairs, on_bad_lines=on_bad_lines, dedupe=False).dataset
         src, tgt = list(ds["src"]), list(ds["tgt"])
         sl, tl = side_langs(ds)
-    res = evaluate_retrieval(src, tgt, _encoder(model, chunk_words, backend, threads), model, similarity, resamples, seed, 4, sl, tl,
+    res = evaluate_retrieval(src, tgt, _encoder(model, chunk_words, backend, threads, dimensions), model, similarity, resamples, seed, 4, sl, tl,
                              dataset or pairs)
     d = res.to_dict()
     d["chunk_words"] = chunk_words
@@ -406,6 +420,7 @@ def classify(
     plot: Path = typer.Option(None, "--plot", help="write the transfer confusion matrix here (PNG)"),
     output: Path = OUT,
     chunk_words: int = CHUNK,
+    dimensions: int = DIMENSIONS,
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -416,6 +431,7 @@ def classify(
     check_backend(backend, threads)
     output_file(output)
     output_file(plot, "--plot")
+    check_dimensions(model, dimensions)
     from xlsent.data.labelled import bible_genre, read_labelled
 
     for value, minimum, option in ((seeds, 1, "--seeds"), (resamples, 1, "--resamples"), (per_class, 0, "--per-class")):
@@ -445,7 +461,7 @@ def classify(
                       + (f", in-language train {len(tt.texts)} ({tt.source})" if tt else "") + "[/dim]")
     from xlsent.evaluation.classify import evaluate_classification
 
-    res = evaluate_classification(_encoder(model, chunk_words, backend, threads), tr, te, tt, seeds, resamples)
+    res = evaluate_classification(_encoder(model, chunk_words, backend, threads, dimensions), tr, te, tt, seeds, resamples)
     from rich.table import Table
 
     table = Table(title=f"{model}: {tr.source} → {te.source} ({seeds} seeds)")

@@ -8,8 +8,8 @@ import typer
 
 from rich.markup import escape
 
-from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DTYPE, ENGINE, GPUS_PER_WORKER, THREADS,
-                               WORKERS, console, err_console, make_engine)
+from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DIMENSIONS, DTYPE, ENGINE, GPUS_PER_WORKER,
+                               THREADS, WORKERS, console, err_console, make_engine)
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -59,6 +59,7 @@ def mine_command(
     threads: int = THREADS,
     device: str = DEVICE,
     dtype: str = DTYPE,
+    dimensions: int = DIMENSIONS,
     engine: str = ENGINE,
     address: str = ADDRESS,
     workers: int = WORKERS,
@@ -73,6 +74,7 @@ def mine_command(
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
                   overwrite=overwrite, backend=backend, threads=threads, device=device, dtype=dtype,
+                  dimensions=dimensions,
                   engine=lambda: make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker),
                   on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
                   show_progress=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, console
+from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, check_dimensions, console
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -25,6 +25,9 @@ def serve_command(
                                 "then name their 'language' (measured effect of both: "
                                 "docs/experiments/centering-and-csls.md)"),
     name: str = typer.Option(None, help="the model name clients send (default: the model's folder name)"),
+    dimensions: int = typer.Option(None, "--dimensions", help="the default width of the vectors served: the first N "
+                                   "coordinates, renormalised (1 to the model's width; default: the full width); a "
+                                   "request's own 'dimensions' overrides it"),
     max_inputs: int = typer.Option(256, help="texts per request (more: 413)"),
     max_chars: int = typer.Option(20_000, help="characters per text (more: 413)"),
     max_tokens: int = typer.Option(0, help="pieces per text, prompt included (0 = the model's maximum)"),
@@ -80,11 +83,12 @@ def serve_command(
 
         if not is_bundled(index) and not Path(index).is_file():
             raise XlsentError(f"--index {index}: neither a bundled set (xlsent data list) nor a file")
+    dimensions = check_dimensions(model, dimensions)  # the model's width read from its folder, before it loads
     from xlsent.serve.app import Service
     from xlsent.serve.server import serve
 
     service = Service(model, backend=backend, threads=threads, limits=limits, index=index, name=name,
-                      worker_nice=worker_nice, scoring=scoring, api_keys=keys)
+                      worker_nice=worker_nice, scoring=scoring, api_keys=keys, dimensions=dimensions)
     auth = f"{len(keys)} API key(s)" if keys else "no API key"
     console.print(f"serving {model} on http://{host}:{port} with {auth} (GET /health turns 200 once the model is "
                   "warm)", soft_wrap=True)

@@ -28,7 +28,9 @@ The encoder adds, in this order:
 2. **chunked pooling** (``chunk_words > 0``) — long texts are embedded in ≤ N-word chunks and
    averaged (:mod:`xlsent.encoding.chunked`);
 3. **normalisation** (``normalize``) — unit-length rows;
-4. **memo** (``memo=True``) — a text is embedded once for the encoder's lifetime (evaluation
+4. **width** (``dimensions``) — the first N coordinates of each row, renormalised
+   (:func:`xlsent.encoding.width.cut`; ``None`` = the model's full width);
+5. **memo** (``memo=True``) — a text is embedded once for the encoder's lifetime (evaluation
    pools, triplets and MSE share texts).
 """
 
@@ -141,12 +143,17 @@ class Encoder:
         batch_size: texts per forward pass.
         show_progress: a progress bar while embedding.
         memo: remember every text's vector for the encoder's lifetime.
+        dimensions: the first N coordinates of each vector, renormalised (``None`` = the full width).
     """
 
     def __init__(self, backend: Backend, *, gloss: Gloss | None = None, chunk_words: int = 0,
                  normalize: bool = False, batch_size: int = 64, show_progress: bool = False,
-                 memo: bool = False, name: str | None = None) -> None:
+                 memo: bool = False, name: str | None = None, dimensions: int | None = None) -> None:
+        from xlsent.encoding.width import valid_width
+
         self.backend = backend
+        # checked again here, once the model is loaded (a width its folder did not say is known now)
+        self.dimensions = valid_width(dimensions, int(getattr(backend, "dimension", 0) or 0) or None)
         self.gloss = gloss
         self.chunk_words = int(chunk_words or 0)
         self.normalize = bool(normalize)
@@ -198,7 +205,8 @@ class Encoder:
 
     @property
     def dimension(self) -> int:
-        return int(self.backend.dimension)
+        """The width of the vectors :meth:`encode` gives (``dimensions`` when cut)."""
+        return int(self.dimensions or self.backend.dimension)
 
     @property
     def fingerprint(self) -> str:
@@ -208,13 +216,15 @@ class Encoder:
         base = handle.fingerprint if handle is not None else getattr(self.backend, "fingerprint", self.backend.name)
         dtype = getattr(self.backend, "dtype", "fp32")  # half-precision vectors differ: their own caches
         return (f"{base}|gloss={len(self.gloss.dictionary) if self.gloss else 0}|chunk={self.chunk_words}"
-                + (f"|dtype={dtype}" if dtype != "fp32" else ""))
+                + (f"|dtype={dtype}" if dtype != "fp32" else "")
+                + (f"|dimensions={self.dimensions}" if self.dimensions else ""))
 
     def replace(self, **kwargs) -> "Encoder":
-        """A copy with some options changed (``normalize``, ``batch_size``, ``chunk_words``…); no memo is shared."""
+        """A copy with some options changed (``normalize``, ``batch_size``, ``chunk_words``, ``dimensions``…); no
+        memo is shared."""
         opts = {"gloss": self.gloss, "chunk_words": self.chunk_words, "normalize": self.normalize,
                 "batch_size": self.batch_size, "show_progress": self.show_progress,
-                "memo": self._memo is not None, "name": self.name}
+                "memo": self._memo is not None, "name": self.name, "dimensions": self.dimensions}
         opts.update(kwargs)
         return Encoder(self.backend, **opts)
 
@@ -239,10 +249,14 @@ class Encoder:
 
             vecs = chunked_encode(run, texts, self.chunk_words, renormalize=self.normalize or self.backend.normalizes)
         else:
-            vecs = run(texts) if texts else np.zeros((0, self.dimension), np.float32)
+            vecs = run(texts) if texts else np.zeros((0, self.backend.dimension), np.float32)
         vecs = np.asarray(vecs, dtype=np.float32)
         if self.normalize and len(vecs):
             vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        if self.dimensions is not None:
+            from xlsent.encoding.width import cut
+
+            vecs = cut(vecs, self.dimensions) if len(vecs) else np.zeros((0, self.dimensions), np.float32)
         return vecs
 
     def encode(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:

@@ -101,6 +101,10 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
 
         if (handle.path / MEANS_FILE).is_file():  # calibrated language means travel with the model
             shutil.copy2(handle.path / MEANS_FILE, tmp / MEANS_FILE)
+        from xlsent.models.widths import WIDTHS_FILE
+
+        if (handle.path / WIDTHS_FILE).is_file():  # and so do the Matryoshka widths it was trained for
+            shutil.copy2(handle.path / WIDTHS_FILE, tmp / WIDTHS_FILE)
         manifest.model_file = fp32.name
         write_json_atomic(tmp / MANIFEST, asdict(manifest))
         exported = OnnxBackend(tmp).embed(list(texts), batch_size=32)

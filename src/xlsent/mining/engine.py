@@ -27,13 +27,15 @@ ENGINES = ("local", "ray")
 
 @dataclass(frozen=True)
 class EncoderSettings:
-    """How a worker loads the encoder: model, backend, threads, device (resolved on the worker's node), dtype."""
+    """How a worker loads the encoder: model, backend, threads, device (resolved on the worker's node), dtype and
+    the width its vectors are cut to."""
 
     model: str
     backend: str = "auto"
     threads: int = 1
     device: str = "auto"
     dtype: str = "auto"  # --dtype: the precision a torch model encodes in (auto: fp16 on a CUDA GPU, else fp32)
+    dimensions: int | None = None  # --dimensions: the first N coordinates, renormalised (None: the full width)
 
 
 class LocalEngine:
@@ -48,7 +50,8 @@ class LocalEngine:
         if tasks and self.encoder is None:
             from xlsent.exporter.load import load_encoder
 
-            self.encoder = load_encoder(settings.model, backend=settings.backend, threads=settings.threads)
+            self.encoder = load_encoder(settings.model, backend=settings.backend, threads=settings.threads,
+                                        dimensions=settings.dimensions)
         for task in tasks:
             task.run(self.encoder, show_progress=False)
             advance()
@@ -73,7 +76,8 @@ class EncodeWorker:
         torch.set_num_threads(threads)  # Ray sets OMP_NUM_THREADS to the actor's CPUs; say it for torch too
         use_device(settings.device, "--device")
         use_encoding_dtype(settings.dtype, "--dtype")
-        self.encoder = load_encoder(settings.model, backend=settings.backend, threads=threads)
+        self.encoder = load_encoder(settings.model, backend=settings.backend, threads=threads,
+                                    dimensions=settings.dimensions)
 
     def run(self, task) -> None:
         task.run(self.encoder, show_progress=False)

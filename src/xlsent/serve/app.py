@@ -13,7 +13,8 @@ Errors have one JSON shape, ``{"error": {"message", "type", "limit", "value"}}``
 (:mod:`xlsent.serve.auth`; every route but ``/health`` and the page); 413 for a body, input count, text length
 or over-long text under ``--overlong reject``; 422 for a malformed
 request (not JSON, empty or non-string input, text that is not Unicode — a lone surrogate such as ``"\\ud800"``,
-valid JSON but not text — unknown encoding format, wrong model name); 429 with
+valid JSON but not text — unknown encoding format, wrong model name, a ``dimensions`` that is not 1 to the model's
+width); 429 with
 ``Retry-After`` when the queue is full; 503 while loading. A text cut under ``--overlong truncate`` is
 reported: the ``X-Truncated-Inputs`` header and, in ``/v1/embeddings``, ``usage.truncated_inputs``. While the
 server drains after SIGTERM (:mod:`xlsent.serve.server`), ``/health`` answers 503 and every request already
@@ -46,6 +47,8 @@ AUTH_MESSAGES = {  # never the presented key
     "wrong": "the API key is not valid on this server",
 }
 EMBEDDING_ROUTES = ("/v1/embeddings", "/embed", "/search")
+#: ``encoding_format`` of ``/v1/embeddings``: OpenAI's two, and infinity's int8 and ubinary (docs/guides/serving.md)
+ENCODING_FORMATS = ("float", "base64", "int8", "ubinary")
 
 
 class Service:
@@ -53,8 +56,10 @@ class Service:
 
     def __init__(self, model: str, backend: str = "auto", threads: int = 0, limits: ServeLimits | None = None,
                  index: str | None = None, name: str | None = None, worker_nice: int = 10,
-                 scoring: str = "csls", api_keys: "ApiKeys | None" = None) -> None:
+                 scoring: str = "csls", api_keys: "ApiKeys | None" = None, dimensions: int | None = None) -> None:
         self.model_spec, self.backend_choice, self.threads = model, backend, threads
+        self.dimensions = dimensions  # the default width of a response (None: the model's full width)
+        self.widths: list[int] = []  # Matryoshka widths recorded in the model folder
         self.worker_nice = int(worker_nice)
         self.limits = limits or ServeLimits()
         self.index_spec = index
@@ -94,6 +99,11 @@ class Service:
             self.encoder = load_encoder(self.model_spec, backend=self.backend_choice, threads=self.threads,
                                         spin=False)  # the HTTP loop needs the cycles a spinning pool burns
             self.means = read_language_means(source_folder(self.model_spec))  # the named folder, on any backend
+            from xlsent.encoding.width import valid_width
+            from xlsent.models.widths import recorded_widths
+
+            self.dimensions = valid_width(self.dimensions, self.encoder.dimension)  # --dimensions, now the model is known
+            self.widths = recorded_widths(source_folder(self.model_spec))
             backend = self.encoder.backend
             self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
             model = self.encoder.replace(batch_size=self.limits.model_batch) if self.limits.model_batch else self.encoder
@@ -235,6 +245,32 @@ class Service:
         """``vecs`` centered with ``lang``'s stored mean (unit rows), or as they are without a language."""
         return vecs if lang is None else self.means.apply(vecs, lang)
 
+    def check_dimensions(self, data: dict) -> int | None:
+        """The request's ``dimensions`` (else the server's ``--dimensions``; ``None``: the full width), checked: a
+        whole number from 1 to the model's width, or 422 naming the field."""
+        value = data.get("dimensions")
+        if value is None:
+            return self.dimensions
+        full = self.encoder.dimension
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= full:
+            raise LimitError(422, "dimensions", full, f"'dimensions' must be a whole number from 1 to {full} (this "
+                             f"model's width), not {shown(value)}; leave it out for "
+                             f"{self.dimensions or full}")
+        return value
+
+    def widths_info(self) -> dict:
+        full = self.encoder.dimension if self.encoder else None
+        return {"full": full, "default": self.dimensions or full, "matryoshka": self.widths,
+                "note": f"'dimensions' takes any width from 1 to {full}: the first N coordinates of the full vector, "
+                        "renormalised" + (" (the model was trained to be cut to the matryoshka widths)"
+                                          if self.widths else "")}
+
+    def shaped(self, vecs: np.ndarray, lang: str | None, dimensions: int | None) -> np.ndarray:
+        """A request's vectors: centered with its language's stored mean (full width), then cut to its width."""
+        from xlsent.encoding.width import cut
+
+        return cut(self.centered(vecs, lang), dimensions)
+
     def centering_info(self) -> dict:
         if self.means is None:
             return {"languages": [], "note": "no language means in the model folder: vectors are never centered "
@@ -270,6 +306,28 @@ class Service:
         if cut:
             self.m_truncated.inc(cut)
         return vecs, int(sum(counts)), cut
+
+
+def encoded(vecs: np.ndarray, fmt: str) -> list[tuple[object, dict]]:
+    """Each row in ``encoding_format`` ``fmt``, with the fields it adds (docs/guides/serving.md#encoding-formats):
+
+    * ``float``: a list of floats; ``base64``: the little-endian float32 bytes, base64 (OpenAI's two);
+    * ``int8``: a list of integers from −127 to 127, ``q = round(127 · x / max|x|)``, with the row's float ``scale``
+      (``max|x| / 127``; the vector ≈ ``q × scale``) — ``xlsent embed --precision int8``'s records;
+    * ``ubinary``: a list of integers from 0 to 255, the sign bits ``x > 0`` packed 8 to a byte, first coordinate in
+      the high bit (``numpy.packbits``; ⌈d/8⌉ bytes, the last padded with 0 bits) — sentence-transformers' and
+      infinity's ``ubinary``.
+    """
+    from xlsent.mining.store import quantize
+
+    if fmt == "base64":
+        return [(base64.b64encode(np.asarray(v, dtype="<f4").tobytes()).decode("ascii"), {}) for v in vecs]
+    if fmt == "int8":
+        rec = quantize(vecs, "int8")
+        return [(q.tolist(), {"scale": float(scale)}) for scale, q in zip(rec["scale"], rec["q"])]
+    if fmt == "ubinary":
+        return [(row.tolist(), {}) for row in quantize(vecs, "ubinary")]
+    return [(np.asarray(v, dtype=np.float32).tolist(), {}) for v in vecs]
 
 
 def not_unicode(field: str, index: int | None, where: str) -> LimitError:
@@ -470,20 +528,15 @@ def create_app(service: Service, load: bool = True):
             raise LimitError(422, "model", service.name, f"model {shown(model)} is not served here; this server "
                              f"serves {shown(service.name)}")
         fmt = data.get("encoding_format", "float")
-        if fmt not in ("float", "base64"):
-            raise LimitError(422, "encoding_format", "float | base64", f"encoding_format {shown(fmt)} is not supported")
-        if data.get("dimensions") not in (None, service.encoder.dimension):
-            raise LimitError(422, "dimensions", service.encoder.dimension,
-                             f"this model gives {service.encoder.dimension} dimensions; it cannot shorten them")
+        if not isinstance(fmt, str) or fmt not in ENCODING_FORMATS:
+            raise LimitError(422, "encoding_format", " | ".join(ENCODING_FORMATS),
+                             f"encoding_format {shown(fmt)} is not supported: use {', '.join(ENCODING_FORMATS)}")
+        width = service.check_dimensions(data)
         texts = service.check_texts(data["input"], "input")
         lang = service.check_language(data)
         vecs, tokens, cut = await service.embed(list(texts))
-        vecs = service.centered(vecs, lang)
-        items = []
-        for i, v in enumerate(vecs):
-            v = np.asarray(v, dtype="<f4")
-            emb = base64.b64encode(v.tobytes()).decode("ascii") if fmt == "base64" else v.tolist()
-            items.append({"object": "embedding", "embedding": emb, "index": i})
+        items = [{"object": "embedding", "embedding": emb, "index": i, **extra}
+                 for i, (emb, extra) in enumerate(encoded(service.shaped(vecs, lang, width), fmt))]
         return JSONResponse({"object": "list", "data": items, "model": service.name,
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens, "truncated_inputs": cut}},
                             headers=_cut_header(cut))
@@ -498,8 +551,9 @@ def create_app(service: Service, load: bool = True):
         if not isinstance(normalize, bool) or (truncate is not None and not isinstance(truncate, bool)):
             raise LimitError(422, "json", None, "'normalize' and 'truncate' must be true or false")
         lang = service.check_language(data)
+        width = service.check_dimensions(data)
         vecs, _, cut = await service.embed(list(texts), truncate)
-        vecs = service.centered(vecs, lang)
+        vecs = service.shaped(vecs, lang, width)
         if normalize:
             vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return JSONResponse(np.asarray(vecs, dtype=np.float32).tolist(), headers=_cut_header(cut))
@@ -553,6 +607,7 @@ def create_app(service: Service, load: bool = True):
         enc = service.encoder
         return {"model": service.name, "source": str(service.model_spec), "ready": service.ready,
                 "dimension": enc.dimension if enc else None,
+                "dimensions": service.widths_info() if enc else None, "encoding_formats": list(ENCODING_FORMATS),
                 "backend": type(enc.backend).__name__ if enc else service.backend_choice,
                 "api_keys": service.api_keys is not None, "draining": service.draining,
                 "threads": service.threads, "worker_nice": service.worker_nice, "max_tokens": getattr(service, "max_tokens", None),

@@ -20,6 +20,10 @@ def _models(limits: ServeLimits) -> list:
 
     Text = Union[str, list[str]]  # its limits are written into the schema by components()
     centering = Field(None, description="center the vectors with this language's stored mean (see /info)")
+    width = Field(None, ge=1, description="the first N coordinates of each vector, renormalised to unit length "
+                  "(v[:N] / ‖v[:N]‖ of the full vector; after any centering): a whole number from 1 to the model's "
+                  "width (/info: dimensions.full; else 422 naming 'dimensions'); default: the server's --dimensions, "
+                  "else the full width")
 
     class Open(BaseModel):  # a request may carry other fields: they are ignored
         model_config = ConfigDict(extra="allow")
@@ -29,9 +33,13 @@ def _models(limits: ServeLimits) -> list:
 
         input: Text = Field(description="one text or a list of texts")
         model: str | None = Field(None, description="the served model's name (another name → 422); may be left out")
-        encoding_format: Literal["float", "base64"] = Field(
-            "float", description="base64: each vector as little-endian float32 bytes")
-        dimensions: int | None = Field(None, description="must equal the model's dimension (see /info)")
+        encoding_format: Literal["float", "base64", "int8", "ubinary"] = Field(
+            "float", description="float: a list of floats | base64: each vector's little-endian float32 bytes | "
+            "int8: a list of integers −127…127, q = round(127·x/max|x|), with the row's 'scale' (max|x|/127; the "
+            "vector ≈ q × scale) | ubinary: a list of integers 0…255, the sign bits x > 0 packed 8 to a byte, the "
+            "first coordinate in the high bit (numpy.packbits; ⌈d/8⌉ bytes). int8 and ubinary quantise the vector "
+            "after the cut to 'dimensions'")
+        dimensions: int | None = width
         language: str | None = centering
 
     class EmbedRequest(Open):
@@ -41,6 +49,7 @@ def _models(limits: ServeLimits) -> list:
         normalize: bool = Field(True, description="unit-length vectors")
         truncate: bool | None = Field(None, description="cut a text over the token limit (true) or refuse it with "
                                       "413 (false); default: the server's --overlong policy")
+        dimensions: int | None = width
         language: str | None = centering
 
     class SearchRequest(Open):
@@ -52,8 +61,11 @@ def _models(limits: ServeLimits) -> list:
 
     class Embedding(BaseModel):
         object: Literal["embedding"]
-        embedding: list[float] | str = Field(description="floats, or base64 of float32 bytes")
+        embedding: list[float] | list[int] | str = Field(description="floats (float), base64 of float32 bytes "
+                                                         "(base64), integers −127…127 (int8) or packed sign bits as "
+                                                         "integers 0…255 (ubinary)")
         index: int
+        scale: float | None = Field(None, description="int8 only: the row's scale (the vector ≈ embedding × scale)")
 
     class Usage(BaseModel):
         prompt_tokens: int
@@ -93,6 +105,10 @@ def _models(limits: ServeLimits) -> list:
         source: str
         ready: bool
         dimension: int | None
+        dimensions: dict[str, Any] | None = Field(description="widths: full, default (the server's --dimensions), "
+                                                  "matryoshka (the widths the model folder records it was trained "
+                                                  "to be cut to; [] when none) — any width from 1 to full is served")
+        encoding_formats: list[str] = Field(description="the encoding_format values /v1/embeddings takes")
         backend: str
         api_keys: bool
         draining: bool
@@ -148,7 +164,8 @@ def json_body(name: str, description: str) -> dict:
 ERRORS = {
     401: "no, a malformed or a wrong API key (when the server has keys); WWW-Authenticate: Bearer",
     413: "the body, the number of inputs, a text's characters or (--overlong reject) its tokens over the limit",
-    422: "not JSON, a missing or wrongly typed field, a blank text, text that is not Unicode, another model name",
+    422: "not JSON, a missing or wrongly typed field, a blank text, text that is not Unicode, another model name, "
+         "an unknown encoding_format, a 'dimensions' that is not 1 to the model's width",
     429: "the queue is full; Retry-After says when to retry",
     503: "the model is still loading (Retry-After), failed to load, or the server is draining",
 }
