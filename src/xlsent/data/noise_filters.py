@@ -12,7 +12,11 @@ In this order (a pair is counted by the first filter that removes it):
   removed (an unreliable or empty detection keeps the line: CLD2 is unsure of ~1% of Chichewa Bible verses) —
   unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the side's
   other lines: CLD2 takes Chichewa lists of names for Kinyarwanda, Venda or Shona, and these keep their pairs.
-  For a declared language CLD2 does not know, the report says it could not be confirmed. A line whose writing
+  For a declared language CLD2 does not know, the report says it could not be confirmed, and the side is checked
+  against its own vocabulary instead: a line of at least 5 distinct words that shares under 0.3 × the side's
+  median share of words seen in its other lines is removed (a paragraph of another language in the same script
+  shares almost none); not judged where that median is under 0.4 (scripts written without spaces, sides whose
+  words rarely repeat). A line whose writing
   system differs from its side's own (the script of most of the side's lines: Cyrillic on a Latin side) is
   removed too — a check that needs no model, so it works for any language.
 * ``copy`` — the target equals the source after normalisation (lower-cased; punctuation, symbols and digits
@@ -20,7 +24,10 @@ In this order (a pair is counted by the first filter that removes it):
 * ``near-duplicate`` — either side, normalised so, equals that side of an earlier pair: the first is kept.
 * ``length-ratio`` — the log of the target's over the source's character length is an outlier of the file's own
   distribution: further than ``max_z`` robust standard deviations (1.4826 × the median absolute deviation)
-  from the median — so it adapts to the language pair. Skipped, with a note, below ``min_rows_for_ratio`` pairs.
+  from the median — so it adapts to the language pair. A target cut off is removed too: more than 2 robust
+  standard deviations shorter than the median, ending in a word where its source ends a sentence — judged only
+  where the file's targets end with punctuation whenever their sources end a sentence (on at least 90% of its
+  pairs). Skipped, with a note, below ``min_rows_for_ratio`` pairs.
 * ``numbers`` — both sides hold digits and their numbers differ (``1,000`` = ``1000``; a side without digits
   may spell its numbers out, so it is not compared).
 """
@@ -74,9 +81,69 @@ def numbers(text: str) -> list[str]:
     return sorted(re.sub(r"[.,\u00a0 ](?=\d{3}\b)", "", m) for m in _NUMBER.findall(text))
 
 
+def _own_shares(texts: Sequence[str], keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per line: the share of its (distinct, normalised) words seen in at least one other kept line of the side,
+    and how many distinct words it has."""
+    sets = [set(normalise(t).split()) for t in texts]
+    counts: Counter = Counter()
+    for words, k in zip(sets, keep):
+        if k:
+            counts.update(words)
+    share = np.array([sum(counts[w] - (1 if k else 0) >= 1 for w in words) / len(words) if words else 1.0
+                      for words, k in zip(sets, keep)])
+    return share, np.array([len(w) for w in sets])
+
+
+def _strangers(texts: Sequence[str], keep: np.ndarray, vocabulary: tuple[float, float, int]) -> np.ndarray:
+    """Lines of a side in a language no detector knows that are not in the side's language: a side's own lines
+    share many of its words (function words, the subject's terms), a paragraph of another language almost none.
+    ``vocabulary`` = (share, median, words): a line of at least ``words`` distinct words is a stranger when the share
+    of them seen in the side's other lines is under ``share`` × the side's median share — judged only where that
+    median is at least ``median`` (not for scripts written without spaces, or agglutinative sides whose words
+    rarely repeat)."""
+    share_of, median_at_least, min_words = vocabulary
+    share, size = _own_shares(texts, keep)
+    if not keep.any():
+        return np.zeros(len(texts), dtype=bool)
+    med = float(np.median(share[keep]))
+    if med < median_at_least:
+        return np.zeros(len(texts), dtype=bool)
+    return keep & (size >= min_words) & (share < share_of * med)
+
+
+_FINAL = set(".!?…。！？؟।॥።՝։")
+
+
+def _ends_sentence(text: str) -> bool:
+    """The text ends a sentence: its last character, after closing quotes and brackets, is a full stop, ! or ? (in
+    any script)."""
+    text = text.rstrip()
+    while text and (unicodedata.category(text[-1]) in ("Pe", "Pf") or text[-1] in "'\""):
+        text = text[:-1].rstrip()
+    return bool(text) and text[-1] in _FINAL
+
+
+def _ends_in_a_word(text: str) -> bool:
+    text = text.rstrip()
+    return bool(text) and unicodedata.category(text[-1])[0] in "LMN"
+
+
+def _truncated(src: Sequence[str], tgt: Sequence[str], keep: np.ndarray, z: np.ndarray, below: float,
+               habit: float) -> np.ndarray:
+    """Targets cut off: shorter than the file's ratio by more than ``below`` robust standard deviations, ending in a
+    word where their source ends a sentence — judged only where the file's targets end with punctuation whenever
+    their sources end a sentence, on at least ``habit`` of its pairs (not for a script or style without it)."""
+    ends = np.array([_ends_sentence(s) for s in src], dtype=bool)
+    open_ = np.array([_ends_in_a_word(t) for t in tgt], dtype=bool)
+    base = keep & ends
+    if not base.any() or 1.0 - float(open_[base].mean()) < habit:
+        return np.zeros(len(src), dtype=bool)
+    return keep & ends & open_ & (z < -below)
+
+
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
-              keep: np.ndarray, notes: list[str], own_words: float, readings: float, majority: float
-              ) -> tuple[np.ndarray, str]:
+              keep: np.ndarray, notes: list[str], own_words: float, readings: float, majority: float,
+              vocabulary: tuple[float, float, int] = (0.3, 0.4, 5)) -> tuple[np.ndarray, str]:
     from xlsent.data.langid import detect, detectable_macros, macro, script
 
     drop = np.zeros(len(src), dtype=bool)
@@ -109,10 +176,13 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
                 notes.append(f"language: CLD2 reads {count / lines:.0%} of the {side}'s lines as {found_lang} — taken "
                              f"as how it reads the declared {lang} (a close relative, or a language CLD2 does not "
                              "know), not as noise")
-        if not known:
-            notes.append(f"language: CLD2 does not know '{lang}' ({side}): lines it reliably identifies as a "
-                         "language the side is not read as are removed, but the declared language cannot be confirmed")
         flagged = [f is not None and f not in accepted for f in found]
+        if not known:
+            strangers = _strangers(texts, keep & ~np.array(flagged, dtype=bool), vocabulary)
+            drop |= strangers
+            notes.append(f"language: CLD2 does not know '{lang}' ({side}): lines it reliably identifies as a "
+                         "language the side is not read as are removed, and lines that share almost none of the "
+                         f"side's own words ({int(strangers.sum())}), but the declared language cannot be confirmed")
         # the side's own words: those seen twice in its lines that are not flagged; a flagged line mostly in them stays
         words: Counter = Counter()
         for f, k, t in zip(flagged, keep, texts):
@@ -125,14 +195,17 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
                 drop[i] = not tokens or sum(w in own for w in tokens) < own_words * len(tokens)
         parts.append(f"{side} reliably identified as a language it is not read as ({', '.join(sorted(accepted))})"
                      if accepted else f"{side} reliably identified as any language")
+        if not known:
+            parts.append(f"{side} sharing almost none of the side's own words (its language, {lang}, unknown to CLD2)")
     why = "; ".join(parts) or "nothing to check"
     return drop, why + (" (a line mostly in its side's own words is kept)" if any(langs) else "")
 
 
 def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None] = (None, None),
                         filters: Sequence[str] = NOISE_FILTERS, max_z: float = 4.0, min_rows_for_ratio: int = 30,
-                        own_words: float = 0.5, readings: float = 0.1, majority: float = 0.5, examples: int = 3
-                        ) -> tuple[np.ndarray, NoiseReport]:
+                        own_words: float = 0.5, readings: float = 0.1, majority: float = 0.5,
+                        vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), truncated: tuple[float, float] = (2.0, 0.9),
+                        examples: int = 3) -> tuple[np.ndarray, NoiseReport]:
     """A keep-mask over the pairs and what each filter removed. ``langs``: the sides' normalised codes
     (:func:`xlsent.data.langid.language_code`), None where unknown."""
     n = len(src)
@@ -146,7 +219,7 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
         keep[idx] = False
 
     if "language" in filters:
-        drop, why = _language(src, tgt, langs, keep, notes, own_words, readings, majority)
+        drop, why = _language(src, tgt, langs, keep, notes, own_words, readings, majority, vocabulary)
         record("language", drop, why)
     norm_s = norm_t = None
     if "copy" in filters or "near-duplicate" in filters:
@@ -172,10 +245,13 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
         else:
             med = float(np.median(ratio[keep]))
             mad = 1.4826 * float(np.median(np.abs(ratio[keep] - med))) or 1e-6
-            record("length-ratio", np.abs(ratio - med) > max_z * mad,
+            z = (ratio - med) / mad
+            cut = _truncated(src, tgt, keep, z, *truncated)
+            record("length-ratio", (np.abs(z) > max_z) | cut,
                    f"target/source length ratio outside {math.exp(med - max_z * mad):.2f}–"
                    f"{math.exp(med + max_z * mad):.2f} (the file's median {math.exp(med):.2f} ± {max_z:g} robust "
-                   "standard deviations of its log)")
+                   f"standard deviations of its log), or a target cut off: shorter than {math.exp(med - truncated[0] * mad):.2f}× "
+                   "its source and ending in mid-sentence where the source ends a sentence")
     if "numbers" in filters:
         drop = np.zeros(n, dtype=bool)
         for i in range(n):
