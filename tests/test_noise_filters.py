@@ -147,3 +147,41 @@ def test_a_file_without_codes_has_its_sides_detected_and_directions_labelled_rig
     codes.write_text("xq1 zz2 9\tqq7 ww3 1\n" * 12, encoding="utf-8")
     loaded = load_pairs(str(codes), dedupe=False)
     assert side_langs(loaded.dataset) == ("", "") and any("not detected" in n for n in loaded.notes())
+
+
+def test_a_language_cld2_does_not_know_is_checked_against_its_own_vocabulary():
+    """Tiv (unknown to CLD2) with a paragraph of Southeast Ijo (also unknown, same script) mixed in:
+    the stranger goes, every Tiv paragraph stays; a side written without repeated words is not judged."""
+    from xlsent.data.bundled import load_bundled
+
+    udhr = load_bundled("udhr-all:dev:tiv"), load_bundled("udhr-all:dev:ijs")
+    (tiv_en, tiv), (_, ijs) = [(list(p["src"]), list(p["tgt"])) for p in udhr]
+    stranger = max(ijs, key=len)
+    src, tgt = tiv_en + [tiv_en[5]], tiv + [stranger]
+    keep, report = apply_noise_filters(src, tgt, ("en", "tiv"), filters=("language",))
+    assert not keep[-1] and keep[:-1].all(), report.to_dict()
+    assert any("does not know 'tiv'" in n and "own words (1)" in n for n in report.notes)
+    # words that never repeat (one token per line): the median share is low, so nothing is judged
+    tgt = [f"w{i}a w{i}b w{i}c w{i}d w{i}e w{i}f" for i in range(len(src))]
+    keep, _ = apply_noise_filters(src, tgt, ("en", "tiv"), filters=("language",))
+    assert keep.all()
+
+
+def test_a_target_cut_off_in_mid_sentence_goes_and_a_short_true_verse_stays():
+    from xlsent.data.bundled import load_bundled
+
+    ds = load_bundled("bible-en-ny:dev").select(range(200))
+    src, tgt = list(ds["src"]), list(ds["tgt"])
+    i = next(k for k, (s, t) in enumerate(zip(src, tgt)) if s.endswith(".") and len(t.split()) > 12)
+    words = tgt[i].split()
+    tgt[i] = " ".join(words[: len(words) // 2]).rstrip(",;:")  # half a sentence: inside 4 robust SDs, cut off
+    # a true short pair whose target is short but ends its sentence, and one ending in a comma (verse boundaries)
+    src += ["Jesus wept.", "And Joshua said unto the people,"]
+    tgt += ["Yesu analira.", "Ndipo Yoswa anati kwa anthu,"]
+    keep, report = apply_noise_filters(src, tgt, ("en", "ny"), filters=("length-ratio",), max_z=100)
+    assert not keep[i] and keep[-2:].all()
+    assert _removed(report, "length-ratio").removed >= 1 and "cut off" in _removed(report, "length-ratio").why
+    # a file whose targets carry no punctuation (a script or style without it): nothing is judged cut off
+    bare = [t.rstrip(".,;:!?\"'") for t in tgt]
+    keep, _ = apply_noise_filters(src, bare, ("en", "ny"), filters=("length-ratio",), max_z=100)
+    assert keep.all()
