@@ -27,7 +27,8 @@ another language (a UDHR paragraph of the split's languages), the pair a near-du
 punctuation changed on both sides), the target cut to its first third. The filters are ``xlsent data filter-pairs``' defaults (its cleaning and the five
 noise filters; ranking removes nothing), with the declared languages. Printed per source: the share of each noise
 kind removed, of all noise, and of the true pairs (targets: ≥ 95% and ≤ 1%), what each filter removed, and the
-true pairs lost.
+true pairs lost. A true pair is counted once however often it occurs (an aligned epistle has "God forbid. |||
+Msatero ai." six times) and is lost when no copy of it is in the output — the exact-duplicate step keeps one.
 """
 
 from __future__ import annotations
@@ -231,9 +232,16 @@ def summarise(name, src, tgt, label, keep, steps) -> dict:
     defects = [i for i, x in enumerate(label) if x == "defect"]
     out["source_defects_removed"] = [sum(not keep[i] for i in defects), len(defects)]
     out["noise_removed"] = [sum(not keep[i] for i in noise), len(noise)]
-    out["true_removed"] = [sum(not keep[i] for i in true), len(true)]
+    # a true pair is lost when it is not in the output: a repeat of a pair that is kept (a verse such as "God forbid."
+    # aligned the same way six times) is removed by the exact-duplicate step and lost nothing
+    kept_pairs = {(src[i], tgt[i]) for i in range(len(src)) if keep[i]}
+    first: dict = {}
+    for i in true:  # each distinct true pair once
+        first.setdefault((src[i], tgt[i]), i)
+    true = sorted(first.values())
+    out["true_removed"] = [sum((src[i], tgt[i]) not in kept_pairs for i in true), len(true)]
     out["filters"] = steps
-    out["lost"] = [(src[i], tgt[i]) for i in true if not keep[i]]
+    out["lost"] = [(src[i], tgt[i]) for i in true if (src[i], tgt[i]) not in kept_pairs]
     return out
 
 
