@@ -118,3 +118,22 @@ def test_plot_needs_several_languages(tiny_model, small_udhr_all, tmp_path):
                 str(tmp_path / "p.png"), "--resamples", "50", "--no-beside", "--device", "cpu")
     assert r.returncode != 0 and "--plot draws one point a language" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "p.png").exists()  # before any model loads
+
+
+def test_a_runs_held_out_evaluation_over_udhr_all_and_its_report_section(tiny_model, small_udhr_all, pairs_tsv):
+    """eval.udhr_pool=udhr-all:test: the UDHR entry of metrics.json carries each language's script and pieces and
+    the summary; the run report's section draws the plot (base and trained)."""
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.evaluation.suite import evaluate_held_out
+    from xlsent.api.training import recipe_config
+    from xlsent.report.html import language_tail_section
+
+    assert recipe_config("adapt", settings=["eval.udhr_pool=udhr-all:test"]).eval["udhr_pool"] == "udhr-all:test"
+    e = {"pairs": str(pairs_tsv), "sample": 0, "similarity": "cosine", "udhr": True, "udhr_pool": "udhr-all:test"}
+    held = evaluate_held_out({"base": Encoder.load(str(tiny_model), memo=True)}, e)
+    udhr = held.models["base"].udhr
+    assert {x["tgt_lang"] for x in udhr["languages"]} == set(LANGS)
+    assert all("script" in x and "unk_rate" in x for x in udhr["languages"])
+    assert udhr["summary"]["languages"] == 4
+    html = language_tail_section("udhr-all:test", {"base": udhr, "trained": udhr})
+    assert html.count("data:image/png;base64,") == 2 and "<td>Cher</td>" in html
