@@ -108,6 +108,8 @@ def language_tail_png(entries: list[dict], title: str = "", top: int = 7) -> byt
         if field == "unk_rate":
             ax.set_xscale("symlog", linthresh=1e-3)
             ax.set_xlim(left=-1e-4)
+        elif len(x) and x.min() > 0:  # a language whose "words" are whole lines (no spaces) would squash the rest
+            ax.set_xscale("log")
         for i in np.argsort(y)[:5]:  # the five worst, labelled
             ax.annotate(rows[i].get("tgt_lang", ""), (x[i], y[i]), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")
