@@ -66,6 +66,16 @@ def test_the_models_own_tokenizer_counts_pieces_and_unknowns(tiny_model):
     assert enc.piece_stats(["god is good", "xyzzy"]) == {"unk_rate": 0.25, "pieces_per_word": 1.0}
 
 
+def test_the_onnx_backend_counts_the_same_pieces(tiny_model):
+    from xlsent.encoding.encoder import Encoder
+    from xlsent.exporter.load import load_encoder
+
+    texts = ["god is good", "xyzzy water , light"]
+    onnx = load_encoder(str(tiny_model), backend="onnx", threads=1)
+    assert onnx.piece_stats(texts) == Encoder.load(str(tiny_model)).piece_stats(texts)
+    assert onnx.piece_stats(texts)["unk_rate"] == pytest.approx(1 / 7)
+
+
 def test_bins():
     assert [pieces_bin(x) for x in (1.0, 1.49, 1.5, 2.0, 2.99, 3.0, 9.0)] == [
         "<1.5", "<1.5", "1.5–2", "2–3", "2–3", "≥3", "≥3"]
