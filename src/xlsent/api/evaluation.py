@@ -24,10 +24,19 @@ class Evaluation:
     results: list = field(default_factory=list)  # typed results (RetrievalResult, StsResult …), one per pool
     main_score: float = float("nan")
     main_score_name: str = ""
+    summary: dict | None = None  # retrieval over a set flagged for it (udhr-all): by script and tokenizer pieces
 
     def to_dict(self) -> Any:
-        """Exactly what the task's command writes with ``--output``: one pool's dict, or a list of them."""
-        return self.results[0].to_dict() if len(self.results) == 1 else [r.to_dict() for r in self.results]
+        """Exactly what the task's command writes with ``--output``: one pool's dict, or a list of them — or, for
+        the languages of a set with a summary (``udhr-all:test``), ``{"dataset", "model", "languages": [that
+        list], "mean", "summary"}`` (:func:`xlsent.evaluation.languages.summarize`)."""
+        if len(self.results) == 1:
+            return self.results[0].to_dict()
+        languages = [r.to_dict() for r in self.results]
+        if self.summary is None:
+            return languages
+        return {"dataset": self.results[0].dataset, "model": self.results[0].model, "languages": languages,
+                "mean": self.mean(), "summary": self.summary}
 
     def mean(self) -> dict | None:
         """Retrieval over several pools: each figure's unweighted mean over pools (every language counts once)."""
@@ -54,7 +63,10 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
       ``by_language`` (one pool per target language; default: on for several languages), ``on_bad_lines``,
       ``queries`` (large-pool mode: N queries among every sentence of the pool) with ``src_distractors`` /
       ``tgt_distractors`` (lists of extra candidates). ``main_score``: P@1, the mean of both directions (and of
-      every pool).
+      every pool). With one pool per language each result also carries its language's ``script`` (ISO 15924)
+      and the model tokenizer's ``pieces_per_word`` and ``unk_rate``; over ``udhr-all`` (and its ``:dev`` /
+      ``:test``) ``summary`` groups the languages by script, pieces per word and unknown-piece rate
+      (:mod:`xlsent.evaluation.languages`).
     * ``"sts"`` (``xlsent eval sts``): Spearman and Pearson correlation with gold scores of an STS2017-format
       file, ``data`` (``sentence1<TAB>sentence2<TAB>score``). Options: ``resamples``, ``seed``, ``on_bad_lines``.
       ``main_score``: Spearman's ρ of cosine similarity.
@@ -118,8 +130,9 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
                resamples: int = 1000, seed: int = 0, sample: int = 0, by_language: bool | None = None,
                on_bad_lines: str = "error", queries: int = 0, src_distractors: Sequence[str] = (),
                tgt_distractors: Sequence[str] = ()) -> Evaluation:
-    from xlsent.data.bundled import is_bundled, split_by_language
+    from xlsent.data.bundled import bundled_spec, is_bundled, split_by_language
     from xlsent.data.pairs import load_pairs, side_langs
+    from xlsent.evaluation.languages import profile_languages, summarize
     from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many
 
     choice(similarity, SIMILARITIES, "--similarity")
@@ -135,6 +148,7 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
         raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
     check_unicode(list(src_distractors), "src_distractors")
     check_unicode(list(tgt_distractors), "tgt_distractors")
+    spec = bundled_spec(dataset) if dataset else None
     source = str(pairs or dataset)
     loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False, sample=sample, seed=seed)
     for line in loaded.notes():
@@ -145,6 +159,7 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
     parts = split_by_language(ds) if split else {source: ds}
     groups = {name: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for name, p in parts.items()}
     label = _label(model)
+    enc = None
     if queries:
         small = {name: len(g[0]) for name, g in groups.items() if len(g[0]) < queries}
         if small:
@@ -157,9 +172,13 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
                                     list(src_distractors), list(tgt_distractors), center)
                    for name, (src, tgt, sl, tl) in groups.items()]
     else:
-        results = evaluate_many(groups, load(label), label, similarity, resamples, seed, k_nn, source, center, beside)
+        enc = load(label)
+        results = evaluate_many(groups, enc, label, similarity, resamples, seed, k_nn, source, center, beside)
+    if split or (spec is not None and spec.by_language):  # one pool per language: its script and tokenization
+        profile_languages(results, groups, enc)
     score = float(np.mean([(r.src2tgt["p@1"] + r.tgt2src["p@1"]) / 2 for r in results]))
-    return Evaluation("retrieval", results, score, "p@1 (mean of both directions)")
+    summary = summarize(results) if spec is not None and spec.summary and len(results) > 1 else None
+    return Evaluation("retrieval", results, score, "p@1 (mean of both directions)", summary)
 
 
 def _sts(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *, data=None, resamples: int = 1000,

@@ -38,7 +38,7 @@ def demo_command(
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.registry import resolve_model_path
     from xlsent.recipes.registry import place
-    from xlsent.report.html import comparison_table, page
+    from xlsent.report.html import comparison_table, language_tail_section, page
     from xlsent.report.plots import embedding_space_png
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -123,6 +123,10 @@ def demo_command(
             [(b["tgt_lang"], b["n"], b, t) for b, t in zip(u_base, u_trained)],
         ),
     ]
+    if (mt_all.udhr or {}).get("summary"):  # eval.udhr_pool=udhr-all:…: P@1 by script and tokenizer pieces
+        sections.append(language_tail_section(
+            f"{e['udhr_pool']}: P@1 against the tokenizer's pieces per word and unknown-piece rate",
+            {f"base {label}": mb_all.udhr, "adapted": mt_all.udhr}))
     write_text_atomic(
         output / "report.html",
         page("xlsent demo: adapting e5-small to English–Chichewa pairs", sections, png,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 
 from xlsent.cli.common import (BACKEND, DEVICE, DIMENSIONS, DTYPE, THREADS, at_least, beside_table, check_backend,
                                check_dimensions, choice, console, err_console, output_file, retrieval_table)
@@ -21,15 +22,38 @@ def retrieval_rows(results) -> list[dict]:
     for r in results:
         d = r.to_dict()
         d["pool"] = r.tgt_lang or r.dataset
+        if r.pieces_per_word is not None:  # one pool per language: its script and how the tokenizer splits it
+            d["script"], d["pieces/word"], d["unk"] = r.script, f"{r.pieces_per_word:.2f}", f"{r.unk_rate:.1%}"
         rows.append(d)
     return rows
+
+
+def language_summary_table(summary: dict, title: str) -> Table:
+    """The languages grouped by script, pieces per word and unknown-piece rate: languages and mean P@1 each way
+    (and centered CSLS's, where it was reported beside)."""
+    groups = [("script", g["script"], g) for g in summary.get("by_script", [])]
+    groups += [("pieces/word", g["bin"], g) for g in summary.get("by_pieces_per_word", [])]
+    groups += [("unk rate", g["bin"], g) for g in summary.get("by_unk_rate", [])]
+    csls = any("center+csls" in g.get("beside", {}) for _, _, g in groups)
+    t = Table(title=title)
+    for c in ("by", "group", "languages", "src→tgt P@1", "tgt→src P@1",
+              *(("center+csls src→tgt", "center+csls tgt→src") if csls else ())):
+        t.add_column(c, justify="left" if c in ("by", "group") else "right")
+    for by, label, g in groups:
+        cells = [by, label, str(g["languages"]), f"{g['p@1']['src2tgt']:.3f}", f"{g['p@1']['tgt2src']:.3f}"]
+        if csls:
+            b = g.get("beside", {}).get("center+csls")
+            cells += [f"{b['src2tgt']:.3f}", f"{b['tgt2src']:.3f}"] if b else ["", ""]
+        t.add_row(*cells)
+    return t
 
 
 @app.command("retrieval")
 def retrieval(
     model: str = typer.Option(..., "--model", "-m", help="registered name or local model folder"),
     pairs: str = typer.Option(None, "--pairs", help="pairs file: TSV, JSONL, or Moses A,B"),
-    dataset: str = typer.Option(None, "--dataset", help="bundled dataset, e.g. bible-en-ny:test, udhr, udhr:nya"),
+    dataset: str = typer.Option(None, "--dataset", help="bundled dataset, e.g. bible-en-ny:test, udhr, udhr:nya, "
+                                "udhr-all:test"),
     similarity: str = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)} (the main figure: plain cosine by "
                                    "default, the literature's; the others are reported beside it)"),
     center: bool = typer.Option(False, "--center", help="subtract each side's (language's) mean vector over the "
@@ -49,6 +73,8 @@ def retrieval(
     src_distractors: Path = typer.Option(None, help="large-pool mode: extra source-language candidates, one a line"),
     tgt_distractors: Path = typer.Option(None, help="large-pool mode: extra target-language candidates, one a line"),
     dimensions: int = DIMENSIONS,
+    plot: Path = typer.Option(None, help="one pool per language: write the plot of each language's P@1 against the "
+                              "tokenizer's pieces per word and unknown-piece rate, one colour per script (PNG) here"),
     backend: str = BACKEND,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -57,11 +83,22 @@ def retrieval(
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs.
 
     With ``--queries N`` (Mao et al. 2021: 2,000 queries among 200k sentences), N pairs are drawn and each
-    query is searched among all of the pool's other-side sentences and the distractor files' lines."""
+    query is searched among all of the pool's other-side sentences and the distractor files' lines.
+
+    With one pool per language, each language's row also shows the script of its text and how the model's
+    tokenizer splits it (pieces per word, unknown-piece rate); over ``udhr-all`` (``:dev``, ``:test``) the JSON
+    adds a summary by script, pieces per word and unknown-piece rate, and ``--plot`` draws P@1 against them."""
     from xlsent.api.evaluation import evaluate
 
     output_file(output)
     check_dimensions(model, dimensions)
+    if plot is not None:
+        output_file(plot)
+        from xlsent.data.bundled import BUNDLED, is_bundled
+
+        if by_language is False or (dataset and is_bundled(dataset) and dataset not in BUNDLED):  # NAME:CODE
+            raise XlsentError("--plot draws one point a language: give a dataset of several languages (e.g. "
+                              "--dataset udhr-all:test), with one pool per language")
     if (src_distractors or tgt_distractors) and not queries:  # before any file is read
         raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
     if resamples < 1000:
@@ -79,16 +116,32 @@ def retrieval(
     pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
             "candidates, " if queries else "")
     scoring = (f"centered {similarity}" if center else similarity) + (f", {dimensions} dimensions" if dimensions else "")
-    table = retrieval_table(rows, f"{model} on {source} ({pool}{scoring})")
+    extra = ("script", "pieces/word", "unk") if rows and "pieces/word" in rows[0] else ()
+    table = retrieval_table(rows, f"{model} on {source} ({pool}{scoring})", extra)
     m = ev.mean()
     if m:
-        table.add_row("mean", str(sum(r.n for r in results)), *[
+        table.add_row("mean", str(sum(r.n for r in results)), *[""] * len(extra), *[
             f"{m[d][f'p@{k}']:.3f}" for d in ("src2tgt", "tgt2src") for k in (1, 5, 10)
         ])
     console.print(table)
     side = beside_table(rows, m, f"beside it: P@1 of other scorings (center = each side's pool mean; k = {k_nn})")
     if side is not None:
         console.print(side)
+    if ev.summary:
+        console.print(language_summary_table(ev.summary, f"{len(results)} languages by script, tokenizer pieces per "
+                                             f"word and unknown-piece rate (mean P@1, {scoring})"))
+    if plot is not None:
+        profiled = [d for d in ev.results if d.pieces_per_word is not None]
+        if len(profiled) < 2:
+            raise XlsentError(f"--plot draws one point a language: {source} gave {len(profiled)} language(s) with "
+                              "tokenizer figures — give a dataset of several languages (e.g. udhr-all:test)")
+        from xlsent.report.plots import language_tail_png
+        from xlsent.utils.io import atomic_path
+
+        png = language_tail_png([r.to_dict() for r in profiled], f"{model} on {source} ({scoring})")
+        with atomic_path(plot) as tmp:
+            tmp.write_bytes(png)
+        console.print(f"wrote {plot}")
     _write(ev.to_dict(), output)
 
 

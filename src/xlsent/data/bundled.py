@@ -31,6 +31,7 @@ class BundledDataset:
     exclude_books: tuple[str, ...] = ()  # … or drop these
     split: str = ""  # keep only the rows of this ``split`` field
     by_language: bool = False  # ``NAME:CODE`` selects one target language (ISO 639-3)
+    summary: bool = False  # retrieval over its languages adds a summary by script and tokenizer pieces per word
 
 
 #: Old-Testament books held out for development (1,684 verses: history, wisdom, prophets, of every length)
@@ -47,13 +48,13 @@ BUNDLED = {
                                _UDHR_LICENCE, by_language=True),
     "udhr-all": BundledDataset("udhr-all", "udhr/udhr-all.jsonl.gz",
                                "UDHR paragraphs, English ↔ every declaration that aligns to it, one a language "
-                               "(udhr-all:CODE for one)", _UDHR_LICENCE, by_language=True),
+                               "(udhr-all:CODE for one)", _UDHR_LICENCE, by_language=True, summary=True),
     "udhr-all:dev": BundledDataset("udhr-all:dev", "udhr/udhr-all.jsonl.gz",
                                    "development: udhr-all's dev languages (udhr-dev's among them, none of udhr's)",
-                                   _UDHR_LICENCE, split="dev", by_language=True),
+                                   _UDHR_LICENCE, split="dev", by_language=True, summary=True),
     "udhr-all:test": BundledDataset("udhr-all:test", "udhr/udhr-all.jsonl.gz",
                                     "udhr-all's test languages (udhr's among them, none of udhr-dev's)",
-                                    _UDHR_LICENCE, split="test", by_language=True),
+                                    _UDHR_LICENCE, split="test", by_language=True, summary=True),
     "bible-en-ny:train": BundledDataset(
         "bible-en-ny:train", "bible-en-ny/train.jsonl.gz", "KJV English ↔ Chichewa verses, Old Testament", _BIBLE_LICENCE
     ),
@@ -83,6 +84,12 @@ def _resolve(name: str) -> tuple[str, str] | None:
         return name, ""
     base, _, lang = name.rpartition(":")
     return (base, lang) if base in BUNDLED and BUNDLED[base].by_language and lang else None
+
+
+def bundled_spec(name: str) -> BundledDataset | None:
+    """The registry entry a bundled name resolves to (``udhr-all:test:chr`` → ``udhr-all:test``), else None."""
+    found = _resolve(name)
+    return BUNDLED[found[0]] if found else None
 
 
 def licence_of(name: str) -> str:

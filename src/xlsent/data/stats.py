@@ -25,9 +25,15 @@ def length_summary(texts: list[str]) -> dict:
 def tokenizer_stats(tokenizer, texts: list[str]) -> dict:
     """Unknown-token rate (share of pieces that are ``unk``) and pieces per word."""
     enc = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
-    pieces = sum(len(e) for e in enc)
-    unk = tokenizer.unk_token_id
-    n_unk = sum(sum(1 for i in e if i == unk) for e in enc) if unk is not None else 0
+    return piece_stats(enc, tokenizer.unk_token_id, texts)
+
+
+def piece_stats(ids: list[list[int]], unk_id: int | None, texts: list[str]) -> dict:
+    """``unk_rate`` (share of the pieces that are the tokenizer's unknown piece) and ``pieces_per_word`` of texts
+    already split into piece ids (without special tokens); words as :func:`~xlsent.data.cleaning.count_words`
+    counts them (whitespace tokens; a character of a script written without spaces is a word)."""
+    pieces = sum(len(e) for e in ids)
+    n_unk = sum(sum(1 for i in e if i == unk_id) for e in ids) if unk_id is not None else 0
     words = sum(count_words(t) for t in texts)
     return {
         "unk_rate": n_unk / pieces if pieces else 0.0,

@@ -112,6 +112,11 @@ class SentenceTransformerBackend:
         prompt = self.handle.prompt
         return [len(ids) for ids in tok([prompt + t for t in texts], add_special_tokens=True)["input_ids"]]
 
+    def pieces(self, texts: list[str]) -> tuple[list[list[int]], int | None]:
+        """Each text's piece ids without prompt or special tokens, and the tokenizer's unknown-piece id."""
+        tok = self._counter
+        return tok(list(texts), add_special_tokens=False)["input_ids"], tok.unk_token_id
+
     def truncate(self, text: str, max_tokens: int) -> str:
         """``text`` cut so that it fits ``max_tokens`` pieces with the prompt and special tokens."""
         tok = self._counter
@@ -271,6 +276,19 @@ class Encoder:
         return np.stack([self._memo[t] for t in seen]) if seen else np.zeros((0, self.dimension), np.float32)
 
     __call__ = encode
+
+    def piece_stats(self, texts: Sequence[str], lang: str | None = None) -> dict | None:
+        """How the model's tokenizer splits ``texts`` (as the model sees them: glossed where it glosses):
+        ``pieces_per_word`` and ``unk_rate`` (:func:`xlsent.data.stats.piece_stats`); None for a backend whose
+        tokenizer is not known (a plain function)."""
+        pieces = getattr(self.backend, "pieces", None)
+        if pieces is None:
+            return None
+        from xlsent.data.stats import piece_stats
+
+        seen = self.preprocess(texts, lang)
+        ids, unk = pieces(seen)
+        return piece_stats(ids, unk, seen)
 
 
 def source_folder(spec: str | Path) -> Path:

@@ -116,6 +116,24 @@ class OnnxBackend:
         enc = self.counter.encode_batch([m.prompt + (t.lower() if m.lowercase else t) for t in texts])
         return [len(e.ids) for e in enc]
 
+    def pieces(self, texts: list[str]) -> tuple[list[list[int]], int | None]:
+        """Each text's piece ids without prompt or special tokens (lower-cased if the model does), and the
+        tokenizer's unknown-piece id (None if it has none)."""
+        m = self.manifest
+        enc = self.counter.encode_batch([t.lower() if m.lowercase else t for t in texts], add_special_tokens=False)
+        return [e.ids for e in enc], self.unk_id
+
+    @property
+    def unk_id(self) -> int | None:
+        """The unknown piece's id, from ``tokenizer.json``'s model (``unk_id`` of a unigram model, ``unk_token``
+        of a word-piece or BPE one)."""
+        import json
+
+        model = json.loads((self.folder / "tokenizer.json").read_text(encoding="utf-8")).get("model", {})
+        if isinstance(model.get("unk_id"), int):
+            return model["unk_id"]
+        return self.counter.token_to_id(model["unk_token"]) if model.get("unk_token") else None
+
     def truncate(self, text: str, max_tokens: int) -> str:
         """``text`` cut so that it fits ``max_tokens`` pieces with the prompt and special tokens."""
         budget = max(1, max_tokens - self.token_counts([""])[0])

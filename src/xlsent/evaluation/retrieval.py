@@ -82,11 +82,18 @@ class RetrievalResult:
     candidates: dict | None = None  # large-pool mode: candidates searched per direction
     centered: bool = False
     beside: dict | None = None  # P@1 of other scorings: {name: {src2tgt, tgt2src}}
+    # the target language's text (by-language pools: xlsent.evaluation.languages.profile_languages)
+    script: str = ""  # ISO 15924, the majority script of its letters
+    pieces_per_word: float | None = None  # the model's tokenizer: pieces per word …
+    unk_rate: float | None = None  # … and the share of pieces that are its unknown piece
 
     def to_dict(self) -> dict:
         d = {"model": self.model, "n": self.n, "similarity": self.similarity}
-        for k in ("centered", "dataset", "src_lang", "tgt_lang", "candidates", "beside"):
+        for k in ("centered", "dataset", "src_lang", "tgt_lang", "candidates", "beside", "script"):
             if getattr(self, k):
+                d[k] = getattr(self, k)
+        for k in ("pieces_per_word", "unk_rate"):
+            if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
         d["src2tgt"] = self.src2tgt
         d["tgt2src"] = self.tgt2src

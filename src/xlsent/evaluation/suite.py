@@ -14,7 +14,7 @@ reported, never used to choose anything.
         "<name>": {"retrieval": {src2tgt/tgt2src: {p@1, p@5, p@10, ci95}, ...},
                    "triplets": {...},            # held-out triplet accuracy
                    "mse": {...},                 # only with a teacher of the same width
-                   "udhr": {"mean": {...}, "languages": [...]},     # only with eval.udhr
+                   "udhr": {"mean": {...}, "languages": [...], "summary"?},   # only with eval.udhr
                    "spans": {src2tgt/tgt2src: {p@1, ci95}, by_type, ...},  # only the SCP recipe
                    "tagging": {task, sentences, micro_f1|accuracy: {value, ci95}, per_label, ...},  # tagger
                    "choice": {accuracy, ci95, n}}},  # title selection (multiple choice)
@@ -73,12 +73,16 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     model's encoder glosses the non-English side itself); ``teacher`` is the teacher's encoder.
     ``e`` is the recipe's ``eval`` section: ``pairs``, ``sample``, ``similarity``, ``udhr`` (also
     score the bundled UDHR pools), ``udhr_pool`` (``udhr``, the 47 reported languages, or ``udhr-dev``, the 24
-    development ones — for choosing a setting). Held-out triplets take their negative from another section
+    development ones — for choosing a setting; ``udhr-all:dev`` / ``udhr-all:test``, every declaration, split by
+    language). Each UDHR language's result carries its script and the model tokenizer's pieces per word and
+    unknown-piece rate; over ``udhr-all`` a ``summary`` groups the languages by them
+    (:mod:`xlsent.evaluation.languages`). Held-out triplets take their negative from another section
     of the same document where the pool has sections (Bible, UDHR, JSONL doc/section), else at random.
     """
-    from xlsent.data.bundled import load_bundled, split_by_language
+    from xlsent.data.bundled import bundled_spec, load_bundled, split_by_language
     from xlsent.data.pairs import english_side, load_pairs, section_keys, side_langs
     from xlsent.data.triplets import build_triplets
+    from xlsent.evaluation.languages import profile_languages, summarize
     from xlsent.evaluation.mse import evaluate_mse
     from xlsent.evaluation.retrieval import evaluate_many, evaluate_retrieval, mean_row
     from xlsent.evaluation.triplet import evaluate_triplets
@@ -109,6 +113,9 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
                                  dataset=e["pairs"], tgt_lang=other_lang or None).to_dict()
         if udhr is not None:
             res = evaluate_many(udhr, enc, name, e["similarity"], 1000, seed, 4, pool)
+            profile_languages(res, udhr, enc)
             m.udhr = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
+            if bundled_spec(pool).summary:
+                m.udhr["summary"] = summarize(res)
         out.models[name] = m
     return out

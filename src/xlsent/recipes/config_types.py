@@ -70,7 +70,9 @@ class EvalConfig(Section):
     similarity: Literal["cosine", "dot", "euclidean", "manhattan", "margin", "csls"] = "cosine"
     chunk_words: int = 0
     udhr: bool = True
-    udhr_pool: Literal["udhr", "udhr-dev"] = "udhr"   # which UDHR languages eval.udhr scores (udhr-dev: choosing settings)
+    # which UDHR languages eval.udhr scores: udhr (47) | udhr-dev (24, choosing settings) | udhr-all:dev (211, choosing
+    # settings) | udhr-all:test (234; with a summary by script and tokenizer pieces, and the plot in the demo's report)
+    udhr_pool: Literal["udhr", "udhr-dev", "udhr-all:dev", "udhr-all:test"] = "udhr"
     each_stage: bool = False
     base: bool = True
     select_every: float = 2.0               # adapt: held-out scoring per epoch

@@ -25,6 +25,27 @@ def comparison_table(title: str, rows: list[tuple[str, int, dict, dict]]) -> str
     return f"<h2>{html.escape(title)}</h2><table>{head}{''.join(body)}</table>"
 
 
+def language_tail_section(title: str, models: dict[str, dict]) -> str:
+    """Per model, the plot of each language's P@1 against the tokenizer's pieces per word and unknown-piece rate
+    (:func:`xlsent.report.plots.language_tail_png`) and the summary by script (``models``: name → the
+    ``udhr`` entry of its metrics, ``{"languages", "summary"}``)."""
+    from xlsent.report.plots import language_tail_png
+
+    parts = [f"<h2>{html.escape(title)}</h2>"]
+    for name, udhr in models.items():
+        png = language_tail_png(udhr["languages"], f"{name}: P@1 by language")
+        parts.append(f'<figure><img alt="P@1 by language, {html.escape(name)}" '
+                     f'src="data:image/png;base64,{base64.b64encode(png).decode()}"/>'
+                     f"<figcaption>{html.escape(name)}: each dot a language, one colour per script</figcaption></figure>")
+        rows = "".join(
+            f"<tr><td>{html.escape(g['script'])}</td><td>{g['languages']}</td><td>{g['p@1']['src2tgt']:.3f}</td>"
+            f"<td>{g['p@1']['tgt2src']:.3f}</td></tr>" for g in udhr.get("summary", {}).get("by_script", []))
+        if rows:
+            parts.append(f"<table><tr><th>script ({html.escape(name)})</th><th>languages</th>"
+                         f"<th>P@1 src→tgt</th><th>P@1 tgt→src</th></tr>{rows}</table>")
+    return "".join(parts)
+
+
 def page(title: str, sections: list[str], png: bytes | None = None, caption: str = "") -> str:
     img = ""
     if png:

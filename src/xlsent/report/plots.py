@@ -75,6 +75,53 @@ def confusion_png(matrix: list[list[int]], labels: list[str], title: str = "") -
     return _png(fig, 120)
 
 
+def language_tail_png(entries: list[dict], title: str = "", top: int = 7) -> bytes:
+    """P@1 of each language (mean of both directions) against the model's pieces per word and its unknown-piece
+    rate, one colour per script: the ``top`` scripts with the most languages, the rest as "other".
+
+    ``entries``: per-language retrieval dicts carrying ``script``, ``pieces_per_word`` and ``unk_rate``
+    (:func:`xlsent.evaluation.languages.profile_languages`); ``tgt_lang`` labels the worst few."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from collections import Counter
+
+    rows = [e for e in entries if e.get("pieces_per_word") is not None and e.get("unk_rate") is not None]
+    counts = Counter(e.get("script") or "Zyyy" for e in rows)
+    shown = [s for s, _ in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:top]]
+    if len(counts) == top + 1:  # one script left over: name it rather than "other"
+        shown = sorted(counts, key=lambda s: (-counts[s], s))
+    palette = plt.get_cmap("tab10").colors
+    colour = {s: palette[i % 10] for i, s in enumerate(shown)}
+    y = np.array([(e["src2tgt"]["p@1"] + e["tgt2src"]["p@1"]) / 2 for e in rows])
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    for ax, field, label in ((axes[0], "pieces_per_word", "pieces per word (the model's tokenizer)"),
+                             (axes[1], "unk_rate", "unknown-piece rate (share of pieces that are unk)")):
+        x = np.array([e[field] for e in rows])
+        for group in [*shown, "other"]:
+            keep = np.array([(e.get("script") or "Zyyy") == group if group != "other"
+                             else (e.get("script") or "Zyyy") not in colour for e in rows], dtype=bool)
+            if keep.any():
+                ax.scatter(x[keep], y[keep], s=16, alpha=0.75, label=f"{group} ({int(keep.sum())})",
+                           color=colour.get(group, "0.6"))
+        if field == "unk_rate":
+            ax.set_xscale("symlog", linthresh=1e-3)
+            ax.set_xlim(left=-1e-4)
+        elif len(x) and x.min() > 0:  # a language whose "words" are whole lines (no spaces) would squash the rest
+            ax.set_xscale("log")
+        for i in np.argsort(y)[:5]:  # the five worst, labelled
+            ax.annotate(rows[i].get("tgt_lang", ""), (x[i], y[i]), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("P@1, mean of both directions")
+    axes[1].legend(title="script (languages)", fontsize=7, title_fontsize=8, loc="best")
+    fig.suptitle(title or f"P@1 of {len(rows)} languages by how the tokenizer splits them")
+    fig.tight_layout()
+    return _png(fig, 110)
+
+
 def _png(fig, dpi: int) -> bytes:
     """A matplotlib figure as PNG bytes; the figure is closed."""
     import matplotlib.pyplot as plt
