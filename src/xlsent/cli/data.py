@@ -10,38 +10,34 @@ from rich.markup import escape
 from rich.table import Table
 
 from xlsent.cli.common import DEVICE, DTYPE, choice, console, output_file
-from xlsent.data.bundled import BUNDLED, data_dir
+from xlsent.data.bundled import data_dir
 from xlsent.data.pairs import load_pairs
+from xlsent.data.registry import KINDS, rows as dataset_rows
 from xlsent.utils.errors import XlsentError
 
 app = typer.Typer(help="Bundled datasets and corpus statistics.", no_args_is_help=True)
 
 
 @app.command("list")
-def list_data() -> None:
-    """The datasets shipped with xlsent (usable as --dataset NAME)."""
+def list_data(
+    kind: str = typer.Option(None, "--kind", help="only this kind: " + " | ".join(KINDS)),
+    as_json: bool = typer.Option(False, "--json", help="print JSON: one object a set, with the files it reads"),
+) -> None:
+    """Every dataset shipped with xlsent, from the one registry (xlsent.data.registry): name, kind, languages,
+    splits, licence and what its labels are (gold, silver = projected, substitute). NAME:CODE selects one language
+    of a set marked so."""
+    if kind is not None:
+        choice(kind, KINDS, "--kind")
+    found = dataset_rows(kind)
+    if as_json:
+        console.print_json(json.dumps(found))
+        return
     t = Table(title=f"bundled datasets ({data_dir()})")
-    for c in ("name", "file", "description"):
-        t.add_column(c)
-    for d in BUNDLED.values():
-        t.add_row(d.name, d.file, d.description)
-    console.print(t)
-    from xlsent.data.tagging import BUNDLED_TAGGED
-
-    t = Table(title="token-tagged sets (--test / train.data of the tagger; silver = projected, not gold)")
-    for c in ("name", "file", "description"):
-        t.add_column(c)
-    for name, (file, _, desc) in BUNDLED_TAGGED.items():
-        t.add_row(name, file, desc)
-    console.print(t)
-    from xlsent.data.structural import BUNDLED_SPANS
-
-    t = Table(title="structural words (train.spans of `xlsent train scp`, --spans of `xlsent eval spans`)")
-    for c in ("name", "file", "description"):
-        t.add_column(c)
-    for name, file in BUNDLED_SPANS.items():
-        t.add_row(name, file, "English S/V/O + entity spans (spaCy) aligned to Chichewa (eflomal), "
-                  + ("Old" if name.endswith("train") else "New") + " Testament")
+    cols = ("name", "kind", "languages", "splits", "labels", "licence", "description")
+    for c in cols:
+        t.add_column(c, no_wrap=c in ("name", "kind"))
+    for r in found:
+        t.add_row(*(escape(r[c]) for c in cols))
     console.print(t)
 
 

@@ -94,9 +94,9 @@ def retrieval(
     check_dimensions(model, dimensions)
     if plot is not None:
         output_file(plot)
-        from xlsent.data.bundled import BUNDLED, is_bundled
+        from xlsent.data.registry import selects_language
 
-        if by_language is False or (dataset and is_bundled(dataset) and dataset not in BUNDLED):  # NAME:CODE
+        if by_language is False or (dataset and selects_language(dataset, "pairs")):  # NAME:CODE
             raise XlsentError("--plot draws one point a language: give a dataset of several languages (e.g. "
                               "--dataset udhr-all:test), with one pool per language")
     if (src_distractors or tgt_distractors) and not queries:  # before any file is read
@@ -373,7 +373,8 @@ def mining(
     """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
     check_backend(backend, threads)
     output_file(output)
-    from xlsent.data.comparable import bible_comparable, read_bucc, udhr_comparable
+    from xlsent.data.comparable import read_bucc
+    from xlsent.data.registry import find
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
     from xlsent.mining.store import DTYPES
@@ -386,13 +387,10 @@ def mining(
     if bool(dataset) == bool(dev or test):
         raise XlsentError("give either --dataset (bible, udhr:CODE) or --dev PREFIX and --test PREFIX")
     if dataset:
-        if dataset == "bible":
-            corpora = [bible_comparable(s, n_gold, n_distractors, seed) for s in ("dev", "test")]
-        elif dataset.startswith(("udhr:", "udhr-dev:")):
-            bundle, code = dataset.split(":", 1)
-            corpora = [udhr_comparable(code, s, n_distractors, seed, bundle) for s in ("dev", "test")]
-        else:
+        bundled = find(dataset, "mining")
+        if bundled is None or (bundled.entry.by_language and not bundled.lang):
             raise XlsentError(f"unknown comparable corpus '{dataset}': use bible, udhr:CODE or udhr-dev:CODE")
+        corpora = bundled.load(n_gold=n_gold, n_distractors=n_distractors, seed=seed)
     else:
         if not (dev and test and src_lang and tgt_lang):
             raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
@@ -485,16 +483,18 @@ def classify(
     output_file(output)
     output_file(plot, "--plot")
     check_dimensions(model, dimensions)
-    from xlsent.data.labelled import bible_genre, read_labelled
+    from xlsent.data.labelled import read_labelled
+    from xlsent.data.registry import find
 
     for value, minimum, option in ((seeds, 1, "--seeds"), (resamples, 1, "--resamples"), (per_class, 0, "--per-class")):
         at_least(value, minimum, option)
     if bool(dataset) == bool(train or test):
         raise XlsentError("give --dataset bible-genre, or --train FILE and --test FILE")
     if dataset:
-        if dataset != "bible-genre":
+        bundled = find(dataset, "labelled")
+        if bundled is None:
             raise XlsentError(f"unknown classification task '{dataset}' — the bundled one is bible-genre")
-        task = bible_genre(per_class)
+        task = bundled.load(per_class=per_class)
         tr, te, tt = task["train"], task["test"], task["train_target"]
     else:
         if not (train and test):
@@ -579,23 +579,23 @@ def align(
 ) -> None:
     """Sentence-alignment strict and lax precision, recall and F1 (Vecalign's scorer, micro-averaged)."""
     from xlsent.api.alignment import align_config
-    from xlsent.data.alignment import BIBLE_ALIGN, read_alignment
+    from xlsent.data.alignment import read_alignment
+    from xlsent.data.registry import entries, load
     from xlsent.evaluation.alignment import evaluate_alignment, score_alignments
 
     output_file(output)
     if bool(dataset) == bool(gold or pred):
         raise XlsentError("give either --gold GOLD --pred PRED, or --dataset bible-align with --model")
     if dataset:
-        choice(dataset, BIBLE_ALIGN, "--dataset")
+        choice(dataset, [e.name for e in entries("alignment")], "--dataset")
         if not model:
             raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
         check_backend(backend, threads)
         cfg = align_config(max_overlap, deletion_quantile, 5, plain, runs, length_weight)
         from xlsent.aligner.vecalign import EMBED_BATCH, align_documents
-        from xlsent.data.alignment import bible_align
         from xlsent.exporter.load import load_encoder
 
-        docs = bible_align(dataset)
+        docs = load(dataset, "alignment")
         encoder = load_encoder(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
         scores, _ = evaluate_alignment(docs, lambda d: align_documents(d.src, d.tgt, encoder.encode,
                                                                        encoder.dimension, cfg, ("en", "ny")))

@@ -167,6 +167,18 @@ def udhr_comparable(lang: str, split: str = "test", n_distractors: int = 2000, s
     return ComparableCorpus(f"{bundle}:{lang}:{split}", "eng", lang, src, tgt, {(u["id"], u["id"]) for u in gold})
 
 
+def bundled_comparable(name: str, n_gold: int = 1000, n_distractors: int = 7000, seed: int = 0
+                       ) -> list[ComparableCorpus]:
+    """The dev and test corpora of a bundled name (the registry's loader): ``bible``, ``udhr:CODE`` or
+    ``udhr-dev:CODE`` (``n_gold`` applies to ``bible`` only)."""
+    if name == "bible":
+        return [bible_comparable(s, n_gold, n_distractors, seed) for s in SPLITS]
+    bundle, _, code = name.partition(":")
+    if bundle in ("udhr", "udhr-dev") and code:
+        return [udhr_comparable(code, s, n_distractors, seed, bundle) for s in SPLITS]
+    raise XlsentError(f"unknown comparable corpus '{name}': use bible, udhr:CODE or udhr-dev:CODE")
+
+
 def _article(unit_id: str) -> int:
     """``preamble.3`` → 0, ``12.1`` / ``article12.1`` → 12."""
     head = unit_id.split(".")[0]

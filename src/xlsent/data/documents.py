@@ -137,6 +137,28 @@ def bundled_documents(name: str) -> list[Document]:
     raise XlsentError(f"unknown bundled documents '{name}': use bible:eng, bible:nya, udhr:eng or udhr:CODE")
 
 
+def bundled_units(name: str) -> tuple[list[str], list[str], str, str]:
+    """The registry's loader of document-matching units: (src texts, tgt texts, src lang, tgt lang) of
+    ``bible-chapters`` (the New-Testament chapters, verses joined) or ``udhr-articles:CODE`` (the preamble and
+    articles, English ↔ CODE)."""
+    if name == "bible-chapters":
+        from xlsent.data.bundled import load_bundled
+
+        chapters: dict[tuple[str, int], tuple[list[str], list[str]]] = {}
+        for r in load_bundled("bible-en-ny:test"):
+            en, ny = chapters.setdefault((r["book"], int(r["chapter"])), ([], []))
+            en.append(r["src"])
+            ny.append(r["tgt"])
+        return [" ".join(e) for e, _ in chapters.values()], [" ".join(n) for _, n in chapters.values()], "eng", "nya"
+    base, _, code = name.partition(":")
+    if base == "udhr-articles" and code:
+        en, xx = bundled_documents("udhr:eng")[0], bundled_documents(f"udhr:{code}")[0]
+        titles = [s.title for s in xx.sections]
+        en_by_title = {s.title: s.text for s in en.sections}
+        return [en_by_title[t] for t in titles], [s.text for s in xx.sections], "eng", code
+    raise XlsentError(f"unknown bundled documents '{name}': use bible-chapters or udhr-articles:CODE")
+
+
 def load_documents(spec: str) -> list[Document]:
     """A JSONL file, or a bundled name (``bible:nya``, ``udhr:zul`` …)."""
     return read_documents(spec) if Path(spec).exists() or spec.endswith(".jsonl") else bundled_documents(spec)

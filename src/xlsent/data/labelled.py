@@ -93,3 +93,12 @@ def bible_genre(per_class: int = 500, seed: int = 0) -> dict[str, Labelled]:
 
     return {"train": side(train, 1, "en", "train (eng)"), "test": side(test, 2, "ny", "test (nya)"),
             "train_target": side(train, 2, "ny", "train (nya)")}
+
+
+def bundled_labelled(name: str, per_class: int = 500, seed: int = 0) -> dict[str, Labelled]:
+    """The registry's loader: ``bible-genre`` (:func:`bible_genre`)."""
+    from xlsent.utils.errors import XlsentError
+
+    if name != "bible-genre":
+        raise XlsentError(f"unknown classification task '{name}' — the bundled one is bible-genre")
+    return bible_genre(per_class, seed)

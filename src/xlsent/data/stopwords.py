@@ -66,3 +66,8 @@ def read_stopword_file(path: str) -> frozenset[str]:
         raise XlsentError(f"{p}: no such stop-word file — check the path")
     return frozenset(x.strip().lower() for x in p.read_text(encoding="utf-8").splitlines()
                      if x.strip() and not x.startswith("#"))
+
+
+def bundled_lists(name: str = "stopwords-iso") -> dict[str, frozenset[str]]:
+    """The registry's loader: the bundled stopwords-iso lists (:func:`iso_lists`)."""
+    return iso_lists()

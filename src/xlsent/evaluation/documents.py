@@ -19,23 +19,12 @@ from xlsent.utils.errors import XlsentError
 
 def document_units(spec: str) -> tuple[list[str], list[str], str, str]:
     """(src texts, tgt texts, src lang, tgt lang) of a bundled name or ``SRC.jsonl,TGT.jsonl``."""
-    from xlsent.data.documents import bundled_documents, read_documents
+    from xlsent.data.documents import read_documents
+    from xlsent.data.registry import find
 
-    if spec == "bible-chapters":
-        from xlsent.data.bundled import load_bundled
-
-        chapters: dict[tuple[str, int], tuple[list[str], list[str]]] = {}
-        for r in load_bundled("bible-en-ny:test"):
-            en, ny = chapters.setdefault((r["book"], int(r["chapter"])), ([], []))
-            en.append(r["src"])
-            ny.append(r["tgt"])
-        return [" ".join(e) for e, _ in chapters.values()], [" ".join(n) for _, n in chapters.values()], "eng", "nya"
-    if spec.startswith("udhr-articles:"):
-        code = spec.split(":", 1)[1]
-        en, xx = bundled_documents("udhr:eng")[0], bundled_documents(f"udhr:{code}")[0]
-        titles = [s.title for s in xx.sections]
-        en_by_title = {s.title: s.text for s in en.sections}
-        return [en_by_title[t] for t in titles], [s.text for s in xx.sections], "eng", code
+    bundled = find(spec, "documents")
+    if bundled is not None:
+        return bundled.load()
     if "," in spec:
         a, b = spec.split(",", 1)
         src_docs, tgt_docs = read_documents(a), read_documents(b)
