@@ -66,7 +66,7 @@ from xlsent.data.bundled import is_bundled
 from xlsent.data.pairs import english_side, load_train_pairs, side_langs
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
-from xlsent.recipes._trainer import train_stage
+from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
@@ -259,7 +259,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
         callbacks.append(_selector(student, held_xx, held_en, folder, float(cfg.eval.select_every), on_note))
     other_col = english_side(pairs.dataset)[0]
     record = train_stage(student, Dataset.from_dict(cols), loss, o, folder, progress, "adapt", no_duplicates=True,
-                         callbacks=callbacks, extra_record={
+                         callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss), extra_record={
                              "data_notes": notes, "train_data": {**pairs.summary(), "examples": len(cols["anchor"]),
                                                                  "notes": notes},
                              "holdout": {"pairs": size, "file": HOLDOUT_FILE if size else None,

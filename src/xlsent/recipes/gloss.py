@@ -42,7 +42,7 @@ from xlsent.data.dictionary import BilingualDictionary
 from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
-from xlsent.recipes._trainer import train_stage
+from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -137,5 +137,5 @@ def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     loss = SoftMarginTripletDistillLoss(sbert, float(cfg.loss.margin), lam, cfg.loss.distance)
     # the dictionary goes inside the model folder before it is moved into place and marked done
     train_stage(sbert, Dataset.from_dict(cols), loss, cfg.optim, folder, progress, "word-gloss SBERT",
-                extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
+                matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
     return folder.model_dir
