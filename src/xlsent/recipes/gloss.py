@@ -30,6 +30,11 @@ dictionary is induced for one language (``eval.udhr``).
 
 Decisions where the paper is silent: unknown words are kept; the triplet margin α = 1.0 as in
 triplet KD; the KD default above.
+
+``loss.matryoshka_dims`` (e.g. ``384,256,128,64``; off by default, not measured for this recipe — issue 50 measured
+adapt): sentence-transformers' ``MatryoshkaLoss`` around the loss, every term at every width, the frozen model's
+targets cut and renormalised like the student's vectors (:mod:`xlsent.losses.matryoshka`); the model folder records
+the widths (``xlsent models info``).
 """
 
 from __future__ import annotations

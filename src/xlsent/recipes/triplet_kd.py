@@ -32,6 +32,11 @@ Decisions where the paper is silent:
   one short epoch; AdamW with 10% linear warm-up;
 * the KD term is Eq. 3.2 as written (squared L2 norm summed over dimensions), see
   :class:`~xlsent.losses.SoftMarginTripletDistillLoss`.
+
+``loss.matryoshka_dims`` (e.g. ``384,256,128,64``; off by default, not measured for this recipe — issue 50 measured
+adapt): sentence-transformers' ``MatryoshkaLoss`` around the loss, every term at every width, the frozen model's
+targets cut and renormalised like the student's vectors (:mod:`xlsent.losses.matryoshka`); the model folder records
+the widths (``xlsent models info``).
 """
 
 from __future__ import annotations

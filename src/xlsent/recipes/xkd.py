@@ -29,6 +29,11 @@ Decisions where the papers are silent:
   token table fixed, which makes a CPU step several times cheaper and leaves the pieces that the
   3,000 training pairs never use where they were;
 * the last step is the model; held-out data is only reported.
+
+``loss.matryoshka_dims`` (e.g. ``384,256,128,64``; off by default, not measured for this recipe — issue 50 measured
+adapt): sentence-transformers' ``MatryoshkaLoss`` around the loss, every term at every width, the frozen model's
+targets cut and renormalised like the student's vectors (:mod:`xlsent.losses.matryoshka`); the model folder records
+the widths (``xlsent models info``).
 """
 
 from __future__ import annotations
