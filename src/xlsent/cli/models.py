@@ -34,6 +34,8 @@ def prepare(name: str = typer.Argument(DEFAULT_MODEL, help="registered model nam
 
 
 def model_info(name: str) -> dict:
+    from xlsent.models.widths import recorded_widths
+
     handle = load_model(name)
     model, path = handle.model, handle.path
     auto = model[0].auto_model
@@ -49,6 +51,7 @@ def model_info(name: str) -> dict:
         "layers": getattr(cfg, "num_hidden_layers", None),
         "hidden": getattr(cfg, "hidden_size", None),
         "dimension": model.get_embedding_dimension(),
+        "matryoshka_widths": recorded_widths(path),
         "vocab": getattr(cfg, "vocab_size", None),
         "max_seq_length": model.max_seq_length,
         "prompts": dict(model.prompts),
@@ -66,13 +69,15 @@ def info(
     name: str = typer.Argument(..., help="registered name or local model folder"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
-    """Parameters, layers, dimensions and languages of a model."""
+    """Parameters, layers, dimensions, Matryoshka widths and languages of a model."""
     data = model_info(name)
     if as_json:
         console.print_json(json.dumps(data))
         return
     t = Table(title=f"model {name}", show_header=False)
     for k, v in data.items():
+        if k == "matryoshka_widths":  # trained to be cut to these; any width 1..dimension can be asked for
+            v = ", ".join(map(str, v)) if v else "none recorded (--dimensions N still cuts any width)"
         t.add_row(k, f"{v:,}" if isinstance(v, int) else str(v))
     console.print(t)
 

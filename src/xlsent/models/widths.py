@@ -9,13 +9,18 @@ or a file it cannot read, gives ``None`` (the width is then known only once the 
 
 :func:`recorded_widths` reads the widths a Matryoshka-trained model was trained to be cut to
 (:data:`WIDTHS_FILE`: ``{"dims": [384, 256, 128, 64]}``); any width from 1 to the full one can be asked for
-whether or not the folder records some.
+whether or not the folder records some. :func:`write_widths` writes that record (training with
+``loss.matryoshka_dims``: the file also keeps the weights and the loss it wrapped, which only people read);
+:func:`check_matryoshka` checks a recipe's ``loss.matryoshka_dims`` / ``matryoshka_weights`` before any model
+loads. sentence-transformers needs no record to cut: ``SentenceTransformer(folder, truncate_dim=k)`` works on
+any folder, and its own config is left alone (a ``truncate_dim`` there would cut every default load).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 WIDTHS_FILE = "xlsent_matryoshka.json"
 _KEEP_WIDTH = ("Normalize", "Dropout", "LayerNorm")
@@ -88,3 +93,56 @@ def recorded_widths(folder: str | Path) -> list[int]:
     if not isinstance(dims, list):
         return []
     return sorted({int(d) for d in dims if isinstance(d, int) and not isinstance(d, bool) and d > 0}, reverse=True)
+
+
+def write_widths(folder: str | Path, dims: list[int], weights: list[float] | None = None, loss: str = "") -> None:
+    """Record in ``folder`` the widths a model was trained to be cut to (widest first), with their loss weights."""
+    from xlsent.utils.io import write_json_atomic
+
+    order = sorted(range(len(dims)), key=lambda i: -dims[i])
+    record: dict[str, Any] = {"dims": [int(dims[i]) for i in order]}
+    if weights:
+        record["weights"] = [float(weights[i]) for i in order]
+    if loss:
+        record["loss"] = loss
+    write_json_atomic(Path(folder) / WIDTHS_FILE, record)
+
+
+def check_matryoshka(dims: Any, weights: Any, full: int | None, model: str = "the model",
+                     key: str = "loss.matryoshka_dims") -> tuple[list[int], list[float]]:
+    """``(dims, weights)`` of a Matryoshka setting checked: whole numbers > 0, none twice, none above the model's
+    width ``full`` (``None``: not known before loading — only the rest is checked), one weight > 0 a width or no
+    weights (equal). One :class:`~xlsent.utils.errors.XlsentError` line otherwise; ``([], [])`` when off."""
+    from xlsent.utils.errors import XlsentError
+
+    dims = [] if dims in (None, "") else dims
+    weights = [] if weights in (None, "") else weights
+    wkey = key.rsplit(".", 1)[0] + ".matryoshka_weights"
+    example = f"e.g. --set {key}={','.join(str(d) for d in _example(full))}"
+    if not isinstance(dims, list) or any(isinstance(d, bool) or not isinstance(d, int) for d in dims):
+        raise XlsentError(f"config {key}={dims!r}: expected whole numbers (widths) — {example}, or leave it "
+                          "empty for no Matryoshka training")
+    if any(d < 1 for d in dims):
+        raise XlsentError(f"config {key}={dims}: every width must be > 0 — {example}")
+    if len(set(dims)) != len(dims):
+        raise XlsentError(f"config {key}={dims}: a width is given twice — give each once, {example}")
+    if full and any(d > full for d in dims):
+        raise XlsentError(f"config {key}={dims}: {max(dims)} is more than {model}'s width ({full}) — give widths "
+                          f"from 1 to {full}, {example}")
+    if not isinstance(weights, list) or any(isinstance(w, bool) or not isinstance(w, (int, float)) for w in weights):
+        raise XlsentError(f"config {wkey}={weights!r}: expected numbers, one a width — e.g. --set "
+                          f"{wkey}={','.join('1' for _ in dims) or '1,1,1,1'}, or leave it empty for equal weights")
+    if weights and not dims:
+        raise XlsentError(f"config {wkey}={weights}: weights without {key} — give the widths too, or leave "
+                          f"{wkey} empty")
+    if weights and len(weights) != len(dims):
+        raise XlsentError(f"config {wkey}={weights}: {len(weights)} weight(s) for {len(dims)} width(s) — give one "
+                          "a width in the same order, or leave it empty for equal weights")
+    if any(w <= 0 for w in weights):
+        raise XlsentError(f"config {wkey}={weights}: every weight must be > 0 — drop the width instead")
+    return [int(d) for d in dims], [float(w) for w in weights]
+
+
+def _example(full: int | None) -> list[int]:
+    full = full or 384
+    return [full] + [d for d in (256, 128, 64) if d < full] if full > 64 else [full, max(1, full // 2)]

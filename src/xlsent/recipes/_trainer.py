@@ -11,6 +11,12 @@ Checkpoints: after every ``optim.checkpoint_every`` of the stage (a fraction of 
 every ``optim.checkpoint_minutes`` (:class:`~xlsent.training.run_folder.CheckpointPolicy`); a rerun
 with the same config resumes from the newest one, mid-epoch included (the trainer restores the
 optimiser, schedule, data order and random state).
+
+Matryoshka widths (``loss.matryoshka_dims``, :func:`matryoshka_setting`): the recipe's loss is wrapped in
+sentence-transformers' ``MatryoshkaLoss`` (:func:`xlsent.losses.matryoshka.matryoshka_loss`: every term at every
+width, distillation targets cut and renormalised like the student's vectors) and the model folder records the
+widths (:func:`xlsent.models.widths.write_widths`, read by ``xlsent models info``, the service's ``/info`` and
+``xlsent export``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,24 @@ def training_prompt(model) -> str | None:
     """
     name = getattr(model, "default_prompt_name", None)
     return (getattr(model, "prompts", None) or {}).get(name) if name else None
+
+
+def matryoshka_setting(loss_cfg) -> tuple[list[int], list[float]] | None:
+    """``(dims, weights)`` of a recipe's ``loss.matryoshka_dims`` / ``matryoshka_weights`` (checked again here for
+    callers that bypass the config check), or ``None`` when off (empty, or no ``loss`` section)."""
+    from xlsent.models.widths import check_matryoshka
+
+    loss_cfg = loss_cfg or {}
+    dims, weights = check_matryoshka(loss_cfg.get("matryoshka_dims") or [],
+                                     loss_cfg.get("matryoshka_weights") or [], None)
+    return (dims, weights) if dims else None
+
+
+def matryoshka_hash_part(loss_cfg) -> list:
+    """What a recipe that does not hash its whole ``loss`` section adds to its config hash: nothing when
+    Matryoshka training is off (earlier run folders stay valid), the setting when it is on."""
+    setting = matryoshka_setting(loss_cfg)
+    return [{"matryoshka": setting}] if setting else []
 
 
 def _policy_callback(optim: OptimConfig):
@@ -65,6 +89,7 @@ def train_stage(
     callbacks: list | None = None,
     finalize: Callable[[Path], None] | None = None,
     late_record: Callable[[], dict] | None = None,
+    matryoshka: tuple[list[int], list[float]] | None = None,
 ) -> dict:
     """Train ``model`` on ``train_dataset`` with ``loss`` in ``folder``; return the stage record.
 
@@ -72,7 +97,8 @@ def train_stage(
     before it is moved into place and before the done marker is written; ``late_record()`` adds to the
     stage record what is known only once training ends (read before the checkpoints are removed). ``optim`` is the recipe's
     typed ``optim`` section (a plain mapping, such as a stage's merged settings, is read as one;
-    keys it lacks take :class:`~xlsent.recipes.config_types.OptimConfig`'s defaults).
+    keys it lacks take :class:`~xlsent.recipes.config_types.OptimConfig`'s defaults). ``matryoshka`` =
+    ``(dims, weights)`` (:func:`matryoshka_setting`) trains ``loss`` at every width and records them in the model.
     """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
@@ -91,6 +117,16 @@ def train_stage(
     if device_kind(device) == "cuda" and world == 1 and device != "cuda:0":
         raise XlsentError(f"models.device={device}: sentence-transformers' trainer takes the first visible GPU — "
                           f"run with CUDA_VISIBLE_DEVICES={device.split(':')[1]} and --device cuda")
+    if matryoshka:
+        from xlsent.losses.matryoshka import matryoshka_loss
+
+        dims, weights = matryoshka
+        full = model.get_embedding_dimension()
+        if full and max(dims) > full:
+            raise XlsentError(f"config loss.matryoshka_dims={dims}: {max(dims)} is more than the model's width "
+                              f"({full}) — give widths from 1 to {full}")
+        inner_name = type(loss).__name__
+        loss = matryoshka_loss(model, loss, dims, weights)
     folder.begin()
     resume = folder.latest_trainer_checkpoint()
     folder.note(f"{name}: {len(train_dataset)} examples" + (f" — resuming from {resume}" if resume else ""))
@@ -129,10 +165,15 @@ def train_stage(
 
     def save(tmp: Path) -> None:
         model.save(str(tmp))
+        if matryoshka:
+            from xlsent.models.widths import write_widths
+
+            write_widths(tmp, dims, weights or [1.0] * len(dims), inner_name)
         if finalize is not None:
             finalize(tmp)
 
     return folder.finish(save, log, {
         "seconds": seconds, "steps": trainer.state.global_step, "examples": len(train_dataset),
         "resumed_from": resume, "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
+        **({"matryoshka": {"dims": sorted(dims, reverse=True), "weights": weights or "equal"}} if matryoshka else {}),
         **(extra_record or {}), **(late_record() if late_record else {})})

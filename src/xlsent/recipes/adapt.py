@@ -51,6 +51,18 @@ scored on ``bible-en-ny:dev`` and ``udhr-dev``; ``docs/results.md``, "adapt"):
 * duplicate texts never share a batch (sentence-transformers' ``NO_DUPLICATES`` sampler), so no
   in-batch "negative" is the positive itself;
 * with ``train.holdout: 0`` nothing is held out and the last step is the model.
+
+**Matryoshka widths** (``loss.matryoshka_dims``, e.g. ``384,256,128,64``; off by default — issue 50, measured in
+``docs/experiments/matryoshka.md``): sentence-transformers' ``MatryoshkaLoss`` wraps the loss above, so the
+whole loss — ranking both ways *and* the distillation term — is computed again at each width and the terms are
+added (``loss.matryoshka_weights``, equal by default). At width k the student's vectors are cut to their first k
+coordinates and renormalised (the trainer's forward pass runs once; the cut is taken from it), and the frozen
+model's cached targets are cut the same way *and renormalised* (:class:`xlsent.losses.matryoshka.UnitTargets`;
+sentence-transformers' wrapper cuts a target without renormalising it, which would pull a unit-length cut student
+vector towards a shorter one): at every width the distillation keeps each side where the frozen model's own
+cut vector — what ``--dimensions k`` gives for it — lies. The held-out selection still scores the full width.
+The model folder records the widths (``xlsent_matryoshka.json``, shown by ``xlsent models info``);
+``--dimensions k`` (or ``SentenceTransformer(folder, truncate_dim=k)``) cuts it.
 """
 
 from __future__ import annotations
@@ -66,7 +78,7 @@ from xlsent.data.bundled import is_bundled
 from xlsent.data.pairs import english_side, load_train_pairs, side_langs
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
-from xlsent.recipes._trainer import train_stage
+from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
@@ -259,7 +271,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
         callbacks.append(_selector(student, held_xx, held_en, folder, float(cfg.eval.select_every), on_note))
     other_col = english_side(pairs.dataset)[0]
     record = train_stage(student, Dataset.from_dict(cols), loss, o, folder, progress, "adapt", no_duplicates=True,
-                         callbacks=callbacks, extra_record={
+                         callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss), extra_record={
                              "data_notes": notes, "train_data": {**pairs.summary(), "examples": len(cols["anchor"]),
                                                                  "notes": notes},
                              "holdout": {"pairs": size, "file": HOLDOUT_FILE if size else None,

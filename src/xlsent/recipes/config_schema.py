@@ -80,6 +80,54 @@ def _check_type(key: str, value: Any, default: Any, typ: type | None) -> Any:
     return value
 
 
+_WIDTH_LISTS = ("matryoshka_dims", "matryoshka_weights")
+
+
+def _as_list(key: str, value: Any) -> Any:
+    """``--set loss.matryoshka_dims=384,256,128`` (a YAML word), ``=128`` (one number) or ``=`` (empty) as a list;
+    anything else is left to the type check."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [value]
+    if isinstance(value, str):
+        def number(x: str) -> Any:
+            for kind in (int, float):
+                try:
+                    return kind(x)
+                except ValueError:
+                    pass
+            return x  # not a number: reported by the check that follows
+
+        return [number(x.strip()) for x in value.strip().strip("[]").split(",") if x.strip()]
+    return value
+
+
+def _model_width(name: str) -> int | None:
+    """A registered model's width, or a model folder's from its configuration files — without loading it."""
+    from xlsent.models.registry import REGISTRY
+    from xlsent.models.widths import folder_dimension
+
+    if name in REGISTRY:
+        return REGISTRY[name].width or None
+    p = Path(name).expanduser()
+    return folder_dimension(p) if p.is_dir() else None
+
+
+def _check_matryoshka(typed: RecipeConfig) -> None:
+    """``loss.matryoshka_dims`` / ``matryoshka_weights``: whole widths > 0, none twice, none above the trained
+    model's width (read from the registry or the folder's files), one weight > 0 a width."""
+    loss = typed.get("loss")
+    if not isinstance(loss, dict) or not ({"matryoshka_dims", "matryoshka_weights"} & set(loss)):
+        return
+    from xlsent.models.widths import check_matryoshka
+
+    models = typed.get("models") or {}
+    name = models.get("student") if isinstance(models.get("student"), str) else ""
+    check_matryoshka(loss.get("matryoshka_dims"), loss.get("matryoshka_weights"),
+                     _model_width(name) if name else None, name or "the model")
+
+
 def _check_range(key: str, value: Any) -> None:
     leaf = key.split(".")[-1]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -170,6 +218,8 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
                 out[k] = walk(v, d, key + ".", section_type(cls, k, d))
                 continue
             typ, words = leaf_type(cls, k, d)
+            if k in _WIDTH_LISTS:
+                v = _as_list(key, v)
             v = _check_type(key, v, d, typ)
             if not words and v != d:  # a shipped default is allowed (tests/test_configs.py checks them)
                 words = choices(key)
@@ -186,6 +236,7 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
         return out
 
     typed = walk(cfg, defaults, "", RecipeConfig)
+    _check_matryoshka(typed)
     optim = typed.get("optim")
     if isinstance(optim, dict) and optim.get("epochs") == 0 and optim.get("max_steps") == 0:
         raise _fail("optim.epochs", 0, "with optim.max_steps=0 the run would train no step",

@@ -30,6 +30,11 @@ dictionary is induced for one language (``eval.udhr``).
 
 Decisions where the paper is silent: unknown words are kept; the triplet margin α = 1.0 as in
 triplet KD; the KD default above.
+
+``loss.matryoshka_dims`` (e.g. ``384,256,128,64``; off by default, not measured for this recipe — issue 50 measured
+adapt): sentence-transformers' ``MatryoshkaLoss`` around the loss, every term at every width, the frozen model's
+targets cut and renormalised like the student's vectors (:mod:`xlsent.losses.matryoshka`); the model folder records
+the widths (``xlsent models info``).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from xlsent.data.dictionary import BilingualDictionary
 from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
-from xlsent.recipes._trainer import train_stage
+from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.errors import XlsentError
@@ -137,5 +142,5 @@ def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     loss = SoftMarginTripletDistillLoss(sbert, float(cfg.loss.margin), lam, cfg.loss.distance)
     # the dictionary goes inside the model folder before it is moved into place and marked done
     train_stage(sbert, Dataset.from_dict(cols), loss, cfg.optim, folder, progress, "word-gloss SBERT",
-                extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
+                matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
     return folder.model_dir

@@ -32,6 +32,11 @@ Decisions where the paper is silent:
   one short epoch; AdamW with 10% linear warm-up;
 * the KD term is Eq. 3.2 as written (squared L2 norm summed over dimensions), see
   :class:`~xlsent.losses.SoftMarginTripletDistillLoss`.
+
+``loss.matryoshka_dims`` (e.g. ``384,256,128,64``; off by default, not measured for this recipe — issue 50 measured
+adapt): sentence-transformers' ``MatryoshkaLoss`` around the loss, every term at every width, the frozen model's
+targets cut and renormalised like the student's vectors (:mod:`xlsent.losses.matryoshka`); the model folder records
+the widths (``xlsent models info``).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from xlsent.recipes.config_types import RecipeConfig
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
-from xlsent.recipes._trainer import train_stage
+from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
@@ -110,7 +115,7 @@ def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     loss = SoftMarginTripletDistillLoss(student, margin=float(cfg.loss.margin), kd_weight=lam,
                                         distance=cfg.loss.distance)
     train_stage(student, Dataset.from_dict(cols), loss, cfg.optim, folder, progress,
-                "triplet KD", extra_record={"data_notes": notes, "train_data": {
+                "triplet KD", matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": {
                     "pairs": cfg.train.get("triplets") or cfg.train.pairs, "examples": len(cols["anchor"]),
                     "languages": [], "notes": notes}})
     return folder.model_dir

@@ -29,6 +29,11 @@ Decisions where the papers are silent:
   token table fixed, which makes a CPU step several times cheaper and leaves the pieces that the
   3,000 training pairs never use where they were;
 * the last step is the model; held-out data is only reported.
+
+``loss.matryoshka_dims`` (e.g. ``384,256,128,64``; off by default, not measured for this recipe — issue 50 measured
+adapt): sentence-transformers' ``MatryoshkaLoss`` around the loss, every term at every width, the frozen model's
+targets cut and renormalised like the student's vectors (:mod:`xlsent.losses.matryoshka`); the model folder records
+the widths (``xlsent models info``).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from xlsent.recipes.config_types import RecipeConfig
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, pair_dataset, say, teacher_targets
-from xlsent.recipes._trainer import train_stage
+from xlsent.recipes._trainer import matryoshka_hash_part, matryoshka_setting, train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
@@ -59,8 +64,8 @@ def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: boo
     stage_dir = stage_dir or output
     m = cfg.models
     student_name = student_name or m["student"]
-    folder = StageFolder(stage_dir, config_hash(student_name, cfg.train, learning_optim(cfg.optim), m),
-                         on_note=on_note)
+    folder = StageFolder(stage_dir, config_hash(student_name, cfg.train, learning_optim(cfg.optim), m,
+                                                *matryoshka_hash_part(cfg.get("loss"))), on_note=on_note)
     if folder.skip_if_done():
         return folder.model_dir
     seed = int(cfg.optim.seed)
@@ -71,5 +76,5 @@ def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: boo
     student = load_student_for(cfg, student_name, teacher)
     ds = pair_dataset(pairs.english, pairs.other, targets)
     train_stage(student, ds, MSELoss(student), cfg.optim, folder, progress, "X-KD",
-                extra_record={"data_notes": pairs.notes, "train_data": pairs.summary()})
+                matryoshka=matryoshka_setting(cfg.get("loss")), extra_record={"data_notes": pairs.notes, "train_data": pairs.summary()})
     return folder.model_dir

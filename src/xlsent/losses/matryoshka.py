@@ -1,0 +1,50 @@
+"""Matryoshka training (Kusupati et al. 2022) around any recipe loss: sentence-transformers' ``MatryoshkaLoss``
+with the distillation targets cut the way the student's vectors are.
+
+sentence-transformers' :class:`~sentence_transformers.sentence_transformer.losses.MatryoshkaLoss` computes the
+wrapped loss once a width (the model's forward is run once and its ``sentence_embedding`` cut to the first k
+coordinates and **renormalised** for each width) and adds them up, weighted. A label that looks like a batch
+of embeddings (``(B, D)`` or ``(B, C, D)`` with ``D`` the model's width) is cut to its first k coordinates too,
+but **not** renormalised: a distillation term would then pull a unit-length cut student vector towards a
+shorter target (‖t[:k]‖ < 1). :class:`UnitTargets` renormalises such labels before the wrapped loss sees them,
+so at every width each term compares what ``--dimensions k`` gives at inference — ``v[:k] / ‖v[:k]‖`` — for the
+student and for the frozen model alike (at the full width of a normalising teacher, e5-small's, it changes
+nothing). Every term of the wrapped loss is thus applied at every width: adapt's ranking (in-batch, both ways)
+and its distillation to the frozen model; xkd's MSE; triplet-kd's and gloss's triplet and KD terms.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from torch import Tensor, nn
+
+
+class UnitTargets(nn.Module):
+    """``loss(features, labels)`` with embedding-shaped float labels renormalised to unit length along the last
+    axis (other labels pass through). The wrapped loss's ``model`` and config are its own."""
+
+    def __init__(self, loss: nn.Module) -> None:
+        super().__init__()
+        self.loss = loss
+        self.model = getattr(loss, "model", None)
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
+        import torch
+        import torch.nn.functional as F
+
+        if isinstance(labels, torch.Tensor) and labels.is_floating_point() and labels.ndim in (2, 3):
+            labels = F.normalize(labels, p=2, dim=-1)
+        return self.loss(sentence_features, labels)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        inner = getattr(self.loss, "get_config_dict", None)
+        return {"loss": type(self.loss).__name__, "unit_targets": True, **(inner() if inner else {})}
+
+
+def matryoshka_loss(model, loss: nn.Module, dims: Sequence[int], weights: Sequence[float] | None = None) -> nn.Module:
+    """``loss`` applied at each width of ``dims`` (any order; equal weights when ``weights`` is empty), its
+    embedding-shaped targets cut and renormalised like the student's vectors (:class:`UnitTargets`)."""
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss
+
+    return MatryoshkaLoss(model, UnitTargets(loss), list(dims), list(weights) if weights else None)
