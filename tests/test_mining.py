@@ -502,8 +502,86 @@ def test_every_store_precision_reads_back_and_finds_the_neighbours(tmp_path):
         assert overlap >= {"float32": 1.0, "float16": 0.95, "int8": 0.9, "ubinary": 0.5}[dtype], (dtype, overlap)
         np.testing.assert_allclose(sims, np.einsum("qd,qkd->qk", queries, back[idx]), rtol=1e-5)
     assert bytes_per_sentence("ubinary", 64)["index"] == 8
-    with pytest.raises(XlsentError, match="exact binary index"):
-        Searcher(store, "ivf", IndexConfig(), tmp_path / "ivf")
+    with pytest.raises(XlsentError, match="use --index ivf"):
+        Searcher(store, "ivfpq", IndexConfig(), tmp_path / "ivfpq")
+
+
+def _binary_case(tmp_path, name="t"):
+    """Targets with noisy copies of the queries among random rows, in a ubinary store of 6 shards."""
+    rng = np.random.default_rng(5)
+    targets = _unit(rng.normal(size=(600, 64)))
+    queries = _unit(targets[:80] + 0.03 * rng.normal(size=(80, 64)))  # a few bits flipped
+    return queries, targets, _store(tmp_path, name, targets, 100, "ubinary")
+
+
+def test_binary_ivf_visiting_every_cell_equals_the_exact_binary_index(tmp_path):
+    """A ubinary store searched by binary IVF (sign codes in cells, Hamming distance, k × rescore re-scored with the
+    int8 vectors): with every cell visited, the same neighbours and cosines as the exact binary index; with a few
+    cells, close to them. Sub-indexes as IVF's, the cells found once per query and shared."""
+    import faiss
+
+    from xlsent.mining.index import index_parts, sub_index_paths
+
+    queries, targets, store = _binary_case(tmp_path)
+    want_s, want_i = Searcher(store, "exact", IndexConfig()).search(queries, 4)
+    full = IndexConfig(kind="ivf", nlist=8, nprobe=8)
+    sims, idx = Searcher(store, "ivf", full, tmp_path / "bivf").search(queries, 4)
+    np.testing.assert_array_equal(idx, want_i)
+    np.testing.assert_array_equal(sims, want_s)
+    parts = index_parts(store, "ivf", full)
+    assert len(parts) == 6  # cells of 8 bytes: each shard its own sub-index
+    trained, paths = sub_index_paths(tmp_path / "bivf", len(parts))
+    assert isinstance(faiss.read_index_binary(str(trained)), faiss.IndexBinaryIVF)
+    assert all(p.exists() for p in paths)
+    few = IndexConfig(kind="ivf", nlist=8, nprobe=2)
+    s2, i2 = Searcher(store, "ivf", few, tmp_path / "bivf2").search(queries, 4)
+    from xlsent.mining.store import binary_codes
+
+    one = faiss.read_index_binary(str(tmp_path / "bivf2" / "trained.faiss"))  # one binary IVF over every row
+    one.add(binary_codes(targets))
+    one.nprobe = 2
+    ref = one.search(binary_codes(queries), 16)[1]
+    found = i2[:, 0] == np.arange(80)  # the near copy first, where its cell is visited (random rows: no clusters)
+    agree = found == np.array([q in r for q, r in enumerate(ref.tolist())])  # ties of cells may be broken otherwise
+    assert agree.mean() >= 0.95 and found.mean() >= 0.75, (agree.mean(), found.mean())
+    overlap = np.mean([len(set(a) & set(b)) / 4 for a, b in zip(i2.tolist(), want_i.tolist())])
+    assert overlap >= 0.5, overlap
+    valid = i2 >= 0
+    back = np.concatenate([store.shard(i) for i in range(store.n_shards)])
+    np.testing.assert_allclose(s2[valid], np.einsum("qd,qd->q", np.repeat(queries, 4, 0)[valid.ravel()],
+                                                    back[i2[valid]]), rtol=1e-5)
+
+
+def test_binary_ivf_is_chosen_for_large_ubinary_jobs_and_mines_the_exact_pairs(tmp_path):
+    """``auto``: small ubinary jobs keep the exact binary index, large ones (past ``exact_max_pairs``, where float
+    stores leave exact search) get binary IVF, never IVF-PQ; ``--index ivf`` asks for it at any size. A job mined
+    with binary IVF visiting every cell gives the exact binary job's pairs; a job resumes after its sub-indexes."""
+    assert choose_kind(10, 10, 64, IndexConfig(), 4.0, "ubinary") == "exact"
+    assert choose_kind(200_000, 200_000, 384, IndexConfig(), 4.0, "ubinary") == "ivf"
+    assert choose_kind(10**7, 10**7, 384, IndexConfig(), 4.0, "ubinary") == "ivf"
+    assert choose_kind(10, 10, 64, IndexConfig(kind="ivf"), 4.0, "ubinary") == "ivf"
+    with pytest.raises(XlsentError, match="multiple of 8"):
+        choose_kind(10, 10, 60, IndexConfig(), 4.0, "ubinary")
+    queries, targets, _ = _binary_case(tmp_path)
+    src = np.concatenate([queries, _unit(np.random.default_rng(6).normal(size=(120, 64)))])
+    pairs = {}
+    for kind in ("exact", "ivf"):
+        cfg = MineConfig(k=4, shard_size=100, dtype="ubinary", index=IndexConfig(kind=kind, nlist=8, nprobe=8))
+        job = MiningJob.from_embeddings(tmp_path / kind, src, targets, cfg)
+        assert job.kinds == {"fwd": kind, "bwd": kind}
+        job.run(show_progress=False)
+        got = job.select(threshold=None)
+        pairs[kind] = (got.src.tolist(), got.tgt.tolist(), got.score.tolist())
+    assert pairs["ivf"] == pairs["exact"]
+    assert sum(s == t for s, t in zip(*pairs["ivf"][:2])) >= 70  # the copies found
+    # resume: the search results removed, the sub-indexes kept; the rerun gives the same pairs
+    for p in (tmp_path / "ivf" / "knn").glob("*.npz"):
+        p.unlink()
+    job = MiningJob.from_embeddings(tmp_path / "ivf", src, targets, cfg)
+    assert not job.fill_tasks()
+    job.run(show_progress=False)
+    got = job.select(threshold=None)
+    assert (got.src.tolist(), got.tgt.tolist(), got.score.tolist()) == pairs["ivf"]
 
 
 def test_mining_evaluation_maps_rows_back_to_ids_when_a_side_repeats_a_sentence(tiny_model):

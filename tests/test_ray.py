@@ -44,7 +44,7 @@ def _vectors(n: int, dim: int, seed: int, base: np.ndarray | None = None) -> np.
 
 
 @pytest.mark.parametrize("kind,precision", [("exact", "float32"), ("ivf", "float32"), ("ivfpq", "float32"),
-                                            ("ivf", "int8"), ("exact", "ubinary")])
+                                            ("ivf", "int8"), ("exact", "ubinary"), ("ivf", "ubinary")])
 def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, precision):
     src = _vectors(900, 32, 0)
     tgt = _vectors(1100, 32, 1, base=src[:500])

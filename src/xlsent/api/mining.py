@@ -90,9 +90,9 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     choice(margin, MARGINS, "--margin")
     choice(index, INDEXES, "--index")
     choice(precision, DTYPES, "--precision")
-    if precision == "ubinary" and index in ("ivf", "ivfpq"):
-        raise XlsentError(f"--precision ubinary is searched by an exact binary index, not --index {index}: leave "
-                          "--index auto, or store int8 for an IVF index")
+    if precision == "ubinary" and index == "ivfpq":
+        raise XlsentError("--precision ubinary is searched by sign bits, already d/8 bytes a sentence: use --index "
+                          "ivf (binary IVF), exact or auto, not ivfpq")
     choice(splitter, SPLITTERS, "--splitter")
     cut = parse_threshold(threshold)
     kinds = parse_filters(filters)

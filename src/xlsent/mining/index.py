@@ -83,13 +83,56 @@ def choose_kind(n_query: int, n_target: int, dim: int, cfg: IndexConfig, memory_
                 precision: str = "float16") -> str:
     if cfg.kind not in INDEX_KINDS:
         raise XlsentError(f"unknown index '{cfg.kind}': use one of {', '.join(INDEX_KINDS)}")
-    if precision == "ubinary" and cfg.kind in ("auto", "exact"):
-        return "exact"  # a binary flat index: d/8 bytes a sentence
+    if precision == "ubinary":
+        check_binary(cfg.kind, dim)
     if cfg.kind != "auto":
         return cfg.kind
     if n_query * n_target <= cfg.exact_max_pairs:
         return "exact"
+    if precision == "ubinary":
+        return "ivf"  # binary IVF: d/8 bytes a sentence, no product quantisation needed
     return "ivf" if n_target * dim * 4 <= memory_gib * 2**30 / 4 else "ivfpq"
+
+
+def check_binary(kind: str, dim: int) -> None:
+    """A ``ubinary`` store is searched by an exact binary index or a binary IVF one, over whole bytes of sign bits."""
+    if kind == "ivfpq":
+        raise XlsentError("--precision ubinary is searched by sign bits, already d/8 bytes a sentence: use --index "
+                          "ivf (binary IVF), exact or auto, not ivfpq")
+    if dim % 8:
+        raise XlsentError(f"--precision ubinary packs 8 sign bits to a byte: the width {dim} must be a multiple of 8")
+
+
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int32)
+
+
+def hamming(codes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Hamming distances between packed sign bits: ``codes`` (n, b) against ``others`` (n, m, b) → (n, m)."""
+    return _POPCOUNT[np.bitwise_xor(codes[:, None, :], others)].sum(-1, dtype=np.int32)
+
+
+def assign_binary_cells(quantizer, codes: np.ndarray, n: int, centroids: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` cells of a binary IVF ``quantizer`` (an ``IndexBinaryFlat``) nearest each row of ``codes``:
+    (Hamming distances as int32, cells), nearest first, ties broken by cell id (whatever faiss's order)."""
+    centroids = binary_centroids(quantizer) if centroids is None else centroids
+    codes = np.ascontiguousarray(codes, dtype=np.uint8)
+    cells = quantizer.search(codes, min(quantizer.ntotal, n + SHORTLIST))[1]
+    dist = np.empty(cells.shape, dtype=np.int32)
+    for a in range(0, len(codes), 2048):
+        dist[a:a + 2048] = hamming(codes[a:a + 2048], centroids[np.maximum(cells[a:a + 2048], 0)])
+    dist = np.where(cells >= 0, dist, np.iinfo(np.int32).max)
+    order = np.lexsort((cells, dist), axis=1)[:, :n]
+    return np.take_along_axis(dist, order, 1), np.take_along_axis(cells, order, 1)
+
+
+def binary_centroids(quantizer) -> np.ndarray:
+    """A binary flat index's codes (its cells' centroids), (ntotal, d/8) uint8."""
+    return np.ascontiguousarray(quantizer.reconstruct_n(0, quantizer.ntotal), dtype=np.uint8)
+
+
+def _binary(store: EmbeddingStore) -> bool:
+    return store.spec.dtype == "ubinary"
 
 
 def _nlist(n: int, cfg: IndexConfig) -> int:
@@ -116,6 +159,12 @@ def train_index(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | 
     d, n = store.spec.dim, len(store)
     nlist = _nlist(n, cfg)
     train = store.sample(cfg.train_size or min(n, max(64 * nlist, 10_000 if kind == "ivfpq" else 0)), cfg.seed)
+    if _binary(store):  # cells of sign codes: faiss's k-means on the ±1 bits, centroids binarised
+        check_binary(kind, d)
+        index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(d), d, nlist)
+        index.train(binary_codes(train))
+        _write_index(index, path)
+        return index
     quantizer = faiss.IndexFlatIP(d)
     if kind == "ivf":
         index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
@@ -133,6 +182,17 @@ def fill_part(store: EmbeddingStore, shards: range, trained: str | Path, out: st
 
     from faiss.contrib.ivf_tools import add_preassigned
 
+    if _binary(store):  # sign codes filed in their nearest cell by Hamming distance, ties by cell id
+        index = faiss.read_index_binary(str(trained))
+        centroids = binary_centroids(index.quantizer)
+        for i in shards:
+            start, stop = store.bounds(i)
+            codes = np.ascontiguousarray(binary_codes(store.shard(i)))
+            cells = np.ascontiguousarray(assign_binary_cells(index.quantizer, codes, 1, centroids)[1][:, 0])
+            ids = np.arange(start, stop, dtype=np.int64)
+            add_preassigned(index, codes, cells, ids)
+        _write_index(index, out)
+        return
     index = faiss.read_index(str(trained))
     centroids = index.quantizer.reconstruct_n(0, index.nlist)
     for i in shards:
@@ -148,15 +208,18 @@ def _write_index(index, path: str | Path) -> None:
     import faiss
 
     with atomic_path(path) as tmp:
-        faiss.write_index(index, str(tmp))
+        (faiss.write_index_binary if isinstance(index, faiss.IndexBinary) else faiss.write_index)(index, str(tmp))
 
 
 def index_parts(store: EmbeddingStore, kind: str, cfg: IndexConfig) -> list[range]:
     """The target shards each sub-index holds: consecutive shards, enough that the copy of the trained cells
     every sub-index carries is at most a tenth of its vectors' bytes (one shard each on small inputs)."""
     d, nlist = store.spec.dim, _nlist(len(store), cfg)
-    per_vector = 4 * d if kind == "ivf" else _pq_m(d, cfg) + 8  # IVF-PQ: a code and a 64-bit id
-    rows = 10 * nlist * 4 * d / per_vector
+    if _binary(store):  # binary IVF: d/8 bytes of sign bits and a 64-bit id a vector; cells of d/8 bytes
+        rows = 10 * nlist * (d // 8) / (d // 8 + 8)
+    else:
+        per_vector = 4 * d if kind == "ivf" else _pq_m(d, cfg) + 8  # IVF-PQ: a code and a 64-bit id
+        rows = 10 * nlist * 4 * d / per_vector
     group = max(1, math.ceil(rows / store.spec.shard_size))
     return [range(a, min(a + group, store.n_shards)) for a in range(0, store.n_shards, group)]
 
@@ -191,9 +254,8 @@ class Searcher:
     def __init__(self, targets: EmbeddingStore, kind: str, cfg: IndexConfig, index_dir: str | Path | None = None):
         if kind not in INDEX_KINDS[1:]:
             raise XlsentError(f"unknown index '{kind}': use one of {', '.join(INDEX_KINDS[1:])}")
-        if targets.spec.dtype == "ubinary" and kind != "exact":
-            raise XlsentError(f"--precision ubinary is searched by an exact binary index, not '{kind}': leave "
-                              "--index auto (or exact), or store int8 for an IVF index")
+        if _binary(targets):
+            check_binary(kind, targets.spec.dim)
         self.targets, self.kind, self.cfg = targets, kind, cfg
         self.indexes: list = []
         self.centroids = None
@@ -209,10 +271,12 @@ class Searcher:
             for shards, path in zip(parts, paths):
                 if not path.exists():
                     fill_part(targets, shards, trained, path)
-                index = faiss.read_index(str(path))
+                index = (faiss.read_index_binary if _binary(targets) else faiss.read_index)(str(path))
                 index.nprobe = min(cfg.nprobe, index.nlist)
                 self.indexes.append(index)
-            self.centroids = self.indexes[0].quantizer.reconstruct_n(0, self.indexes[0].nlist)
+            quantizer = self.indexes[0].quantizer
+            self.centroids = (binary_centroids(quantizer) if _binary(targets)
+                              else quantizer.reconstruct_n(0, self.indexes[0].nlist))
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found."""
@@ -225,14 +289,19 @@ class Searcher:
         wide = k * max(1, self.cfg.rescore) if binary else k + SHORTLIST if self.kind == "exact" else k
         wide = min(len(self.targets), wide)
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
+        codes = binary_codes(queries) if binary else None
         if self.indexes:  # the cells to visit, found once for every sub-index (they share the trained cells)
             first = self.indexes[0]
-            cell_sims, cells = assign_cells(first.quantizer, queries, first.nprobe, self.centroids)
+            assign = assign_binary_cells if binary else assign_cells
+            cell_sims, cells = assign(first.quantizer, codes if binary else queries, first.nprobe, self.centroids)
         for i in range(self.targets.n_shards if self.kind == "exact" else len(self.indexes)):
-            if binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
+            if binary and self.kind != "exact":  # binary IVF: global ids, Hamming distances; re-scored below
+                dist, idx = self.indexes[i].search_preassigned(codes, wide, cells, cell_sims)
+                sims = dist.astype(np.float32)
+            elif binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
                 flat = faiss.IndexBinaryFlat(self.targets.spec.dim)
                 flat.add(binary_codes(self.targets.shard(i)))
-                dist, idx = flat.search(binary_codes(queries), wide)
+                dist, idx = flat.search(codes, wide)
                 sims = dist.astype(np.float32)
                 start = self.targets.bounds(i)[0]
                 idx = np.where(idx >= 0, idx + start, -1)
