@@ -345,6 +345,32 @@ def test_cli_mine_end_to_end(tiny_model, tmp_path):
         assert json.loads((tmp_path / "mined.tsv.json").read_text())["config"]["dtype"] == precision
 
 
+def test_cli_mine_ubinary_at_a_cut_width_with_binary_ivf(tiny_model, tmp_path):
+    """``--dimensions 16 --precision ubinary --index ivf``: stores of 16-dim int8 vectors, a binary IVF index of 2
+    bytes a sentence, and the hidden copies found; a width that is not whole bytes is one line."""
+    import faiss
+
+    from test_cli import xlsent
+
+    src, tgt, gold = _corpus(n_gold=20, n_other=20, seed=2)
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    out, work = tmp_path / "mined.tsv", tmp_path / "work"
+    r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
+               "--mode", "intersect", "--threshold", "1.0", "--precision", "ubinary", "--dimensions", "16",
+               "--index", "ivf", "--nlist", "4", "--nprobe", "4", "--shard-size", "16", "--filters", "none",
+               "--workdir", str(work))
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {s for _, s, t in rows if s == t} == gold
+    assert all(json.loads((work / side / "store.json").read_text())["dim"] == 16 for side in ("src", "tgt"))
+    part = faiss.read_index_binary(str(work / "index-tgt" / "part-00000.faiss"))
+    assert isinstance(part, faiss.IndexBinaryIVF) and part.code_size == 2 and part.nlist == 4
+    r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(out), "-m", str(tiny_model),
+               "--precision", "ubinary", "--dimensions", "12", "--overwrite")
+    assert r.returncode != 0 and "must be a multiple of 8" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 def test_auto_threshold_finds_the_gap_without_gold():
     from xlsent.evaluation.mining import best_threshold
     from xlsent.mining.threshold import auto_threshold

@@ -106,6 +106,9 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                                    (memory_gib, 0.01, "--memory-gib")):
         at_least(value, minimum, option)
     dimensions = check_dimensions(model, dimensions)
+    if precision == "ubinary" and dimensions and dimensions % 8:
+        raise XlsentError(f"--precision ubinary packs 8 sign bits to a byte: --dimensions {dimensions} must be a "
+                          "multiple of 8")
     place(device, dtype)
     if callable(engine):
         engine = engine()
