@@ -7,14 +7,19 @@ Three kinds of search, all by inner product on L2-normalised vectors (= cosine):
 * ``ivf`` — an inverted-file index (``IndexIVFFlat``, ``nlist`` ≈ 4·√n cells, ``nprobe``
   visited), trained once on a sample; sub-indexes, each holding a run of target shards under their
   global row ids, are filled in parallel and their results merged as the exact kind's are;
-* a store of ``ubinary`` precision is searched by sign bits (``IndexBinaryFlat``, Hamming distance) for
-  ``rescore`` × k candidates, re-scored with its int8 vectors (sentence-transformers' binary retrieval);
+* a store of ``ubinary`` precision is searched by sign bits (Hamming distance) for ``rescore`` × k candidates,
+  re-scored with its int8 vectors (sentence-transformers' binary retrieval): ``exact`` is an ``IndexBinaryFlat``
+  per target shard (d/8 bytes a sentence); ``ivf`` is a binary IVF (``IndexBinaryIVF`` with an
+  ``IndexBinaryFlat`` quantizer: the same ``nlist`` rule, ``nprobe``, seeded training sample, sub-indexes and
+  map/reduce as IVF's, d/8 bytes and an 8-byte id a sentence); ``ivfpq`` is refused (the codes are already
+  d/8 bytes), and the width must be whole bytes (a multiple of 8);
 * ``ivfpq`` — the same cells with product-quantised vectors (``pq_m`` bytes a vector), for
   targets too large to hold at float32; candidates are re-scored with exact cosines read
   back from the store, so margins never use PQ approximations.
 
 ``auto`` picks ``exact`` while n_query × n_target is small enough (``exact_max_pairs``),
-else ``ivf`` when the target vectors fit in a quarter of the memory budget, else ``ivfpq``.
+else ``ivf`` when the target vectors fit in a quarter of the memory budget, else ``ivfpq``; a ``ubinary``
+store: ``exact`` (binary) while small enough, else binary ``ivf``.
 
 The same neighbours whatever the thread count: faiss computes a flat index's scores with BLAS, whose float sums
 change with its number of threads (a last-bit difference: 18 of 50,000 queries probed a different cell with one
@@ -22,7 +27,9 @@ thread than with two, and a 1M × 1M job mined on one-thread Ray workers and on 
 the same pairs). So every step that picks by a flat index's scores — the cells a query visits, the cell a target
 row is filed in, an exact shard's top k — takes a wider shortlist from faiss and re-scores it with numpy's einsum
 (no BLAS, one row at a time), ties broken by id: the choice can only differ if more candidates than the margin
-lie within a rounding error of each other. Training the cells (k-means) still uses BLAS; it runs once, in the
+lie within a rounding error of each other. Hamming distances are exact integers: a binary IVF's cells (visited
+and filed in) are faiss's shortlist re-sorted by distance, then cell id (:func:`assign_binary_cells`). Training the
+cells (k-means) still uses BLAS; it runs once, in the
 driver, and is kept in the work folder (:func:`train_index`).
 """
 
