@@ -225,3 +225,24 @@ def test_embed_at_every_precision(tiny_model, tmp_path):
         assert manifest["bytes_per_sentence"] == {"float16": 64, "int8": 36, "ubinary": 4}[precision]
     r = xlsent("embed", "-i", str(tmp_path / "in.txt"), "-o", str(tmp_path / "x.npy"), "--precision", "int4")
     assert r.returncode == 2 and "unknown --precision 'int4'" in r.stderr
+
+
+def test_old_option_names_are_accepted_with_a_note(monkeypatch, capsys):
+    """--bootstrap is now --resamples and --k-nn is now --k: the old names still parse, with a one-line note."""
+    import typer.main
+
+    from xlsent.cli.main import app
+    from xlsent.cli.options import _renamed
+
+    cmd = typer.main.get_command(app)
+    ctx = cmd.make_context("xlsent", ["eval", "retrieval", "--help"], resilient_parsing=True)
+    retrieval = cmd.get_command(ctx, "eval").get_command(ctx, "retrieval")
+    opts = {p.name: p.opts for p in retrieval.params}
+    assert opts["resamples"] == ["--resamples", "--bootstrap"] and opts["k"] == ["--k", "--k-nn"]
+    monkeypatch.setattr("sys.argv", ["xlsent", "eval", "spans", "--bootstrap", "20"])
+    assert _renamed("--bootstrap", "--resamples")(20) == 20
+    err = capsys.readouterr().err
+    assert "--bootstrap is now --resamples" in err and len(err.strip().splitlines()) == 1
+    monkeypatch.setattr("sys.argv", ["xlsent", "eval", "spans", "--resamples", "20"])
+    _renamed("--bootstrap", "--resamples")(20)
+    assert capsys.readouterr().err == ""

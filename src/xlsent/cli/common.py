@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -155,45 +154,6 @@ def size_table(sizes: dict) -> Table:
     return t
 
 
-BACKEND = typer.Option("auto", "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any "
-                       "other model on torch | torch | onnx: a torch model is exported once (fp32) into the cache")
-DIMENSIONS = typer.Option(None, "--dimensions", help="the first N coordinates of each vector, renormalised to unit "
-                          "length (1 to the model's width; default: the full width)")
-THREADS = typer.Option(0, "--threads", help="threads of the backend that runs the model, torch or onnxruntime "
-                       "(0 = its default)")
-
-
-def _device(value: str) -> str:
-    from xlsent.utils.device import use_device
-
-    use_device(value, "--device")  # parsed before the command runs: a missing device fails before any model loads
-    return value
-
-
-def _dtype(value: str) -> str:
-    from xlsent.utils.device import use_encoding_dtype
-
-    use_encoding_dtype(value, "--dtype")
-    return value
-
-
-DEVICE = typer.Option("auto", "--device", callback=_device, help="where the model runs: auto (CUDA, then MPS, then "
-                      "the CPU) | cpu | cuda | cuda:N | mps")
-TRAIN_DEVICE = typer.Option(None, "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, "
-                            "then the CPU) | cpu | cuda | cuda:N | mps")
-
-
-ENGINE = typer.Option("local", "--engine", help="local: every step in this process | ray: the steps on a Ray "
-                      "cluster (pip install 'xlsent\\[ray]'), the same result")
-ADDRESS = typer.Option(None, "--address", help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; "
-                       "with neither, a local cluster on this machine)")
-WORKERS = typer.Option(2, "--workers", help="--engine ray: actors in each pool (encoders, searchers)")
-CPUS_PER_WORKER = typer.Option(1.0, "--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread count, "
-                               "rounded; a fraction lets more actors share a CPU)")
-GPUS_PER_WORKER = typer.Option(0.0, "--gpus-per-worker", help="--engine ray: GPUs an encoder actor takes (it then "
-                               "encodes on its GPU)")
-
-
 def make_engine(engine: str, address: str | None, workers: int, cpus: float, gpus: float):
     """The ``--engine`` asked for, checked (a Ray cluster joined or started) before any model loads; None for
     ``local`` (the job runs its tasks here, with the encoder already loaded)."""
@@ -211,5 +171,3 @@ def make_engine(engine: str, address: str | None, workers: int, cpus: float, gpu
 def with_device(sets: list[str], device: str | None) -> list[str]:
     """``--set`` overrides with a recipe command's ``--device`` (given) as the last one: ``models.device``."""
     return [*sets, *([f"models.device={device}"] if device else [])]
-DTYPE = typer.Option("auto", "--dtype", callback=_dtype, help="precision a torch model encodes in: auto (fp16 on a "
-                     "CUDA GPU, fp32 elsewhere) | fp32 | fp16 | bf16")

@@ -6,7 +6,8 @@ import json
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, console
+from xlsent.cli.common import console
+from xlsent.cli.options import Backend, Device, Dtype, Threads
 from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
@@ -83,10 +84,10 @@ def calibrate_command(
     lang: list[str] = typer.Option(..., "--lang", help="CODE=FILE: text of that language, one text a line "
                                    "(repeatable); a few hundred lines are plenty"),
     sample: int = typer.Option(0, help="use at most N lines of each file (seeded; 0 = all)"),
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
     from xlsent.api.models import calibrate

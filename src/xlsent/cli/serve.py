@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, check_dimensions, console
+from xlsent.cli.common import at_least, check_backend, check_dimensions, console
+from xlsent.cli.options import Backend, Device, Dtype, Threads
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -13,10 +14,10 @@ def serve_command(
     model: str = typer.Argument(DEFAULT_MODEL, help="registered name, model folder or exported ONNX folder"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (127.0.0.1 = this machine only)"),
     port: int = typer.Option(8080, help="port"),
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(e.g. bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
     scoring: str = typer.Option("csls", help="how /search ranks the --index: csls (default; an index of one "
