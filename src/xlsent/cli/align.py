@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from xlsent.api._common import place
 from xlsent.cli.common import check_backend, choice, console, output_file
 from xlsent.cli.options import Backend, Device, Dtype, Model, Threads
 from xlsent.models.registry import DEFAULT_MODEL
@@ -72,8 +73,9 @@ def align_command(
 ) -> None:
     """Align the sentences of two translated documents (Thompson & Koehn 2019, Vecalign): 1-1, 1-N, N-1 and
     N-M blocks and deletions, in time and memory linear in the documents' length."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.aligner.vecalign import EMBED_BATCH
-    from xlsent.api._common import encoder_for, place
+    from xlsent.api._common import encoder_for
     from xlsent.api.alignment import align, align_config, check_lengths
     from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
     from xlsent.data.readers import LANG_CODE
@@ -106,7 +108,6 @@ def align_command(
         output_file(pairs_out, "--pairs")
     langs_or_none = (langs[0], langs[1]) if langs else (None, None)
     t0 = time.perf_counter()
-    place(device, dtype)
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
     alignments, written = [], []
     if batch is not None:

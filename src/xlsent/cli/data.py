@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from xlsent.api._common import place
 from xlsent.cli.common import choice, console, output_file
 from xlsent.cli.options import Device, Dtype, OnBadLines
 from xlsent.data.bundled import data_dir
@@ -135,6 +136,7 @@ def pairs_from_documents_command(
     dtype: Dtype = "auto",
 ) -> None:
     """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     output_file(output)
     from pathlib import Path
 
@@ -201,6 +203,7 @@ def filter_pairs_command(
     """Clean pairs, keeping every clean pair of a translation: normalisation, empty sides, markup, duplicates and the
     noise filters, each counted (with examples) in OUTPUT.json; ranked by similarity. --preset paper: Huang et al.
     2023 §4.1's filter of mined candidates (top 2,016)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.mining import filter_pairs
 
     res = filter_pairs(source, output, model=model, preset=preset, min_words=min_words, special_pattern=special_pattern,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from xlsent.api._common import place
 from xlsent.cli.common import console, err_console, make_engine
 from xlsent.cli.options import (Address, Backend, ChunkWords, CpusPerWorker, Device, Dimensions, Dtype, Engine, GpusPerWorker, Model, Threads, Workers)
 from xlsent.models.registry import DEFAULT_MODEL
@@ -44,6 +45,7 @@ def embed_command(
     gpus_per_worker: GpusPerWorker = 0.0,
 ) -> None:
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.embedding import embed_file
 
     res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision, normalize=normalize,

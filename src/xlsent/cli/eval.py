@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from xlsent.api._common import place
 from xlsent.cli.common import (at_least, beside_table, check_backend,
                                check_dimensions, choice, console, err_console, output_file, retrieval_table)
 from xlsent.cli.options import (Backend, ChunkWords, Device, Dimensions, Dtype, JsonOutput, K, Model, OnBadLines, Resamples, Threads)
@@ -89,6 +90,7 @@ def retrieval(
     With one pool per language, each language's row also shows the script of its text and how the model's
     tokenizer splits it (pieces per word, unknown-piece rate); over ``udhr-all`` (``:dev``, ``:test``) the JSON
     adds a summary by script, pieces per word and unknown-piece rate, and ``--plot`` draws P@1 against them."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.evaluation import evaluate
 
     output_file(output)
@@ -192,6 +194,7 @@ def sts(
     dtype: Dtype = "auto",
 ) -> None:
     """Pearson and Spearman correlation with gold scores for cosine, Euclidean, Manhattan and dot."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     output_file(output)
     from rich.table import Table
 
@@ -233,6 +236,7 @@ def triplet(
     dtype: Dtype = "auto",
 ) -> None:
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     for m in models:
@@ -317,6 +321,7 @@ def mse(
     dtype: Dtype = "auto",
 ) -> None:
     """MSE of the student (both sides) to the teacher's embedding of the English side."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     from xlsent.data.pairs import english_side, load_pairs, side_langs
@@ -365,6 +370,7 @@ def mining(
     dtype: Dtype = "auto",
 ) -> None:
     """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     from xlsent.data.comparable import read_bucc
@@ -423,6 +429,7 @@ def documents(
     dtype: Dtype = "auto",
 ) -> None:
     """Paragraph / document matching P@1 and P@5 with chunked pooling (Huang et al. 2023 Table 12)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     from xlsent.evaluation.documents import document_units
@@ -473,6 +480,7 @@ def classify(
 ) -> None:
     """Zero-shot classification transfer: a linear classifier on frozen embeddings of source-language texts,
     tested on target-language texts (MLDoc-style); accuracy and macro-F1 with CIs, per class, confusion."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     output_file(plot, "--plot")
@@ -572,6 +580,7 @@ def align(
     dtype: Dtype = "auto",
 ) -> None:
     """Sentence-alignment strict and lax precision, recall and F1 (Vecalign's scorer, micro-averaged)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.alignment import align_config
     from xlsent.data.alignment import read_alignment
     from xlsent.data.registry import entries, load

@@ -8,6 +8,7 @@ import typer
 
 from rich.markup import escape
 
+from xlsent.api._common import place
 from xlsent.cli.common import console, err_console, make_engine
 from xlsent.cli.options import (Address, Backend, CpusPerWorker, Device, Dimensions, Dtype, Engine, GpusPerWorker, K, Model, Threads, Workers)
 from xlsent.models.registry import DEFAULT_MODEL
@@ -67,6 +68,7 @@ def mine_command(
     gpus_per_worker: GpusPerWorker = 0.0,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.mining import mine
 
     result = mine(src, tgt, model=model, threshold=threshold, output=output, workdir=workdir, k=k, mode=mode,

@@ -6,6 +6,7 @@ import json
 import typer
 from rich.table import Table
 
+from xlsent.api._common import place
 from xlsent.cli.common import console
 from xlsent.cli.options import Backend, Device, Dtype, Threads
 from xlsent.models.handle import load_model
@@ -90,6 +91,7 @@ def calibrate_command(
     dtype: Dtype = "auto",
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.models import calibrate
     from xlsent.encoding.encoder import source_folder
     from xlsent.models.language_means import MEANS_FILE

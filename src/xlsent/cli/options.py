@@ -27,33 +27,19 @@ def _renamed(old: str, new: str):
     return note
 
 
-def _device(value: str) -> str:
-    from xlsent.utils.device import use_device
-
-    use_device(value, "--device")  # parsed before the command runs: a missing device fails before any model loads
-    return value
-
-
-def _dtype(value: str) -> str:
-    from xlsent.utils.device import use_encoding_dtype
-
-    use_encoding_dtype(value, "--dtype")
-    return value
-
-
 Backend = Annotated[str, typer.Option(
     "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on torch | torch "
     "| onnx: a torch model is exported once (fp32) into the cache")]
 Threads = Annotated[int, typer.Option(
     "--threads", help="threads of the backend that runs the model, torch or onnxruntime (0 = its default)")]
 Device = Annotated[str, typer.Option(
-    "--device", callback=_device, help="where the model runs: auto (CUDA, then MPS, then the CPU) | cpu | cuda | "
+    "--device", help="where the model runs: auto (CUDA, then MPS, then the CPU) | cpu | cuda | "
     "cuda:N | mps")]
 TrainDevice = Annotated[Optional[str], typer.Option(
     "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, then the CPU) | cpu | cuda | "
     "cuda:N | mps")]
 Dtype = Annotated[str, typer.Option(
-    "--dtype", callback=_dtype, help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, fp32 elsewhere) | "
+    "--dtype", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, fp32 elsewhere) | "
     "fp32 | fp16 | bf16")]
 Dimensions = Annotated[Optional[int], typer.Option(
     "--dimensions", help="the first N coordinates of each vector, renormalised to unit length (1 to the model's "

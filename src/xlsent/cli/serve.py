@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from xlsent.api._common import place
 from xlsent.cli.common import at_least, check_backend, check_dimensions, console
 from xlsent.cli.options import Backend, Device, Dtype, Threads
 from xlsent.models.registry import DEFAULT_MODEL
@@ -56,6 +57,7 @@ def serve_command(
                                     "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.serve.auth import ApiKeys, check_exposure
     from xlsent.serve.limits import ServeLimits
 

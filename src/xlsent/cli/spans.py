@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from xlsent.api._common import place
 from xlsent.cli.common import at_least, console, output_file, show_note
 from xlsent.cli.options import Device, Resamples
 from xlsent.utils.io import write_json_atomic
@@ -26,6 +27,7 @@ def eval_spans(
 ) -> None:
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
+    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
     from xlsent.models.handle import load_model

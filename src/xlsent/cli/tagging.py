@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from xlsent.api._common import place
 from xlsent.cli.common import (at_least, choice, console, output_file, output_folder,
                                show_note, with_device)
 from xlsent.cli.options import Device, JsonOutput, Resamples, TrainDevice
@@ -121,6 +122,7 @@ def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", 
              scheme: str = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL, max_length: int = _MAXLEN,
              output: JsonOutput = None, compare: list[str] = _COMPARE, device: Device = "auto") -> None:
     """Entity-level micro/macro F1 (seqeval), per-label F1, bootstrap CIs; mean and spread over several models."""
+    place(device)  # a device that is not there: one line, before any model loads
     _eval("ner", model, test, sample, seed, resamples, scheme, strict, tag_column, max_length, output, compare)
 
 
@@ -129,6 +131,7 @@ def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", 
              scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: JsonOutput = None,
              compare: list[str] = _COMPARE, device: Device = "auto") -> None:
     """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
+    place(device)  # a device that is not there: one line, before any model loads
     _eval("pos", model, test, sample, seed, resamples, scheme, False, tag_column, max_length, output, compare)
 
 
@@ -229,6 +232,7 @@ def eval_titles(
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
+    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.multiple_choice import read_choices
     from xlsent.recipes.titles import evaluate_titles
 
