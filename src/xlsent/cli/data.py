@@ -11,7 +11,7 @@ from rich.table import Table
 
 from xlsent.api._common import place
 from xlsent.cli.common import choice, console, output_file
-from xlsent.cli.options import Device, Dtype, OnBadLines
+from xlsent.cli.options import Device, Dtype, OnBadLines, PrintJson
 from xlsent.data.bundled import data_dir
 from xlsent.data.pairs import load_pairs
 from xlsent.data.registry import KINDS, rows as dataset_rows
@@ -48,7 +48,7 @@ def stats(
     source: str = typer.Argument(..., help="dataset name (e.g. udhr, bible-en-ny:train) or pairs file"),
     model: str = typer.Option(None, "--model", "-m", help="also report this model's tokenizer: unk rate, pieces/word"),
     on_bad_lines: OnBadLines = "error",
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: PrintJson = False,
 ) -> None:
     """Pairs, languages, length distribution; with --model, tokenizer coverage per language."""
     from xlsent.data.stats import corpus_stats
@@ -225,7 +225,7 @@ def overlap(
     model: str = typer.Option("e5-small", "--model", "-m", help="tokenizer for the word overlap (Table 3.4)"),
     text: bool = typer.Option(False, "--text", help="plain text / title-selection files: word overlap only"),
     max_pieces: int = typer.Option(128, help="first N pieces of each text (Table 3.4 uses 128)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: PrintJson = False,
 ) -> None:
     """How much a test file shares with a training file (Manafi 2025): entity overlap (Table 3.3) and word overlap
     under a model's tokenizer (Table 3.4)."""

@@ -8,7 +8,8 @@ import typer
 
 from xlsent.api._common import place
 from xlsent.cli.common import console, err_console, make_engine
-from xlsent.cli.options import (Address, Backend, ChunkWords, CpusPerWorker, Device, Dimensions, Dtype, Engine, GpusPerWorker, Model, Threads, Workers)
+from xlsent.cli.options import (Address, Backend, ChunkWords, CpusPerWorker, Device, Dimensions, Dtype, Engine,
+                                GpusPerWorker, Model, Threads, Workers)
 from xlsent.models.registry import DEFAULT_MODEL
 
 

@@ -11,7 +11,8 @@ from rich.table import Table
 from xlsent.api._common import place
 from xlsent.cli.common import (at_least, beside_table, check_backend,
                                check_dimensions, choice, console, err_console, output_file, retrieval_table)
-from xlsent.cli.options import (Backend, ChunkWords, Device, Dimensions, Dtype, JsonOutput, K, Model, OnBadLines, Resamples, Threads)
+from xlsent.cli.options import (Backend, ChunkWords, Device, Dimensions, Dtype, JsonOutput, K, MatchMode, Model,
+                                OnBadLines, Resamples, Threads)
 from xlsent.evaluation.retrieval import SIMILARITIES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -68,7 +69,7 @@ def retrieval(
     sample: int = typer.Option(0, help="evaluate on this many pairs drawn at random (0 = all)"),
     by_language: bool = typer.Option(None, help="one pool per target language (default: on for multi-language data)"),
     on_bad_lines: OnBadLines = "error",
-    output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
+    output: JsonOutput = None,
     chunk_words: ChunkWords = 0,
     queries: int = typer.Option(0, help="large-pool mode: N queries (seeded) searched among every sentence of the "
                                         "other side of the pool, plus distractors (0 = off: each pair's pool)"),
@@ -354,7 +355,7 @@ def mining(
     tgt_lang: str = typer.Option("", help="target suffix of the BUCC files (e.g. en)"),
     n_gold: int = typer.Option(1000, help="bible: gold pairs per split"),
     n_distractors: int = typer.Option(7000, help="bible / udhr: unrelated sentences per side"),
-    mode: str = typer.Option("max", help="forward | backward | intersect | max"),
+    mode: MatchMode = "max",
     margin: str = typer.Option("ratio", help="ratio | distance | absolute"),
     k: K = 4,
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "

@@ -10,7 +10,8 @@ from rich.markup import escape
 
 from xlsent.api._common import place
 from xlsent.cli.common import console, err_console, make_engine
-from xlsent.cli.options import (Address, Backend, CpusPerWorker, Device, Dimensions, Dtype, Engine, GpusPerWorker, K, Model, Threads, Workers)
+from xlsent.cli.options import (Address, Backend, CpusPerWorker, Device, Dimensions, Dtype, Engine, GpusPerWorker, K,
+                                MatchMode, Model, Threads, Workers)
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -23,7 +24,7 @@ def mine_command(
     workdir: Path = typer.Option(None, "--workdir", help="embeddings, indexes, search shards (default OUTPUT.work); "
                                  "a killed run resumes from it"),
     k: K = 4,
-    mode: str = typer.Option("max", help="forward | backward | intersect | max"),
+    mode: MatchMode = "max",
     margin: str = typer.Option("ratio", help="ratio | distance | absolute (plain cosine)"),
     threshold: str = typer.Option("auto", help="auto: a cut estimated from the score distribution (printed and "
                                   "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from xlsent.api._common import place
 from xlsent.cli.common import console
-from xlsent.cli.options import Backend, Device, Dtype, Threads
+from xlsent.cli.options import Backend, Device, Dtype, PrintJson, Threads
 from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
@@ -66,7 +66,7 @@ def model_info(name: str) -> dict:
 @app.command("info")
 def info(
     name: str = typer.Argument(..., help="registered name or local model folder"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: PrintJson = False,
 ) -> None:
     """Parameters, layers, dimensions and languages of a model."""
     data = model_info(name)

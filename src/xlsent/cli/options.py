@@ -62,6 +62,8 @@ Model = Annotated[str, typer.Option("--model", "-m", help="registered name or lo
 ChunkWords = Annotated[int, typer.Option(
     "--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = off)")]
 OnBadLines = Annotated[str, typer.Option("--on-bad-lines", help="error | skip")]
+PrintJson = Annotated[bool, typer.Option("--json", help="print JSON")]
+MatchMode = Annotated[str, typer.Option("--mode", help="forward | backward | intersect | max")]
 JsonOutput = Annotated[Optional[Path], typer.Option("--output", "-o", help="write the JSON result here")]
 Resamples = Annotated[int, typer.Option(
     "--resamples", "--bootstrap", callback=_renamed("--bootstrap", "--resamples"),

@@ -112,7 +112,6 @@ _SCHEME = typer.Option(None, help="iob2 | iob1 | plain (default: iob2 for NER, p
 _STRICT = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a counted repair")
 _COL = typer.Option(-1, help="column of the tag (the token is column 0; -1 = the last)")
 _MAXLEN = typer.Option(128, help="pieces per sentence (words past it count as missed)")
-_OUT = typer.Option(None, "--output", "-o", help="write the JSON result here")
 _COMPARE = typer.Option([], "--compare", help="taggers to compare with the --model ones, seed i against seed i "
                         "(e.g. the same tagger over another encoder): seed-averaged Δ with a paired bootstrap")
 
@@ -227,7 +226,7 @@ def eval_titles(
     seed: int = typer.Option(0, help="seed of the candidates' order, P4-random and the bootstrap"),
     resamples: Resamples = 1000,
     max_length: int = typer.Option(128, help="pieces of section text read"),
-    output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
+    output: JsonOutput = None,
     device: Device = "auto",
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
