@@ -246,3 +246,17 @@ def test_old_option_names_are_accepted_with_a_note(monkeypatch, capsys):
     monkeypatch.setattr("sys.argv", ["xlsent", "eval", "spans", "--resamples", "20"])
     _renamed("--bootstrap", "--resamples")(20)
     assert capsys.readouterr().err == ""
+
+
+def test_help_shows_types_as_click_does_without_touching_typer(capsys):
+    """--help: TEXT, INTEGER, PATH … and nothing after a flag, from the program's own parameter subclasses."""
+    import typer.core
+
+    from xlsent.cli.main import app
+
+    with pytest.raises(SystemExit):
+        app(["eval", "retrieval", "--help"], prog_name="xlsent")
+    out = capsys.readouterr().out
+    assert "INTEGER" in out and "TEXT" in out and "<bool>" not in out and "<int>" not in out
+    assert not hasattr(typer.core._TyperParameter, "_xlsent_plain")
+    assert typer.core.TyperOption.display_type_rich.__module__ == "typer.core"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from xlsent.api._common import (at_least, check_backend, check_dimensions, choice, output_file,  # noqa: F401
                                 output_folder, parse_filters)  # (re-exported)
@@ -13,38 +14,80 @@ from xlsent.utils.errors import XlsentError
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}
 
 
-def plain_help_types() -> None:
-    """``--help`` shows a value's type as click always has (TEXT, INTEGER, PATH …) and nothing after a flag.
+def _plain_type(label: str) -> str:
+    inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
+    if inner.startswith("list[") and inner.endswith("]"):
+        inner = inner[5:-1]
+    if "|" in inner:  # choices: listed as click does
+        return f"[{inner}]"
+    return _CLICK_NAMES.get(inner, inner.upper())
 
-    Typer 0.27 and later print Python annotations in brackets — ``--plain <bool>``, ``--set <list[str]>``, even
-    ``--help <bool>`` — which reads as if a flag took a value. The two display methods are replaced once, for
-    this program's commands; a typer without them is left alone."""
-    from typer import core
 
-    param = getattr(core, "_TyperParameter", None)
-    option = getattr(core, "TyperOption", None)
-    if param is None or option is None or getattr(param, "_xlsent_plain", False) \
-            or not all(hasattr(c, n) for c, n in ((param, "display_type"), (option, "display_type_rich"))):
-        return
-    original = param.display_type
+_PLAIN: dict[type, type] = {}
 
-    def display_type(self, ctx):
-        label = original(self, ctx)
-        inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
-        if inner.startswith("list[") and inner.endswith("]"):
-            inner = inner[5:-1]
-        if "|" in inner:  # choices: listed as click does
-            return f"[{inner}]"
-        return _CLICK_NAMES.get(inner, inner.upper())
 
-    option_rich = option.display_type_rich
+def _plain_class(cls: type) -> type:
+    """``cls`` (a typer parameter class) with ``--help`` showing a value's type as click always has (TEXT,
+    INTEGER, PATH …) and nothing after a flag: typer 0.27 and later print Python annotations in brackets —
+    ``--plain <bool>``, ``--set <list[str]>`` — which reads as if a flag took a value. A class without those
+    display methods (another typer) is kept as it is."""
+    if not (hasattr(cls, "display_type") and hasattr(cls, "display_type_rich")):
+        return cls
+    if cls not in _PLAIN:
+        class Plain(cls):
+            def display_type(self, ctx):
+                return _plain_type(super().display_type(ctx))
 
-    def display_type_rich(self, ctx):
-        return None if getattr(self, "is_flag", False) or getattr(self, "count", False) else option_rich(self, ctx)
+            def display_type_rich(self, ctx):
+                if getattr(self, "is_flag", False) or getattr(self, "count", False):
+                    return None
+                return super().display_type_rich(ctx)
 
-    param.display_type = display_type
-    option.display_type_rich = display_type_rich
-    param._xlsent_plain = True
+        Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
+        _PLAIN[cls] = Plain
+    return _PLAIN[cls]
+
+
+def _plain_command(cls: type) -> type:
+    """``cls`` (a command or group class) whose ``--help`` option is shown the plain way too."""
+    if cls not in _PLAIN:
+        class Plain(cls):
+            def get_help_option(self, ctx):
+                option = super().get_help_option(ctx)
+                if option is not None:
+                    option.__class__ = _plain_class(type(option))
+                return option
+
+        Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
+        _PLAIN[cls] = Plain
+    return _PLAIN[cls]
+
+
+def plain_help(command) -> None:
+    """Every parameter of ``command`` and of its subcommands, ``--help`` included, shown the plain way
+    (:func:`_plain_class`)."""
+    for param in getattr(command, "params", ()):
+        param.__class__ = _plain_class(type(param))
+    for sub in (getattr(command, "commands", None) or {}).values():
+        if hasattr(sub, "get_help_option"):
+            sub.__class__ = _plain_command(type(sub))
+        plain_help(sub)
+
+
+class XlsentGroup(TyperGroup):
+    """The program's root group: built once every command and group under it is, it shows their parameters the
+    plain way — this program's own subclasses, typer's classes left untouched."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        plain_help(self)
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.__class__ = _plain_class(type(option))
+        return option
+
 
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
