@@ -225,3 +225,38 @@ def test_embed_at_every_precision(tiny_model, tmp_path):
         assert manifest["bytes_per_sentence"] == {"float16": 64, "int8": 36, "ubinary": 4}[precision]
     r = xlsent("embed", "-i", str(tmp_path / "in.txt"), "-o", str(tmp_path / "x.npy"), "--precision", "int4")
     assert r.returncode == 2 and "unknown --precision 'int4'" in r.stderr
+
+
+def test_old_option_names_are_accepted_with_a_note(monkeypatch, capsys):
+    """--bootstrap is now --resamples and --k-nn is now --k: the old names still parse, with a one-line note."""
+    import typer.main
+
+    from xlsent.cli.main import app
+    from xlsent.cli.options import _renamed
+
+    cmd = typer.main.get_command(app)
+    ctx = cmd.make_context("xlsent", ["eval", "retrieval", "--help"], resilient_parsing=True)
+    retrieval = cmd.get_command(ctx, "eval").get_command(ctx, "retrieval")
+    opts = {p.name: p.opts for p in retrieval.params}
+    assert opts["resamples"] == ["--resamples", "--bootstrap"] and opts["k"] == ["--k", "--k-nn"]
+    monkeypatch.setattr("sys.argv", ["xlsent", "eval", "spans", "--bootstrap", "20"])
+    assert _renamed("--bootstrap", "--resamples")(20) == 20
+    err = capsys.readouterr().err
+    assert "--bootstrap is now --resamples" in err and len(err.strip().splitlines()) == 1
+    monkeypatch.setattr("sys.argv", ["xlsent", "eval", "spans", "--resamples", "20"])
+    _renamed("--bootstrap", "--resamples")(20)
+    assert capsys.readouterr().err == ""
+
+
+def test_help_shows_types_as_click_does_without_touching_typer(capsys):
+    """--help: TEXT, INTEGER, PATH … and nothing after a flag, from the program's own parameter subclasses."""
+    import typer.core
+
+    from xlsent.cli.main import app
+
+    with pytest.raises(SystemExit):
+        app(["eval", "retrieval", "--help"], prog_name="xlsent")
+    out = capsys.readouterr().out
+    assert "INTEGER" in out and "TEXT" in out and "<bool>" not in out and "<int>" not in out
+    assert not hasattr(typer.core._TyperParameter, "_xlsent_plain")
+    assert typer.core.TyperOption.display_type_rich.__module__ == "typer.core"

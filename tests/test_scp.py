@@ -433,7 +433,7 @@ def test_eval_spans_cli(tiny_model, tmp_path):
 
     spans = _spans_file(tmp_path, tiny_model)
     out = tmp_path / "spans.json"
-    res = CliRunner().invoke(app, ["eval", "spans", "-m", str(tiny_model), "--spans", str(spans), "--bootstrap", "20",
+    res = CliRunner().invoke(app, ["eval", "spans", "-m", str(tiny_model), "--spans", str(spans), "--resamples", "20",
                                    "-o", str(out)])
     assert res.exit_code == 0, res.output
     r = json.loads(out.read_text())["results"][0]

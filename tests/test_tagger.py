@@ -199,12 +199,12 @@ def test_cli_train_eval_and_bad_input(wp_model, toy_files, tmp_path):
     assert "micro_f1" in m["models"]["trained"]["tagging"] and "retrieval" not in m["models"]["trained"]
     assert (tmp_path / "run" / "model" / "README.md").exists()  # the model card, as every recipe writes
     r = runner.invoke(app, ["eval", "ner", "-m", str(tmp_path / "run"), "-m", str(tmp_path / "run"), "--test",
-                            str(toy_files / "test.conll"), "-o", str(tmp_path / "e.json"), "--bootstrap", "20"])
+                            str(toy_files / "test.conll"), "-o", str(tmp_path / "e.json"), "--resamples", "20"])
     assert r.exit_code == 0, r.output
     e = json.loads((tmp_path / "e.json").read_text())
     assert e["sd"] == 0.0 and e["labels"] == "user file"
     r = runner.invoke(app, ["eval", "ner", "-m", str(tmp_path / "run"), "--compare", str(tmp_path / "run"), "--test",
-                            str(toy_files / "test.conll"), "-o", str(tmp_path / "c.json"), "--bootstrap", "20"])
+                            str(toy_files / "test.conll"), "-o", str(tmp_path / "c.json"), "--resamples", "20"])
     assert r.exit_code == 0, r.output
     c = json.loads((tmp_path / "c.json").read_text())["paired"]
     assert c["delta"] == 0.0 and c["per_seed"] == [0.0] and c["p"] == 1.0  # a tagger against itself
@@ -233,7 +233,7 @@ def test_eval_adversarial_end_to_end(wp_model, toy_files, tmp_path):
     stop.write_text("ku\nndi\nwa\n", encoding="utf-8")
     pair = f"xx-yy={tmp_path / 'l1.conll'},{toy_files / 'train.conll'},{toy_files / 'test.conll'}"
     args = ["eval", "adversarial", "-o", str(tmp_path / "adv"), "--pair", pair, "--seeds", "2", "--preset", "",
-            "--stopwords", str(stop), "--bootstrap", "50", "--perturbations", "P1,P2,P3,P4,P5,P4-random",
+            "--stopwords", str(stop), "--resamples", "50", "--perturbations", "P1,P2,P3,P4,P5,P4-random",
             "--set", f"models.base={wp_model}", "--set", "optim.epochs=3", "--set", "optim.lr=5e-3"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, (r.output, r.exception)
@@ -269,7 +269,7 @@ def test_pos_tagger_and_adversarial_p4(wp_model, tmp_path):
     stop = tmp_path / "stop.txt"
     stop.write_text("ku\n", encoding="utf-8")
     r = CliRunner().invoke(app, ["eval", "adversarial", "-o", str(tmp_path / "adv"), "--pair", f"xx-yy={l1},{tr},{te}",
-                                 "--seeds", "1", "--preset", "", "--stopwords", str(stop), "--bootstrap", "20",
+                                 "--seeds", "1", "--preset", "", "--stopwords", str(stop), "--resamples", "20",
                                  "--set", "tagger.task=pos", "--set", f"models.base={wp_model}",
                                  "--set", "optim.epochs=2"])
     assert r.exit_code == 0, (r.output, r.exception)

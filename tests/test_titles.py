@@ -65,7 +65,7 @@ def test_train_accuracy_and_p4(tmp_path):
     stop = tmp_path / "stop.txt"
     stop.write_text("ku\n", encoding="utf-8")
     r = CliRunner().invoke(app, ["eval", "titles", "-m", str(tmp_path / "run"), "--test", str(test), "--train",
-                                 str(train), "--stopwords", str(stop), "--embed-model", str(model), "--bootstrap",
+                                 str(train), "--stopwords", str(stop), "--embed-model", str(model), "--resamples",
                                  "100", "--max-length", "24", "-o", str(tmp_path / "e.json")])
     assert r.exit_code == 0, (r.output, r.exception)
     e = json.loads((tmp_path / "e.json").read_text())
@@ -76,7 +76,7 @@ def test_train_accuracy_and_p4(tmp_path):
     # among them — so the model loses what it chose by, and the paired bootstrap must say so
     unseen = make_file(tmp_path / "unseen.tsv", 48, 2, unseen=6)
     r = CliRunner().invoke(app, ["eval", "titles", "-m", str(tmp_path / "run"), "--test", str(unseen), "--train",
-                                 str(train), "--stopwords", str(stop), "--embed-model", str(model), "--bootstrap",
+                                 str(train), "--stopwords", str(stop), "--embed-model", str(model), "--resamples",
                                  "200", "--max-length", "24", "-o", str(tmp_path / "u.json")])
     assert r.exit_code == 0, (r.output, r.exception)
     u = json.loads((tmp_path / "u.json").read_text())

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, check_backend, choice, console, output_file
+from xlsent.api._common import place
+from xlsent.cli.common import check_backend, choice, console, output_file
+from xlsent.cli.options import Backend, Device, Dtype, Model, Threads
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
 
@@ -50,7 +52,7 @@ def align_command(
                               "sentences first with xlsent's splitter"),
     fmt: str = typer.Option("tsv", "--format", help="tsv: src_ids, tgt_ids, score, src_text, tgt_text | vecalign: "
                             "[0, 1]:[2]:0.231"),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="registered name or local model folder"),
+    model: Model = DEFAULT_MODEL,
     max_overlap: int = typer.Option(3, "--max-overlap", help="the most sentences on one side of a block: steps "
                                     "a-b with a + b ≤ this + 1 (3: 1-1, 1-2, 2-1, 1-3, 2-2, 3-1)"),
     deletion_quantile: float = typer.Option(0.02, help="a deleted sentence costs this quantile of random sentence "
@@ -64,15 +66,16 @@ def align_command(
                                "overlaps, no normalisation)"),
     runs: str = RUNS_OPTION,
     max_length_ratio: float = MAX_LENGTH_RATIO,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Align the sentences of two translated documents (Thompson & Koehn 2019, Vecalign): 1-1, 1-N, N-1 and
     N-M blocks and deletions, in time and memory linear in the documents' length."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.aligner.vecalign import EMBED_BATCH
-    from xlsent.api._common import encoder_for, place
+    from xlsent.api._common import encoder_for
     from xlsent.api.alignment import align, align_config, check_lengths
     from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
     from xlsent.data.readers import LANG_CODE
@@ -105,7 +108,6 @@ def align_command(
         output_file(pairs_out, "--pairs")
     langs_or_none = (langs[0], langs[1]) if langs else (None, None)
     t0 = time.perf_counter()
-    place(device, dtype)
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
     alignments, written = [], []
     if batch is not None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from xlsent.api._common import (at_least, check_backend, check_dimensions, choice, output_file,  # noqa: F401
                                 output_folder, parse_filters)  # (re-exported)
@@ -14,38 +14,80 @@ from xlsent.utils.errors import XlsentError
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}
 
 
-def plain_help_types() -> None:
-    """``--help`` shows a value's type as click always has (TEXT, INTEGER, PATH …) and nothing after a flag.
+def _plain_type(label: str) -> str:
+    inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
+    if inner.startswith("list[") and inner.endswith("]"):
+        inner = inner[5:-1]
+    if "|" in inner:  # choices: listed as click does
+        return f"[{inner}]"
+    return _CLICK_NAMES.get(inner, inner.upper())
 
-    Typer 0.27 and later print Python annotations in brackets — ``--plain <bool>``, ``--set <list[str]>``, even
-    ``--help <bool>`` — which reads as if a flag took a value. The two display methods are replaced once, for
-    this program's commands; a typer without them is left alone."""
-    from typer import core
 
-    param = getattr(core, "_TyperParameter", None)
-    option = getattr(core, "TyperOption", None)
-    if param is None or option is None or getattr(param, "_xlsent_plain", False) \
-            or not all(hasattr(c, n) for c, n in ((param, "display_type"), (option, "display_type_rich"))):
-        return
-    original = param.display_type
+_PLAIN: dict[type, type] = {}
 
-    def display_type(self, ctx):
-        label = original(self, ctx)
-        inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
-        if inner.startswith("list[") and inner.endswith("]"):
-            inner = inner[5:-1]
-        if "|" in inner:  # choices: listed as click does
-            return f"[{inner}]"
-        return _CLICK_NAMES.get(inner, inner.upper())
 
-    option_rich = option.display_type_rich
+def _plain_class(cls: type) -> type:
+    """``cls`` (a typer parameter class) with ``--help`` showing a value's type as click always has (TEXT,
+    INTEGER, PATH …) and nothing after a flag: typer 0.27 and later print Python annotations in brackets —
+    ``--plain <bool>``, ``--set <list[str]>`` — which reads as if a flag took a value. A class without those
+    display methods (another typer) is kept as it is."""
+    if not (hasattr(cls, "display_type") and hasattr(cls, "display_type_rich")):
+        return cls
+    if cls not in _PLAIN:
+        class Plain(cls):
+            def display_type(self, ctx):
+                return _plain_type(super().display_type(ctx))
 
-    def display_type_rich(self, ctx):
-        return None if getattr(self, "is_flag", False) or getattr(self, "count", False) else option_rich(self, ctx)
+            def display_type_rich(self, ctx):
+                if getattr(self, "is_flag", False) or getattr(self, "count", False):
+                    return None
+                return super().display_type_rich(ctx)
 
-    param.display_type = display_type
-    option.display_type_rich = display_type_rich
-    param._xlsent_plain = True
+        Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
+        _PLAIN[cls] = Plain
+    return _PLAIN[cls]
+
+
+def _plain_command(cls: type) -> type:
+    """``cls`` (a command or group class) whose ``--help`` option is shown the plain way too."""
+    if cls not in _PLAIN:
+        class Plain(cls):
+            def get_help_option(self, ctx):
+                option = super().get_help_option(ctx)
+                if option is not None:
+                    option.__class__ = _plain_class(type(option))
+                return option
+
+        Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
+        _PLAIN[cls] = Plain
+    return _PLAIN[cls]
+
+
+def plain_help(command) -> None:
+    """Every parameter of ``command`` and of its subcommands, ``--help`` included, shown the plain way
+    (:func:`_plain_class`)."""
+    for param in getattr(command, "params", ()):
+        param.__class__ = _plain_class(type(param))
+    for sub in (getattr(command, "commands", None) or {}).values():
+        if hasattr(sub, "get_help_option"):
+            sub.__class__ = _plain_command(type(sub))
+        plain_help(sub)
+
+
+class XlsentGroup(TyperGroup):
+    """The program's root group: built once every command and group under it is, it shows their parameters the
+    plain way — this program's own subclasses, typer's classes left untouched."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        plain_help(self)
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.__class__ = _plain_class(type(option))
+        return option
+
 
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
@@ -155,45 +197,6 @@ def size_table(sizes: dict) -> Table:
     return t
 
 
-BACKEND = typer.Option("auto", "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any "
-                       "other model on torch | torch | onnx: a torch model is exported once (fp32) into the cache")
-DIMENSIONS = typer.Option(None, "--dimensions", help="the first N coordinates of each vector, renormalised to unit "
-                          "length (1 to the model's width; default: the full width)")
-THREADS = typer.Option(0, "--threads", help="threads of the backend that runs the model, torch or onnxruntime "
-                       "(0 = its default)")
-
-
-def _device(value: str) -> str:
-    from xlsent.utils.device import use_device
-
-    use_device(value, "--device")  # parsed before the command runs: a missing device fails before any model loads
-    return value
-
-
-def _dtype(value: str) -> str:
-    from xlsent.utils.device import use_encoding_dtype
-
-    use_encoding_dtype(value, "--dtype")
-    return value
-
-
-DEVICE = typer.Option("auto", "--device", callback=_device, help="where the model runs: auto (CUDA, then MPS, then "
-                      "the CPU) | cpu | cuda | cuda:N | mps")
-TRAIN_DEVICE = typer.Option(None, "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, "
-                            "then the CPU) | cpu | cuda | cuda:N | mps")
-
-
-ENGINE = typer.Option("local", "--engine", help="local: every step in this process | ray: the steps on a Ray "
-                      "cluster (pip install 'xlsent\\[ray]'), the same result")
-ADDRESS = typer.Option(None, "--address", help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; "
-                       "with neither, a local cluster on this machine)")
-WORKERS = typer.Option(2, "--workers", help="--engine ray: actors in each pool (encoders, searchers)")
-CPUS_PER_WORKER = typer.Option(1.0, "--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread count, "
-                               "rounded; a fraction lets more actors share a CPU)")
-GPUS_PER_WORKER = typer.Option(0.0, "--gpus-per-worker", help="--engine ray: GPUs an encoder actor takes (it then "
-                               "encodes on its GPU)")
-
-
 def make_engine(engine: str, address: str | None, workers: int, cpus: float, gpus: float):
     """The ``--engine`` asked for, checked (a Ray cluster joined or started) before any model loads; None for
     ``local`` (the job runs its tasks here, with the encoder already loaded)."""
@@ -211,5 +214,3 @@ def make_engine(engine: str, address: str | None, workers: int, cpus: float, gpu
 def with_device(sets: list[str], device: str | None) -> list[str]:
     """``--set`` overrides with a recipe command's ``--device`` (given) as the last one: ``models.device``."""
     return [*sets, *([f"models.device={device}"] if device else [])]
-DTYPE = typer.Option("auto", "--dtype", callback=_dtype, help="precision a torch model encodes in: auto (fp16 on a "
-                     "CUDA GPU, fp32 elsewhere) | fp32 | fp16 | bf16")

@@ -9,7 +9,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.cli.common import DEVICE, DTYPE, choice, console, output_file
+from xlsent.api._common import place
+from xlsent.cli.common import choice, console, output_file
+from xlsent.cli.options import Device, Dtype, OnBadLines, PrintJson
 from xlsent.data.bundled import data_dir
 from xlsent.data.pairs import load_pairs
 from xlsent.data.registry import KINDS, rows as dataset_rows
@@ -45,8 +47,8 @@ def list_data(
 def stats(
     source: str = typer.Argument(..., help="dataset name (e.g. udhr, bible-en-ny:train) or pairs file"),
     model: str = typer.Option(None, "--model", "-m", help="also report this model's tokenizer: unk rate, pieces/word"),
-    on_bad_lines: str = typer.Option("error", help="error | skip"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    on_bad_lines: OnBadLines = "error",
+    as_json: PrintJson = False,
 ) -> None:
     """Pairs, languages, length distribution; with --model, tokenizer coverage per language."""
     from xlsent.data.stats import corpus_stats
@@ -89,7 +91,7 @@ def triplets(
     teacher: str = typer.Option("minilm-en", help="model that mines hard negatives (negatives=hard)"),
     relative_margin: float = typer.Option(0.05, help="hard mining: skip candidates within this share of the positive's score"),
     seed: int = typer.Option(0, help="seed for negative sampling"),
-    on_bad_lines: str = typer.Option("error", help="error | skip"),
+    on_bad_lines: OnBadLines = "error",
 ) -> None:
     """Cross-lingual triplets from parallel data: anchor = low-resource side, positive = its English translation."""
     output_file(output)
@@ -130,10 +132,11 @@ def pairs_from_documents_command(
     strip_chars: str = typer.Option("\u200c", help="characters removed from titles and texts (default U+200C ZWNJ)"),
     splitter: str = typer.Option("auto", help="sentence splitter: auto | sentencex | punctuation"),
     seed: int = typer.Option(0, help="seed for the negatives"),
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     output_file(output)
     from pathlib import Path
 
@@ -193,13 +196,14 @@ def filter_pairs_command(
     max_z: float = MAX_Z,
     threshold: str = typer.Option("none", help="none | auto (xlsent mine's automatic cut on the --rank-by scores; "
                                   "meant for margin) | a number: keep pairs scoring at least this"),
-    on_bad_lines: str = typer.Option("error", help="error | skip"),
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    on_bad_lines: OnBadLines = "error",
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Clean pairs, keeping every clean pair of a translation: normalisation, empty sides, markup, duplicates and the
     noise filters, each counted (with examples) in OUTPUT.json; ranked by similarity. --preset paper: Huang et al.
     2023 §4.1's filter of mined candidates (top 2,016)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.mining import filter_pairs
 
     res = filter_pairs(source, output, model=model, preset=preset, min_words=min_words, special_pattern=special_pattern,
@@ -221,7 +225,7 @@ def overlap(
     model: str = typer.Option("e5-small", "--model", "-m", help="tokenizer for the word overlap (Table 3.4)"),
     text: bool = typer.Option(False, "--text", help="plain text / title-selection files: word overlap only"),
     max_pieces: int = typer.Option(128, help="first N pieces of each text (Table 3.4 uses 128)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: PrintJson = False,
 ) -> None:
     """How much a test file shares with a training file (Manafi 2025): entity overlap (Table 3.3) and word overlap
     under a model's tokenizer (Table 3.4)."""
@@ -279,7 +283,7 @@ def structural_words(
     object_deps: str = typer.Option("dobj", help="dependency labels read as objects (add attr,pobj,dative …)"),
     sample: int = typer.Option(0, help="seeded sample of N pairs (0 = all)"),
     seed: int = typer.Option(0, help="sample seed"),
-    on_bad_lines: str = typer.Option("error", help="error | skip"),
+    on_bad_lines: OnBadLines = "error",
 ) -> None:
     """Subject, verb, object and entity spans of the English side, aligned to the other side (Chen et al. 2023 §3.1):
     spaCy + the paper's filters + eflomal; every filter and drop counted."""

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DIMENSIONS, DTYPE, ENGINE, GPUS_PER_WORKER,
-                               THREADS, WORKERS, console, err_console, make_engine)
+from xlsent.api._common import place
+from xlsent.cli.common import console, err_console, make_engine
+from xlsent.cli.options import (Address, Backend, ChunkWords, CpusPerWorker, Device, Dimensions, Dtype, Engine,
+                                GpusPerWorker, Model, Threads, Workers)
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -24,26 +26,27 @@ def embed_command(
     id_column: str = typer.Option("", help="an id column carried into the Parquet shards (default: row numbers)"),
     shard_size: int = typer.Option(50_000, help="rows per Parquet shard (the unit of resume and of a Ray task)"),
     overwrite: bool = typer.Option(False, help="replace an output folder that holds other embeddings"),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="registered name or local model folder"),
+    model: Model = DEFAULT_MODEL,
     batch_size: int = typer.Option(64, help="texts per batch (batches are sorted by token length)"),
     normalize: bool = typer.Option(False, help="L2-normalise the embeddings"),
-    chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
+    chunk_words: ChunkWords = 0,
     lang: str = typer.Option("", help="language of the texts (e.g. ny, en): a word-gloss model glosses any "
                              "language but English; unknown = glossed"),
     center: bool = typer.Option(False, help="subtract the language's mean vector stored in the model folder "
                                 "(xlsent models calibrate) and re-normalise; needs --lang"),
-    dimensions: int = DIMENSIONS,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
-    engine: str = ENGINE,
-    address: str = ADDRESS,
-    workers: int = WORKERS,
-    cpus_per_worker: float = CPUS_PER_WORKER,
-    gpus_per_worker: float = GPUS_PER_WORKER,
+    dimensions: Dimensions = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
+    engine: Engine = "local",
+    address: Address = None,
+    workers: Workers = 2,
+    cpus_per_worker: CpusPerWorker = 1.0,
+    gpus_per_worker: GpusPerWorker = 0.0,
 ) -> None:
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.embedding import embed_file
 
     res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision, normalize=normalize,

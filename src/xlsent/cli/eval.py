@@ -8,8 +8,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.cli.common import (BACKEND, DEVICE, DIMENSIONS, DTYPE, THREADS, at_least, beside_table, check_backend,
+from xlsent.api._common import place
+from xlsent.cli.common import (at_least, beside_table, check_backend,
                                check_dimensions, choice, console, err_console, output_file, retrieval_table)
+from xlsent.cli.options import (Backend, ChunkWords, Device, Dimensions, Dtype, JsonOutput, K, MatchMode, Model,
+                                OnBadLines, Resamples, Threads)
 from xlsent.evaluation.retrieval import SIMILARITIES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -60,25 +63,25 @@ def retrieval(
                                 "pool before scoring the main figure (the main figure stays plain cosine by default, "
                                 "the literature's; measured effect: docs/experiments/centering-and-csls.md)"),
     beside: bool = typer.Option(True, help="also report P@1 with centering, CSLS and both, beside the main figure"),
-    k_nn: int = typer.Option(4, help="neighbours per direction for margin and CSLS scoring"),
-    resamples: int = typer.Option(1000, help="bootstrap resamples for the 95% CIs"),
+    k: K = 4,
+    resamples: Resamples = 1000,
     seed: int = typer.Option(0, help="seed for sampling and the bootstrap"),
     sample: int = typer.Option(0, help="evaluate on this many pairs drawn at random (0 = all)"),
     by_language: bool = typer.Option(None, help="one pool per target language (default: on for multi-language data)"),
-    on_bad_lines: str = typer.Option("error", help="error | skip"),
-    output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
-    chunk_words: int = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
+    on_bad_lines: OnBadLines = "error",
+    output: JsonOutput = None,
+    chunk_words: ChunkWords = 0,
     queries: int = typer.Option(0, help="large-pool mode: N queries (seeded) searched among every sentence of the "
                                         "other side of the pool, plus distractors (0 = off: each pair's pool)"),
     src_distractors: Path = typer.Option(None, help="large-pool mode: extra source-language candidates, one a line"),
     tgt_distractors: Path = typer.Option(None, help="large-pool mode: extra target-language candidates, one a line"),
-    dimensions: int = DIMENSIONS,
+    dimensions: Dimensions = None,
     plot: Path = typer.Option(None, help="one pool per language: write the plot of each language's P@1 against the "
                               "tokenizer's pieces per word and unknown-piece rate, one colour per script (PNG) here"),
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """P@1/5/10 both directions over the whole pool, tie-aware, with bootstrap CIs.
 
@@ -88,6 +91,7 @@ def retrieval(
     With one pool per language, each language's row also shows the script of its text and how the model's
     tokenizer splits it (pieces per word, unknown-piece rate); over ``udhr-all`` (``:dev``, ``:test``) the JSON
     adds a summary by script, pieces per word and unknown-piece rate, and ``--plot`` draws P@1 against them."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.evaluation import evaluate
 
     output_file(output)
@@ -108,7 +112,7 @@ def retrieval(
     ev = evaluate(model, "retrieval", pairs=pairs, dataset=dataset, backend=backend, threads=threads, device=device,
                   dtype=dtype, chunk_words=chunk_words, dimensions=dimensions, show_progress=True,
                   on_note=lambda line: err_console.print(f"[dim]{escape(line)}[/dim]"), similarity=similarity,
-                  center=center, beside=beside, k_nn=k_nn, resamples=resamples, seed=seed, sample=sample,
+                  center=center, beside=beside, k_nn=k, resamples=resamples, seed=seed, sample=sample,
                   by_language=by_language, on_bad_lines=on_bad_lines, queries=queries,
                   src_distractors=extra.get("src", ()), tgt_distractors=extra.get("tgt", ()))
     results, source = ev.results, pairs or dataset
@@ -124,7 +128,7 @@ def retrieval(
             f"{m[d][f'p@{k}']:.3f}" for d in ("src2tgt", "tgt2src") for k in (1, 5, 10)
         ])
     console.print(table)
-    side = beside_table(rows, m, f"beside it: P@1 of other scorings (center = each side's pool mean; k = {k_nn})")
+    side = beside_table(rows, m, f"beside it: P@1 of other scorings (center = each side's pool mean; k = {k})")
     if side is not None:
         console.print(side)
     if ev.summary:
@@ -165,13 +169,6 @@ def _write(payload, output: Path | None) -> None:
         err_console.print("[dim](pass --output FILE.json to save the JSON)[/dim]")
 
 
-MODEL = typer.Option(..., "--model", "-m", help="registered name or local model folder")
-CHUNK = typer.Option(0, help="chunked pooling: average over ≤ N-word chunks (0 = off)")
-OUT = typer.Option(None, "--output", "-o", help="write the JSON result here")
-RESAMPLES = typer.Option(1000, help="bootstrap resamples for the 95% CIs")
-BAD = typer.Option("error", help="error | skip")
-
-
 def _encoder(model: str, chunk_words: int, backend: str = "auto", threads: int = 0, dimensions: int | None = None):
     """The model's encoder on the chosen backend (a word-gloss model glosses non-English text itself), its vectors
     cut to ``dimensions`` (checked before the model loads)."""
@@ -184,20 +181,21 @@ def _encoder(model: str, chunk_words: int, backend: str = "auto", threads: int =
 
 @app.command("sts")
 def sts(
-    model: str = MODEL,
+    model: Model,
     data: Path = typer.Option(..., "--data", "-d", help="STS2017-format TSV: sentence1<TAB>sentence2<TAB>score (0–5)"),
-    chunk_words: int = CHUNK,
-    resamples: int = RESAMPLES,
+    chunk_words: ChunkWords = 0,
+    resamples: Resamples = 1000,
     seed: int = typer.Option(0, help="bootstrap seed"),
-    on_bad_lines: str = BAD,
-    output: Path = OUT,
-    dimensions: int = DIMENSIONS,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    on_bad_lines: OnBadLines = "error",
+    output: JsonOutput = None,
+    dimensions: Dimensions = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Pearson and Spearman correlation with gold scores for cosine, Euclidean, Manhattan and dot."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     output_file(output)
     from rich.table import Table
 
@@ -226,19 +224,20 @@ def triplet(
     negatives: str = typer.Option("section", help="for --dataset: section | random | hard (mined by --teacher)"),
     teacher: str = typer.Option("minilm-en", help="for --negatives hard: the model that mines them"),
     sample: int = typer.Option(0, help="use this many triplets drawn at random (0 = all)"),
-    chunk_words: int = CHUNK,
-    resamples: int = RESAMPLES,
+    chunk_words: ChunkWords = 0,
+    resamples: Resamples = 1000,
     seed: int = typer.Option(0, help="seed for sampling, negatives and the bootstrap"),
-    on_bad_lines: str = BAD,
+    on_bad_lines: OnBadLines = "error",
     plot: Path = typer.Option(None, help="write the length-difference plot (PNG) here"),
-    output: Path = OUT,
-    dimensions: int = DIMENSIONS,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    output: JsonOutput = None,
+    dimensions: Dimensions = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Triplet accuracy (cosine, dot, Manhattan, Euclidean, max), cosine mean/std, and by length difference."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     for m in models:
@@ -308,21 +307,22 @@ def triplet(
 
 @app.command("mse")
 def mse(
-    model: str = MODEL,
+    model: Model,
     teacher: str = typer.Option("minilm-en", "--teacher", "-t", help="teacher model name or folder"),
     pairs: str = typer.Option(None, "--pairs", help="held-out English–xx pairs file"),
     dataset: str = typer.Option(None, "--dataset", help="bundled held-out pairs, e.g. bible-en-ny:test"),
     sample: int = typer.Option(1000, help="pairs drawn at random (0 = all)"),
     seed: int = typer.Option(0, help="sampling seed"),
-    chunk_words: int = CHUNK,
-    on_bad_lines: str = BAD,
-    output: Path = OUT,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    chunk_words: ChunkWords = 0,
+    on_bad_lines: OnBadLines = "error",
+    output: JsonOutput = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """MSE of the student (both sides) to the teacher's embedding of the English side."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     from xlsent.data.pairs import english_side, load_pairs, side_langs
@@ -346,7 +346,7 @@ def mse(
 
 @app.command("mining")
 def mining(
-    model: str = MODEL,
+    model: Model,
     dataset: str = typer.Option(None, "--dataset", help="bundled comparable corpus: bible (en–ny), udhr:CODE or "
                                  "udhr-dev:CODE (a development language)"),
     dev: str = typer.Option(None, "--dev", help="BUCC-style dev prefix: PREFIX.SRC, PREFIX.TGT, PREFIX.gold"),
@@ -355,22 +355,23 @@ def mining(
     tgt_lang: str = typer.Option("", help="target suffix of the BUCC files (e.g. en)"),
     n_gold: int = typer.Option(1000, help="bible: gold pairs per split"),
     n_distractors: int = typer.Option(7000, help="bible / udhr: unrelated sentences per side"),
-    mode: str = typer.Option("max", help="forward | backward | intersect | max"),
+    mode: MatchMode = "max",
     margin: str = typer.Option("ratio", help="ratio | distance | absolute"),
-    k: int = typer.Option(4, "--k", help="neighbours per direction for the margin"),
+    k: K = 4,
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
                                 "search and margins (as xlsent mine --center)"),
     precision: str = typer.Option("float16", "--precision", help="how the embeddings are stored and searched, "
                                   "as xlsent mine --precision: float32 | float16 | int8 | ubinary"),
     seed: int = typer.Option(0, help="seed of the bundled corpora"),
-    output: Path = OUT,
-    dimensions: int = DIMENSIONS,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    output: JsonOutput = None,
+    dimensions: Dimensions = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     from xlsent.data.comparable import read_bucc
@@ -413,22 +414,23 @@ def mining(
 
 @app.command("documents")
 def documents(
-    model: str = MODEL,
+    model: Model,
     dataset: str = typer.Option(None, "--dataset", help="bible-chapters | udhr-articles:CODE | SRC.jsonl,TGT.jsonl"),
     pairs: str = typer.Option(None, "--pairs", help="pairs file whose lines are paragraphs or documents"),
-    chunk_words: int = typer.Option(20, help="chunked pooling: average over ≤ N-word chunks (0 = off)"),
+    chunk_words: ChunkWords = 20,
     similarity: str = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)}"),
-    resamples: int = RESAMPLES,
+    resamples: Resamples = 1000,
     seed: int = typer.Option(0, help="bootstrap seed"),
-    on_bad_lines: str = BAD,
-    output: Path = OUT,
-    dimensions: int = DIMENSIONS,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    on_bad_lines: OnBadLines = "error",
+    output: JsonOutput = None,
+    dimensions: Dimensions = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Paragraph / document matching P@1 and P@5 with chunked pooling (Huang et al. 2023 Table 12)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     from xlsent.evaluation.documents import document_units
@@ -457,7 +459,7 @@ def documents(
 
 @app.command("classify")
 def classify(
-    model: str = MODEL,
+    model: Model,
     dataset: str = typer.Option(None, "--dataset", help="bundled task: bible-genre (English → Chichewa, split by book)"),
     train: Path = typer.Option(None, "--train", help="labelled source-language texts: label<TAB>text a line"),
     test: Path = typer.Option(None, "--test", help="labelled target-language texts: label<TAB>text a line"),
@@ -467,18 +469,19 @@ def classify(
     test_lang: str = typer.Option("", help="language code of --test and --train-target"),
     per_class: int = typer.Option(500, help="bible-genre: verses per class and side (seeded; 0 = all)"),
     seeds: int = typer.Option(5, help="validation splits (C chosen on each); mean and spread are reported"),
-    resamples: int = RESAMPLES,
+    resamples: Resamples = 1000,
     plot: Path = typer.Option(None, "--plot", help="write the transfer confusion matrix here (PNG)"),
-    output: Path = OUT,
-    chunk_words: int = CHUNK,
-    dimensions: int = DIMENSIONS,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    output: JsonOutput = None,
+    chunk_words: ChunkWords = 0,
+    dimensions: Dimensions = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Zero-shot classification transfer: a linear classifier on frozen embeddings of source-language texts,
     tested on target-language texts (MLDoc-style); accuracy and macro-F1 with CIs, per class, confusion."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     check_backend(backend, threads)
     output_file(output)
     output_file(plot, "--plot")
@@ -571,13 +574,14 @@ def align(
     plain: bool = typer.Option(False, "--plain", help="as xlsent align: the 1-1 cosine baseline"),
     runs: str = typer.Option("mean", "--runs", help="as xlsent align: mean | concat"),
     length_weight: float = typer.Option(0.1, "--length-weight", help="as xlsent align (0: no length cost)"),
-    output: Path = OUT,
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    output: JsonOutput = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Sentence-alignment strict and lax precision, recall and F1 (Vecalign's scorer, micro-averaged)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.alignment import align_config
     from xlsent.data.alignment import read_alignment
     from xlsent.data.registry import entries, load

@@ -19,12 +19,11 @@ from xlsent.cli import models as models_cmd
 from xlsent.cli import perturb as perturb_cmd
 from xlsent.cli import serve as serve_cmd
 from xlsent.cli import train as train_cmd
-from xlsent.cli.common import err_console, plain_help_types
+from xlsent.cli.common import XlsentGroup, err_console
 from xlsent.utils.errors import XlsentError
 
-plain_help_types()
-
 app = typer.Typer(
+    cls=XlsentGroup,
     help="Cross-lingual sentence embeddings for low-resource languages — offline.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

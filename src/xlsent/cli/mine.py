@@ -8,8 +8,10 @@ import typer
 
 from rich.markup import escape
 
-from xlsent.cli.common import (ADDRESS, BACKEND, CPUS_PER_WORKER, DEVICE, DIMENSIONS, DTYPE, ENGINE, GPUS_PER_WORKER,
-                               THREADS, WORKERS, console, err_console, make_engine)
+from xlsent.api._common import place
+from xlsent.cli.common import console, err_console, make_engine
+from xlsent.cli.options import (Address, Backend, CpusPerWorker, Device, Dimensions, Dtype, Engine, GpusPerWorker, K,
+                                MatchMode, Model, Threads, Workers)
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -18,11 +20,11 @@ def mine_command(
                                "document per line, a document JSONL, or bundled documents (bible:eng, udhr:eng)"),
     tgt: Path = typer.Argument(..., help="target-language file, as SRC (bundled: bible:nya, udhr:CODE)"),
     output: Path = typer.Option(..., "--output", "-o", help="TSV of score<TAB>src<TAB>tgt, best first (+ OUTPUT.json)"),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="registered name or local model folder"),
+    model: Model = DEFAULT_MODEL,
     workdir: Path = typer.Option(None, "--workdir", help="embeddings, indexes, search shards (default OUTPUT.work); "
                                  "a killed run resumes from it"),
-    k: int = typer.Option(4, "--k", help="neighbours per direction for the margin"),
-    mode: str = typer.Option("max", help="forward | backward | intersect | max"),
+    k: K = 4,
+    mode: MatchMode = "max",
     margin: str = typer.Option("ratio", help="ratio | distance | absolute (plain cosine)"),
     threshold: str = typer.Option("auto", help="auto: a cut estimated from the score distribution (printed and "
                                   "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
@@ -55,18 +57,19 @@ def mine_command(
                                 "five) | none; each counted, with examples, in OUTPUT.json"),
     splitter: str = typer.Option("auto", help="auto | sentencex | punctuation"),
     overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
-    dimensions: int = DIMENSIONS,
-    engine: str = ENGINE,
-    address: str = ADDRESS,
-    workers: int = WORKERS,
-    cpus_per_worker: float = CPUS_PER_WORKER,
-    gpus_per_worker: float = GPUS_PER_WORKER,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
+    dimensions: Dimensions = None,
+    engine: Engine = "local",
+    address: Address = None,
+    workers: Workers = 2,
+    cpus_per_worker: CpusPerWorker = 1.0,
+    gpus_per_worker: GpusPerWorker = 0.0,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.mining import mine
 
     result = mine(src, tgt, model=model, threshold=threshold, output=output, workdir=workdir, k=k, mode=mode,

@@ -6,7 +6,9 @@ import json
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, console
+from xlsent.api._common import place
+from xlsent.cli.common import console
+from xlsent.cli.options import Backend, Device, Dtype, PrintJson, Threads
 from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
@@ -67,7 +69,7 @@ def model_info(name: str) -> dict:
 @app.command("info")
 def info(
     name: str = typer.Argument(..., help="registered name or local model folder"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    as_json: PrintJson = False,
 ) -> None:
     """Parameters, layers, dimensions, Matryoshka widths and languages of a model."""
     data = model_info(name)
@@ -88,12 +90,13 @@ def calibrate_command(
     lang: list[str] = typer.Option(..., "--lang", help="CODE=FILE: text of that language, one text a line "
                                    "(repeatable); a few hundred lines are plenty"),
     sample: int = typer.Option(0, help="use at most N lines of each file (seeded; 0 = all)"),
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.models import calibrate
     from xlsent.encoding.encoder import source_folder
     from xlsent.models.language_means import MEANS_FILE

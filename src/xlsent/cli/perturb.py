@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import DEVICE, console, output_file, show_note
+from xlsent.api._common import place
+from xlsent.cli.common import console, output_file, show_note
+from xlsent.cli.options import Device
 from xlsent.utils.errors import XlsentError
 
 
@@ -72,10 +74,11 @@ def perturb_command(
     seed: int = typer.Option(0, help="seed of every random choice"),
     sample: int = typer.Option(0, help="perturb a seeded sample of N test sentences (0 = all)"),
     strict: bool = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a repair"),
-    device: str = DEVICE,
+    device: Device = "auto",
 ) -> None:
     """Perturb a test file (Manafi 2025 §3.1.2): P1 given names, P2 places, P3 shared entities → test-only
     ones, P4 shared context words → most similar test-only word, P5 = P3 + P4, P4-random = random substitutes."""
+    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.perturbations.suite import KINDS, perturb, write_perturbed
 
     if perturbation not in KINDS:

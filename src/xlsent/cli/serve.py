@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import typer
 
-from xlsent.cli.common import BACKEND, DEVICE, DTYPE, THREADS, at_least, check_backend, check_dimensions, console
+from xlsent.api._common import place
+from xlsent.cli.common import at_least, check_backend, check_dimensions, console
+from xlsent.cli.options import Backend, Device, Dtype, Threads
 from xlsent.models.registry import DEFAULT_MODEL
+from xlsent.serve.limits import ServeLimits
 from xlsent.utils.errors import XlsentError
+
+_LIMITS = ServeLimits()  # the limits' defaults, each declared once (in ServeLimits)
 
 
 def serve_command(
     model: str = typer.Argument(DEFAULT_MODEL, help="registered name, model folder or exported ONNX folder"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (127.0.0.1 = this machine only)"),
     port: int = typer.Option(8080, help="port"),
-    backend: str = BACKEND,
-    threads: int = THREADS,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(e.g. bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
     scoring: str = typer.Option("csls", help="how /search ranks the --index: csls (default; an index of one "
@@ -28,17 +33,17 @@ def serve_command(
     dimensions: int = typer.Option(None, "--dimensions", help="the default width of the vectors served: the first N "
                                    "coordinates, renormalised (1 to the model's width; default: the full width); a "
                                    "request's own 'dimensions' overrides it"),
-    max_inputs: int = typer.Option(256, help="texts per request (more: 413)"),
-    max_chars: int = typer.Option(20_000, help="characters per text (more: 413)"),
-    max_tokens: int = typer.Option(0, help="pieces per text, prompt included (0 = the model's maximum)"),
-    overlong: str = typer.Option("truncate", help="a text over --max-tokens: truncate (reported in the response) "
+    max_inputs: int = typer.Option(_LIMITS.max_inputs, help="texts per request (more: 413)"),
+    max_chars: int = typer.Option(_LIMITS.max_chars, help="characters per text (more: 413)"),
+    max_tokens: int = typer.Option(_LIMITS.max_tokens, help="pieces per text, prompt included (0 = the model's maximum)"),
+    overlong: str = typer.Option(_LIMITS.overlong, help="a text over --max-tokens: truncate (reported in the response) "
                                  "or reject (413)"),
-    max_body_mib: float = typer.Option(4.0, help="request body size in MiB (more: 413)"),
-    max_queue: int = typer.Option(2048, help="texts waiting for the model (more: 429 with Retry-After)"),
-    batch_tokens: int = typer.Option(8192, help="padded token budget of one model batch"),
-    max_wait_ms: float = typer.Option(5.0, help="under load, how long a text waits for others to share its batch "
+    max_body_mib: float = typer.Option(_LIMITS.max_body_bytes / 2**20, help="request body size in MiB (more: 413)"),
+    max_queue: int = typer.Option(_LIMITS.max_queue, help="texts waiting for the model (more: 429 with Retry-After)"),
+    batch_tokens: int = typer.Option(_LIMITS.batch_tokens, help="padded token budget of one model batch"),
+    max_wait_ms: float = typer.Option(_LIMITS.max_wait_ms, help="under load, how long a text waits for others to share its batch "
                                       "(a lone request runs at once)"),
-    model_batch: int = typer.Option(8, help="texts per forward pass, cut from the length-sorted batch; each pass is "
+    model_batch: int = typer.Option(_LIMITS.model_batch, help="texts per forward pass, cut from the length-sorted batch; each pass is "
                                     "answered as soon as it ends (0 = the whole batch answered at once, 64 a pass)"),
     api_key_file: str = typer.Option(None, "--api-key-file", help="API keys, one a line (with XLSENT_API_KEYS, "
                                      "comma-separated, too): every route but /health and the page then needs "
@@ -55,8 +60,8 @@ def serve_command(
                                     "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
+    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.serve.auth import ApiKeys, check_exposure
-    from xlsent.serve.limits import ServeLimits
 
     check_backend(backend, threads)
     at_least(port, 1, "--port")

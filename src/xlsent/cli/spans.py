@@ -8,7 +8,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.cli.common import DEVICE, at_least, console, output_file, show_note
+from xlsent.api._common import place
+from xlsent.cli.common import at_least, console, output_file, show_note
+from xlsent.cli.options import Device, Resamples
 from xlsent.utils.io import write_json_atomic
 
 
@@ -19,12 +21,13 @@ def eval_spans(
     sample: int = typer.Option(1000, help="pairs of the pool (seeded sample; 0 = all)"),
     seed: int = typer.Option(0, help="sample and bootstrap seed"),
     max_length: int = typer.Option(128, help="pieces per sentence (spans past it are left out and counted)"),
-    bootstrap: int = typer.Option(1000, help="bootstrap resamples over spans for the 95% interval (0 = none)"),
+    resamples: Resamples = 1000,
     output: Path = typer.Option(None, "--output", "-o", help="write the results as JSON"),
-    device: str = DEVICE,
+    device: Device = "auto",
 ) -> None:
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
+    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
     from xlsent.models.handle import load_model
@@ -32,14 +35,14 @@ def eval_spans(
     output_file(output)
     at_least(sample, 0, "--sample")
     at_least(max_length, 8, "--max-length")
-    at_least(bootstrap, 0, "--bootstrap")
+    at_least(resamples, 0, "--resamples")
     records, _ = read_spans(spans)  # a bad file fails before any model loads
     records = sample_records(records, sample, seed)
     results = []
     for m in models:
         show_note(f"structural-span retrieval: {m}…")
         handle = load_model(m)
-        results.append(span_retrieval(handle.model, handle.prompt, records, max_length, bootstrap=bootstrap, seed=seed,
+        results.append(span_retrieval(handle.model, handle.prompt, records, max_length, bootstrap=resamples, seed=seed,
                                       name=m))
     t = Table(title=f"structural-span retrieval P@1 on {spans} ({results[0].pairs} pairs, {results[0].spans} spans)")
     for c in ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"):

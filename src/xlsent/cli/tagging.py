@@ -8,8 +8,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import (DEVICE, TRAIN_DEVICE, at_least, choice, console, output_file, output_folder,
+from xlsent.api._common import place
+from xlsent.cli.common import (at_least, choice, console, output_file, output_folder,
                                show_note, with_device)
+from xlsent.cli.options import Device, JsonOutput, Resamples, TrainDevice
 from xlsent.data.conll import SCHEMES
 from xlsent.data.tagging import data_kind
 from xlsent.utils.errors import XlsentError
@@ -42,7 +44,7 @@ def per_label_table(s, task: str) -> Table:
     return t
 
 
-def _eval(task: str, models: list[str], test: str, sample: int, seed: int, bootstrap: int, scheme: str | None,
+def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resamples: int, scheme: str | None,
           strict: bool, tag_column: int, max_length: int, output: Path | None, compare: list[str] = ()) -> None:
     output_file(output)
     if compare and len(compare) != len(models):
@@ -50,7 +52,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
                           f"got {len(compare)}")
     if scheme is not None:
         choice(scheme, SCHEMES, "--scheme")
-    for v, m, o in ((sample, 0, "--sample"), (bootstrap, 0, "--bootstrap"), (max_length, 8, "--max-length")):
+    for v, m, o in ((sample, 0, "--sample"), (resamples, 0, "--resamples"), (max_length, 8, "--max-length")):
         at_least(v, m, o)
     if not models:
         raise XlsentError("give at least one --model (a tagger folder; repeat it for several seeds)")
@@ -67,7 +69,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
         rows.append((m, model, tok))
     scored = []
     for name, model, tok in rows:
-        s = evaluate_tagger(model, tok, corpus, task, bootstrap, seed, max_length)
+        s = evaluate_tagger(model, tok, corpus, task, resamples, seed, max_length)
         scored.append((name, s))
     kind = data_kind(test)
     console.print(scores_table(scored, task, f"{task.upper()} on {test} — {len(corpus)} sentences, {kind} labels"))
@@ -88,7 +90,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
 
         base = [s.predictions for _, s in scored[: len(models)]]
         other = [s.predictions for _, s in scored[len(models):]]
-        paired = paired_bootstrap_seeds(task, corpus.tags, base, other, max(bootstrap, 1), seed)
+        paired = paired_bootstrap_seeds(task, corpus.tags, base, other, max(resamples, 1), seed)
         metric = "micro F1" if task == "ner" else "accuracy"
         console.print(f"--compare − --model, {metric} ×100, seed-averaged: Δ {100 * paired.delta:+.2f} "
                       f"[{100 * paired.ci95[0]:+.2f}, {100 * paired.ci95[1]:+.2f}] (paired bootstrap over "
@@ -106,30 +108,30 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, boots
 _MODEL = typer.Option([], "--model", "-m", help="tagger folder from `xlsent train tagger` (repeat for seeds)")
 _SAMPLE = typer.Option(0, help="score a seeded sample of N test sentences (0 = all)")
 _SEED = typer.Option(0, help="seed for the sample and the bootstrap")
-_BOOT = typer.Option(1000, help="bootstrap resamples over sentences for the 95% CIs (0 = none)")
 _SCHEME = typer.Option(None, help="iob2 | iob1 | plain (default: iob2 for NER, plain for POS)")
 _STRICT = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a counted repair")
 _COL = typer.Option(-1, help="column of the tag (the token is column 0; -1 = the last)")
 _MAXLEN = typer.Option(128, help="pieces per sentence (words past it count as missed)")
-_OUT = typer.Option(None, "--output", "-o", help="write the JSON result here")
 _COMPARE = typer.Option([], "--compare", help="taggers to compare with the --model ones, seed i against seed i "
                         "(e.g. the same tagger over another encoder): seed-averaged Δ with a paired bootstrap")
 
 
 def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
-             "(silver-ner:ny:test, gold-ner:ja …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
+             "(silver-ner:ny:test, gold-ner:ja …)"), sample: int = _SAMPLE, seed: int = _SEED, resamples: Resamples = 1000,
              scheme: str = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL, max_length: int = _MAXLEN,
-             output: Path = _OUT, compare: list[str] = _COMPARE, device: str = DEVICE) -> None:
+             output: JsonOutput = None, compare: list[str] = _COMPARE, device: Device = "auto") -> None:
     """Entity-level micro/macro F1 (seqeval), per-label F1, bootstrap CIs; mean and spread over several models."""
-    _eval("ner", model, test, sample, seed, bootstrap, scheme, strict, tag_column, max_length, output, compare)
+    place(device)  # a device that is not there: one line, before any model loads
+    _eval("ner", model, test, sample, seed, resamples, scheme, strict, tag_column, max_length, output, compare)
 
 
 def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
-             "(silver-pos:ny:test …)"), sample: int = _SAMPLE, seed: int = _SEED, bootstrap: int = _BOOT,
-             scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: Path = _OUT,
-             compare: list[str] = _COMPARE, device: str = DEVICE) -> None:
+             "(silver-pos:ny:test …)"), sample: int = _SAMPLE, seed: int = _SEED, resamples: Resamples = 1000,
+             scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: JsonOutput = None,
+             compare: list[str] = _COMPARE, device: Device = "auto") -> None:
     """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
-    _eval("pos", model, test, sample, seed, bootstrap, scheme, False, tag_column, max_length, output, compare)
+    place(device)  # a device that is not there: one line, before any model loads
+    _eval("pos", model, test, sample, seed, resamples, scheme, False, tag_column, max_length, output, compare)
 
 
 def effects_table(effs: list[dict], task: str) -> Table:
@@ -167,12 +169,12 @@ def eval_adversarial(
     preset: str = typer.Option(None, "--preset", "-p", help="tagger preset ('paper': every layer, GPU-sized; "
                                "default: the measured CPU setting)"),
     test_sample: int = typer.Option(None, help="test sentences per pair (default: the config's eval.sample; 0 = all)"),
-    bootstrap: int = typer.Option(1000, help="paired bootstrap resamples over sentences"),
+    resamples: Resamples = 1000,
     names: Path = typer.Option(None, help="given names for P1, one per line (default: the L2 training file's PER "
                                "entities)"),
     places: Path = typer.Option(None, help="place names for P2 (default: the L2 training file's LOC entities)"),
     stopwords: Path = typer.Option(None, help="stop words for P4 (default: stopwords-iso, or frequency-derived)"),
-    device: str = TRAIN_DEVICE,
+    device: TrainDevice = None,
 ) -> None:
     """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1): mean ΔF1, paired t-test over runs ×
     pairs, paired bootstrap over sentences, Table 3.6-style table and a bar plot."""
@@ -183,7 +185,7 @@ def eval_adversarial(
 
     output_folder(output)
     at_least(seeds, 1, "--seeds")
-    at_least(bootstrap, 0, "--bootstrap")
+    at_least(resamples, 0, "--resamples")
     perts = [p.strip() for p in (perturbations or "").split(",") if p.strip()]
     for p in perts:
         if p not in KINDS:
@@ -203,7 +205,7 @@ def eval_adversarial(
 
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
-    report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, bootstrap,
+    report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, resamples,
                              read_list(names, "given name"), [r.split() for r in place_rows] if place_rows else None,
                              stopwords, show_note)
     console.print(effects_table(report["effects"], cfg.tagger.task))
@@ -222,18 +224,19 @@ def eval_titles(
     stopwords: Path = typer.Option(None, help="stop words for P4, one per line"),
     embed_model: str = typer.Option("e5-small", help="model that embeds words for P4"),
     seed: int = typer.Option(0, help="seed of the candidates' order, P4-random and the bootstrap"),
-    bootstrap: int = typer.Option(1000, help="bootstrap resamples over examples"),
+    resamples: Resamples = 1000,
     max_length: int = typer.Option(128, help="pieces of section text read"),
-    output: Path = typer.Option(None, "--output", "-o", help="write the JSON result here"),
-    device: str = DEVICE,
+    output: JsonOutput = None,
+    device: Device = "auto",
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
+    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.multiple_choice import read_choices
     from xlsent.recipes.titles import evaluate_titles
 
     output_file(output)
-    at_least(bootstrap, 0, "--bootstrap")
+    at_least(resamples, 0, "--resamples")
     data = read_choices(test)
     tr = read_choices(train) if train is not None else None
     p = Path(model).expanduser()
@@ -251,7 +254,7 @@ def eval_titles(
                 raise XlsentError("give --lang CODE (for the stop words of P4) or --stopwords FILE")
             sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
             show_note(n)
-    res = evaluate_titles(p, data, str(test), tr, sw, embed_model, seed, bootstrap, max_length)
+    res = evaluate_titles(p, data, str(test), tr, sw, embed_model, seed, resamples, max_length)
     t = Table(title=f"title selection on {test} ({res.n} examples, {res.n_choices} candidates)")
     for c in ("test set", "accuracy", "Δ vs base [95% CI]", "p"):
         t.add_column(c, justify="right")

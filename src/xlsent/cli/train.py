@@ -12,8 +12,8 @@ from pathlib import Path
 
 import typer
 
-from xlsent.cli.common import TRAIN_DEVICE as DEVICE
 from xlsent.cli.common import console, output_folder, show_note, size_table, summary_table
+from xlsent.cli.options import TrainDevice
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.registry import REGISTRY, Recipe
 
@@ -61,7 +61,7 @@ def _render(recipe: Recipe, run, output: Path) -> None:
 def _command(recipe: Recipe):
     def command(data: str = _data_argument(recipe), output: Path = OUTPUT, config: Path = CONFIG,
                 set_: list[str] = SET, preset: str = _preset_option(recipe), show_config: bool = SHOW,
-                no_eval: bool = NO_EVAL, device: str = DEVICE) -> None:
+                no_eval: bool = NO_EVAL, device: TrainDevice = None) -> None:
         from xlsent.api.training import recipe_config, run_recipe
 
         cfg = recipe_config(recipe.name, data, settings=list(set_), config=config, preset=preset, device=device)

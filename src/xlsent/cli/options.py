@@ -1,0 +1,73 @@
+"""The CLI's shared options, each declared once as an ``Annotated`` alias: a command writes ``backend: Backend =
+"auto"`` and every command that takes ``--backend`` shows the same name, help and check.
+
+One name per concept: ``--resamples`` (bootstrap resamples) and ``--k`` (neighbours per direction). The old names,
+``--bootstrap`` and ``--k-nn``, are still accepted for one release, with a one-line note on stderr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def _renamed(old: str, new: str):
+    """A callback that notes, once, that ``old`` was given on the command line where ``new`` is the name now."""
+
+    def note(value):
+        if any(a == old or a.startswith(old + "=") for a in sys.argv[1:]):
+            from xlsent.cli.common import err_console
+
+            err_console.print(f"[yellow]note:[/yellow] {old} is now {new} ({old} is accepted until the next release)",
+                              highlight=False, soft_wrap=True)
+        return value
+
+    return note
+
+
+Backend = Annotated[str, typer.Option(
+    "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on torch | torch "
+    "| onnx: a torch model is exported once (fp32) into the cache")]
+Threads = Annotated[int, typer.Option(
+    "--threads", help="threads of the backend that runs the model, torch or onnxruntime (0 = its default)")]
+Device = Annotated[str, typer.Option(
+    "--device", help="where the model runs: auto (CUDA, then MPS, then the CPU) | cpu | cuda | "
+    "cuda:N | mps")]
+TrainDevice = Annotated[Optional[str], typer.Option(
+    "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, then the CPU) | cpu | cuda | "
+    "cuda:N | mps")]
+Dtype = Annotated[str, typer.Option(
+    "--dtype", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, fp32 elsewhere) | "
+    "fp32 | fp16 | bf16")]
+Dimensions = Annotated[Optional[int], typer.Option(
+    "--dimensions", help="the first N coordinates of each vector, renormalised to unit length (1 to the model's "
+    "width; default: the full width)")]
+
+Engine = Annotated[str, typer.Option(
+    "--engine", help="local: every step in this process | ray: the steps on a Ray cluster (pip install "
+    "'xlsent\\[ray]'), the same result")]
+Address = Annotated[Optional[str], typer.Option(
+    "--address", help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; with neither, a local "
+    "cluster on this machine)")]
+Workers = Annotated[int, typer.Option("--workers", help="--engine ray: actors in each pool (encoders, searchers)")]
+CpusPerWorker = Annotated[float, typer.Option(
+    "--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread count, rounded; a fraction lets more "
+    "actors share a CPU)")]
+GpusPerWorker = Annotated[float, typer.Option(
+    "--gpus-per-worker", help="--engine ray: GPUs an encoder actor takes (it then encodes on its GPU)")]
+
+Model = Annotated[str, typer.Option("--model", "-m", help="registered name or local model folder")]
+ChunkWords = Annotated[int, typer.Option(
+    "--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = off)")]
+OnBadLines = Annotated[str, typer.Option("--on-bad-lines", help="error | skip")]
+PrintJson = Annotated[bool, typer.Option("--json", help="print JSON")]
+MatchMode = Annotated[str, typer.Option("--mode", help="forward | backward | intersect | max")]
+JsonOutput = Annotated[Optional[Path], typer.Option("--output", "-o", help="write the JSON result here")]
+Resamples = Annotated[int, typer.Option(
+    "--resamples", "--bootstrap", callback=_renamed("--bootstrap", "--resamples"),
+    help="bootstrap resamples for the 95% intervals (--bootstrap: its old name, accepted until the next release)")]
+K = Annotated[int, typer.Option(
+    "--k", "--k-nn", callback=_renamed("--k-nn", "--k"),
+    help="neighbours per direction for the margin and CSLS (--k-nn: its old name, accepted until the next release)")]
