@@ -34,10 +34,12 @@ def list_data(
     if as_json:
         console.print_json(json.dumps(found))
         return
-    t = Table(title=f"bundled datasets ({data_dir()})")
-    cols = ("name", "kind", "languages", "splits", "labels", "licence", "description")
+    wide = console.width >= 150  # a narrow terminal: the columns that decide a choice, whole
+    cols = ("name", "kind", "languages", "splits", "labels") + (("licence", "description") if wide else ())
+    t = Table(title=f"bundled datasets ({data_dir()})",
+              caption=None if wide else "licence and description: a wider terminal, or --json")
     for c in cols:
-        t.add_column(c, no_wrap=c in ("name", "kind"))
+        t.add_column(c, no_wrap=c in ("name", "kind"), overflow="fold", min_width=9 if c == "languages" else None)
     for r in found:
         t.add_row(*(escape(r[c]) for c in cols))
     console.print(t)
