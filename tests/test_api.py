@@ -7,6 +7,7 @@ import doctest
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -206,6 +207,8 @@ def test_docstring_examples_run_on_the_real_model(module, tmp_path, monkeypatch)
     import importlib
 
     monkeypatch.chdir(tmp_path)
+    # The examples call tempfile.mkdtemp(), as a user would; keep their model copies inside pytest's folder.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     mod = importlib.import_module(f"xlsent.api.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.attempted > 0 and result.failed == 0, result
