@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
-                                place)
+                                output_file, place)
 from xlsent.utils.errors import XlsentError
 
 TASKS = ("retrieval", "sts")
@@ -95,6 +95,12 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         >>> sorted(result.to_dict())[:3]
         ['dataset', 'model', 'n']
     """
+    if task not in TASKS and (":" in task or task in _suites()):  # a declared task (or suite): xlsent eval run
+        if pairs or dataset or data:
+            raise XlsentError(f"task {task} names its data: leave out pairs=, dataset= and data=")
+        runs = evaluate_tasks(model, task, options=options, backend=backend, threads=threads, device=device,
+                              dtype=dtype, dimensions=dimensions, on_note=on_note)
+        return runs[0] if len(runs) == 1 else runs
     choice(task, TASKS, "task")
     check_backend(backend, threads)
     at_least(chunk_words, 0, "--chunk-words")
@@ -114,6 +120,104 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
 
     kwargs = {"pairs": pairs, "dataset": dataset} if task == "retrieval" else {"data": data}
     return run(model, load, on_note or (lambda line: None), **kwargs, **options)
+
+
+class _Scorer:
+    """What a declared task is called with (:class:`xlsent.evaluation.tasks.Scorer`): the model loads here, in
+    the API, never in an evaluation."""
+
+    def __init__(self, label: str, encoder: Callable[..., Any], source: Any):
+        self.model, self.encoder, self.source = label, encoder, source
+
+    def teacher(self, name: str):
+        return encoder_for(name, memo=True, name=name)
+
+    def sentence_model(self):
+        from types import SimpleNamespace
+
+        from xlsent.models.handle import load_model, model_prompt
+
+        if isinstance(self.source, (str, Path)):
+            return load_model(self.source)
+        return SimpleNamespace(model=self.source, prompt=model_prompt(self.source))
+
+    def tagger(self):
+        from xlsent.models.tagger import load_tagger
+
+        if not isinstance(self.source, (str, Path)):
+            raise XlsentError("a ner: or pos: task scores a tagger: give its folder (xlsent train tagger)")
+        return load_tagger(self.source)
+
+
+def _suites() -> dict:
+    from xlsent.evaluation.tasks import SUITES
+
+    return SUITES
+
+
+def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | None = None, *,
+                   options: dict | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
+                   dtype: str = "auto", dimensions: int | None = None, on_note: Note = None) -> list:
+    """Run declared tasks (``xlsent eval run``): ``tasks`` is ``NAME[,NAME…]`` or a list — task names
+    (``retrieval:bible-en-ny:dev``, ``mining:udhr:zul``, ``sts:FILE``; see :func:`xlsent.evaluation.tasks.names`)
+    or suites (``lite``, ``dev``, ``test``: :data:`xlsent.evaluation.tasks.SUITES`).
+
+    Every name is checked and every task's data read before the model loads; the model loads once. With
+    ``output``, one file per task is written there, ``<task>.json`` in MTEB's result format
+    (``mteb.TaskResult.from_disk`` reads it; :meth:`~xlsent.evaluation.tasks.TaskRun.to_mteb`).
+
+    Args:
+        model: a registered name, a model folder or a ``SentenceTransformer``; a tagger folder for ``ner:`` /
+            ``pos:`` tasks.
+        tasks: the task and suite names.
+        output: a folder for the result files (created).
+        options: options of the task types (:func:`xlsent.evaluation.tasks.build`): ``sample``, ``seed``,
+            ``resamples``, ``similarity``, ``k``, ``chunk_words``, ``teacher``, ``per_class``, ``n_gold``,
+            ``n_distractors``.
+        backend, threads, device, dtype, dimensions, on_note: as :func:`evaluate`.
+
+    Returns:
+        One :class:`~xlsent.evaluation.tasks.TaskRun` a task, in order: ``main_score``, ``scores`` (one row per
+        language pair), ``results`` (the typed results), ``to_mteb()``.
+
+    Example:
+        >>> import xlsent
+        >>> run, = xlsent.evaluate_tasks("e5-small", "retrieval:bible-en-ny:dev", options={"sample": 200})
+        >>> run.main_score_name, run.main_score > 0.8
+        ('f1', True)
+    """
+    import time
+
+    from xlsent.evaluation.tasks import build, expand
+    from xlsent.utils.io import write_json_atomic
+
+    check_backend(backend, threads)
+    folder = Path(output) if output is not None else None
+    if folder is not None:
+        output_file(folder / "task.json", "--output")
+    names = expand(tasks)
+    dimensions = check_dimensions(model, dimensions)
+    note = on_note or (lambda line: None)
+    built = [build(n, options) for n in names]  # every file read and checked before the model loads
+    place(device, dtype)
+    label = _label(model)
+
+    def encoder(**kw):
+        return encoder_for(model, backend=backend, threads=threads, memo=True, name=label, dimensions=dimensions,
+                           **kw)
+
+    scorer = _Scorer(label, encoder, model)
+    runs = []
+    for task in built:
+        note(f"{task.declaration.name}…")
+        start = time.perf_counter()
+        run = task.run(scorer)
+        run.evaluation_time = round(time.perf_counter() - start, 2)
+        note(f"{task.declaration.name}: {run.main_score_name} {run.main_score:.4f}")
+        if folder is not None:
+            write_json_atomic(folder / f"{run.declaration.mteb_name}.json", run.to_mteb())
+        runs.append(run)
+    return runs
 
 
 _RETRIEVAL_OPTIONS = ("similarity", "center", "beside", "k_nn", "resamples", "seed", "sample", "by_language",

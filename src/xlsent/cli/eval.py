@@ -628,3 +628,58 @@ def align(
                   f"lax F1 {s.lax_f1:.3f} (P {s.lax_precision:.3f}, R {s.lax_recall:.3f}); "
                   f"{s.predicted_blocks} predicted, {s.gold_blocks} gold blocks")
     _write({"dataset": dataset, "model": model, **s.to_dict()}, output)
+
+
+@app.command("run")
+def run(
+    model: str = typer.Option(None, "--model", "-m", help="registered name or local model folder (a tagger folder "
+                              "for ner:/pos: tasks)"),
+    tasks: str = typer.Option(None, "--tasks", "-t", help="TASK[,TASK…] (TYPE:DATASET, e.g. retrieval:bible-en-ny:dev, "
+                              "mining:udhr:zul, sts:FILE) or a suite: lite | dev | test"),
+    output: Path = typer.Option(None, "--output", "-o", help="folder: one result file a task, in MTEB's format"),
+    option: list[str] = typer.Option([], "--option", help="a task option KEY=VALUE, repeatable: sample, seed, "
+                                     "resamples, similarity, k, chunk_words, teacher, per_class, n_gold, n_distractors"),
+    list_: bool = typer.Option(False, "--list", help="list the named tasks and suites, and exit"),
+    dimensions: Dimensions = None,
+    backend: Backend = "auto",
+    threads: Threads = 0,
+    device: Device = "auto",
+    dtype: Dtype = "auto",
+) -> None:
+    """Run declared tasks and suites; each result file is MTEB's format (mteb.TaskResult.from_disk reads it)."""
+    from xlsent.api.evaluation import evaluate_tasks
+    from xlsent.cli.common import show_note
+    from xlsent.evaluation.tasks import SUITES, TYPES, declare, names
+
+    if list_:
+        t = Table(title="tasks (TYPE:DATASET; a file works too: retrieval:PAIRS, sts:FILE)")
+        for c in ("task", "main score", "labels", "languages"):
+            t.add_column(c)
+        for n in names():
+            d = declare(n.replace(":CODE", ":nya"))
+            t.add_row(n, d.main_score, d.labels, d.languages if ":CODE" not in n else "eng, CODE")
+        console.print(t)
+        for s, members in SUITES.items():
+            console.print(f"suite [bold]{s}[/bold]: {', '.join(members)}", highlight=False, soft_wrap=True)
+        return
+    if not model or not tasks:
+        raise XlsentError("give --model MODEL and --tasks TASK[,TASK…] (or a suite: lite, dev, test); --list shows "
+                          "them")
+    opts = {}
+    for o in option:
+        key, sep, value = o.partition("=")
+        if not sep:
+            raise XlsentError(f"--option {o}: write KEY=VALUE (e.g. --option sample=500)")
+        opts[key.strip()] = value.strip()
+    runs = evaluate_tasks(model, tasks, output, options=opts, backend=backend, threads=threads, device=device,
+                          dtype=dtype, dimensions=dimensions, on_note=show_note)
+    t = Table(title=f"{model}: {len(runs)} task(s)")
+    for c in ("task", "main score", "", "subsets", "seconds"):
+        t.add_column(c, justify="left" if c in ("task", "") else "right")
+    for r in runs:
+        t.add_row(escape(r.task), f"{r.main_score:.4f}", r.main_score_name, str(len(r.scores)),
+                  f"{r.evaluation_time:.0f}")
+    t.caption = ", ".join(f"{k}: {v[1]}" for k, v in TYPES.items() if any(r.declaration.type == k for r in runs))
+    console.print(t)
+    if output is not None:
+        console.print(f"wrote {len(runs)} file(s) to {output}")

