@@ -80,6 +80,22 @@ def test_run_writes_mteb_results_that_mteb_reads(tiny_model, pairs_tsv, tmp_path
     assert udhr.main_score == pytest.approx(np.mean([r["main_score"] for r in udhr.scores]))
 
 
+def test_every_task_type_writes_a_result_mteb_reads(tiny_model, tmp_path):
+    """Each type on the tiny model with small pools: a main score, languages on every row, and MTEB's loader
+    giving back the same main score."""
+    mteb = pytest.importorskip("mteb")
+    cases = {"mining:udhr-dev:sna": {"n_gold": 40, "n_distractors": 100},
+             "classification:bible-genre": {"per_class": 20, "seeds": 2},
+             "documents:udhr-articles:nya": {}, "spans:structural-en-ny:test": {"sample": 40},
+             "mse:bible-en-ny:dev": {"sample": 40, "teacher": str(tiny_model)}, "triplet:udhr-dev": {"sample": 60}}
+    for name, options in cases.items():
+        run, = xlsent.evaluate_tasks(str(tiny_model), name, tmp_path, options={"resamples": 20, **options})
+        assert run.main_score_name == TYPES[name.split(":")[0]][0] and np.isfinite(run.main_score), name
+        assert all(len(r["languages"]) >= 1 and "-" in r["languages"][0] for r in run.scores), name
+        loaded = mteb.TaskResult.from_disk(tmp_path / f"{run.declaration.mteb_name}.json")
+        assert loaded.get_score() == pytest.approx(run.main_score), name
+
+
 def _mteb_main_score(model_folder, tasks, tmp_path) -> dict:
     import mteb
     from sentence_transformers import SentenceTransformer
