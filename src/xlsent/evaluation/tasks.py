@@ -41,26 +41,6 @@ import numpy as np
 
 from xlsent.utils.errors import XlsentError
 
-#: type → (main score, what it is, the MTEB task type that runs it in MTEB itself, or "")
-TYPES: dict[str, tuple[str, str, str]] = {
-    "retrieval": ("f1", "MTEB BitextMining F1 (src → tgt top-1 by cosine, weighted)", "BitextMining"),
-    "sts": ("cosine_spearman", "Spearman's ρ of cosine similarity with the gold scores", "STS"),
-    "mining": ("f1", "BUCC F1 of the mined pairs at the threshold chosen on dev", ""),
-    "triplet": ("accuracy", "share of triplets whose positive is nearer than the negative (cosine)", ""),
-    "mse": ("negative_mse", "−MSE×100 between the model's and the teacher's vectors", ""),
-    "classification": ("accuracy", "accuracy of the source-trained classifier on the target language", ""),
-    "documents": ("f1", "BitextMining F1 over documents (chunked pooling)", ""),
-    "alignment": ("strict_f1", "strict F1 of the aligned blocks (Vecalign's scorer)", ""),
-    "spans": ("p@1", "structural-span P@1, mean of both directions", ""),
-    "ner": ("micro_f1", "entity micro-F1 (seqeval-style spans)", ""),
-    "pos": ("accuracy", "token accuracy", ""),
-}
-
-#: the registry kind each task type reads
-_KIND = {"retrieval": "pairs", "triplet": "pairs", "mse": "pairs", "mining": "mining", "classification": "labelled",
-         "documents": "documents", "alignment": "alignment", "spans": "spans", "ner": "tagged", "pos": "tagged",
-         "sts": None}
-
 _CITATIONS = {
     "bible": "Christodouloupoulos & Steedman (2015), A massively parallel corpus: the Bible in 100 languages, "
              "LREC; Chichewa: Buku Lopatulika (public domain)",
@@ -211,9 +191,57 @@ def _row(subset: str, languages: list[str], main: float, figures: dict, xlsent: 
 # ---- the task types ----------------------------------------------------------------------------------------------
 
 
+class TaskType:
+    """A kind of evaluation. A subclass declares, as class attributes, its ``type`` (the ``TYPE`` of ``TYPE:DATASET``),
+    ``main_score``, what that measures, the dataset-registry ``kind`` it reads (``None``: the user's files only),
+    whether a file of the user's works (``user_files``) and the MTEB task type that runs it in MTEB itself
+    (``mteb_type``, or ``""``); it holds its data (``from_declaration`` reads it, before any model loads) and
+    ``run(scorer)`` returns a :class:`TaskRun`. A new type is one subclass here plus its evaluation module;
+    :data:`TASK_TYPES` lists it by ``type``."""
+
+    type: str = ""
+    main_score: str = ""
+    measures: str = ""
+    kind: str | None = None
+    user_files: bool = False
+    mteb_type: str = ""
+    declaration: TaskDeclaration
+
+    @classmethod
+    def accepts(cls, entry) -> bool:
+        """Whether a registry entry of ``kind`` is this type's (NER sets for ``ner``, …)."""
+        return True
+
+    @classmethod
+    def from_declaration(cls, d: TaskDeclaration, o: dict) -> "TaskType":
+        raise NotImplementedError
+
+    def run(self, scorer: Scorer) -> TaskRun:
+        raise NotImplementedError
+
+    def finish(self, scorer: Scorer, rows: list[dict], results: list) -> TaskRun:
+        """The run: its main score is the mean over subsets (every language counts once, as in MTEB)."""
+        d = self.declaration
+        main = float(np.mean([r["main_score"] for r in rows]))
+        return TaskRun(d, scorer.model, main, d.splits[0] if len(d.splits) == 1 else "test", rows, results)
+
+
+def _pool(d: TaskDeclaration, o: dict):
+    from xlsent.data.pairs import load_pairs
+
+    return load_pairs(d.dataset, dedupe=False, sample=o.get("sample", 0), seed=o.get("seed", 0)).dataset
+
+
 @dataclass
-class RetrievalTask:
+class RetrievalTask(TaskType):
     """Parallel pools (one per language pair): ``pools`` maps a subset name to (src, tgt, src_lang, tgt_lang)."""
+
+    type = "retrieval"
+    main_score = "f1"
+    measures = "MTEB BitextMining F1 (src → tgt top-1 by cosine, weighted)"
+    kind = "pairs"
+    user_files = True
+    mteb_type = "BitextMining"
 
     declaration: TaskDeclaration
     pools: dict[str, tuple[list[str], list[str], str, str]]
@@ -222,6 +250,17 @@ class RetrievalTask:
     seed: int = 0
     k: int = 4
     chunk_words: int = 0  # documents: chunked pooling
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.bundled import split_by_language
+        from xlsent.data.pairs import side_langs
+        from xlsent.data.registry import is_by_language
+
+        pool = _pool(d, o)
+        parts = split_by_language(pool) if is_by_language(d.dataset, "pairs") else {d.dataset: pool}
+        pools = {k: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
+        return cls(d, pools, o.get("similarity", "cosine"), o.get("resamples", 1000), o.get("seed", 0), o.get("k", 4))
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.languages import profile_languages
@@ -233,24 +272,55 @@ class RetrievalTask:
         if len(self.pools) > 1:
             profile_languages(results, self.pools, enc.enc)
         rows = []
-        for (subset, (src, tgt, sl, tl)), r in zip(self.pools.items(), results):
+        for (src, tgt, sl, tl), r in zip(self.pools.values(), results):
             figures = bitext_f1(enc.encode(src, sl or None), enc.encode(tgt, tl or None))
-            d = r.to_dict()
-            if self.chunk_words:
-                d["chunk_words"] = self.chunk_words
+            d = r.to_dict() | ({"chunk_words": self.chunk_words} if self.chunk_words else {})
             rows.append(_row(f"{sl}-{tl}" if len(self.pools) > 1 else "default",
                              [_lang_tag(sl, src), _lang_tag(tl, tgt)], figures["f1"], figures, d))
-        return _finish(self.declaration, scorer, rows, results)
+        return self.finish(scorer, rows, results)
 
 
 @dataclass
-class StsTask:
+class DocumentsTask(RetrievalTask):
+    """Document matching: retrieval over whole documents, each embedded as the mean of ≤ ``chunk_words``-word
+    chunks (Huang et al. 2023, Table 12)."""
+
+    type = "documents"
+    measures = "BitextMining F1 over documents (chunked pooling)"
+    kind = "documents"
+    mteb_type = ""  # MTEB embeds a document whole: not this protocol
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.evaluation.documents import document_units
+
+        src, tgt, sl, tl = document_units(d.dataset)
+        return cls(d, {d.dataset: (src, tgt, sl, tl)}, o.get("similarity", "cosine"), o.get("resamples", 1000),
+                   o.get("seed", 0), o.get("k", 4), o.get("chunk_words", 20))
+
+
+@dataclass
+class StsTask(TaskType):
+    type = "sts"
+    main_score = "cosine_spearman"
+    measures = "Spearman's ρ of cosine similarity with the gold scores"
+    user_files = True
+    mteb_type = "STS"
+
     declaration: TaskDeclaration
     sentences1: list[str]
     sentences2: list[str]
     gold: list[float]
     resamples: int = 1000
     seed: int = 0
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.sts import read_sts
+
+        table, _ = read_sts(Path(d.dataset), "error")
+        return cls(d, list(table["sentence1"]), list(table["sentence2"]), list(table["score"]),
+                   o.get("resamples", 1000), o.get("seed", 0))
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.sts import evaluate_sts
@@ -259,16 +329,31 @@ class StsTask:
                          self.declaration.dataset, self.resamples, self.seed)
         figures = {f"{sim}_{kind}": float(getattr(c, kind)) for sim, c in r.by_similarity.items()
                    for kind in ("spearman", "pearson")}
-        return _finish(self.declaration, scorer, [_row("default", [_lang_tag("und", self.sentences1)], figures["cosine_spearman"], figures,
-                                                       r.to_dict())], [r])
+        row = _row("default", [_lang_tag("und", self.sentences1)], figures["cosine_spearman"], figures, r.to_dict())
+        return self.finish(scorer, [row], [r])
 
 
 @dataclass
-class MiningTask:
+class MiningTask(TaskType):
+    """A BUCC-style comparable corpus: the threshold is chosen on ``dev``, the figure is ``test``'s."""
+
+    type = "mining"
+    main_score = "f1"
+    measures = "BUCC F1 of the mined pairs at the threshold chosen on dev"
+    kind = "mining"
+
     declaration: TaskDeclaration
-    dev: Any  # ComparableCorpus
+    dev: Any  # xlsent.data.comparable.ComparableCorpus
     test: Any
     config: Any = None  # xlsent.mining.job.MineConfig (default: xlsent mine's defaults)
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.registry import load
+
+        dev, test = load(d.dataset, "mining", n_gold=o.get("n_gold", 1000), n_distractors=o.get("n_distractors", 7000),
+                         seed=o.get("seed", 0))
+        return cls(d, dev, test)
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.mining import evaluate_mining
@@ -276,15 +361,22 @@ class MiningTask:
 
         r = evaluate_mining(scorer.encoder(), self.dev, self.test, self.config or MineConfig(), scorer.model)
         t = r.test
-        figures = {"precision": t.precision, "recall": t.recall, "f1": t.f1,
-                   "top1_gold_sources": r.top1_gold_sources}
+        figures = {"precision": t.precision, "recall": t.recall, "f1": t.f1, "top1_gold_sources": r.top1_gold_sources}
         tags = [_lang_tag(self.test.src_lang, [x for _, x in self.test.src]),
                 _lang_tag(self.test.tgt_lang, [x for _, x in self.test.tgt])]
-        return _finish(self.declaration, scorer, [_row("default", tags, t.f1, figures, r.to_dict())], [r])
+        return self.finish(scorer, [_row("default", tags, t.f1, figures, r.to_dict())], [r])
 
 
 @dataclass
-class TripletTask:
+class TripletTask(TaskType):
+    """Held-out triplets: the negative from another section of the same document where the pool has sections."""
+
+    type = "triplet"
+    main_score = "accuracy"
+    measures = "share of triplets whose positive is nearer than the negative (cosine)"
+    kind = "pairs"
+    user_files = True
+
     declaration: TaskDeclaration
     anchors: list[str]
     positives: list[str]
@@ -293,25 +385,53 @@ class TripletTask:
     resamples: int = 1000
     seed: int = 0
 
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.pairs import english_side, section_keys, side_langs
+        from xlsent.data.triplets import build_triplets
+
+        pool = _pool(d, o)
+        other_col, _ = english_side(pool)
+        sl, tl = side_langs(pool)
+        trip, _ = build_triplets(pool, "section" if section_keys(pool) is not None else "random", o.get("seed", 0))
+        return cls(d, list(trip["anchor"]), list(trip["positive"]), list(trip["negative"]),
+                   sl if other_col == "src" else tl, o.get("resamples", 1000), o.get("seed", 0))
+
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.triplet import evaluate_triplets
 
         r = evaluate_triplets(self.anchors, self.positives, self.negatives, scorer.encoder(), scorer.model,
-                              self.declaration.dataset, self.resamples, self.seed,
-                              anchor_lang=self.anchor_lang or None)
+                              self.declaration.dataset, self.resamples, self.seed, anchor_lang=self.anchor_lang or None)
         figures = {f"{k}_accuracy": float(v.accuracy) for k, v in r.accuracy.items()}
-        return _finish(self.declaration, scorer,
-                       [_row("default", [_lang_tag(self.anchor_lang, self.anchors), _lang_tag("eng", self.positives)],
-                             figures["cosine_accuracy"], figures, r.to_dict())], [r])
+        tags = [_lang_tag(self.anchor_lang, self.anchors), _lang_tag("eng", self.positives)]
+        return self.finish(scorer, [_row("default", tags, figures["cosine_accuracy"], figures, r.to_dict())], [r])
 
 
 @dataclass
-class MseTask:
+class MseTask(TaskType):
+    """Distance to a teacher (option ``teacher``): the other language's vectors against the teacher's English."""
+
+    type = "mse"
+    main_score = "negative_mse"
+    measures = "−MSE×100 between the model's vectors of the other language and the teacher's of the English"
+    kind = "pairs"
+
     declaration: TaskDeclaration
     english: list[str]
     other: list[str]
     teacher: str
     other_lang: str = ""
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.pairs import english_side, side_langs
+
+        if not o.get("teacher"):
+            raise XlsentError(f"task {d.name}: give the teacher (option teacher=MODEL)")
+        pool = _pool(d, o)
+        other_col, en_col = english_side(pool)
+        sl, tl = side_langs(pool)
+        return cls(d, list(pool[en_col]), list(pool[other_col]), str(o["teacher"]), sl if other_col == "src" else tl)
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.mse import evaluate_mse
@@ -319,13 +439,20 @@ class MseTask:
         r = evaluate_mse(self.english, self.other, scorer.encoder(), scorer.teacher(self.teacher), scorer.model,
                          dataset=self.declaration.dataset, tgt_lang=self.other_lang or None)
         d = r.to_dict()
-        main = -float(d["mse_tgt_x100"])  # the other language against the teacher's English
-        return _finish(self.declaration, scorer, [_row("default", [_lang_tag("eng", self.english), _lang_tag(self.other_lang, self.other)], main,
-                             {"negative_mse": main}, d)], [r])
+        main = -float(d["mse_tgt_x100"])
+        tags = [_lang_tag("eng", self.english), _lang_tag(self.other_lang, self.other)]
+        return self.finish(scorer, [_row("default", tags, main, {"negative_mse": main}, d)], [r])
 
 
 @dataclass
-class ClassificationTask:
+class ClassificationTask(TaskType):
+    """Zero-shot transfer: a linear classifier on source-language vectors, tested on the target language."""
+
+    type = "classification"
+    main_score = "accuracy"
+    measures = "accuracy of the source-trained classifier on the target language"
+    kind = "labelled"
+
     declaration: TaskDeclaration
     train: Any  # xlsent.data.labelled.Labelled
     test: Any
@@ -333,48 +460,83 @@ class ClassificationTask:
     seeds: int = 5
     resamples: int = 1000
 
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.registry import load
+
+        task = load(d.dataset, "labelled", per_class=o.get("per_class", 500))
+        return cls(d, task["train"], task["test"], task["train_target"], o.get("seeds", 5), o.get("resamples", 1000))
+
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.classify import evaluate_classification
 
         r = evaluate_classification(scorer.encoder(), self.train, self.test, self.train_target, self.seeds,
                                     self.resamples)
         t = r["transfer"]
-        figures = {"accuracy": t["accuracy"], "f1": t["macro_f1"]}
         tags = [_lang_tag(self.train.lang, self.train.texts), _lang_tag(self.test.lang, self.test.texts)]
-        return _finish(self.declaration, scorer, [_row("default", tags, t["accuracy"], figures,
-                                                       {"train": self.train.source, "test": self.test.source, **r})],
-                       [r])
+        row = _row("default", tags, t["accuracy"], {"accuracy": t["accuracy"], "f1": t["macro_f1"]},
+                   {"train": self.train.source, "test": self.test.source, **r})
+        return self.finish(scorer, [row], [r])
 
 
 @dataclass
-class AlignmentTask:
+class AlignmentTask(TaskType):
+    """Sentence alignment of document pairs with ``xlsent align``'s defaults, scored against the gold."""
+
+    type = "alignment"
+    main_score = "strict_f1"
+    measures = "strict F1 of the aligned blocks (Vecalign's scorer)"
+    kind = "alignment"
+
     declaration: TaskDeclaration
     documents: list  # xlsent.data.alignment.DocumentPair
     langs: tuple[str, str] = ("en", "ny")
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.registry import load
+
+        return cls(d, load(d.dataset, "alignment"))
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.aligner.vecalign import EMBED_BATCH, AlignConfig, align_documents
         from xlsent.evaluation.alignment import evaluate_alignment
 
-        cfg = AlignConfig()  # xlsent align's defaults
+        cfg = AlignConfig()
         enc = scorer.encoder(normalize=True, batch_size=EMBED_BATCH)
-        s, _ = evaluate_alignment(self.documents, lambda d: align_documents(d.src, d.tgt, enc.encode, enc.dimension,
+        s, _ = evaluate_alignment(self.documents, lambda x: align_documents(x.src, x.tgt, enc.encode, enc.dimension,
                                                                             cfg, self.langs))
         d = s.to_dict()
-        figures = {k: d[k] for k in ("strict_precision", "strict_recall", "strict_f1", "lax_precision",
-                                      "lax_recall", "lax_f1")}
-        return _finish(self.declaration, scorer, [_row("default", _tags(self.declaration, [x.src[:50] for x in self.documents[:1]]
-                                                     + [x.tgt[:50] for x in self.documents[:1]]),
-                                            s.strict_f1, figures, d)], [s])
+        figures = {k: d[k] for k in ("strict_precision", "strict_recall", "strict_f1", "lax_precision", "lax_recall",
+                                      "lax_f1")}
+        first = self.documents[:1]
+        tags = _tags(self.declaration, [x.src[:50] for x in first] + [x.tgt[:50] for x in first])
+        return self.finish(scorer, [_row("default", tags, s.strict_f1, figures, d)], [s])
 
 
 @dataclass
-class SpansTask:
+class SpansTask(TaskType):
+    """Structural-span retrieval (what the SCP recipe trains): P@1 of each span's aligned span, both ways."""
+
+    type = "spans"
+    main_score = "p@1"
+    measures = "structural-span P@1, mean of both directions"
+    kind = "spans"
+
     declaration: TaskDeclaration
     records: list[dict]
     max_length: int = 128
     resamples: int = 1000
     seed: int = 0
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.registry import load
+        from xlsent.evaluation.spans import sample_records
+
+        records, _ = load(d.dataset, "spans")
+        return cls(d, sample_records(records, o.get("sample", 1000), o.get("seed", 0)),
+                   resamples=o.get("resamples", 1000), seed=o.get("seed", 0))
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.spans import span_retrieval
@@ -384,36 +546,59 @@ class SpansTask:
                            seed=self.seed, name=scorer.model)
         main = (r.src2tgt.p_at_1 + r.tgt2src.p_at_1) / 2
         figures = {"p@1": main, "src2tgt_p@1": r.src2tgt.p_at_1, "tgt2src_p@1": r.tgt2src.p_at_1}
-        return _finish(self.declaration, scorer, [_row("default", _tags(self.declaration, [[x["src"] for x in self.records[:50]],
-                                                                      [x["tgt"] for x in self.records[:50]]]),
-                             main, figures, r.to_dict())], [r])
+        tags = _tags(self.declaration, [[x["src"] for x in self.records[:50]], [x["tgt"] for x in self.records[:50]]])
+        return self.finish(scorer, [_row("default", tags, main, figures, r.to_dict())], [r])
 
 
 @dataclass
-class TaggingTask:
+class NerTask(TaskType):
+    """A token tagger (``xlsent train tagger``) on a CoNLL set: the scorer's model is the tagger's folder."""
+
+    type = "ner"
+    main_score = "micro_f1"
+    measures = "entity micro-F1 (seqeval-style spans)"
+    kind = "tagged"
+
     declaration: TaskDeclaration
-    corpus: Any  # xlsent.data.tagging corpus
+    corpus: Any  # xlsent.data.tagging.TaggedCorpus
     resamples: int = 1000
     seed: int = 0
     max_length: int = 128
+
+    @classmethod
+    def accepts(cls, entry) -> bool:
+        return entry.name.split(":")[0].endswith(cls.type)
+
+    @classmethod
+    def from_declaration(cls, d, o):
+        from xlsent.data.tagging import load_tagged
+
+        return cls(d, load_tagged(d.dataset, None, -1, False, task=cls.type), o.get("resamples", 1000),
+                   o.get("seed", 0))
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.tagging import evaluate_tagger
 
         model, tok = scorer.tagger()
-        s = evaluate_tagger(model, tok, self.corpus, self.declaration.type, self.resamples, self.seed,
-                            self.max_length)
+        s = evaluate_tagger(model, tok, self.corpus, self.type, self.resamples, self.seed, self.max_length)
         main = float(s.main())
-        d = s.to_dict()
-        return _finish(self.declaration, scorer, [_row("default", _tags(self.declaration, [[" ".join(t) for t in self.corpus.tokens[:50]]]),
-                                            main, {self.declaration.main_score: main}, d)],
-                       [s])
+        tags = _tags(self.declaration, [[" ".join(t) for t in self.corpus.tokens[:50]]])
+        return self.finish(scorer, [_row("default", tags, main, {self.main_score: main}, s.to_dict())], [s])
 
 
-def _finish(decl: TaskDeclaration, scorer: Scorer, rows: list[dict], results: list) -> TaskRun:
-    main = float(np.mean([r["main_score"] for r in rows]))  # every subset (language) counts once, as in MTEB
-    split = decl.splits[0] if len(decl.splits) == 1 else "test"
-    return TaskRun(decl, scorer.model, main, split, rows, results)
+class PosTask(NerTask):
+    type = "pos"
+    main_score = "accuracy"
+    measures = "token accuracy"
+
+
+#: every task type by its ``type``
+TASK_TYPES: dict[str, type[TaskType]] = {c.type: c for c in (
+    RetrievalTask, StsTask, MiningTask, TripletTask, MseTask, ClassificationTask, DocumentsTask, AlignmentTask,
+    SpansTask, NerTask, PosTask)}
+
+#: type → (main score, what it measures, the MTEB task type that runs it in MTEB itself, or "")
+TYPES: dict[str, tuple[str, str, str]] = {t: (c.main_score, c.measures, c.mteb_type) for t, c in TASK_TYPES.items()}
 
 
 # ---- named tasks ---------------------------------------------------------------------------------------------
@@ -426,46 +611,41 @@ def _family(dataset: str) -> str:
     return ""
 
 
-def _split_of(task_type: str, dataset: str, splits: tuple[str, ...]) -> tuple[str, ...]:
-    if task_type == "mining":
-        return ("test",)  # the dev corpus chooses the threshold; the figure is the test corpus's
-    if task_type == "classification":
-        return ("test",)
-    return splits[:1] if dataset.count(":") and len(splits) > 1 else splits
+def _training_only(entry) -> bool:
+    return set(entry.splits) <= {"train", "dev-train"}
 
 
 def declare(name: str) -> TaskDeclaration:
     """The declaration of ``TYPE:DATASET`` — a bundled set of the kind the type reads, or a file — or an error
     naming the fix."""
+    from xlsent.data.registry import entries, find
+
     task_type, _, dataset = name.partition(":")
-    if task_type not in TYPES or not dataset:
-        raise XlsentError(f"unknown task '{name}': write TYPE:DATASET with TYPE one of {', '.join(TYPES)} "
-                          "(e.g. retrieval:bible-en-ny:dev); see xlsent eval tasks")
-    main, what, _ = TYPES[task_type]
-    from xlsent.data.registry import find
-
-    kind = _KIND[task_type]
-    found = find(dataset, kind) if kind else None
+    if task_type not in TASK_TYPES or not dataset:
+        raise XlsentError(f"unknown task '{name}': write TYPE:DATASET with TYPE one of {', '.join(TASK_TYPES)} "
+                          "(e.g. retrieval:bible-en-ny:dev); xlsent eval run --list shows them")
+    cls = TASK_TYPES[task_type]
+    found = find(dataset, cls.kind) if cls.kind else None
     if found is None:
-        path = Path(dataset)
-        if task_type in ("retrieval", "sts", "triplet", "documents") and path.is_file():
-            return TaskDeclaration(name, task_type, dataset, "", ("test",), main, "the user's", "", "user",
-                                   f"{what}, on the user's file {dataset}")
-        from xlsent.data.registry import entries
-
-        names = ", ".join(e.name + ("[:CODE]" if e.by_language else "") for e in entries(kind)
-                          if not set(e.splits) <= {"train", "dev-train"}) if kind else ""
-        hint = f"the bundled {kind} sets are {names}" if kind else "give a file"
-        raise XlsentError(f"task '{name}': '{dataset}' is neither a bundled {kind or 'STS'} set nor a file — {hint}")
+        if cls.user_files and Path(dataset).is_file():
+            return TaskDeclaration(name, task_type, dataset, "", ("test",), cls.main_score, "the user's", "", "user",
+                                   f"{cls.measures}, on the user's file {dataset}")
+        sets = ", ".join(e.name + ("[:CODE]" if e.by_language else "") for e in entries(cls.kind)
+                         if cls.accepts(e) and not _training_only(e)) if cls.kind else ""
+        raise XlsentError(f"task '{name}': '{dataset}' is neither a bundled {cls.kind or 'STS'} set nor a file — "
+                          + (f"the bundled {cls.kind} sets are {sets}" if cls.kind else "give a file"))
     e = found.entry
-    if task_type in ("ner", "pos") and not e.name.split(":")[0].endswith(task_type):
+    if not cls.accepts(e):
         raise XlsentError(f"task '{name}': {e.name} is not a {task_type.upper()} set")
-    if task_type in ("mining", "documents") and e.by_language and not found.lang:
+    if cls.type in ("mining", "documents") and e.by_language and not found.lang:
         raise XlsentError(f"task '{name}': {e.name} is read one language at a time — write {task_type}:{e.name}:CODE "
                           f"(e.g. {task_type}:{e.name}:nya)")
+    # mining and classification: the dev / train part chooses, the figure is the test part's
+    splits = ("test",) if cls.type in ("mining", "classification") else (
+        e.splits[:1] if dataset.count(":") and len(e.splits) > 1 else e.splits)
     languages = f"eng, {found.lang}" if found.lang else e.languages
-    return TaskDeclaration(name, task_type, dataset, languages, _split_of(task_type, dataset, e.splits), main,
-                           e.licence, _CITATIONS.get(_family(e.name), ""), e.labels, f"{what} — {e.description}")
+    return TaskDeclaration(name, task_type, dataset, languages, splits, cls.main_score, e.licence,
+                           _CITATIONS.get(_family(e.name), ""), e.labels, f"{cls.measures} — {e.description}")
 
 
 def names() -> list[str]:
@@ -473,16 +653,13 @@ def names() -> list[str]:
     from xlsent.data.registry import entries
 
     out = []
-    for task_type, kind in _KIND.items():
-        if kind is None or task_type == "mse":
+    for t, cls in TASK_TYPES.items():
+        if cls.kind is None or t == "mse":  # mse needs a teacher: it is named with the option
             continue
-        for e in entries(kind):
-            if task_type in ("ner", "pos") and not e.name.split(":")[0].endswith(task_type):
-                continue
-            if (task_type == "triplet" and e.by_language) or set(e.splits) <= {"train", "dev-train"}:
+        for e in entries(cls.kind):
+            if not cls.accepts(e) or _training_only(e) or (t == "triplet" and e.by_language):
                 continue  # training data is no task (it can still be named)
-            code = ":CODE" if e.by_language and task_type in ("mining", "documents") else ""
-            out.append(f"{task_type}:{e.name}{code}")
+            out.append(f"{t}:{e.name}" + (":CODE" if e.by_language and t in ("mining", "documents") else ""))
     return out
 
 
@@ -505,16 +682,10 @@ def expand(tasks: str | Sequence[str]) -> list[str]:
     if not given:
         raise XlsentError(f"no task given: name tasks (e.g. retrieval:bible-en-ny:dev) or a suite "
                           f"({', '.join(SUITES)})")
-    out: list[str] = []
-    for t in given:
-        out.extend(SUITES.get(t, (t,)))
-    out = list(dict.fromkeys(out))
+    out = list(dict.fromkeys(n for t in given for n in SUITES.get(t, (t,))))
     for t in out:
         declare(t)
     return out
-
-
-# ---- building a task from its declaration -----------------------------------------------------------------------
 
 
 #: options of the task types, and their kind (a whole number or a word)
@@ -544,69 +715,14 @@ def _options(options: Mapping[str, Any] | None) -> dict:
     return out
 
 
-def build(name: str, options: Mapping[str, Any] | None = None):
+def build(name: str, options: Mapping[str, Any] | None = None) -> TaskType:
     """The task ``name`` with its data read (a bad file fails here, before any model loads). ``options``:
-    ``sample`` (pairs of a retrieval / triplet / mse pool; 0 = all), ``seed``, ``resamples``, ``similarity``,
-    ``k``, ``chunk_words`` (documents; default 20), ``teacher`` (mse), ``per_class`` (classification),
-    ``n_gold`` / ``n_distractors`` (mining)."""
+    ``sample`` (pairs of a retrieval / triplet / mse pool, spans of a span pool; 0 = all), ``seed``,
+    ``resamples``, ``similarity``, ``k``, ``chunk_words`` (documents; default 20), ``teacher`` (mse),
+    ``per_class``, ``seeds`` (classification), ``n_gold`` / ``n_distractors`` (mining)."""
     o = _options(options)
     d = declare(name)
-    seed, resamples = int(o.get("seed", 0)), int(o.get("resamples", 1000))
-    t, ds = d.type, d.dataset
-    if t in ("retrieval", "triplet", "mse"):
-        from xlsent.data.bundled import split_by_language
-        from xlsent.data.pairs import english_side, load_pairs, section_keys, side_langs
-
-        pool = load_pairs(ds, dedupe=False, sample=int(o.get("sample", 0)), seed=seed).dataset
-        if t == "retrieval":
-            from xlsent.data.registry import is_by_language
-
-            parts = split_by_language(pool) if is_by_language(ds, "pairs") else {ds: pool}
-            pools = {k: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
-            return RetrievalTask(d, pools, o.get("similarity", "cosine"), resamples, seed, int(o.get("k", 4)))
-        other_col, en_col = english_side(pool)
-        sl, tl = side_langs(pool)
-        other_lang = sl if other_col == "src" else tl
-        if t == "mse":
-            if not o.get("teacher"):
-                raise XlsentError(f"task {name}: give the teacher (option teacher=MODEL)")
-            return MseTask(d, list(pool[en_col]), list(pool[other_col]), str(o["teacher"]), other_lang)
-        from xlsent.data.triplets import build_triplets
-
-        trip, _ = build_triplets(pool, "section" if section_keys(pool) is not None else "random", seed)
-        return TripletTask(d, list(trip["anchor"]), list(trip["positive"]), list(trip["negative"]), other_lang,
-                           resamples, seed)
-    if t == "documents":
-        from xlsent.evaluation.documents import document_units
-
-        src, tgt, sl, tl = document_units(ds)
-        return RetrievalTask(d, {ds: (src, tgt, sl, tl)}, o.get("similarity", "cosine"), resamples, seed,
-                             int(o.get("k", 4)), int(o.get("chunk_words", 20)))
-    if t == "sts":
-        from xlsent.data.sts import read_sts
-
-        table, _ = read_sts(Path(ds), "error")
-        return StsTask(d, list(table["sentence1"]), list(table["sentence2"]), list(table["score"]), resamples, seed)
-    from xlsent.data.registry import load
-
-    if t == "mining":
-        dev, test = load(ds, "mining", n_gold=int(o.get("n_gold", 1000)),
-                         n_distractors=int(o.get("n_distractors", 7000)), seed=seed)
-        return MiningTask(d, dev, test)
-    if t == "classification":
-        task = load(ds, "labelled", per_class=int(o.get("per_class", 500)))
-        return ClassificationTask(d, task["train"], task["test"], task["train_target"], int(o.get("seeds", 5)),
-                                  resamples)
-    if t == "alignment":
-        return AlignmentTask(d, load(ds, "alignment"))
-    if t == "spans":
-        from xlsent.evaluation.spans import sample_records
-
-        records, _ = load(ds, "spans")
-        return SpansTask(d, sample_records(records, int(o.get("sample", 1000)), seed), resamples=resamples, seed=seed)
-    from xlsent.data.tagging import load_tagged
-
-    return TaggingTask(d, load_tagged(ds, None, -1, False, task=t), resamples, seed)
+    return TASK_TYPES[d.type].from_declaration(d, o)
 
 
 # ---- MTEB itself -------------------------------------------------------------------------------------------------
@@ -628,9 +744,9 @@ def mteb_tasks(task_names: str | Sequence[str], options: Mapping[str, Any] | Non
     for name in expand(task_names):
         task = build(name, options)
         d = task.declaration
-        mteb_type = TYPES[d.type][2]
-        if not mteb_type or (d.type == "retrieval" and task.chunk_words):
-            raise XlsentError(f"task {name}: MTEB has no task type with this protocol ({TYPES[d.type][1]}) — it "
+        mteb_type = type(task).mteb_type
+        if not mteb_type:
+            raise XlsentError(f"task {name}: MTEB has no task type with this protocol ({type(task).measures}) — it "
                               "runs in xlsent only (xlsent eval run writes its result in MTEB's format)")
         if d.type == "retrieval":
             subsets = {(f"{sl}-{tl}" if len(task.pools) > 1 else "default"): (src, tgt, sl, tl)
