@@ -51,6 +51,13 @@ def test_bad_task_options_fail_before_the_model_loads(tiny_model):
             xlsent.evaluate_tasks(str(tiny_model), "retrieval:bible-en-ny:dev", options=options)
 
 
+def test_evaluate_runs_a_declared_task_name(tiny_model, pairs_tsv):
+    run = xlsent.evaluate(str(tiny_model), f"retrieval:{pairs_tsv}", resamples=20)
+    assert run.task == f"retrieval:{pairs_tsv}" and run.main_score_name == "f1" and len(run.results) == 1
+    with pytest.raises(xlsent.XlsentError, match="names its data"):
+        xlsent.evaluate(str(tiny_model), "lite", dataset="udhr")
+
+
 def test_bitext_f1_is_mtebs_weighted_f1_of_the_top_1():
     s = np.eye(4)
     t = np.eye(4)[[0, 1, 1, 3]]  # source 2's translation looks like source 1's: both pick target 1

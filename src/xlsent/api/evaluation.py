@@ -70,6 +70,9 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
     * ``"sts"`` (``xlsent eval sts``): Spearman and Pearson correlation with gold scores of an STS2017-format
       file, ``data`` (``sentence1<TAB>sentence2<TAB>score``). Options: ``resamples``, ``seed``, ``on_bad_lines``.
       ``main_score``: Spearman's ρ of cosine similarity.
+    * a declared task or suite (``"retrieval:bible-en-ny:dev"``, ``"mining:udhr:zul"``, ``"lite"``): run as
+      :func:`evaluate_tasks` does, ``**options`` being its task options; returns its
+      :class:`~xlsent.evaluation.tasks.TaskRun` (a list of them for several).
 
     Args:
         model: a registered name, a model folder or a ``SentenceTransformer`` (:func:`xlsent.load`).
