@@ -240,7 +240,7 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
     from xlsent.data.bundled import bundled_spec, is_bundled, split_by_language
     from xlsent.data.pairs import load_pairs, side_langs
     from xlsent.evaluation.languages import profile_languages, summarize
-    from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_many
+    from xlsent.evaluation.retrieval import SIMILARITIES, Pool, evaluate_many
 
     choice(similarity, SIMILARITIES, "--similarity")
     if bool(pairs) == bool(dataset):
@@ -264,7 +264,7 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
     langs = list(dict.fromkeys(ds["tgt_lang"])) if "tgt_lang" in ds.column_names else [""]
     split = by_language if by_language is not None else len(langs) > 1
     parts = split_by_language(ds) if split else {source: ds}
-    groups = {name: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for name, p in parts.items()}
+    groups = {name: Pool(list(p["src"]), list(p["tgt"]), *side_langs(p)) for name, p in parts.items()}
     label = _label(model)
     enc = None
     if queries:

@@ -24,7 +24,7 @@ top k. Differences from MTEB's bitext-mining top-1 score:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -34,6 +34,15 @@ from xlsent.encoding.encoder import TextEncoder, as_encoder
 from xlsent.similarity import SIMILARITIES, center as center_rows, ranked_candidates
 
 KS = (1, 5, 10)
+
+
+class Pool(NamedTuple):
+    """One pool of aligned pairs: ``src[i]`` translates ``tgt[i]``; the languages as ISO 639-3 codes (or "")."""
+
+    src: list[str]
+    tgt: list[str]
+    src_lang: str = ""
+    tgt_lang: str = ""
 #: the scorings reported beside the main figure: (centered?, similarity)
 BESIDE = {"cosine": (False, "cosine"), "center+cosine": (True, "cosine"), "csls": (False, "csls"),
           "center+csls": (True, "csls"), "margin": (False, "margin"), "center+margin": (True, "margin")}
@@ -198,7 +207,7 @@ def evaluate_queries(
 
 
 def evaluate_many(
-    groups: dict[str, tuple[list[str], list[str], str, str]],
+    groups: dict[str, Pool],
     encoder: TextEncoder | Callable[[list[str]], np.ndarray],
     model_name: str = "",
     similarity: str = "cosine",

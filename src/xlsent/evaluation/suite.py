@@ -84,7 +84,7 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     from xlsent.data.triplets import build_triplets
     from xlsent.evaluation.languages import profile_languages, summarize
     from xlsent.evaluation.mse import evaluate_mse
-    from xlsent.evaluation.retrieval import evaluate_many, evaluate_retrieval, mean_row
+    from xlsent.evaluation.retrieval import Pool, evaluate_many, evaluate_retrieval, mean_row
     from xlsent.evaluation.triplet import evaluate_triplets
 
     held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=seed).dataset
@@ -98,7 +98,7 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     udhr = None
     pool = e.get("udhr_pool") or "udhr"
     if e.get("udhr"):  # read once for every model
-        udhr = {k: (list(p["src"]), list(p["tgt"]), p["src_lang"][0], p["tgt_lang"][0])
+        udhr = {k: Pool(list(p["src"]), list(p["tgt"]), p["src_lang"][0], p["tgt_lang"][0])
                 for k, p in split_by_language(load_bundled(pool)).items()}
     for name, enc in encoders.items():
         if on_note is not None:

@@ -234,7 +234,8 @@ def _pool(d: TaskDeclaration, o: dict):
 
 @dataclass
 class RetrievalTask(TaskType):
-    """Parallel pools (one per language pair): ``pools`` maps a subset name to (src, tgt, src_lang, tgt_lang)."""
+    """Parallel pools (one per language pair): ``pools`` maps a subset name to its
+    :class:`~xlsent.evaluation.retrieval.Pool`."""
 
     type = "retrieval"
     main_score = "f1"
@@ -244,7 +245,7 @@ class RetrievalTask(TaskType):
     mteb_type = "BitextMining"
 
     declaration: TaskDeclaration
-    pools: dict[str, tuple[list[str], list[str], str, str]]
+    pools: dict[str, Any]  # name → xlsent.evaluation.retrieval.Pool
     similarity: str = "cosine"
     resamples: int = 1000
     seed: int = 0
@@ -259,7 +260,9 @@ class RetrievalTask(TaskType):
 
         pool = _pool(d, o)
         parts = split_by_language(pool) if is_by_language(d.dataset, "pairs") else {d.dataset: pool}
-        pools = {k: (list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
+        from xlsent.evaluation.retrieval import Pool
+
+        pools = {k: Pool(list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
         return cls(d, pools, o.get("similarity", "cosine"), o.get("resamples", 1000), o.get("seed", 0), o.get("k", 4))
 
     def run(self, scorer: Scorer) -> TaskRun:
@@ -272,7 +275,7 @@ class RetrievalTask(TaskType):
         if len(self.pools) > 1:
             profile_languages(results, self.pools, enc.enc)
         rows = []
-        for (src, tgt, sl, tl), r in zip(self.pools.values(), results):
+        for (src, tgt, sl, tl), r in zip(self.pools.values(), results):  # Pool fields
             figures = bitext_f1(enc.encode(src, sl or None), enc.encode(tgt, tl or None))
             d = r.to_dict() | ({"chunk_words": self.chunk_words} if self.chunk_words else {})
             rows.append(_row(f"{sl}-{tl}" if len(self.pools) > 1 else "default",
@@ -294,8 +297,9 @@ class DocumentsTask(RetrievalTask):
     def from_declaration(cls, d, o):
         from xlsent.evaluation.documents import document_units
 
-        src, tgt, sl, tl = document_units(d.dataset)
-        return cls(d, {d.dataset: (src, tgt, sl, tl)}, o.get("similarity", "cosine"), o.get("resamples", 1000),
+        from xlsent.evaluation.retrieval import Pool
+
+        return cls(d, {d.dataset: Pool(*document_units(d.dataset))}, o.get("similarity", "cosine"), o.get("resamples", 1000),
                    o.get("seed", 0), o.get("k", 4), o.get("chunk_words", 20))
 
 
