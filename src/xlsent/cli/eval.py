@@ -632,13 +632,14 @@ def align(
 
 @app.command("run")
 def run(
-    model: str = typer.Option(None, "--model", "-m", help="registered name or local model folder (a tagger folder "
-                              "for ner:/pos: tasks)"),
-    tasks: str = typer.Option(None, "--tasks", "-t", help="TASK[,TASK…] (TYPE:DATASET, e.g. retrieval:bible-en-ny:dev, "
-                              "mining:udhr:zul, sts:FILE) or a suite: lite | dev | test"),
+    model: str = typer.Option(None, "--model", "-m", help="registered name or local model folder (a tagger "
+                              "folder for ner:/pos: tasks)"),
+    tasks: str = typer.Option(None, "--tasks", "-t", help="TASK[,TASK…] (TYPE:DATASET, e.g. "
+                              "retrieval:bible-en-ny:dev, mining:udhr:zul, sts:FILE) or a suite: lite | dev | test"),
     output: Path = typer.Option(None, "--output", "-o", help="folder: one result file a task, in MTEB's format"),
     option: list[str] = typer.Option([], "--option", help="a task option KEY=VALUE, repeatable: sample, seed, "
-                                     "resamples, similarity, k, chunk_words, teacher, per_class, n_gold, n_distractors"),
+                                     "resamples, similarity, k, chunk_words, teacher, per_class, seeds, n_gold, "
+                                     "n_distractors"),
     list_: bool = typer.Option(False, "--list", help="list the named tasks and suites, and exit"),
     dimensions: Dimensions = None,
     backend: Backend = "auto",

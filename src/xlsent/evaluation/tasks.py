@@ -113,7 +113,8 @@ class TaskRun:
             except PackageNotFoundError:  # mteb is an extra: the format does not need it
                 return None
 
-        return {"dataset_revision": f"xlsent-{installed('xlsent') or 'source'}", "mteb_version": installed("mteb"), "task_name": self.declaration.mteb_name,
+        return {"dataset_revision": f"xlsent-{installed('xlsent') or 'source'}", "mteb_version": installed("mteb"),
+                "task_name": self.declaration.mteb_name,
                 "scores": {self.split: self.scores},
                 "evaluation_time": self.evaluation_time, "kg_co2_emissions": None,
                 "date": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())}
@@ -299,7 +300,8 @@ class DocumentsTask(RetrievalTask):
 
         from xlsent.evaluation.retrieval import Pool
 
-        return cls(d, {d.dataset: Pool(*document_units(d.dataset))}, o.get("similarity", "cosine"), o.get("resamples", 1000),
+        return cls(d, {d.dataset: Pool(*document_units(d.dataset))}, o.get("similarity", "cosine"),
+                   o.get("resamples", 1000),
                    o.get("seed", 0), o.get("k", 4), o.get("chunk_words", 20))
 
 
