@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -18,34 +19,49 @@ def _plain_type(label: str) -> str:
     inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
     if inner.startswith("list[") and inner.endswith("]"):
         inner = inner[5:-1]
-    if "|" in inner:  # choices: listed as click does
-        return f"[{inner}]"
     return _CLICK_NAMES.get(inner, inner.upper())
+
+
+def _choices(param) -> tuple | None:
+    """The values a choice parameter (a ``Literal`` or ``Enum`` annotation) takes; None for any other."""
+    desc = getattr(param, "type_descriptor", None)  # typer 0.27+; older typer: a click.Choice type
+    found = (desc.choices if desc.is_choice else None) if desc is not None else getattr(param.type, "choices", None)
+    return tuple(getattr(c, "value", c) for c in found) if found else None
 
 
 _PLAIN: dict[type, type] = {}
 
 
 def _plain_class(cls: type) -> type:
-    """``cls`` (a typer parameter class) with ``--help`` showing a value's type as click always has (TEXT,
-    INTEGER, PATH …) and nothing after a flag: typer 0.27 and later print Python annotations in brackets —
-    ``--plain <bool>``, ``--set <list[str]>`` — which reads as if a flag took a value. A class without those
-    display methods (another typer) is kept as it is."""
-    if not (hasattr(cls, "display_type") and hasattr(cls, "display_type_rich")):
-        return cls
-    if cls not in _PLAIN:
-        class Plain(cls):
+    """``cls`` (a typer parameter class) whose bad choice is xlsent's one line (``unknown --opt 'x': use one of
+    …``, exit 2) instead of a usage box, and whose ``--help`` shows a value's type as click always has (TEXT,
+    INTEGER, PATH, [a|b] …) and nothing after a flag: typer 0.27 and later print Python annotations in brackets
+    (``--plain <bool>``), which reads as if a flag took a value."""
+    if cls in _PLAIN:
+        return _PLAIN[cls]
+
+    class Plain(cls):
+        def process_value(self, ctx, value):
+            try:
+                return super().process_value(ctx, value)
+            except typer.BadParameter:
+                allowed = _choices(self)
+                if not allowed or isinstance(value, (list, tuple)):
+                    raise
+                raise XlsentError(f"unknown {self.opts[0]} '{value}': use one of {', '.join(allowed)}") from None
+
+        if hasattr(cls, "display_type") and hasattr(cls, "display_type_rich"):
             def display_type(self, ctx):
-                return _plain_type(super().display_type(ctx))
+                allowed = _choices(self)  # listed as click does
+                return f"[{'|'.join(allowed)}]" if allowed else _plain_type(super().display_type(ctx))
 
             def display_type_rich(self, ctx):
                 if getattr(self, "is_flag", False) or getattr(self, "count", False):
                     return None
                 return super().display_type_rich(ctx)
 
-        Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
-        _PLAIN[cls] = Plain
-    return _PLAIN[cls]
+    Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
+    return _PLAIN.setdefault(cls, Plain)
 
 
 def _plain_command(cls: type) -> type:
@@ -64,8 +80,7 @@ def _plain_command(cls: type) -> type:
 
 
 def plain_help(command) -> None:
-    """Every parameter of ``command`` and of its subcommands, ``--help`` included, shown the plain way
-    (:func:`_plain_class`)."""
+    """Every parameter of ``command`` and of its subcommands, ``--help`` included, made :func:`_plain_class`."""
     for param in getattr(command, "params", ()):
         param.__class__ = _plain_class(type(param))
     for sub in (getattr(command, "commands", None) or {}).values():
@@ -75,8 +90,8 @@ def plain_help(command) -> None:
 
 
 class XlsentGroup(TyperGroup):
-    """The program's root group: built once every command and group under it is, it shows their parameters the
-    plain way — this program's own subclasses, typer's classes left untouched."""
+    """The program's root group: built once every command and group under it is, it makes their parameters
+    :func:`_plain_class` — this program's own subclasses, typer's classes left untouched."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+
 import typer
 from rich.table import Table
 
-from xlsent.api._common import place
 from xlsent.cli.common import console
-from xlsent.cli.options import Backend, Device, Dtype, PrintJson, Threads
+from xlsent.cli.options import RUNTIME, PrintJson, takes
 from xlsent.models.handle import load_model
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
@@ -85,18 +85,15 @@ def info(
 
 
 @app.command("calibrate")
+@takes(*RUNTIME)
 def calibrate_command(
     name: str = typer.Argument(..., help="registered name or local model folder (the means are stored in it)"),
     lang: list[str] = typer.Option(..., "--lang", help="CODE=FILE: text of that language, one text a line "
                                    "(repeatable); a few hundred lines are plenty"),
     sample: int = typer.Option(0, help="use at most N lines of each file (seeded; 0 = all)"),
-    backend: Backend = "auto",
-    threads: Threads = 0,
-    device: Device = "auto",
-    dtype: Dtype = "auto",
+    run: dict = None,
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.models import calibrate
     from xlsent.encoding.encoder import source_folder
     from xlsent.models.language_means import MEANS_FILE
@@ -107,8 +104,7 @@ def calibrate_command(
         if not sep or not code.strip() or not path:
             raise XlsentError(f"--lang {item}: give CODE=FILE, e.g. --lang nya=chichewa.txt")
         files[code] = path
-    means = calibrate(name, files, sample=sample, backend=backend, threads=threads, device=device, dtype=dtype,
-                      show_progress=True)
+    means = calibrate(name, files, sample=sample, show_progress=True, **run)
     path = source_folder(name) / MEANS_FILE
     t = Table(title=f"language means in {path}")
     for c in ("language", "texts", "source"):

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import typer
+
+from xlsent.data.readers import BAD_LINE_POLICIES
+from xlsent.encoding.encoder import BACKENDS
+from xlsent.mining.engine import ENGINES
+from xlsent.mining.margin import MODES
 
 
 def _renamed(old: str, new: str):
@@ -27,9 +32,9 @@ def _renamed(old: str, new: str):
     return note
 
 
-Backend = Annotated[str, typer.Option(
-    "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on torch | torch "
-    "| onnx: a torch model is exported once (fp32) into the cache")]
+Backend = Annotated[Literal[BACKENDS], typer.Option(
+    "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on torch; "
+    "onnx: a torch model is exported once (fp32) into the cache")]
 Threads = Annotated[int, typer.Option(
     "--threads", help="threads of the backend that runs the model, torch or onnxruntime (0 = its default)")]
 Device = Annotated[str, typer.Option(
@@ -45,8 +50,8 @@ Dimensions = Annotated[Optional[int], typer.Option(
     "--dimensions", help="the first N coordinates of each vector, renormalised to unit length (1 to the model's "
     "width; default: the full width)")]
 
-Engine = Annotated[str, typer.Option(
-    "--engine", help="local: every step in this process | ray: the steps on a Ray cluster (pip install "
+Engine = Annotated[Literal[ENGINES], typer.Option(
+    "--engine", help="local: every step in this process; ray: the steps on a Ray cluster (pip install "
     "'xlsent\\[ray]'), the same result")]
 Address = Annotated[Optional[str], typer.Option(
     "--address", help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; with neither, a local "
@@ -61,9 +66,9 @@ GpusPerWorker = Annotated[float, typer.Option(
 Model = Annotated[str, typer.Option("--model", "-m", help="registered name or local model folder")]
 ChunkWords = Annotated[int, typer.Option(
     "--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = off)")]
-OnBadLines = Annotated[str, typer.Option("--on-bad-lines", help="error | skip")]
+OnBadLines = Annotated[Literal[BAD_LINE_POLICIES], typer.Option("--on-bad-lines", help="what a malformed line does")]
 PrintJson = Annotated[bool, typer.Option("--json", help="print JSON")]
-MatchMode = Annotated[str, typer.Option("--mode", help="forward | backward | intersect | max")]
+MatchMode = Annotated[Literal[MODES], typer.Option("--mode", help="which pairs the margin keeps")]
 JsonOutput = Annotated[Optional[Path], typer.Option("--output", "-o", help="write the JSON result here")]
 Resamples = Annotated[int, typer.Option(
     "--resamples", "--bootstrap", callback=_renamed("--bootstrap", "--resamples"),
@@ -71,3 +76,42 @@ Resamples = Annotated[int, typer.Option(
 K = Annotated[int, typer.Option(
     "--k", "--k-nn", callback=_renamed("--k-nn", "--k"),
     help="neighbours per direction for the margin and CSLS (--k-nn: its old name, accepted until the next release)")]
+
+_SHARED = {"backend": (Backend, "auto"), "threads": (Threads, 0), "device": (Device, "auto"), "dtype": (Dtype, "auto"),
+           "engine": (Engine, "local"), "address": (Address, None), "workers": (Workers, 2),
+           "cpus_per_worker": (CpusPerWorker, 1.0), "gpus_per_worker": (GpusPerWorker, 0.0)}
+RUNTIME = ("backend", "threads", "device", "dtype")
+RAY = ("engine", "address", "workers", "cpus_per_worker", "gpus_per_worker")
+
+
+def takes(*names: str):
+    """A command decorator: the command also takes these shared options (of ``RUNTIME`` and ``RAY``), declared
+    here once, after its own; they are checked before it runs (a device that is not there, --threads < 0: one
+    line, before any model loads) and handed to it as one dict, ``run`` (the engine options as ``run["engine"]``,
+    a function that makes the engine: :func:`xlsent.cli.common.make_engine`)."""
+    import functools
+    import inspect
+
+    def wrap(command):
+        sig = inspect.signature(command, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "run"]
+        extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=_SHARED[n][0], default=_SHARED[n][1])
+                 for n in names]
+
+        @functools.wraps(command)
+        def run_command(**kwargs):
+            from xlsent.api._common import at_least, place
+            from xlsent.cli.common import make_engine
+
+            run = {n: kwargs.pop(n) for n in names}
+            place(run.get("device", "auto"), run.get("dtype", "auto"))
+            at_least(run.get("threads", 0), 0, "--threads")
+            if "engine" in run:
+                ray = [run.pop(n) for n in RAY]
+                run["engine"] = lambda: make_engine(*ray)
+            return command(**kwargs, run=run)
+
+        run_command.__signature__ = sig.replace(parameters=own + extra)
+        return run_command
+
+    return wrap

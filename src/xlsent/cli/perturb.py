@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from xlsent.api._common import place
 from xlsent.cli.common import console, output_file, show_note
-from xlsent.cli.options import Device
+from xlsent.cli.options import takes
+from xlsent.perturbations.suite import KINDS
 from xlsent.utils.errors import XlsentError
 
 
@@ -57,11 +58,12 @@ def load_inputs(test: str, train: str, target_train: str | None, lang: str, name
     return inp
 
 
+@takes("device")
 def perturb_command(
     test: str = typer.Option(..., "--test", help="BIO test file (or bundled set, e.g. silver-ner:ny:test)"),
     train: str = typer.Option(..., "--train", help="the tagger's training file (read, never changed)"),
     output: Path = typer.Option(..., "--output", "-o", help="perturbed CoNLL file; the log goes to OUTPUT.json"),
-    perturbation: str = typer.Option(..., "--perturbation", "-p", help="P1 | P2 | P3 | P4 | P5 | P4-random"),
+    perturbation: Literal[KINDS] = typer.Option(..., "--perturbation", "-p", help="which perturbation"),
     target_train: str = typer.Option(None, help="the test language's own training file (default name/place lists "
                                      "come from its entities; default: --train)"),
     names: Path = typer.Option(None, help="given names for P1, one per line"),
@@ -74,15 +76,12 @@ def perturb_command(
     seed: int = typer.Option(0, help="seed of every random choice"),
     sample: int = typer.Option(0, help="perturb a seeded sample of N test sentences (0 = all)"),
     strict: bool = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a repair"),
-    device: Device = "auto",
+    run: dict = None,
 ) -> None:
     """Perturb a test file (Manafi 2025 §3.1.2): P1 given names, P2 places, P3 shared entities → test-only
     ones, P4 shared context words → most similar test-only word, P5 = P3 + P4, P4-random = random substitutes."""
-    place(device)  # a device that is not there: one line, before any model loads
-    from xlsent.perturbations.suite import KINDS, perturb, write_perturbed
+    from xlsent.perturbations.suite import perturb, write_perturbed
 
-    if perturbation not in KINDS:
-        raise XlsentError(f"unknown --perturbation {perturbation!r}: use one of {', '.join(KINDS)}")
     output_file(output)
     context = perturbation.startswith(("P4", "P5"))  # the ones that replace context words, which skip stop words
     if not context and (stopwords is not None or lang):

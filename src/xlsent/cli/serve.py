@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import typer
 
-from xlsent.api._common import place
-from xlsent.cli.common import at_least, check_backend, check_dimensions, console
-from xlsent.cli.options import Backend, Device, Dtype, Threads
+from xlsent.cli.common import at_least, check_dimensions, console
+from xlsent.cli.options import RUNTIME, takes
 from xlsent.models.registry import DEFAULT_MODEL
-from xlsent.serve.limits import ServeLimits
+from xlsent.serve.index import SCORINGS
+from xlsent.serve.limits import OVERLONG, ServeLimits
 from xlsent.utils.errors import XlsentError
 
 _LIMITS = ServeLimits()  # the limits' defaults, each declared once (in ServeLimits)
 
 
+@takes(*RUNTIME)
 def serve_command(
     model: str = typer.Argument(DEFAULT_MODEL, help="registered name, model folder or exported ONNX folder"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (127.0.0.1 = this machine only)"),
     port: int = typer.Option(8080, help="port"),
-    backend: Backend = "auto",
-    threads: Threads = 0,
-    device: Device = "auto",
-    dtype: Dtype = "auto",
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(e.g. bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
-    scoring: str = typer.Option("csls", help="how /search ranks the --index: csls (default; an index of one "
-                                "language falls back to cosine) | cosine. An index whose every language has a "
+    scoring: Literal[SCORINGS] = typer.Option("csls", help="how /search ranks the --index (csls: an index of one "
+                                              "language falls back to cosine). An index whose every language has a "
                                 "calibrated mean (xlsent models calibrate) is indexed centered, and its queries must "
                                 "then name their 'language' (measured effect of both: "
                                 "docs/experiments/centering-and-csls.md)"),
@@ -36,8 +35,8 @@ def serve_command(
     max_inputs: int = typer.Option(_LIMITS.max_inputs, help="texts per request (more: 413)"),
     max_chars: int = typer.Option(_LIMITS.max_chars, help="characters per text (more: 413)"),
     max_tokens: int = typer.Option(_LIMITS.max_tokens, help="pieces per text, prompt included (0 = the model's maximum)"),
-    overlong: str = typer.Option(_LIMITS.overlong, help="a text over --max-tokens: truncate (reported in the response) "
-                                 "or reject (413)"),
+    overlong: Literal[OVERLONG] = typer.Option(_LIMITS.overlong, help="a text over --max-tokens: truncated (reported "
+                                               "in the response) or rejected (413)"),
     max_body_mib: float = typer.Option(_LIMITS.max_body_bytes / 2**20, help="request body size in MiB (more: 413)"),
     max_queue: int = typer.Option(_LIMITS.max_queue, help="texts waiting for the model (more: 429 with Retry-After)"),
     batch_tokens: int = typer.Option(_LIMITS.batch_tokens, help="padded token budget of one model batch"),
@@ -58,12 +57,11 @@ def serve_command(
                                       "balancer's probe interval)"),
     worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (Linux "
                                     "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
+    run: dict = None,
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.serve.auth import ApiKeys, check_exposure
 
-    check_backend(backend, threads)
     at_least(port, 1, "--port")
     if port > 65535:
         raise XlsentError(f"--port {port}: must be ≤ 65535")
@@ -77,10 +75,6 @@ def serve_command(
     limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
                          max_body_bytes=int(max_body_mib * 2**20), max_queue=max_queue, batch_tokens=batch_tokens,
                          max_wait_ms=max_wait_ms, model_batch=model_batch)
-    from xlsent.serve.index import SCORINGS
-
-    if scoring not in SCORINGS:
-        raise XlsentError(f"--scoring {scoring}: use one of {', '.join(SCORINGS)}")
     if index:
         from pathlib import Path
 
@@ -92,7 +86,7 @@ def serve_command(
     from xlsent.serve.app import Service
     from xlsent.serve.server import serve
 
-    service = Service(model, backend=backend, threads=threads, limits=limits, index=index, name=name,
+    service = Service(model, backend=run["backend"], threads=run["threads"], limits=limits, index=index, name=name,
                       worker_nice=worker_nice, scoring=scoring, api_keys=keys, dimensions=dimensions)
     auth = f"{len(keys)} API key(s)" if keys else "no API key"
     console.print(f"serving {model} on http://{host}:{port} with {auth} (GET /health turns 200 once the model is "

@@ -8,12 +8,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.api._common import place
 from xlsent.cli.common import at_least, console, output_file, show_note
-from xlsent.cli.options import Device, Resamples
+from xlsent.cli.options import JsonOutput, Resamples, takes
 from xlsent.utils.io import write_json_atomic
 
 
+@takes("device")
 def eval_spans(
     models: list[str] = typer.Option(..., "--model", "-m", help="model name or folder (repeat to compare)"),
     spans: str = typer.Option("structural-en-ny:test", "--spans", help="structural-words file "
@@ -22,12 +22,11 @@ def eval_spans(
     seed: int = typer.Option(0, help="sample and bootstrap seed"),
     max_length: int = typer.Option(128, help="pieces per sentence (spans past it are left out and counted)"),
     resamples: Resamples = 1000,
-    output: Path = typer.Option(None, "--output", "-o", help="write the results as JSON"),
-    device: Device = "auto",
+    output: JsonOutput = None,
+    run: dict = None,
 ) -> None:
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
-    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
     from xlsent.models.handle import load_model

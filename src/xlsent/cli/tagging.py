@@ -4,21 +4,17 @@ title selector train as registered recipes: ``xlsent train tagger|titles``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal, Optional
 
 import typer
 from rich.table import Table
 
-from xlsent.api._common import place
-from xlsent.cli.common import (at_least, choice, console, output_file, output_folder,
-                               show_note, with_device)
-from xlsent.cli.options import Device, JsonOutput, Resamples, TrainDevice
+from xlsent.cli.common import at_least, console, output_file, output_folder, show_note, with_device
+from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
 from xlsent.data.conll import SCHEMES
 from xlsent.data.tagging import data_kind
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
-
-SILVER = "silver"
-
 
 
 def scores_table(rows: list[tuple[str, object]], task: str, title: str) -> Table:
@@ -50,8 +46,6 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resam
     if compare and len(compare) != len(models):
         raise XlsentError(f"--compare: give one tagger per --model ({len(models)}), seed i against seed i — "
                           f"got {len(compare)}")
-    if scheme is not None:
-        choice(scheme, SCHEMES, "--scheme")
     for v, m, o in ((sample, 0, "--sample"), (resamples, 0, "--resamples"), (max_length, 8, "--max-length")):
         at_least(v, m, o)
     if not models:
@@ -108,7 +102,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resam
 _MODEL = typer.Option([], "--model", "-m", help="tagger folder from `xlsent train tagger` (repeat for seeds)")
 _SAMPLE = typer.Option(0, help="score a seeded sample of N test sentences (0 = all)")
 _SEED = typer.Option(0, help="seed for the sample and the bootstrap")
-_SCHEME = typer.Option(None, help="iob2 | iob1 | plain (default: iob2 for NER, plain for POS)")
+_SCHEME = typer.Option(None, help="the tag scheme (default: iob2 for NER, plain for POS)")
 _STRICT = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a counted repair")
 _COL = typer.Option(-1, help="column of the tag (the token is column 0; -1 = the last)")
 _MAXLEN = typer.Option(128, help="pieces per sentence (words past it count as missed)")
@@ -116,21 +110,21 @@ _COMPARE = typer.Option([], "--compare", help="taggers to compare with the --mod
                         "(e.g. the same tagger over another encoder): seed-averaged Δ with a paired bootstrap")
 
 
+@takes("device")
 def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-ner:ny:test, gold-ner:ja …)"), sample: int = _SAMPLE, seed: int = _SEED, resamples: Resamples = 1000,
-             scheme: str = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL, max_length: int = _MAXLEN,
-             output: JsonOutput = None, compare: list[str] = _COMPARE, device: Device = "auto") -> None:
+             scheme: Optional[Literal[SCHEMES]] = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL,
+             max_length: int = _MAXLEN, output: JsonOutput = None, compare: list[str] = _COMPARE, run: dict = None) -> None:
     """Entity-level micro/macro F1 (seqeval), per-label F1, bootstrap CIs; mean and spread over several models."""
-    place(device)  # a device that is not there: one line, before any model loads
     _eval("ner", model, test, sample, seed, resamples, scheme, strict, tag_column, max_length, output, compare)
 
 
+@takes("device")
 def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-pos:ny:test …)"), sample: int = _SAMPLE, seed: int = _SEED, resamples: Resamples = 1000,
-             scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: JsonOutput = None,
-             compare: list[str] = _COMPARE, device: Device = "auto") -> None:
+             scheme: Optional[Literal[SCHEMES]] = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN,
+             output: JsonOutput = None, compare: list[str] = _COMPARE, run: dict = None) -> None:
     """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
-    place(device)  # a device that is not there: one line, before any model loads
     _eval("pos", model, test, sample, seed, resamples, scheme, False, tag_column, max_length, output, compare)
 
 
@@ -215,6 +209,7 @@ def eval_adversarial(
     console.print(f"labels: {report['labels']}; written: {output / 'adversarial.json'}, {output / 'adversarial.png'}")
 
 
+@takes("device")
 def eval_titles(
     model: str = typer.Option(..., "--model", "-m", help="title selector folder (run folder or its model/)"),
     test: Path = typer.Option(..., "--test", help="text<TAB>gold<TAB>distractor… file"),
@@ -227,11 +222,10 @@ def eval_titles(
     resamples: Resamples = 1000,
     max_length: int = typer.Option(128, help="pieces of section text read"),
     output: JsonOutput = None,
-    device: Device = "auto",
+    run: dict = None,
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
-    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.multiple_choice import read_choices
     from xlsent.recipes.titles import evaluate_titles
 
