@@ -65,7 +65,7 @@ def _plain_class(cls: type) -> type:
 
 
 def _plain_command(cls: type) -> type:
-    """``cls`` (a command or group class) whose ``--help`` option is shown the plain way too."""
+    """``cls`` (a command or group class) whose ``--help`` option is :func:`_plain_class` too."""
     if cls not in _PLAIN:
         class Plain(cls):
             def get_help_option(self, ctx):
@@ -89,19 +89,13 @@ def plain_help(command) -> None:
         plain_help(sub)
 
 
-class XlsentGroup(TyperGroup):
+class XlsentGroup(_plain_command(TyperGroup)):
     """The program's root group: built once every command and group under it is, it makes their parameters
     :func:`_plain_class` — this program's own subclasses, typer's classes left untouched."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         plain_help(self)
-
-    def get_help_option(self, ctx):
-        option = super().get_help_option(ctx)
-        if option is not None:
-            option.__class__ = _plain_class(type(option))
-        return option
 
 
 console = Console(emoji=False)
@@ -113,18 +107,24 @@ def show_note(text: str) -> None:
     err_console.print(escape(text), style="dim")
 
 
+def table(title: str, columns, left: int = 1, **kwargs) -> Table:
+    """A table with these columns: the first ``left`` aligned left, the others (figures) right."""
+    t = Table(title=title, **kwargs)
+    for i, c in enumerate(columns):
+        t.add_column(c, justify="left" if i < left else "right")
+    return t
+
+
 def retrieval_table(rows: list[dict], title: str, extra_cols: tuple[str, ...] = ()) -> Table:
     """One row per result: P@1/5/10 both directions, with the P@1 CI."""
-    t = Table(title=title)
-    for c in ("pool", "n", *extra_cols, "src→tgt P@1 [95% CI]", "P@5", "P@10", "tgt→src P@1 [95% CI]", "P@5", "P@10"):
-        t.add_column(c, justify="right" if c not in ("pool",) else "left")
+    t = table(title, ("pool", "n", *extra_cols, "src→tgt P@1 [95% CI]", "P@5", "P@10", "tgt→src P@1 [95% CI]", "P@5",
+                      "P@10"))
     for r in rows:
         cells = [r["pool"], str(r["n"]), *[r.get(c, "") for c in extra_cols]]
-        for d in ("src2tgt", "tgt2src"):
-            x = r[d]
+        for x in (r["src2tgt"], r["tgt2src"]):
             ci = x.get("ci95", {}).get("p@1")
-            cells.append(f"{x['p@1']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""))
-            cells += [f"{x['p@5']:.3f}", f"{x['p@10']:.3f}"]
+            cells += [f"{x['p@1']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""), f"{x['p@5']:.3f}",
+                      f"{x['p@10']:.3f}"]
         t.add_row(*cells)
     return t
 
@@ -133,14 +133,11 @@ def beside_table(rows: list[dict], mean: dict | None, title: str) -> Table | Non
     """P@1 of the scorings reported beside the main one (centering, CSLS, margin): one row a scoring, for the one
     pool or the mean over pools (each pool's figures are in the JSON)."""
     named = [r for r in rows if r.get("beside")]
-    if not named:
-        return None
-    data = named[0]["beside"] if len(named) == 1 else (mean or {}).get("beside")
+    data = (named[0]["beside"] if len(named) == 1 else (mean or {}).get("beside")) if named else None
     if not data:
         return None
-    t = Table(title=title + ("" if len(named) == 1 else f" — mean of {len(named)} pools"))
-    for c in ("scoring", "src→tgt P@1", "tgt→src P@1"):
-        t.add_column(c, justify="left" if c == "scoring" else "right")
+    t = table(title + ("" if len(named) == 1 else f" — mean of {len(named)} pools"),
+              ("scoring", "src→tgt P@1", "tgt→src P@1"))
     for name, v in data.items():
         t.add_row(name, f"{v['src2tgt']:.3f}", f"{v['tgt2src']:.3f}")
     return t
@@ -160,19 +157,13 @@ def summary_rows(metrics: dict) -> list[dict]:
                 row.update(x2en=bwd, en2x=fwd)
             else:  # neither side known to be English: the directions as they are, never a guess
                 row.update(s2t=fwd, t2s=bwd)
-            row.update(
-                       triplet_cos=r["triplets"]["accuracy"]["cosine"]["accuracy"],
+            row.update(triplet_cos=r["triplets"]["accuracy"]["cosine"]["accuracy"],
                        mse_tgt=r.get("mse", {}).get("mse_tgt_x100"))
         if "udhr" in r:
-            row["udhr_x2en"] = r["udhr"]["mean"]["tgt2src"]["p@1"]
-            row["udhr_en2x"] = r["udhr"]["mean"]["src2tgt"]["p@1"]
+            row.update(udhr_x2en=r["udhr"]["mean"]["tgt2src"]["p@1"], udhr_en2x=r["udhr"]["mean"]["src2tgt"]["p@1"])
         if "spans" in r:
-            row["span_en2x"] = r["spans"]["src2tgt"]["p@1"]
-            row["span_x2en"] = r["spans"]["tgt2src"]["p@1"]
-        if "tagging" in r:
-            for key in ("micro_f1", "macro_f1", "accuracy"):
-                if key in r["tagging"]:
-                    row[key] = r["tagging"][key]["value"]
+            row.update(span_en2x=r["spans"]["src2tgt"]["p@1"], span_x2en=r["spans"]["tgt2src"]["p@1"])
+        row.update({k: v["value"] for k, v in r.get("tagging", {}).items() if k in ("micro_f1", "macro_f1", "accuracy")})
         if "choice" in r:
             row["choice_acc"] = r["choice"]["accuracy"]
         rows.append(row)
@@ -183,32 +174,29 @@ def _english(code) -> bool:
     return (code or "").lower().replace("_", "-").split("-")[0] in ("en", "eng")
 
 
-_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "s2t": "P@1 src→tgt", "t2s": "P@1 tgt→src", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
-          "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx",
-          "span_x2en": "span P@1 xx→en", "micro_f1": "entity micro F1", "macro_f1": "entity macro F1",
-          "accuracy": "accuracy", "choice_acc": "accuracy"}
+_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "s2t": "P@1 src→tgt", "t2s": "P@1 tgt→src",
+          "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)", "udhr_x2en": "UDHR xx→en",
+          "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx", "span_x2en": "span P@1 xx→en",
+          "micro_f1": "entity micro F1", "macro_f1": "entity macro F1", "accuracy": "accuracy", "choice_acc": "accuracy"}
 
 
 def summary_table(metrics: dict, title: str) -> Table:
     rows = summary_rows(metrics)
-    table = Table(title=title)
     cols = ["model"] + [c for c in _HEADS if any(c in r for r in rows)]
-    for c in cols:
-        table.add_column(_HEADS.get(c, c), justify="left" if c == "model" else "right")
+    t = table(title, [_HEADS.get(c, c) for c in cols])
     for r in rows:
-        table.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
-    return table
+        t.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
+    return t
 
 
 def size_table(sizes: dict) -> Table:
-    t = Table(title="model size (Ding et al. Tables 1–2 style)")
-    for c in ("model", "embedding", "encoder", "total", "layers (unique / passes)"):
-        t.add_column(c, justify="left" if c == "model" else "right")
+    t = table("model size (Ding et al. Tables 1–2 style)", ("model", "embedding", "encoder", "total",
+                                                            "layers (unique / passes)"),
+              caption=f"student = {100 * sizes['student_share_of_assistant']:.1f}% of the assistant's parameters")
     for name in ("assistant", "student"):
         r = sizes[name]
-        t.add_row(name, f"{r['embedding_params'] / 1e6:.2f}M", f"{r['encoder_params'] / 1e6:.2f}M",
-                  f"{r['total_params'] / 1e6:.2f}M", f"{r['unique_layers']} / {r['layer_passes']}")
-    t.caption = f"student = {100 * sizes['student_share_of_assistant']:.1f}% of the assistant's parameters"
+        t.add_row(name, *(f"{r[k] / 1e6:.2f}M" for k in ("embedding_params", "encoder_params", "total_params")),
+                  f"{r['unique_layers']} / {r['layer_passes']}")
     return t
 
 

@@ -57,45 +57,33 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resam
     corpus = sample_corpus(load_tagged(test, scheme, tag_column, strict, task=task), sample, seed)
     for n in corpus.notes:
         show_note(n)
-    rows = []
-    for m in [*models, *compare]:
-        model, tok = load_tagger(m)  # every folder checked before the first is scored
-        rows.append((m, model, tok))
-    scored = []
-    for name, model, tok in rows:
-        s = evaluate_tagger(model, tok, corpus, task, resamples, seed, max_length)
-        scored.append((name, s))
+    rows = [(m, *load_tagger(m)) for m in [*models, *compare]]  # every folder checked before the first is scored
+    scored = [(n, evaluate_tagger(model, tok, corpus, task, resamples, seed, max_length)) for n, model, tok in rows]
     kind = data_kind(test)
     console.print(scores_table(scored, task, f"{task.upper()} on {test} — {len(corpus)} sentences, {kind} labels"))
     if len(scored) == 1:
         console.print(per_label_table(scored[0][1], task))
-    main = [s.main() for _, s in scored[: len(models)]]
-    mean, spread = over_seeds(main)
-    groups = [("--model", main)]
-    if compare:
-        groups.append(("--compare", [s.main() for _, s in scored[len(models):]]))
-    for label, values in groups:
-        if len(values) > 1:
-            m, sd = over_seeds(values)
-            console.print(f"mean over {len(values)} {label} taggers (seeds): {m:.3f} ± {sd:.3f} (sd)")
+    base, other = scored[: len(models)], scored[len(models):]
+    mean, spread = over_seeds([s.main() for _, s in base])
+    for label, group in (("--model", base), ("--compare", other)):
+        if len(group) > 1:
+            m, sd = over_seeds([s.main() for _, s in group])
+            console.print(f"mean over {len(group)} {label} taggers (seeds): {m:.3f} ± {sd:.3f} (sd)")
     paired = None
     if compare:
         from xlsent.evaluation.tagging import paired_bootstrap_seeds
 
-        base = [s.predictions for _, s in scored[: len(models)]]
-        other = [s.predictions for _, s in scored[len(models):]]
-        paired = paired_bootstrap_seeds(task, corpus.tags, base, other, max(resamples, 1), seed)
+        paired = paired_bootstrap_seeds(task, corpus.tags, [s.predictions for _, s in base],
+                                        [s.predictions for _, s in other], max(resamples, 1), seed)
         metric = "micro F1" if task == "ner" else "accuracy"
         console.print(f"--compare − --model, {metric} ×100, seed-averaged: Δ {100 * paired.delta:+.2f} "
                       f"[{100 * paired.ci95[0]:+.2f}, {100 * paired.ci95[1]:+.2f}] (paired bootstrap over "
                       f"{len(corpus)} sentences, p {paired.p:.3f}); per seed "
                       + ", ".join(f"{100 * x:+.2f}" for x in paired.per_seed))
     if output is not None:
-        write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test),
-                                   "labels": kind, "sentences": len(corpus),
-                                   "models": {n: s.to_dict() for n, s in scored},
-                                   "mean": mean, "sd": spread,
-                                   "paired": paired.to_dict() if paired else None})
+        write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test), "labels": kind,
+                                   "sentences": len(corpus), "models": {n: s.to_dict() for n, s in scored},
+                                   "mean": mean, "sd": spread, "paired": paired.to_dict() if paired else None})
         console.print(f"written: {output}")
 
 
