@@ -107,6 +107,12 @@ def show_note(text: str) -> None:
     err_console.print(escape(text), style="dim")
 
 
+def show_lines(lines) -> None:
+    """Notes on stdout, dimmed, never parsed as markup."""
+    for line in lines:
+        console.print(f"[dim]{escape(line)}[/dim]")
+
+
 def table(title: str, columns, left: int = 1, **kwargs) -> Table:
     """A table with these columns: the first ``left`` aligned left, the others (figures) right."""
     t = Table(title=title, **kwargs)

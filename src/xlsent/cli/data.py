@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from xlsent.api.mining import FILTER_PRESETS
-from xlsent.cli.common import choice, console, output_file, show_note
+from xlsent.cli.common import choice, console, output_file, show_lines, show_note, table
 from xlsent.cli.options import OnBadLines, PrintJson, takes
 from xlsent.data.bundled import data_dir
 from xlsent.data.pair_filter import RANK_BY
@@ -58,26 +58,17 @@ def stats(
     """Pairs, languages, length distribution; with --model, tokenizer coverage per language."""
     from xlsent.data.stats import corpus_stats
 
-    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
-    tokenizer = None
-    if model:
-        from xlsent.models.handle import load_model
+    from xlsent.models.handle import load_model
 
-        tokenizer = load_model(model).model.tokenizer
-    result = corpus_stats(loaded.dataset, tokenizer)
-    result["source"] = source
-    result["notes"] = loaded.notes()
+    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
+    tokenizer = load_model(model).model.tokenizer if model else None
+    result = {**corpus_stats(loaded.dataset, tokenizer), "source": source, "notes": loaded.notes()}
     if as_json:
         console.print_json(json.dumps(result))
         return
-    for line in loaded.notes():
-        console.print(f"[dim]{escape(line)}[/dim]")
-    t = Table(title=f"{source}: {result['pairs']} pairs")
-    cols = ["language", "sentences", "unique", "words min", "median", "mean", "p95", "max"]
-    if tokenizer is not None:
-        cols += ["unk rate", "pieces/word"]
-    for c in cols:
-        t.add_column(c, justify="left" if c == "language" else "right")
+    show_lines(loaded.notes())
+    t = table(f"{source}: {result['pairs']} pairs", ["language", "sentences", "unique", "words min", "median", "mean",
+                                                     "p95", "max", *(["unk rate", "pieces/word"] if tokenizer else [])])
     for lang, e in result["languages"].items():
         w = e["words"]
         row = [lang, str(e["sentences"]), str(e["unique"]), str(w["min"]), f"{w['median']:.0f}", f"{w['mean']:.1f}",
@@ -103,20 +94,14 @@ def triplets(
     output_file(output)
     from xlsent.data.triplets import build_triplets
 
-    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
-    model = None
-    if negatives == "hard":
-        from xlsent.models.handle import load_model
+    from xlsent.models.handle import load_model
 
-        model = load_model(teacher).model
+    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
+    model = load_model(teacher).model if negatives == "hard" else None
     ds, report = build_triplets(loaded.dataset, negatives, seed, teacher=model, relative_margin=relative_margin)
-    for line in loaded.notes() + report.lines():
-        console.print(f"[dim]{escape(line)}[/dim]")
-    clean = [(a, p, n) for a, p, n in zip(ds["anchor"], ds["positive"], ds["negative"])]
-    bad = sum(any("\t" in x or "\n" in x for x in row) for row in clean)
-    if bad:
-        raise XlsentError(f"{bad} sentence(s) contain tabs or newlines and cannot be written as TSV — clean the corpus first")
-    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in clean))
+    show_lines(loaded.notes() + report.lines())
+    clean = list(zip(ds["anchor"], ds["positive"], ds["negative"]))
+    _write_triplets(output, clean, "the corpus")
     console.print(f"wrote {output} ({len(clean)} triplets, '{negatives}' negatives)")
 
 
@@ -144,15 +129,20 @@ def pairs_from_documents_command(
     encoder = Encoder.load(model, normalize=True)
     res = pairs_from_documents(s_docs, t_docs, encoder.encode,
                                title_threshold, min_section_chars, max_short_words, strip_chars, splitter, seed)
-    for line in res.lines():
-        console.print(f"[dim]{escape(line)}[/dim]")
+    show_lines(res.lines())
     rows = [(a, p, n or "") for a, p, n in res.triplets]
-    if any("\t" in x for r in rows for x in r):
-        raise XlsentError("a sentence contains a tab and cannot be written as TSV — clean the documents first")
-    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in rows))
+    _write_triplets(output, rows, "the documents")
     write_json_atomic(Path(output + ".json"), {"src": src, "tgt": tgt, "model": model, "counts": dict(res.counts),
                                                 "sections": [list(x) for x in dict.fromkeys(res.sources)]})
     console.print(f"wrote {output} ({len(rows)} pairs; {sum(1 for r in rows if not r[2])} without a negative)")
+
+
+def _write_triplets(output: str, rows: list[tuple], source: str) -> None:
+    bad = sum(any("\t" in x or "\n" in x for x in row) for row in rows)
+    if bad:
+        raise XlsentError(f"{bad} sentence(s) contain tabs or newlines and cannot be written as TSV — clean {source} "
+                          "first")
+    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in rows))
 
 
 FILTERS = typer.Option("default", "--filters", help="noise filters, comma-separated: language (each side against "
@@ -202,8 +192,7 @@ def filter_pairs_command(
                        special=not no_special, top=top, rank_by=rank_by, center=center, filters=filters,
                        src_lang=src_lang, tgt_lang=tgt_lang, max_z=max_z, threshold=threshold,
                        on_bad_lines=on_bad_lines, **run)
-    for line in res.about["read"] + res.notes:
-        console.print(f"[dim]{escape(line)}[/dim]")
+    show_lines(res.about["read"] + res.notes)
     n_in = res.report.rows_in
     console.print(f"the filters removed {n_in - res.screened} of {n_in} pairs ({res.removed_share:.1%})")
     console.print(f"wrote {output} ({len(res.rows)} of {n_in} pairs, ranked by {rank_by}) and {output}.json")

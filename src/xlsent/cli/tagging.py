@@ -160,8 +160,7 @@ def eval_adversarial(
 ) -> None:
     """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1): mean ΔF1, paired t-test over runs ×
     pairs, paired bootstrap over sentences, Table 3.6-style table and a bar plot."""
-    from xlsent.cli.perturb import read_list
-    from xlsent.recipes.adversarial import parse_pair, run_adversarial
+    from xlsent.recipes.adversarial import parse_pair, read_list, read_places, run_adversarial
     from xlsent.perturbations.suite import KINDS
     from xlsent.recipes.config import load_config
 
@@ -181,15 +180,14 @@ def eval_adversarial(
         raise XlsentError("P1, P2, P3 and P5 change entities: with tagger.task=pos use --perturbations P4,P4-random")
     n = cfg.eval.sample if test_sample is None else test_sample
     at_least(n, 0, "--test-sample")
-    place_rows = read_list(places, "place name")
+    place_rows = read_places(places)
     from xlsent.recipes.config import dump_config
     from xlsent.utils.io import write_text_atomic
 
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, resamples,
-                             read_list(names, "given name"), [r.split() for r in place_rows] if place_rows else None,
-                             stopwords, show_note)
+                             read_list(names, "given name"), place_rows, stopwords, show_note)
     console.print(effects_table(report["effects"], cfg.tagger.task))
     for k, v in report["overlap"].items():
         console.print(f"entity overlap {k}: {100 * v['entity_token_overlap']:.1f}% of test entity tokens, "
