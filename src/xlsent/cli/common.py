@@ -9,7 +9,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from xlsent.api._common import (at_least, check_backend, check_dimensions, choice, output_file,  # noqa: F401
-                                output_folder, parse_filters)  # (re-exported)
+                                output_folder)  # (re-exported)
 from xlsent.utils.errors import XlsentError
 
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}

@@ -9,7 +9,7 @@ from typing import Literal, Optional
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import at_least, console, output_file, output_folder, show_note, with_device
+from xlsent.cli.common import at_least, console, output_file, output_folder, show_note, table, with_device
 from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
 from xlsent.data.conll import SCHEMES
 from xlsent.data.tagging import data_kind
@@ -18,11 +18,8 @@ from xlsent.utils.io import write_json_atomic
 
 
 def scores_table(rows: list[tuple[str, object]], task: str, title: str) -> Table:
-    t = Table(title=title)
-    t.add_column("model")
     cols = ("micro_f1", "macro_f1") if task == "ner" else ("accuracy",)
-    for c in cols:
-        t.add_column(c.replace("_", " ") + " [95% CI]", justify="right")
+    t = table(title, ("model", *(c.replace("_", " ") + " [95% CI]" for c in cols)))
     for name, s in rows:
         t.add_row(name, *(f"{s.metrics[c]['value']:.3f} [{s.metrics[c]['ci95'][0]:.3f}, {s.metrics[c]['ci95'][1]:.3f}]"
                           if s.metrics[c]["ci95"] else f"{s.metrics[c]['value']:.3f}" for c in cols))
@@ -30,11 +27,8 @@ def scores_table(rows: list[tuple[str, object]], task: str, title: str) -> Table
 
 
 def per_label_table(s, task: str) -> Table:
-    t = Table(title="per label")
-    t.add_column("label")
     keys = ("precision", "recall", "f1", "support") if task == "ner" else ("accuracy", "support")
-    for k in keys:
-        t.add_column(k, justify="right")
+    t = table("per label", ("label", *keys))
     for lab, d in s.per_label.items():
         t.add_row(lab, *(str(d[k]) if k == "support" else f"{d[k]:.3f}" for k in keys))
     return t
@@ -118,12 +112,9 @@ def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", 
 
 def effects_table(effs: list[dict], task: str) -> Table:
     metric = "ΔF1" if task == "ner" else "Δacc"
-    t = Table(title=f"Table 3.6-style: mean {metric} (points) and paired tests")
-    t.add_column("perturbation")
     conds = list(dict.fromkeys(e["condition"] for e in effs))
-    for c in conds:
-        t.add_column(f"{c}: t-test p", justify="right")
-        t.add_column(f"{c}: {metric} [bootstrap 95%]", justify="right")
+    t = table(f"Table 3.6-style: mean {metric} (points) and paired tests",
+              ("perturbation", *(x for c in conds for x in (f"{c}: t-test p", f"{c}: {metric} [bootstrap 95%]"))))
     for p in dict.fromkeys(e["perturbation"] for e in effs):
         cells = []
         for c in conds:
@@ -235,9 +226,8 @@ def eval_titles(
             sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
             show_note(n)
     res = evaluate_titles(p, data, str(test), tr, sw, embed_model, seed, resamples, max_length)
-    t = Table(title=f"title selection on {test} ({res.n} examples, {res.n_choices} candidates)")
-    for c in ("test set", "accuracy", "Δ vs base [95% CI]", "p"):
-        t.add_column(c, justify="right")
+    t = table(f"title selection on {test} ({res.n} examples, {res.n_choices} candidates)",
+              ("test set", "accuracy", "Δ vs base [95% CI]", "p"), left=0)
     ci = res.ci95
     t.add_row("base", f"{res.accuracy:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""), "", "")
     for name, e in res.perturbed.items():
