@@ -9,7 +9,7 @@ from typing import Literal
 import typer
 
 from xlsent.cli.common import console, output_file
-from xlsent.cli.options import RUNTIME, Model, takes
+from xlsent.cli.options import RUNTIME, Model, Runs, takes
 from xlsent.data.alignment import FORMATS
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
@@ -58,10 +58,9 @@ def align_command(
     search_buffer: int = typer.Option(5, help="coarse-to-fine search: nodes on each side of the coarse path"),
     plain: bool = typer.Option(False, "--plain", help="the baseline: 1-1 steps and deletions, cost 1 − cosine (no "
                                "overlaps, no normalisation)"),
-    runs: str = typer.Option("mean", "--runs", help="mean: only the sentences embedded, a run's vector their "
-                             "normalised sum (--max-overlap times fewer texts) | concat: each run embedded as its "
-                             "joined text (Vecalign); measured: docs/experiments/alignment-and-filters.md, 'Run "
-                             "vectors'"),
+    runs: Runs = typer.Option("mean", "--runs", help="mean: only the sentences embedded, a run's vector their "
+                              "normalised sum (--max-overlap times fewer texts); concat: each run embedded as its joined "
+                              "text (Vecalign); measured: docs/experiments/alignment-and-filters.md, 'Run vectors'"),
     max_length_ratio: float = typer.Option(4.0, "--max-length-ratio", help="refuse a document pair whose sentence "
                                            "counts differ by more than this factor (it is probably not a translation "
                                            "of the same text)"),

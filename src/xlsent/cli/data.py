@@ -12,13 +12,12 @@ from rich.table import Table
 
 from xlsent.api.mining import FILTER_PRESETS
 from xlsent.cli.common import choice, console, output_file, show_lines, show_note, table
-from xlsent.cli.options import OnBadLines, PrintJson, takes
+from xlsent.cli.options import Negatives, OnBadLines, PrintJson, takes
 from xlsent.data.bundled import data_dir
 from xlsent.data.pair_filter import RANK_BY
 from xlsent.data.pairs import load_pairs
 from xlsent.data.registry import KINDS, rows as dataset_rows
 from xlsent.data.splitting import SPLITTERS
-from xlsent.data.triplets import STRATEGIES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -83,7 +82,7 @@ def stats(
 def triplets(
     source: str = typer.Argument(..., help="bundled dataset (e.g. bible-en-ny:train, udhr) or a pairs file"),
     output: str = typer.Option(..., "--output", "-o", help="TSV to write: anchor<TAB>positive<TAB>negative"),
-    negatives: Literal[STRATEGIES] = typer.Option("section", help="section: another section of the same document; "
+    negatives: Negatives = typer.Option("section", help="section: another section of the same document; "
                                                   "hard: mined by --teacher"),
     teacher: str = typer.Option("minilm-en", help="model that mines hard negatives"),
     relative_margin: float = typer.Option(0.05, help="hard mining: skip candidates within this share of the positive's score"),

@@ -8,11 +8,10 @@ from typing import Literal
 import typer
 from rich.markup import escape
 
-from xlsent.api.mining import INDEXES, MARGINS
+from xlsent.api.mining import INDEXES
 from xlsent.cli.common import console, err_console
-from xlsent.cli.options import RAY, RUNTIME, Dimensions, K, MatchMode, Model, takes
+from xlsent.cli.options import RAY, RUNTIME, Dimensions, K, Margin, MatchMode, Model, StoredPrecision, takes
 from xlsent.data.splitting import SPLITTERS
-from xlsent.mining.store import DTYPES
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -27,7 +26,7 @@ def mine_command(
                                  "a killed run resumes from it"),
     k: K = 4,
     mode: MatchMode = "max",
-    margin: Literal[MARGINS] = typer.Option("ratio", help="absolute: plain cosine"),
+    margin: Margin = typer.Option("ratio", help="absolute: plain cosine"),
     threshold: str = typer.Option("auto", help="auto: a cut estimated from the score distribution (printed and "
                                   "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
                                   "scoring at least this"),
@@ -39,11 +38,10 @@ def mine_command(
     nprobe: int = typer.Option(64, help="IVF cells visited per query"),
     nlist: int = typer.Option(0, help="IVF cells (0 = 4·√n)"),
     shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
-    precision: Literal[DTYPES] = typer.Option("float16", "--precision", help="how the embeddings are stored; int8: "
-                                              "1 byte + a scale per sentence; ubinary: stored as int8, searched by sign "
-                                              "bits — d/8 bytes a sentence in the index — and the candidates re-scored "
-                                              "with the int8 vectors; mining F1 of each: docs/results.md, 'Bitext "
-                                              "mining'"),
+    precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored; int8: 1 "
+                                              "byte + a scale per sentence; ubinary: stored as int8, searched by sign "
+                                              "bits (d/8 bytes a sentence in the index), the candidates re-scored with "
+                                              "the int8 vectors; mining F1 of each: docs/results.md, 'Bitext mining'"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
                                     "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
                                     "'Selection memory')"),

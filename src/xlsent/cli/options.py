@@ -12,10 +12,19 @@ from typing import Annotated, Literal, Optional
 
 import typer
 
+from xlsent.aligner import RUNS
+from xlsent.api.mining import MARGINS
 from xlsent.data.readers import BAD_LINE_POLICIES
+from xlsent.data.triplets import STRATEGIES
 from xlsent.encoding.encoder import BACKENDS
 from xlsent.mining.engine import ENGINES
 from xlsent.mining.margin import MODES
+from xlsent.mining.store import DTYPES
+from xlsent.similarity import SIMILARITIES
+
+# choices shared by several commands, each from the library's own list (typer checks them; --help lists them)
+Similarity, Margin, StoredPrecision, Negatives, Runs = (Literal[SIMILARITIES], Literal[MARGINS], Literal[DTYPES],
+                                                        Literal[STRATEGIES], Literal[RUNS])
 
 
 def _renamed(old: str, new: str):
