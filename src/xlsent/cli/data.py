@@ -18,6 +18,7 @@ from xlsent.data.pair_filter import RANK_BY
 from xlsent.data.pairs import load_pairs
 from xlsent.data.registry import KINDS, rows as dataset_rows
 from xlsent.data.splitting import SPLITTERS
+from xlsent.data.structural import TYPES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -257,7 +258,7 @@ def structural_words(
                                 "model, prompt)"),
     model: str = typer.Option("e5-small", "--model", "-m", help="model whose sub-token offsets are stored (the one "
                               "`xlsent train scp` will train; another model's are recomputed there, not re-aligned)"),
-    types: str = typer.Option(",".join(("subject", "verb", "object", "entity")), help="structural types to keep"),
+    types: str = typer.Option(",".join(TYPES), help="structural types to keep"),
     object_deps: str = typer.Option("dobj", help="dependency labels read as objects (add attr,pobj,dative …)"),
     sample: int = typer.Option(0, help="seeded sample of N pairs (0 = all)"),
     seed: int = typer.Option(0, help="sample seed"),
@@ -275,9 +276,9 @@ def structural_words(
     output_file(output)
     kinds = tuple(t.strip() for t in types.split(",") if t.strip())
     for t in kinds:
-        choice(t, sw.TYPES, "--types entry")
+        choice(t, TYPES, "--types entry")
     if not kinds:
-        raise XlsentError("--types: give at least one of " + ", ".join(sw.TYPES))
+        raise XlsentError("--types: give at least one of " + ", ".join(TYPES))
     deps = tuple(d.strip() for d in object_deps.split(",") if d.strip())
     at_least(sample, 0, "--sample")
     loaded = load_pairs(pairs, on_bad_lines=on_bad_lines, sample=sample, seed=seed)
