@@ -95,7 +95,7 @@ RAY = ("engine", "address", "workers", "cpus_per_worker", "gpus_per_worker")
 
 def takes(*names: str):
     """A command decorator: the command also takes these shared options (of ``RUNTIME`` and ``RAY``), declared
-    here once, after its own; they are checked before it runs (a device that is not there, --threads < 0: one
+    here once, where it declares ``run`` (``run: dict = None``); they are checked before it runs (a device that is not there, --threads < 0: one
     line, before any model loads) and handed to it as one dict, ``run`` (the engine options as ``run["engine"]``,
     a function that makes the engine: :func:`xlsent.cli.common.make_engine`)."""
     import functools
@@ -103,9 +103,10 @@ def takes(*names: str):
 
     def wrap(command):
         sig = inspect.signature(command, eval_str=True)
-        own = [p for p in sig.parameters.values() if p.name != "run"]
-        extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=_SHARED[n][0], default=_SHARED[n][1])
-                 for n in names]
+        own = list(sig.parameters.values())
+        at = [p.name for p in own].index("run")
+        own[at:at + 1] = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=_SHARED[n][0],
+                                            default=_SHARED[n][1]) for n in names]
 
         @functools.wraps(command)
         def run_command(**kwargs):
@@ -120,7 +121,7 @@ def takes(*names: str):
                 run["engine"] = lambda: make_engine(*ray)
             return command(**kwargs, run=run)
 
-        run_command.__signature__ = sig.replace(parameters=own + extra)
+        run_command.__signature__ = sig.replace(parameters=own)
         return run_command
 
     return wrap

@@ -22,6 +22,7 @@ def serve_command(
     model: str = typer.Argument(DEFAULT_MODEL, help="registered name, model folder or exported ONNX folder"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (127.0.0.1 = this machine only)"),
     port: int = typer.Option(8080, help="port"),
+    run: dict = None,
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
     scoring: Literal[SCORINGS] = typer.Option("csls", help="how /search ranks the --index (csls falls back to cosine on "
@@ -53,9 +54,8 @@ def serve_command(
                                         "accepted requests are answered for up to this long; exit 0 when all were"),
     drain_delay: float = typer.Option(0.0, help="on SIGTERM, keep accepting this long with /health 503 before the "
                                       "listener closes (0: at once; give a load balancer's probe interval)"),
-    worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (nice steps, "
-                                    "0–19): refusals and health checks never wait behind a forward pass"),
-    run: dict = None,
+    worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (Linux "
+                                    "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
     from xlsent.serve.auth import ApiKeys, check_exposure
