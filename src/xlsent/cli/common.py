@@ -46,7 +46,7 @@ def _plain_class(cls: type) -> type:
                 return super().process_value(ctx, value)
             except typer.BadParameter:
                 allowed = _choices(self)
-                if not allowed or isinstance(value, (list, tuple)):
+                if not allowed or value is None or isinstance(value, (list, tuple)):  # None: missing, as typer says
                     raise
                 raise XlsentError(f"unknown {self.opts[0]} '{value}': use one of {', '.join(allowed)}") from None
 
