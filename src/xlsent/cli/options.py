@@ -41,40 +41,33 @@ def _renamed(old: str, new: str):
     return note
 
 
-Backend = Annotated[Literal[BACKENDS], typer.Option(
-    "--backend", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on torch; "
-    "onnx: a torch model is exported once (fp32) into the cache")]
-Threads = Annotated[int, typer.Option(
-    "--threads", help="threads of the backend that runs the model, torch or onnxruntime (0 = its default)")]
-Device = Annotated[str, typer.Option(
-    "--device", help="where the model runs: auto (CUDA, then MPS, then the CPU) | cpu | cuda | "
-    "cuda:N | mps")]
-TrainDevice = Annotated[Optional[str], typer.Option(
-    "--device", help="where it trains (= --set models.device=…): auto (CUDA, then MPS, then the CPU) | cpu | cuda | "
-    "cuda:N | mps")]
-Dtype = Annotated[str, typer.Option(
-    "--dtype", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, fp32 elsewhere) | "
-    "fp32 | fp16 | bf16")]
-Dimensions = Annotated[Optional[int], typer.Option(
-    "--dimensions", help="the first N coordinates of each vector, renormalised to unit length (1 to the model's "
-    "width; default: the full width)")]
-
-Engine = Annotated[Literal[ENGINES], typer.Option(
-    "--engine", help="local: every step in this process; ray: the steps on a Ray cluster (pip install "
-    "'xlsent\\[ray]'), the same result")]
-Address = Annotated[Optional[str], typer.Option(
-    "--address", help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; with neither, a local "
-    "cluster on this machine)")]
+Backend = Annotated[Literal[BACKENDS], typer.Option("--backend", help="auto: an exported folder (xlsent export) "
+                    "runs on onnxruntime, any other model on torch; onnx: a torch model is exported once (fp32) into "
+                    "the cache")]
+Threads = Annotated[int, typer.Option("--threads", help="threads of the backend that runs the model, torch or "
+                                      "onnxruntime (0 = its default)")]
+Device = Annotated[str, typer.Option("--device", help="where the model runs: auto (CUDA, then MPS, then the CPU) | "
+                                     "cpu | cuda | cuda:N | mps")]
+TrainDevice = Annotated[Optional[str], typer.Option("--device", help="where it trains (= --set models.device=…): "
+                                                    "auto (CUDA, then MPS, then the CPU) | cpu | cuda | cuda:N | mps")]
+Dtype = Annotated[str, typer.Option("--dtype", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, "
+                                    "fp32 elsewhere) | fp32 | fp16 | bf16")]
+Dimensions = Annotated[Optional[int], typer.Option("--dimensions", help="the first N coordinates of each vector, "
+                                                   "renormalised to unit length (1 to the model's width; default: the "
+                                                   "full width)")]
+Engine = Annotated[Literal[ENGINES], typer.Option("--engine", help="local: every step in this process; ray: the steps "
+                                                  "on a Ray cluster (pip install 'xlsent\\[ray]'), the same result")]
+Address = Annotated[Optional[str], typer.Option("--address", help="--engine ray: the cluster (auto | HOST:PORT; "
+                                                "default $RAY_ADDRESS; with neither, a local cluster on this machine)")]
 Workers = Annotated[int, typer.Option("--workers", help="--engine ray: actors in each pool (encoders, searchers)")]
-CpusPerWorker = Annotated[float, typer.Option(
-    "--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread count, rounded; a fraction lets more "
-    "actors share a CPU)")]
-GpusPerWorker = Annotated[float, typer.Option(
-    "--gpus-per-worker", help="--engine ray: GPUs an encoder actor takes (it then encodes on its GPU)")]
+CpusPerWorker = Annotated[float, typer.Option("--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread "
+                                              "count, rounded; a fraction lets more actors share a CPU)")]
+GpusPerWorker = Annotated[float, typer.Option("--gpus-per-worker", help="--engine ray: GPUs an encoder actor takes (it "
+                                              "then encodes on its GPU)")]
 
 Model = Annotated[str, typer.Option("--model", "-m", help="registered name or local model folder")]
-ChunkWords = Annotated[int, typer.Option(
-    "--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = off)")]
+ChunkWords = Annotated[int, typer.Option("--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = "
+                                         "off)")]
 OnBadLines = Annotated[Literal[BAD_LINE_POLICIES], typer.Option("--on-bad-lines", help="what a malformed line does")]
 PrintJson = Annotated[bool, typer.Option("--json", help="print JSON")]
 MatchMode = Annotated[Literal[MODES], typer.Option("--mode", help="which pairs the margin keeps")]
@@ -95,9 +88,9 @@ RAY = ("engine", "address", "workers", "cpus_per_worker", "gpus_per_worker")
 
 def takes(*names: str):
     """A command decorator: the command also takes these shared options (of ``RUNTIME`` and ``RAY``), declared
-    here once, where it declares ``run`` (``run: dict = None``); they are checked before it runs (a device that is not there, --threads < 0: one
-    line, before any model loads) and handed to it as one dict, ``run`` (the engine options as ``run["engine"]``,
-    a function that makes the engine: :func:`xlsent.cli.common.make_engine`)."""
+    here once, in the place of its ``run: dict = None``. They are checked before it runs (a device that is not
+    there, --threads < 0: one line, before any model loads) and handed to it as one dict, ``run``; the engine
+    options as ``run["engine"]``, a function that makes the engine (:func:`xlsent.cli.common.make_engine`)."""
     import functools
     import inspect
 
