@@ -260,3 +260,14 @@ def test_help_shows_types_as_click_does_without_touching_typer(capsys):
     assert "INTEGER" in out and "TEXT" in out and "<bool>" not in out and "<int>" not in out
     assert not hasattr(typer.core._TyperParameter, "_xlsent_plain")
     assert typer.core.TyperOption.display_type_rich.__module__ == "typer.core"
+
+
+def test_choices_are_listed_in_help_and_a_bad_one_is_one_line(tmp_path):
+    """A choice is typed from the library's own list: ``--help`` lists it, and a bad value is one line naming the
+    option and the choices (exit 2, never typer's usage box) before anything is read."""
+    r = xlsent("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(tmp_path / "m.tsv"),
+               "--margin", "cosine")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == "error: unknown --margin 'cosine': use one of ratio, distance, absolute", r.stderr
+    r = xlsent("embed", "--help")
+    assert r.returncode == 0 and "[float32|float16|int8|ubinary]" in r.stdout and "[auto|torch|onnx]" in r.stdout

@@ -64,12 +64,11 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import special
 
+from xlsent.aligner import RUNS
 from xlsent.aligner.dp import Band, align_band, band_around, step_types
 from xlsent.data.alignment import Alignment
 from xlsent.utils.errors import XlsentError
 
-
-RUNS = ("concat", "mean")
 #: texts a forward pass when ``xlsent align`` embeds sentences: on 2 cores, 1,000 + 1,000 split Bible verses took
 #: 29.5 / 29.7 s at 32 against 31.3 / 33.8 s at the encoder's general 64 (padding within a batch of short
 #: sentences costs more than a larger batch gains on a CPU; 16: slower again)

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from xlsent.api._common import place
-from xlsent.cli.common import check_backend, choice, console, output_file
-from xlsent.cli.options import Backend, Device, Dtype, Model, Threads
+from xlsent.cli.common import console, output_file
+from xlsent.cli.options import RUNTIME, Model, Runs, takes
+from xlsent.data.alignment import FORMATS
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.utils.errors import XlsentError
-
-MAX_LENGTH_RATIO = typer.Option(4.0, "--max-length-ratio", help="refuse a document pair whose sentence counts differ "
-                                "by more than this factor (it is probably not a translation of the same text)")
-
-
-RUNS_OPTION = typer.Option("mean", "--runs", help="mean: only the sentences embedded, a run's vector their "
-                           "normalised sum (--max-overlap times fewer texts) | concat: each run embedded as its "
-                           "joined text (Vecalign); measured: docs/experiments/alignment-and-filters.md, 'Run vectors'")
 
 
 def summary(docs: list[tuple[str, int, int]], alignments: list, seconds: float) -> dict:
@@ -38,6 +31,7 @@ def summary(docs: list[tuple[str, int, int]], alignments: list, seconds: float) 
             "seconds": round(seconds, 2), "files": [d[0] for d in docs]}
 
 
+@takes(*RUNTIME)
 def align_command(
     src: Path = typer.Argument(None, help="source document: one sentence a line (or raw text with --split)"),
     tgt: Path = typer.Argument(None, help="target document, the same"),
@@ -50,8 +44,8 @@ def align_command(
                                    "languages: ready for xlsent data filter-pairs and xlsent train"),
     split: str = typer.Option("", "--split", help="SRC_LANG,TGT_LANG: the documents are raw text, split into "
                               "sentences first with xlsent's splitter"),
-    fmt: str = typer.Option("tsv", "--format", help="tsv: src_ids, tgt_ids, score, src_text, tgt_text | vecalign: "
-                            "[0, 1]:[2]:0.231"),
+    fmt: Literal[FORMATS] = typer.Option("tsv", "--format", help="tsv: src_ids, tgt_ids, score, src_text, "
+                                         "tgt_text; vecalign: [0, 1]:[2]:0.231"),
     model: Model = DEFAULT_MODEL,
     max_overlap: int = typer.Option(3, "--max-overlap", help="the most sentences on one side of a block: steps "
                                     "a-b with a + b ≤ this + 1 (3: 1-1, 1-2, 2-1, 1-3, 2-2, 3-1)"),
@@ -64,25 +58,23 @@ def align_command(
     search_buffer: int = typer.Option(5, help="coarse-to-fine search: nodes on each side of the coarse path"),
     plain: bool = typer.Option(False, "--plain", help="the baseline: 1-1 steps and deletions, cost 1 − cosine (no "
                                "overlaps, no normalisation)"),
-    runs: str = RUNS_OPTION,
-    max_length_ratio: float = MAX_LENGTH_RATIO,
-    backend: Backend = "auto",
-    threads: Threads = 0,
-    device: Device = "auto",
-    dtype: Dtype = "auto",
+    runs: Runs = typer.Option("mean", "--runs", help="mean: only the sentences embedded, a run's vector their "
+                              "normalised sum (--max-overlap times fewer texts); concat: each run embedded as its joined "
+                              "text (Vecalign); measured: docs/experiments/alignment-and-filters.md, 'Run vectors'"),
+    max_length_ratio: float = typer.Option(4.0, "--max-length-ratio", help="refuse a document pair whose sentence "
+                                           "counts differ by more than this factor (it is probably not a translation "
+                                           "of the same text)"),
+    run: dict = None,
 ) -> None:
     """Align the sentences of two translated documents (Thompson & Koehn 2019, Vecalign): 1-1, 1-N, N-1 and
     N-M blocks and deletions, in time and memory linear in the documents' length."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.aligner.vecalign import EMBED_BATCH
     from xlsent.api._common import encoder_for
     from xlsent.api.alignment import align, align_config, check_lengths
-    from xlsent.data.alignment import FORMATS, read_batch, read_document, read_raw_document, write_alignment
+    from xlsent.data.alignment import read_batch, read_document, read_raw_document, write_alignment
     from xlsent.data.readers import LANG_CODE
     from xlsent.utils.io import write_json_atomic
 
-    choice(fmt, FORMATS, "--format")
-    check_backend(backend, threads)
     cfg = align_config(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)
     if batch is not None:
         if src is not None or tgt is not None:
@@ -98,6 +90,7 @@ def align_command(
     langs = split.split(",") if split else []
     if split and (len(langs) != 2 or not all(LANG_CODE.match(x) for x in langs)):
         raise XlsentError(f"--split takes two language codes, SRC_LANG,TGT_LANG (e.g. en,ny or eng,nya), not '{split}'")
+    src_lang, tgt_lang = langs or (None, None)
     docs = []  # every document read and checked before the model loads
     for s, t in pairs:
         s_sents = read_raw_document(s, langs[0]) if langs else read_document(s)
@@ -106,17 +99,16 @@ def align_command(
         docs.append((s, t, s_sents, t_sents))
     if pairs_out is not None:
         output_file(pairs_out, "--pairs")
-    langs_or_none = (langs[0], langs[1]) if langs else (None, None)
     t0 = time.perf_counter()
-    encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
+    encoder = encoder_for(model, backend=run["backend"], threads=run["threads"], normalize=True, batch_size=EMBED_BATCH)
     alignments, written = [], []
     if batch is not None:
         output.mkdir(parents=True, exist_ok=True)
     for n, (s, t, s_sents, t_sents) in enumerate(docs):  # each pair is xlsent.align's, with the model loaded once
         a = align(s_sents, t_sents, model=encoder, max_overlap=max_overlap, deletion_quantile=deletion_quantile,
                   length_weight=length_weight, search_buffer=search_buffer, runs=runs, plain=plain,
-                  max_length_ratio=max_length_ratio, src_lang=langs_or_none[0], tgt_lang=langs_or_none[1],
-                  backend=backend, threads=threads, device=device, dtype=dtype).alignment
+                  max_length_ratio=max_length_ratio, src_lang=src_lang, tgt_lang=tgt_lang,
+                  **run).alignment
         path = output / f"{n:05d}-{Path(s).stem}.{fmt}" if batch is not None else output
         write_alignment(path, a, s_sents, t_sents, fmt)
         alignments.append(a)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
 from xlsent.api._common import (at_least, check_backend, check_dimensions, choice, output_file,  # noqa: F401
-                                output_folder, parse_filters)  # (re-exported)
+                                output_folder)  # (re-exported)
 from xlsent.utils.errors import XlsentError
 
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}
@@ -18,38 +19,53 @@ def _plain_type(label: str) -> str:
     inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
     if inner.startswith("list[") and inner.endswith("]"):
         inner = inner[5:-1]
-    if "|" in inner:  # choices: listed as click does
-        return f"[{inner}]"
     return _CLICK_NAMES.get(inner, inner.upper())
+
+
+def _choices(param) -> tuple | None:
+    """The values a choice parameter (a ``Literal`` or ``Enum`` annotation) takes; None for any other."""
+    desc = getattr(param, "type_descriptor", None)  # typer 0.27+; older typer: a click.Choice type
+    found = (desc.choices if desc.is_choice else None) if desc is not None else getattr(param.type, "choices", None)
+    return tuple(getattr(c, "value", c) for c in found) if found else None
 
 
 _PLAIN: dict[type, type] = {}
 
 
 def _plain_class(cls: type) -> type:
-    """``cls`` (a typer parameter class) with ``--help`` showing a value's type as click always has (TEXT,
-    INTEGER, PATH …) and nothing after a flag: typer 0.27 and later print Python annotations in brackets —
-    ``--plain <bool>``, ``--set <list[str]>`` — which reads as if a flag took a value. A class without those
-    display methods (another typer) is kept as it is."""
-    if not (hasattr(cls, "display_type") and hasattr(cls, "display_type_rich")):
-        return cls
-    if cls not in _PLAIN:
-        class Plain(cls):
+    """``cls`` (a typer parameter class) whose bad choice is xlsent's one line (``unknown --opt 'x': use one of
+    …``, exit 2) instead of a usage box, and whose ``--help`` shows a value's type as click always has (TEXT,
+    INTEGER, PATH, [a|b] …) and nothing after a flag: typer 0.27 and later print Python annotations in brackets
+    (``--plain <bool>``), which reads as if a flag took a value."""
+    if cls in _PLAIN:
+        return _PLAIN[cls]
+
+    class Plain(cls):
+        def process_value(self, ctx, value):
+            try:
+                return super().process_value(ctx, value)
+            except typer.BadParameter:
+                allowed = _choices(self)
+                if not allowed or value is None or isinstance(value, (list, tuple)):  # None: missing, as typer says
+                    raise
+                raise XlsentError(f"unknown {self.opts[0]} '{value}': use one of {', '.join(allowed)}") from None
+
+        if hasattr(cls, "display_type") and hasattr(cls, "display_type_rich"):
             def display_type(self, ctx):
-                return _plain_type(super().display_type(ctx))
+                allowed = _choices(self)  # listed as click does
+                return f"[{'|'.join(allowed)}]" if allowed else _plain_type(super().display_type(ctx))
 
             def display_type_rich(self, ctx):
                 if getattr(self, "is_flag", False) or getattr(self, "count", False):
                     return None
                 return super().display_type_rich(ctx)
 
-        Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
-        _PLAIN[cls] = Plain
-    return _PLAIN[cls]
+    Plain.__name__ = Plain.__qualname__ = "Plain" + cls.__name__
+    return _PLAIN.setdefault(cls, Plain)
 
 
 def _plain_command(cls: type) -> type:
-    """``cls`` (a command or group class) whose ``--help`` option is shown the plain way too."""
+    """``cls`` (a command or group class) whose ``--help`` option is :func:`_plain_class` too."""
     if cls not in _PLAIN:
         class Plain(cls):
             def get_help_option(self, ctx):
@@ -64,8 +80,7 @@ def _plain_command(cls: type) -> type:
 
 
 def plain_help(command) -> None:
-    """Every parameter of ``command`` and of its subcommands, ``--help`` included, shown the plain way
-    (:func:`_plain_class`)."""
+    """Every parameter of ``command`` and of its subcommands, ``--help`` included, made :func:`_plain_class`."""
     for param in getattr(command, "params", ()):
         param.__class__ = _plain_class(type(param))
     for sub in (getattr(command, "commands", None) or {}).values():
@@ -74,19 +89,13 @@ def plain_help(command) -> None:
         plain_help(sub)
 
 
-class XlsentGroup(TyperGroup):
-    """The program's root group: built once every command and group under it is, it shows their parameters the
-    plain way — this program's own subclasses, typer's classes left untouched."""
+class XlsentGroup(_plain_command(TyperGroup)):
+    """The program's root group: built once every command and group under it is, it makes their parameters
+    :func:`_plain_class` — this program's own subclasses, typer's classes left untouched."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         plain_help(self)
-
-    def get_help_option(self, ctx):
-        option = super().get_help_option(ctx)
-        if option is not None:
-            option.__class__ = _plain_class(type(option))
-        return option
 
 
 console = Console(emoji=False)
@@ -98,18 +107,30 @@ def show_note(text: str) -> None:
     err_console.print(escape(text), style="dim")
 
 
+def show_lines(lines) -> None:
+    """Notes on stdout, dimmed, never parsed as markup."""
+    for line in lines:
+        console.print(f"[dim]{escape(line)}[/dim]")
+
+
+def table(title: str, columns, left: int = 1, **kwargs) -> Table:
+    """A table with these columns: the first ``left`` aligned left, the others (figures) right."""
+    t = Table(title=title, **kwargs)
+    for i, c in enumerate(columns):
+        t.add_column(c, justify="left" if i < left else "right")
+    return t
+
+
 def retrieval_table(rows: list[dict], title: str, extra_cols: tuple[str, ...] = ()) -> Table:
     """One row per result: P@1/5/10 both directions, with the P@1 CI."""
-    t = Table(title=title)
-    for c in ("pool", "n", *extra_cols, "src→tgt P@1 [95% CI]", "P@5", "P@10", "tgt→src P@1 [95% CI]", "P@5", "P@10"):
-        t.add_column(c, justify="right" if c not in ("pool",) else "left")
+    t = table(title, ("pool", "n", *extra_cols, "src→tgt P@1 [95% CI]", "P@5", "P@10", "tgt→src P@1 [95% CI]", "P@5",
+                      "P@10"))
     for r in rows:
         cells = [r["pool"], str(r["n"]), *[r.get(c, "") for c in extra_cols]]
-        for d in ("src2tgt", "tgt2src"):
-            x = r[d]
+        for x in (r["src2tgt"], r["tgt2src"]):
             ci = x.get("ci95", {}).get("p@1")
-            cells.append(f"{x['p@1']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""))
-            cells += [f"{x['p@5']:.3f}", f"{x['p@10']:.3f}"]
+            cells += [f"{x['p@1']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""), f"{x['p@5']:.3f}",
+                      f"{x['p@10']:.3f}"]
         t.add_row(*cells)
     return t
 
@@ -118,14 +139,11 @@ def beside_table(rows: list[dict], mean: dict | None, title: str) -> Table | Non
     """P@1 of the scorings reported beside the main one (centering, CSLS, margin): one row a scoring, for the one
     pool or the mean over pools (each pool's figures are in the JSON)."""
     named = [r for r in rows if r.get("beside")]
-    if not named:
-        return None
-    data = named[0]["beside"] if len(named) == 1 else (mean or {}).get("beside")
+    data = (named[0]["beside"] if len(named) == 1 else (mean or {}).get("beside")) if named else None
     if not data:
         return None
-    t = Table(title=title + ("" if len(named) == 1 else f" — mean of {len(named)} pools"))
-    for c in ("scoring", "src→tgt P@1", "tgt→src P@1"):
-        t.add_column(c, justify="left" if c == "scoring" else "right")
+    t = table(title + ("" if len(named) == 1 else f" — mean of {len(named)} pools"),
+              ("scoring", "src→tgt P@1", "tgt→src P@1"))
     for name, v in data.items():
         t.add_row(name, f"{v['src2tgt']:.3f}", f"{v['tgt2src']:.3f}")
     return t
@@ -145,19 +163,13 @@ def summary_rows(metrics: dict) -> list[dict]:
                 row.update(x2en=bwd, en2x=fwd)
             else:  # neither side known to be English: the directions as they are, never a guess
                 row.update(s2t=fwd, t2s=bwd)
-            row.update(
-                       triplet_cos=r["triplets"]["accuracy"]["cosine"]["accuracy"],
+            row.update(triplet_cos=r["triplets"]["accuracy"]["cosine"]["accuracy"],
                        mse_tgt=r.get("mse", {}).get("mse_tgt_x100"))
         if "udhr" in r:
-            row["udhr_x2en"] = r["udhr"]["mean"]["tgt2src"]["p@1"]
-            row["udhr_en2x"] = r["udhr"]["mean"]["src2tgt"]["p@1"]
+            row.update(udhr_x2en=r["udhr"]["mean"]["tgt2src"]["p@1"], udhr_en2x=r["udhr"]["mean"]["src2tgt"]["p@1"])
         if "spans" in r:
-            row["span_en2x"] = r["spans"]["src2tgt"]["p@1"]
-            row["span_x2en"] = r["spans"]["tgt2src"]["p@1"]
-        if "tagging" in r:
-            for key in ("micro_f1", "macro_f1", "accuracy"):
-                if key in r["tagging"]:
-                    row[key] = r["tagging"][key]["value"]
+            row.update(span_en2x=r["spans"]["src2tgt"]["p@1"], span_x2en=r["spans"]["tgt2src"]["p@1"])
+        row.update({k: v["value"] for k, v in r.get("tagging", {}).items() if k in ("micro_f1", "macro_f1", "accuracy")})
         if "choice" in r:
             row["choice_acc"] = r["choice"]["accuracy"]
         rows.append(row)
@@ -168,32 +180,29 @@ def _english(code) -> bool:
     return (code or "").lower().replace("_", "-").split("-")[0] in ("en", "eng")
 
 
-_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "s2t": "P@1 src→tgt", "t2s": "P@1 tgt→src", "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)",
-          "udhr_x2en": "UDHR xx→en", "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx",
-          "span_x2en": "span P@1 xx→en", "micro_f1": "entity micro F1", "macro_f1": "entity macro F1",
-          "accuracy": "accuracy", "choice_acc": "accuracy"}
+_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "s2t": "P@1 src→tgt", "t2s": "P@1 tgt→src",
+          "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)", "udhr_x2en": "UDHR xx→en",
+          "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx", "span_x2en": "span P@1 xx→en",
+          "micro_f1": "entity micro F1", "macro_f1": "entity macro F1", "accuracy": "accuracy", "choice_acc": "accuracy"}
 
 
 def summary_table(metrics: dict, title: str) -> Table:
     rows = summary_rows(metrics)
-    table = Table(title=title)
     cols = ["model"] + [c for c in _HEADS if any(c in r for r in rows)]
-    for c in cols:
-        table.add_column(_HEADS.get(c, c), justify="left" if c == "model" else "right")
+    t = table(title, [_HEADS.get(c, c) for c in cols])
     for r in rows:
-        table.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
-    return table
+        t.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
+    return t
 
 
 def size_table(sizes: dict) -> Table:
-    t = Table(title="model size (Ding et al. Tables 1–2 style)")
-    for c in ("model", "embedding", "encoder", "total", "layers (unique / passes)"):
-        t.add_column(c, justify="left" if c == "model" else "right")
+    t = table("model size (Ding et al. Tables 1–2 style)", ("model", "embedding", "encoder", "total",
+                                                            "layers (unique / passes)"),
+              caption=f"student = {100 * sizes['student_share_of_assistant']:.1f}% of the assistant's parameters")
     for name in ("assistant", "student"):
         r = sizes[name]
-        t.add_row(name, f"{r['embedding_params'] / 1e6:.2f}M", f"{r['encoder_params'] / 1e6:.2f}M",
-                  f"{r['total_params'] / 1e6:.2f}M", f"{r['unique_layers']} / {r['layer_passes']}")
-    t.caption = f"student = {100 * sizes['student_share_of_assistant']:.1f}% of the assistant's parameters"
+        t.add_row(name, *(f"{r[k] / 1e6:.2f}M" for k in ("embedding_params", "encoder_params", "total_params")),
+                  f"{r['unique_layers']} / {r['layer_passes']}")
     return t
 
 

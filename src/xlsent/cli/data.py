@@ -4,32 +4,35 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from xlsent.api._common import place
-from xlsent.cli.common import choice, console, output_file
-from xlsent.cli.options import Device, Dtype, OnBadLines, PrintJson
+from xlsent.api.mining import FILTER_PRESETS
+from xlsent.cli.common import choice, console, output_file, show_lines, show_note, table
+from xlsent.cli.options import Negatives, OnBadLines, PrintJson, takes
 from xlsent.data.bundled import data_dir
+from xlsent.data.pair_filter import RANK_BY
 from xlsent.data.pairs import load_pairs
 from xlsent.data.registry import KINDS, rows as dataset_rows
+from xlsent.data.splitting import SPLITTERS
+from xlsent.data.structural import TYPES
 from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import write_json_atomic, write_text_atomic
 
 app = typer.Typer(help="Bundled datasets and corpus statistics.", no_args_is_help=True)
 
 
 @app.command("list")
 def list_data(
-    kind: str = typer.Option(None, "--kind", help="only this kind: " + " | ".join(KINDS)),
+    kind: Optional[Literal[KINDS]] = typer.Option(None, "--kind", help="only this kind"),
     as_json: bool = typer.Option(False, "--json", help="print JSON: one object a set, with the files it reads"),
 ) -> None:
     """Every dataset shipped with xlsent, from the one registry (xlsent.data.registry): name, kind, languages,
     splits, licence and what its labels are (gold, silver = projected, substitute). NAME:CODE selects one language
     of a set marked so."""
-    if kind is not None:
-        choice(kind, KINDS, "--kind")
     found = dataset_rows(kind)
     if as_json:
         console.print_json(json.dumps(found))
@@ -55,26 +58,17 @@ def stats(
     """Pairs, languages, length distribution; with --model, tokenizer coverage per language."""
     from xlsent.data.stats import corpus_stats
 
-    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
-    tokenizer = None
-    if model:
-        from xlsent.models.handle import load_model
+    from xlsent.models.handle import load_model
 
-        tokenizer = load_model(model).model.tokenizer
-    result = corpus_stats(loaded.dataset, tokenizer)
-    result["source"] = source
-    result["notes"] = loaded.notes()
+    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
+    tokenizer = load_model(model).model.tokenizer if model else None
+    result = {**corpus_stats(loaded.dataset, tokenizer), "source": source, "notes": loaded.notes()}
     if as_json:
         console.print_json(json.dumps(result))
         return
-    for line in loaded.notes():
-        console.print(f"[dim]{escape(line)}[/dim]")
-    t = Table(title=f"{source}: {result['pairs']} pairs")
-    cols = ["language", "sentences", "unique", "words min", "median", "mean", "p95", "max"]
-    if tokenizer is not None:
-        cols += ["unk rate", "pieces/word"]
-    for c in cols:
-        t.add_column(c, justify="left" if c == "language" else "right")
+    show_lines(loaded.notes())
+    t = table(f"{source}: {result['pairs']} pairs", ["language", "sentences", "unique", "words min", "median", "mean",
+                                                     "p95", "max", *(["unk rate", "pieces/word"] if tokenizer else [])])
     for lang, e in result["languages"].items():
         w = e["words"]
         row = [lang, str(e["sentences"]), str(e["unique"]), str(w["min"]), f"{w['median']:.0f}", f"{w['mean']:.1f}",
@@ -89,40 +83,30 @@ def stats(
 def triplets(
     source: str = typer.Argument(..., help="bundled dataset (e.g. bible-en-ny:train, udhr) or a pairs file"),
     output: str = typer.Option(..., "--output", "-o", help="TSV to write: anchor<TAB>positive<TAB>negative"),
-    negatives: str = typer.Option("section", help="section (other section of the same document) | random | hard"),
-    teacher: str = typer.Option("minilm-en", help="model that mines hard negatives (negatives=hard)"),
+    negatives: Negatives = typer.Option("section", help="section: another section of the same document; "
+                                                  "hard: mined by --teacher"),
+    teacher: str = typer.Option("minilm-en", help="model that mines hard negatives"),
     relative_margin: float = typer.Option(0.05, help="hard mining: skip candidates within this share of the positive's score"),
     seed: int = typer.Option(0, help="seed for negative sampling"),
     on_bad_lines: OnBadLines = "error",
 ) -> None:
     """Cross-lingual triplets from parallel data: anchor = low-resource side, positive = its English translation."""
     output_file(output)
-    from pathlib import Path
-
     from xlsent.data.triplets import build_triplets
-    from xlsent.utils.errors import XlsentError
-    from xlsent.utils.io import write_text_atomic
 
-    if negatives not in ("section", "random", "hard"):
-        raise XlsentError(f"unknown --negatives '{negatives}': use section, random or hard")
+    from xlsent.models.handle import load_model
+
     loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
-    model = None
-    if negatives == "hard":
-        from xlsent.models.handle import load_model
-
-        model = load_model(teacher).model
+    model = load_model(teacher).model if negatives == "hard" else None
     ds, report = build_triplets(loaded.dataset, negatives, seed, teacher=model, relative_margin=relative_margin)
-    for line in loaded.notes() + report.lines():
-        console.print(f"[dim]{escape(line)}[/dim]")
-    clean = [(a, p, n) for a, p, n in zip(ds["anchor"], ds["positive"], ds["negative"])]
-    bad = sum(any("\t" in x or "\n" in x for x in row) for row in clean)
-    if bad:
-        raise XlsentError(f"{bad} sentence(s) contain tabs or newlines and cannot be written as TSV — clean the corpus first")
-    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in clean))
+    show_lines(loaded.notes() + report.lines())
+    clean = list(zip(ds["anchor"], ds["positive"], ds["negative"]))
+    _write_triplets(output, clean, "the corpus")
     console.print(f"wrote {output} ({len(clean)} triplets, '{negatives}' negatives)")
 
 
 @app.command("pairs-from-documents")
+@takes("device", "dtype")
 def pairs_from_documents_command(
     src: str = typer.Argument(..., help="low-resource documents: JSONL file or bundled (bible:nya, udhr:zul)"),
     tgt: str = typer.Argument(..., help="English documents: JSONL file or bundled (bible:eng, udhr:eng)"),
@@ -132,36 +116,33 @@ def pairs_from_documents_command(
     min_section_chars: int = typer.Option(200, help="keep matched sections whose texts both exceed this length"),
     max_short_words: int = typer.Option(10, help="drop sentence pairs with a side of this many words or fewer"),
     strip_chars: str = typer.Option("\u200c", help="characters removed from titles and texts (default U+200C ZWNJ)"),
-    splitter: str = typer.Option("auto", help="sentence splitter: auto | sentencex | punctuation"),
+    splitter: Literal[SPLITTERS] = typer.Option("auto", help="sentence splitter"),
     seed: int = typer.Option(0, help="seed for the negatives"),
-    device: Device = "auto",
-    dtype: Dtype = "auto",
+    run: dict = None,
 ) -> None:
     """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1)."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     output_file(output)
-    from pathlib import Path
-
     from xlsent.data.documents import load_documents, pairs_from_documents
-    from xlsent.data.splitting import SPLITTERS
     from xlsent.encoding.encoder import Encoder
-    from xlsent.utils.errors import XlsentError
-    from xlsent.utils.io import write_json_atomic, write_text_atomic
 
-    choice(splitter, SPLITTERS, "--splitter")
     s_docs, t_docs = load_documents(src), load_documents(tgt)
     encoder = Encoder.load(model, normalize=True)
     res = pairs_from_documents(s_docs, t_docs, encoder.encode,
                                title_threshold, min_section_chars, max_short_words, strip_chars, splitter, seed)
-    for line in res.lines():
-        console.print(f"[dim]{escape(line)}[/dim]")
+    show_lines(res.lines())
     rows = [(a, p, n or "") for a, p, n in res.triplets]
-    if any("\t" in x for r in rows for x in r):
-        raise XlsentError("a sentence contains a tab and cannot be written as TSV — clean the documents first")
-    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in rows))
+    _write_triplets(output, rows, "the documents")
     write_json_atomic(Path(output + ".json"), {"src": src, "tgt": tgt, "model": model, "counts": dict(res.counts),
                                                 "sections": [list(x) for x in dict.fromkeys(res.sources)]})
     console.print(f"wrote {output} ({len(rows)} pairs; {sum(1 for r in rows if not r[2])} without a negative)")
+
+
+def _write_triplets(output: str, rows: list[tuple], source: str) -> None:
+    bad = sum(any("\t" in x or "\n" in x for x in row) for row in rows)
+    if bad:
+        raise XlsentError(f"{bad} sentence(s) contain tabs or newlines and cannot be written as TSV — clean {source} "
+                          "first")
+    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in rows))
 
 
 FILTERS = typer.Option("default", "--filters", help="noise filters, comma-separated: language (each side against "
@@ -171,10 +152,11 @@ MAX_Z = typer.Option(4.0, "--max-length-z", help="length-ratio filter: remove pa
 
 
 @app.command("filter-pairs")
+@takes("device", "dtype")
 def filter_pairs_command(
     source: str = typer.Argument(..., help="candidate pairs: a pairs file, or a mined TSV (score<TAB>src<TAB>tgt)"),
     output: str = typer.Option(..., "--output", "-o", help="TSV to write: score<TAB>src<TAB>tgt, best first"),
-    preset: str = typer.Option(None, "--preset", "-p", help="paper: Huang et al. 2023 §4.1's cleaning of web-mined "
+    preset: Optional[Literal[tuple(p for p in FILTER_PRESETS if p)]] = typer.Option(None, "--preset", "-p", help="paper: Huang et al. 2023 §4.1's cleaning of web-mined "
                                "candidates, exactly — sides under 5 words and any special character ([ ] { } * …) "
                                "removed, the top 2,016 kept; meant for mined candidates, it removes real pairs of a "
                                "translation (default: keep every clean pair)"),
@@ -186,7 +168,7 @@ def filter_pairs_command(
     no_special: bool = typer.Option(False, "--no-special", help="no pattern filter (neither markup nor special "
                                     "characters)"),
     top: int = typer.Option(None, help="keep the N best pairs (default 0 = all; paper 2,016)"),
-    rank_by: str = typer.Option("cosine", help="cosine | margin | csls | score (a mined file's score)"),
+    rank_by: Literal[RANK_BY] = typer.Option("cosine", help="score: a mined file's score"),
     center: bool = typer.Option(False, help="subtract each side's (language's) mean vector over the candidates "
                                 "before cosine / margin / csls. Off by default, as in xlsent mine, where it lowered "
                                 "mining F1 (docs/results.md, 'Centering and CSLS'); filtering itself was not measured"),
@@ -199,21 +181,18 @@ def filter_pairs_command(
     threshold: str = typer.Option("none", help="none | auto (xlsent mine's automatic cut on the --rank-by scores; "
                                   "meant for margin) | a number: keep pairs scoring at least this"),
     on_bad_lines: OnBadLines = "error",
-    device: Device = "auto",
-    dtype: Dtype = "auto",
+    run: dict = None,
 ) -> None:
     """Clean pairs, keeping every clean pair of a translation: normalisation, empty sides, markup, duplicates and the
     noise filters, each counted (with examples) in OUTPUT.json; ranked by similarity. --preset paper: Huang et al.
     2023 §4.1's filter of mined candidates (top 2,016)."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.mining import filter_pairs
 
     res = filter_pairs(source, output, model=model, preset=preset, min_words=min_words, special_pattern=special_pattern,
                        special=not no_special, top=top, rank_by=rank_by, center=center, filters=filters,
                        src_lang=src_lang, tgt_lang=tgt_lang, max_z=max_z, threshold=threshold,
-                       on_bad_lines=on_bad_lines, device=device, dtype=dtype)
-    for line in res.about["read"] + res.notes:
-        console.print(f"[dim]{escape(line)}[/dim]")
+                       on_bad_lines=on_bad_lines, **run)
+    show_lines(res.about["read"] + res.notes)
     n_in = res.report.rows_in
     console.print(f"the filters removed {n_in - res.screened} of {n_in} pairs ({res.removed_share:.1%})")
     console.print(f"wrote {output} ({len(res.rows)} of {n_in} pairs, ranked by {rank_by}) and {output}.json")
@@ -231,8 +210,6 @@ def overlap(
 ) -> None:
     """How much a test file shares with a training file (Manafi 2025): entity overlap (Table 3.3) and word overlap
     under a model's tokenizer (Table 3.4)."""
-    import json
-
     from xlsent.perturbations.overlap import entity_overlap, word_overlap
 
     if text:
@@ -281,7 +258,7 @@ def structural_words(
                                 "model, prompt)"),
     model: str = typer.Option("e5-small", "--model", "-m", help="model whose sub-token offsets are stored (the one "
                               "`xlsent train scp` will train; another model's are recomputed there, not re-aligned)"),
-    types: str = typer.Option(",".join(("subject", "verb", "object", "entity")), help="structural types to keep"),
+    types: str = typer.Option(",".join(TYPES), help="structural types to keep"),
     object_deps: str = typer.Option("dobj", help="dependency labels read as objects (add attr,pobj,dative …)"),
     sample: int = typer.Option(0, help="seeded sample of N pairs (0 = all)"),
     seed: int = typer.Option(0, help="sample seed"),
@@ -291,7 +268,7 @@ def structural_words(
     spaCy + the paper's filters + eflomal; every filter and drop counted."""
     from rich.progress import Progress
 
-    from xlsent.cli.common import at_least, show_note
+    from xlsent.cli.common import at_least
     from xlsent.data import structural as sw
     from xlsent.data.pairs import english_side, side_langs
     from xlsent.data.stopwords import stopwords_for
@@ -299,12 +276,11 @@ def structural_words(
     output_file(output)
     kinds = tuple(t.strip() for t in types.split(",") if t.strip())
     for t in kinds:
-        choice(t, sw.TYPES, "--types entry")
+        choice(t, TYPES, "--types entry")
     if not kinds:
-        raise XlsentError("--types: give at least one of " + ", ".join(sw.TYPES))
+        raise XlsentError("--types: give at least one of " + ", ".join(TYPES))
     deps = tuple(d.strip() for d in object_deps.split(",") if d.strip())
     at_least(sample, 0, "--sample")
-    choice(on_bad_lines, ("error", "skip"), "--on-bad-lines")
     loaded = load_pairs(pairs, on_bad_lines=on_bad_lines, sample=sample, seed=seed)
     for n in loaded.notes():
         show_note(n)

@@ -17,9 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 import typer
-from rich.table import Table
-
-from xlsent.cli.common import console, output_folder, show_note
+from xlsent.cli.common import console, output_folder, show_note, table
 
 DEMO_CONFIG = "adapt-demo.yaml"
 
@@ -65,13 +63,11 @@ def demo_command(
     held, metrics, trained_path = result.held_out, result.metrics, result.model_path
     timings["train_and_evaluate"] = time.perf_counter() - t
     e = cfg.eval
-    base_key = next(iter(held.models))
-    mb_all, mt_all = held.models[base_key], held.models["adapted"]
+    mb_all, mt_all = held.models[next(iter(held.models))], held.models["adapted"]
     nt_base, nt_trained = mb_all.retrieval, mt_all.retrieval
-
-    table = Table(title=f"base {label} vs adapted (P@1, tie-aware, {e['similarity']})")
-    for c in ("test pool", "n", "direction", "base P@1 [95% CI]", "adapted P@1 [95% CI]", "Δ"):
-        table.add_column(c, justify="left" if c in ("test pool", "direction") else "right")
+    shown = table(f"base {label} vs adapted (P@1, tie-aware, {e['similarity']})",
+                  ("test pool", "n", "direction", "base P@1 [95% CI]", "adapted P@1 [95% CI]", "Δ"))
+    shown.columns[2].justify = "left"
 
     def cell(x: dict) -> str:
         ci = x["ci95"]["p@1"]
@@ -79,16 +75,14 @@ def demo_command(
 
     for d, name in (("tgt2src", "ny→en"), ("src2tgt", "en→ny")):
         b, tr = nt_base[d], nt_trained[d]
-        table.add_row("Bible NT verses", str(nt_base["n"]), name, cell(b), cell(tr), f"{tr['p@1'] - b['p@1']:+.3f}")
+        shown.add_row("Bible NT verses", str(nt_base["n"]), name, cell(b), cell(tr), f"{tr['p@1'] - b['p@1']:+.3f}")
     u_base, u_trained = (mb_all.udhr or {}).get("languages", []), (mt_all.udhr or {}).get("languages", [])
     mb, mt = (mb_all.udhr or {}).get("mean"), (mt_all.udhr or {}).get("mean")
     if mb and mt:
         for d, name in (("tgt2src", "xx→en"), ("src2tgt", "en→xx")):
-            table.add_row(
-                f"UDHR mean of {len(u_base)} languages", str(sum(r["n"] for r in u_base)), name,
-                f"{mb[d]['p@1']:.3f}", f"{mt[d]['p@1']:.3f}", f"{mt[d]['p@1'] - mb[d]['p@1']:+.3f}",
-            )
-    console.print(table)
+            shown.add_row(f"UDHR mean of {len(u_base)} languages", str(sum(r["n"] for r in u_base)), name,
+                          f"{mb[d]['p@1']:.3f}", f"{mt[d]['p@1']:.3f}", f"{mt[d]['p@1'] - mb[d]['p@1']:+.3f}")
+    console.print(shown)
     nt = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=int(cfg.optim.seed)).dataset
     nt_src, nt_tgt = list(nt["src"]), list(nt["tgt"])
     base = Encoder.load(model, memo=True, name=label)
@@ -96,40 +90,27 @@ def demo_command(
 
     console.rule("3/3 report")
     n_plot = min(300, len(nt_src))
-    png = embedding_space_png(
-        [
-            (f"base {label}", base.encode(nt_src[:n_plot], "eng"), base.encode(nt_tgt[:n_plot], "nya")),
-            ("after adapt", trained.encode(nt_src[:n_plot], "eng"), trained.encode(nt_tgt[:n_plot], "nya")),
-        ],
-        "English",
-        "Chichewa",
-    )
+    png = embedding_space_png([(name, enc.encode(nt_src[:n_plot], "eng"), enc.encode(nt_tgt[:n_plot], "nya"))
+                               for name, enc in ((f"base {label}", base), ("after adapt", trained))],
+                              "English", "Chichewa")
     timings["total"] = time.perf_counter() - t0
-    report = {  # the metrics in the one schema of every run (xlsent.metrics/1), plus the demo's config and timings
-        "config": cfg,
-        "model": str(trained_path),
-        "metrics": metrics,
-        "timings_seconds": timings,
-    }
-    write_json_atomic(output / "report.json", report)
+    # the metrics in the one schema of every run (xlsent.metrics/1), plus the demo's config and timings
+    write_json_atomic(output / "report.json", {"config": cfg, "model": str(trained_path), "metrics": metrics,
+                                               "timings_seconds": timings})
     (output / "embedding_space.png").write_bytes(png)
     sections = [
         f"<p>Model: {label} adapted (xlsent train adapt) to {cfg.train.sample} Old-Testament English–Chichewa pairs "
         f"(a part held out to choose the step); evaluated on held-out data only. Config: "
         f"<code>{run / 'config.yaml'}</code>.</p>",
         comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base["n"], nt_base, nt_trained)]),
-        comparison_table(
-            "UDHR paragraphs, per language",
-            [(b["tgt_lang"], b["n"], b, t) for b, t in zip(u_base, u_trained)],
-        ),
+        comparison_table("UDHR paragraphs, per language",
+                         [(b["tgt_lang"], b["n"], b, a) for b, a in zip(u_base, u_trained)]),
     ]
     if (mt_all.udhr or {}).get("summary"):  # eval.udhr_pool=udhr-all:…: P@1 by script and tokenizer pieces
         sections.append(language_tail_section(
             f"{e['udhr_pool']}: P@1 against the tokenizer's pieces per word and unknown-piece rate",
             {f"base {label}": mb_all.udhr, "adapted": mt_all.udhr}))
-    write_text_atomic(
-        output / "report.html",
-        page("xlsent demo: adapting e5-small to English–Chichewa pairs", sections, png,
-             f"PCA of {n_plot} held-out NT verse pairs, English (red) and Chichewa (blue), before and after."),
-    )
+    write_text_atomic(output / "report.html", page(
+        "xlsent demo: adapting e5-small to English–Chichewa pairs", sections, png,
+        f"PCA of {n_plot} held-out NT verse pairs, English (red) and Chichewa (blue), before and after."))
     console.print(f"wrote {output / 'report.json'}, {output / 'report.html'} in {timings['total']:.0f} s")

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from xlsent.api._common import place
-from xlsent.cli.common import console, err_console, make_engine
-from xlsent.cli.options import (Address, Backend, ChunkWords, CpusPerWorker, Device, Dimensions, Dtype, Engine,
-                                GpusPerWorker, Model, Threads, Workers)
+from xlsent.api.embedding import PRECISIONS
+from xlsent.cli.common import console, err_console
+from xlsent.cli.options import RAY, RUNTIME, ChunkWords, Dimensions, Model, takes
 from xlsent.models.registry import DEFAULT_MODEL
 
 
+@takes(*RUNTIME, *RAY)
 def embed_command(
     input: Path = typer.Option(..., "--input", "-i", help="texts: one a line (UTF-8), .tsv, .jsonl or .parquet"),
     output: Path = typer.Option(..., "--output", "-o", help="a .npy file: the (n, dim) matrix | a folder: "
                                 "Parquet shards (id, embedding) + _manifest.json, resumable"),
-    precision: str = typer.Option("float32", "--precision", help="float32 (4 bytes a dimension) | float16 | int8 "
-                                  "(1 byte a dimension + a float32 scale a row: .npy records (scale, q), Parquet a "
-                                  "scale column; embedding ≈ q × scale) | ubinary (the sign bits packed into uint8, "
-                                  "d/8 bytes a row, as sentence-transformers' quantize_embeddings)"),
+    precision: Literal[PRECISIONS] = typer.Option("float32", "--precision", help="float32: 4 bytes a dimension; int8: "
+                                                  "1 byte a dimension + a float32 scale a row (.npy records (scale, "
+                                                  "q), Parquet a scale column; embedding ≈ q × scale); ubinary: the "
+                                                  "sign bits packed into uint8, d/8 bytes a row, as "
+                                                  "sentence-transformers' quantize_embeddings"),
     text_column: str = typer.Option("", help="the texts' column: .jsonl/.parquet a name (default text), .tsv a "
                                     "number (default 1)"),
     id_column: str = typer.Option("", help="an id column carried into the Parquet shards (default: row numbers)"),
@@ -35,25 +37,14 @@ def embed_command(
     center: bool = typer.Option(False, help="subtract the language's mean vector stored in the model folder "
                                 "(xlsent models calibrate) and re-normalise; needs --lang"),
     dimensions: Dimensions = None,
-    backend: Backend = "auto",
-    threads: Threads = 0,
-    device: Device = "auto",
-    dtype: Dtype = "auto",
-    engine: Engine = "local",
-    address: Address = None,
-    workers: Workers = 2,
-    cpus_per_worker: CpusPerWorker = 1.0,
-    gpus_per_worker: GpusPerWorker = 0.0,
+    run: dict = None,
 ) -> None:
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.embedding import embed_file
 
     res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision, normalize=normalize,
                      batch_size=batch_size, chunk_words=chunk_words, text_column=text_column, id_column=id_column,
-                     shard_size=shard_size, overwrite=overwrite, backend=backend, threads=threads, device=device,
-                     dtype=dtype, dimensions=dimensions,
-                     engine=lambda: make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker),
+                     shard_size=shard_size, overwrite=overwrite, dimensions=dimensions, **run,
                      on_progress=lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"),
                      show_progress=True)
     if res.shards:

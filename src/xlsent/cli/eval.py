@@ -11,8 +11,8 @@ from rich.table import Table
 from xlsent.api._common import place
 from xlsent.cli.common import (at_least, beside_table, check_backend,
                                check_dimensions, choice, console, err_console, output_file, retrieval_table)
-from xlsent.cli.options import (Backend, ChunkWords, Device, Dimensions, Dtype, JsonOutput, K, MatchMode, Model,
-                                OnBadLines, Resamples, Threads)
+from xlsent.cli.options import (Backend, ChunkWords, Device, Dimensions, Dtype, JsonOutput, K, Margin, MatchMode, Model,
+                                Negatives, OnBadLines, Resamples, Runs, Similarity, StoredPrecision, Threads)
 from xlsent.evaluation.retrieval import SIMILARITIES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
@@ -57,7 +57,7 @@ def retrieval(
     pairs: str = typer.Option(None, "--pairs", help="pairs file: TSV, JSONL, or Moses A,B"),
     dataset: str = typer.Option(None, "--dataset", help="bundled dataset, e.g. bible-en-ny:test, udhr, udhr:nya, "
                                 "udhr-all:test"),
-    similarity: str = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)} (the main figure: plain cosine by "
+    similarity: Similarity = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)} (the main figure: plain cosine by "
                                    "default, the literature's; the others are reported beside it)"),
     center: bool = typer.Option(False, "--center", help="subtract each side's (language's) mean vector over the "
                                 "pool before scoring the main figure (the main figure stays plain cosine by default, "
@@ -221,7 +221,7 @@ def triplet(
     models: list[str] = typer.Option(..., "--model", "-m", help="model name or folder; repeat to compare models"),
     triplets: Path = typer.Option(None, "--triplets", help="TSV of anchor<TAB>positive<TAB>negative"),
     dataset: str = typer.Option(None, "--dataset", help="build triplets from parallel data, e.g. bible-en-ny:test"),
-    negatives: str = typer.Option("section", help="for --dataset: section | random | hard (mined by --teacher)"),
+    negatives: Negatives = typer.Option("section", help="for --dataset: section | random | hard (mined by --teacher)"),
     teacher: str = typer.Option("minilm-en", help="for --negatives hard: the model that mines them"),
     sample: int = typer.Option(0, help="use this many triplets drawn at random (0 = all)"),
     chunk_words: ChunkWords = 0,
@@ -356,11 +356,11 @@ def mining(
     n_gold: int = typer.Option(1000, help="bible: gold pairs per split"),
     n_distractors: int = typer.Option(7000, help="bible / udhr: unrelated sentences per side"),
     mode: MatchMode = "max",
-    margin: str = typer.Option("ratio", help="ratio | distance | absolute"),
+    margin: Margin = typer.Option("ratio", help="ratio | distance | absolute"),
     k: K = 4,
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
                                 "search and margins (as xlsent mine --center)"),
-    precision: str = typer.Option("float16", "--precision", help="how the embeddings are stored and searched, "
+    precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored and searched, "
                                   "as xlsent mine --precision: float32 | float16 | int8 | ubinary"),
     seed: int = typer.Option(0, help="seed of the bundled corpora"),
     output: JsonOutput = None,
@@ -418,7 +418,7 @@ def documents(
     dataset: str = typer.Option(None, "--dataset", help="bible-chapters | udhr-articles:CODE | SRC.jsonl,TGT.jsonl"),
     pairs: str = typer.Option(None, "--pairs", help="pairs file whose lines are paragraphs or documents"),
     chunk_words: ChunkWords = 20,
-    similarity: str = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)}"),
+    similarity: Similarity = typer.Option("cosine", help=f"{' | '.join(SIMILARITIES)}"),
     resamples: Resamples = 1000,
     seed: int = typer.Option(0, help="bootstrap seed"),
     on_bad_lines: OnBadLines = "error",
@@ -572,7 +572,7 @@ def align(
     max_overlap: int = typer.Option(3, "--max-overlap", help="as xlsent align"),
     deletion_quantile: float = typer.Option(0.02, help="as xlsent align"),
     plain: bool = typer.Option(False, "--plain", help="as xlsent align: the 1-1 cosine baseline"),
-    runs: str = typer.Option("mean", "--runs", help="as xlsent align: mean | concat"),
+    runs: Runs = typer.Option("mean", "--runs", help="as xlsent align: mean | concat"),
     length_weight: float = typer.Option(0.1, "--length-weight", help="as xlsent align (0: no length cost)"),
     output: JsonOutput = None,
     backend: Backend = "auto",

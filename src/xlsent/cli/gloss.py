@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from xlsent.cli.common import choice, console, output_file
+from xlsent.cli.common import console, output_file
+from xlsent.data.dictionary import UNKNOWN
 from xlsent.data.readers import read_lines
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
@@ -17,13 +19,12 @@ def gloss_command(
     output: Path = typer.Option(..., "--output", "-o", help="glossed text, line by line"),
     model: Path = typer.Option(None, "--model", "-m", help="a model trained by 'xlsent train gloss'"),
     dictionary: Path = typer.Option(None, "--dictionary", "-d", help="or a word<TAB>translation TSV"),
-    unknown: str = typer.Option("keep", help="keep | drop words missing from the dictionary"),
+    unknown: Literal[UNKNOWN] = typer.Option("keep", help="what becomes of a word missing from the dictionary"),
 ) -> None:
     """Replace every word found in the dictionary by its translation (paper 004's word mapping layer)."""
     from xlsent.data.dictionary import BilingualDictionary
     from xlsent.models.gloss import load_gloss
 
-    choice(unknown, ("keep", "drop"), "--unknown")
     output_file(output)
     if bool(model) == bool(dictionary):
         raise XlsentError("give exactly one of --model GLOSS_MODEL or --dictionary FILE.tsv")

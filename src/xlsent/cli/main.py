@@ -7,28 +7,13 @@ import sys
 import typer
 from rich.markup import escape
 
-from xlsent.cli import align as align_cmd
-from xlsent.cli import data as data_cmd
-from xlsent.cli import demo as demo_cmd
-from xlsent.cli import embed as embed_cmd
-from xlsent.cli import eval as eval_cmd
-from xlsent.cli import export as export_cmd
-from xlsent.cli import gloss as gloss_cmd
-from xlsent.cli import mine as mine_cmd
-from xlsent.cli import models as models_cmd
-from xlsent.cli import perturb as perturb_cmd
-from xlsent.cli import serve as serve_cmd
-from xlsent.cli import train as train_cmd
+from xlsent.cli import align, data, demo, embed, export, gloss, mine, models, perturb, serve, train
+from xlsent.cli import eval as evaluate
 from xlsent.cli.common import XlsentGroup, err_console
 from xlsent.utils.errors import XlsentError
 
-app = typer.Typer(
-    cls=XlsentGroup,
-    help="Cross-lingual sentence embeddings for low-resource languages — offline.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+app = typer.Typer(cls=XlsentGroup, help="Cross-lingual sentence embeddings for low-resource languages — offline.",
+                  no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
 
 
 def _version(value: bool) -> None:
@@ -50,18 +35,11 @@ def _root(
     pass
 
 
-app.add_typer(models_cmd.app, name="models")
-app.add_typer(data_cmd.app, name="data")
-app.add_typer(eval_cmd.app, name="eval")
-app.add_typer(train_cmd.app, name="train")
-app.command("align")(align_cmd.align_command)
-app.command("embed")(embed_cmd.embed_command)
-app.command("export")(export_cmd.export_command)
-app.command("demo")(demo_cmd.demo_command)
-app.command("gloss")(gloss_cmd.gloss_command)
-app.command("mine")(mine_cmd.mine_command)
-app.command("perturb")(perturb_cmd.perturb_command)
-app.command("serve")(serve_cmd.serve_command)
+for group in (models, data, evaluate, train):
+    app.add_typer(group.app, name=group.__name__.rsplit(".", 1)[1])
+for command in (align.align_command, embed.embed_command, export.export_command, demo.demo_command,
+                gloss.gloss_command, mine.mine_command, perturb.perturb_command, serve.serve_command):
+    app.command(command.__module__.rsplit(".", 1)[1])(command)  # named as the module it lives in
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

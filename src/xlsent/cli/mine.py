@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
-
 from rich.markup import escape
 
-from xlsent.api._common import place
-from xlsent.cli.common import console, err_console, make_engine
-from xlsent.cli.options import (Address, Backend, CpusPerWorker, Device, Dimensions, Dtype, Engine, GpusPerWorker, K,
-                                MatchMode, Model, Threads, Workers)
+from xlsent.api.mining import INDEXES
+from xlsent.cli.common import console, err_console
+from xlsent.cli.options import RAY, RUNTIME, Dimensions, K, Margin, MatchMode, Model, StoredPrecision, takes
+from xlsent.data.splitting import SPLITTERS
 from xlsent.models.registry import DEFAULT_MODEL
 
 
+@takes(*RUNTIME, *RAY)
 def mine_command(
     src: Path = typer.Argument(..., help="source-language file: one sentence per line; with --documents one "
                                "document per line, a document JSONL, or bundled documents (bible:eng, udhr:eng)"),
@@ -25,7 +26,7 @@ def mine_command(
                                  "a killed run resumes from it"),
     k: K = 4,
     mode: MatchMode = "max",
-    margin: str = typer.Option("ratio", help="ratio | distance | absolute (plain cosine)"),
+    margin: Margin = typer.Option("ratio", help="absolute: plain cosine"),
     threshold: str = typer.Option("auto", help="auto: a cut estimated from the score distribution (printed and "
                                   "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
                                   "scoring at least this"),
@@ -33,15 +34,14 @@ def mine_command(
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
                                 "search and margins. Off by default: it lowered mining F1 on development data — a side's "
                                 "mean also holds its topics (measured effect: docs/results.md, 'Centering and CSLS')"),
-    index: str = typer.Option("auto", help="auto | exact | ivf | ivfpq"),
+    index: Literal[INDEXES] = typer.Option("auto", help="the faiss index searched"),
     nprobe: int = typer.Option(64, help="IVF cells visited per query"),
     nlist: int = typer.Option(0, help="IVF cells (0 = 4·√n)"),
     shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
-    precision: str = typer.Option("float16", "--precision", help="how the embeddings are stored: float32 (4 bytes a "
-                                  "dimension) | float16 | int8 (1 byte + a scale per sentence) | ubinary (stored "
-                                  "as int8, searched by sign bits — d/8 bytes a sentence in the index — and the "
-                                  "candidates re-scored with the int8 vectors); mining F1 of each: docs/results.md, "
-                                  "'Bitext mining'"),
+    precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored; int8: 1 "
+                                              "byte + a scale per sentence; ubinary: stored as int8, searched by sign "
+                                              "bits (d/8 bytes a sentence in the index), the candidates re-scored with "
+                                              "the int8 vectors; mining F1 of each: docs/results.md, 'Bitext mining'"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
                                     "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
                                     "'Selection memory')"),
@@ -55,31 +55,19 @@ def mine_command(
     filters: str = typer.Option("default", "--filters", help="noise filters on the mined pairs, as xlsent data "
                                 "filter-pairs: language, copy, near-duplicate, length-ratio, numbers | default (all "
                                 "five) | none; each counted, with examples, in OUTPUT.json"),
-    splitter: str = typer.Option("auto", help="auto | sentencex | punctuation"),
+    splitter: Literal[SPLITTERS] = typer.Option("auto", help="the sentence splitter of --documents"),
     overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
-    backend: Backend = "auto",
-    threads: Threads = 0,
-    device: Device = "auto",
-    dtype: Dtype = "auto",
     dimensions: Dimensions = None,
-    engine: Engine = "local",
-    address: Address = None,
-    workers: Workers = 2,
-    cpus_per_worker: CpusPerWorker = 1.0,
-    gpus_per_worker: GpusPerWorker = 0.0,
+    run: dict = None,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.mining import mine
 
     result = mine(src, tgt, model=model, threshold=threshold, output=output, workdir=workdir, k=k, mode=mode,
                   margin=margin, dedupe=dedupe, center=center, index=index, nprobe=nprobe, nlist=nlist,
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
-                  overwrite=overwrite, backend=backend, threads=threads, device=device, dtype=dtype,
-                  dimensions=dimensions,
-                  engine=lambda: make_engine(engine, address, workers, cpus_per_worker, gpus_per_worker),
-                  on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
+                  overwrite=overwrite, dimensions=dimensions, **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
                   show_progress=True)
     summary = output.with_name(output.name + ".json")
     s = result.summary

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+
 import typer
 from rich.table import Table
 
-from xlsent.api._common import place
-from xlsent.cli.common import console
-from xlsent.cli.options import Backend, Device, Dtype, PrintJson, Threads
-from xlsent.models.handle import load_model
+from xlsent.cli.common import console, table
+from xlsent.cli.options import RUNTIME, PrintJson, takes
+from xlsent.models.handle import model_info
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
 
@@ -19,9 +19,7 @@ app = typer.Typer(help="Offline models: list, info, prepare, calibrate.", no_arg
 @app.command("list")
 def list_models() -> None:
     """Registered models (any local model folder works too)."""
-    t = Table(title="registered models")
-    for c in ("name", "description", "source", "languages"):
-        t.add_column(c)
+    t = table("registered models", ("name", "description", "source", "languages"), left=4)
     for m in REGISTRY.values():
         t.add_row(m.name, m.description, m.source, m.languages)
     console.print(t)
@@ -33,37 +31,6 @@ def prepare(name: str = typer.Argument(DEFAULT_MODEL, help="registered model nam
     with console.status(f"preparing {name}…"):
         path = resolve_model_path(name)
     console.print(f"{name}: {path}")
-
-
-def model_info(name: str) -> dict:
-    from xlsent.models.widths import recorded_widths
-
-    handle = load_model(name)
-    model, path = handle.model, handle.path
-    auto = model[0].auto_model
-    cfg = auto.config
-    total = sum(p.numel() for p in model.parameters())
-    emb = sum(p.numel() for n, p in auto.named_parameters() if "embeddings" in n)
-    info = {
-        "name": name,
-        "path": str(path),
-        "parameters": total,
-        "embedding_parameters": emb,
-        "encoder_parameters": total - emb,
-        "layers": getattr(cfg, "num_hidden_layers", None),
-        "hidden": getattr(cfg, "hidden_size", None),
-        "dimension": model.get_embedding_dimension(),
-        "matryoshka_widths": recorded_widths(path),
-        "vocab": getattr(cfg, "vocab_size", None),
-        "max_seq_length": model.max_seq_length,
-        "prompts": dict(model.prompts),
-        "default_prompt": model.default_prompt_name,
-        "modules": [type(m).__name__ for m in model],
-    }
-    if name in REGISTRY:
-        info["languages"] = REGISTRY[name].languages
-        info["source"] = REGISTRY[name].source
-    return info
 
 
 @app.command("info")
@@ -85,18 +52,15 @@ def info(
 
 
 @app.command("calibrate")
+@takes(*RUNTIME)
 def calibrate_command(
     name: str = typer.Argument(..., help="registered name or local model folder (the means are stored in it)"),
     lang: list[str] = typer.Option(..., "--lang", help="CODE=FILE: text of that language, one text a line "
                                    "(repeatable); a few hundred lines are plenty"),
     sample: int = typer.Option(0, help="use at most N lines of each file (seeded; 0 = all)"),
-    backend: Backend = "auto",
-    threads: Threads = 0,
-    device: Device = "auto",
-    dtype: Dtype = "auto",
+    run: dict = None,
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
-    place(device, dtype)  # a device that is not there: one line, before any model loads
     from xlsent.api.models import calibrate
     from xlsent.encoding.encoder import source_folder
     from xlsent.models.language_means import MEANS_FILE
@@ -107,12 +71,9 @@ def calibrate_command(
         if not sep or not code.strip() or not path:
             raise XlsentError(f"--lang {item}: give CODE=FILE, e.g. --lang nya=chichewa.txt")
         files[code] = path
-    means = calibrate(name, files, sample=sample, backend=backend, threads=threads, device=device, dtype=dtype,
-                      show_progress=True)
+    means = calibrate(name, files, sample=sample, show_progress=True, **run)
     path = source_folder(name) / MEANS_FILE
-    t = Table(title=f"language means in {path}")
-    for c in ("language", "texts", "source"):
-        t.add_column(c)
+    t = table(f"language means in {path}", ("language", "texts", "source"), left=3)
     for code, info in means.summary().items():
         t.add_row(code, str(info.get("texts", "")), str(info.get("source", "")))
     console.print(t)

@@ -3,65 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from xlsent.api._common import place
 from xlsent.cli.common import console, output_file, show_note
-from xlsent.cli.options import Device
+from xlsent.cli.options import takes
+from xlsent.perturbations.suite import KINDS
 from xlsent.utils.errors import XlsentError
 
 
-def read_list(path: Path | None, what: str) -> list[str] | None:
-    """One entry per line (``#`` comments and blank lines skipped); a clear error for a missing or empty file."""
-    if path is None:
-        return None
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise XlsentError(f"{p}: no such {what} file — check the path")
-    rows = [x.strip() for x in p.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
-    if not rows:
-        raise XlsentError(f"{p}: no {what} in the file — one per line")
-    return rows
-
-
-def load_inputs(test: str, train: str, target_train: str | None, lang: str, names: Path | None,
-                places: Path | None, stopwords: Path | None, model: str, strict: bool = False, sample: int = 0,
-                seed: int = 0, need_stopwords: bool = True):
-    """Read every file a perturbation needs (before any model loads). Stop words are read only when
-    ``need_stopwords`` (P4, P5 and P4-random replace context words; P1–P3 only entities)."""
-    from xlsent.data.stopwords import read_stopword_file, stopwords_for
-    from xlsent.data.tagging import language_of, load_tagged
-    from xlsent.evaluation.tagging import sample_corpus
-    from xlsent.perturbations.suite import PerturbInputs
-
-    test_c = sample_corpus(load_tagged(test, "iob2", strict=strict), sample, seed)
-    train_c = load_tagged(train, "iob2", strict=strict)
-    tgt_c = load_tagged(target_train, "iob2", strict=strict) if target_train else None
-    lang = lang or language_of(test)
-    if not need_stopwords:
-        sw, note = frozenset(), ""
-    elif stopwords is not None:
-        sw, note = read_stopword_file(str(stopwords)), f"stop words: {stopwords}"
-    else:
-        if not lang:
-            raise XlsentError("give --lang CODE (for the stop words) or --stopwords FILE")
-        text = [*test_c.tokens, *(tgt_c.tokens if tgt_c else [])]
-        sw, note = stopwords_for(lang, text)
-    place_rows = read_list(places, "place name")
-    inp = PerturbInputs(test_c, train_c, tgt_c, read_list(names, "given name"),
-                        [r.split() for r in place_rows] if place_rows else None, sw, note, model)
-    for c in (test_c, train_c, tgt_c):
-        for n in (c.notes if c else []):
-            show_note(n)
-    return inp
-
-
+@takes("device")
 def perturb_command(
     test: str = typer.Option(..., "--test", help="BIO test file (or bundled set, e.g. silver-ner:ny:test)"),
     train: str = typer.Option(..., "--train", help="the tagger's training file (read, never changed)"),
     output: Path = typer.Option(..., "--output", "-o", help="perturbed CoNLL file; the log goes to OUTPUT.json"),
-    perturbation: str = typer.Option(..., "--perturbation", "-p", help="P1 | P2 | P3 | P4 | P5 | P4-random"),
+    perturbation: Literal[KINDS] = typer.Option(..., "--perturbation", "-p", help="which perturbation"),
     target_train: str = typer.Option(None, help="the test language's own training file (default name/place lists "
                                      "come from its entities; default: --train)"),
     names: Path = typer.Option(None, help="given names for P1, one per line"),
@@ -74,15 +31,13 @@ def perturb_command(
     seed: int = typer.Option(0, help="seed of every random choice"),
     sample: int = typer.Option(0, help="perturb a seeded sample of N test sentences (0 = all)"),
     strict: bool = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a repair"),
-    device: Device = "auto",
+    run: dict = None,
 ) -> None:
     """Perturb a test file (Manafi 2025 §3.1.2): P1 given names, P2 places, P3 shared entities → test-only
     ones, P4 shared context words → most similar test-only word, P5 = P3 + P4, P4-random = random substitutes."""
-    place(device)  # a device that is not there: one line, before any model loads
-    from xlsent.perturbations.suite import KINDS, perturb, write_perturbed
+    from xlsent.perturbations.suite import perturb, write_perturbed
+    from xlsent.recipes.adversarial import load_inputs
 
-    if perturbation not in KINDS:
-        raise XlsentError(f"unknown --perturbation {perturbation!r}: use one of {', '.join(KINDS)}")
     output_file(output)
     context = perturbation.startswith(("P4", "P5"))  # the ones that replace context words, which skip stop words
     if not context and (stopwords is not None or lang):
@@ -90,6 +45,9 @@ def perturb_command(
                           "replaces entities only — leave them out")
     inp = load_inputs(test, train, target_train, lang, names, places, stopwords, model, strict, sample, seed,
                       need_stopwords=context)
+    for c in (inp.test, inp.train, inp.target_train):
+        for n in (c.notes if c else []):
+            show_note(n)
     if perturbation in ("P4", "P5"):
         from xlsent.models.registry import resolve_model_path
 

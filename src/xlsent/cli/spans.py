@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from xlsent.api._common import place
-from xlsent.cli.common import at_least, console, output_file, show_note
-from xlsent.cli.options import Device, Resamples
+from xlsent.cli.common import at_least, console, output_file, show_note, table
+from xlsent.cli.options import JsonOutput, Resamples, takes
 from xlsent.utils.io import write_json_atomic
 
 
+@takes("device")
 def eval_spans(
     models: list[str] = typer.Option(..., "--model", "-m", help="model name or folder (repeat to compare)"),
     spans: str = typer.Option("structural-en-ny:test", "--spans", help="structural-words file "
@@ -22,12 +20,11 @@ def eval_spans(
     seed: int = typer.Option(0, help="sample and bootstrap seed"),
     max_length: int = typer.Option(128, help="pieces per sentence (spans past it are left out and counted)"),
     resamples: Resamples = 1000,
-    output: Path = typer.Option(None, "--output", "-o", help="write the results as JSON"),
-    device: Device = "auto",
+    output: JsonOutput = None,
+    run: dict = None,
 ) -> None:
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
-    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
     from xlsent.models.handle import load_model
@@ -44,15 +41,14 @@ def eval_spans(
         handle = load_model(m)
         results.append(span_retrieval(handle.model, handle.prompt, records, max_length, bootstrap=resamples, seed=seed,
                                       name=m))
-    t = Table(title=f"structural-span retrieval P@1 on {spans} ({results[0].pairs} pairs, {results[0].spans} spans)")
-    for c in ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"):
-        t.add_column(c, justify="left" if c == "model" else "right")
+    t = table(f"structural-span retrieval P@1 on {spans} ({results[0].pairs} pairs, {results[0].spans} spans)",
+              ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"),
+              caption="per-type columns: en→xx P@1 of the spans of that type")
     for r in results:
         s, b = r.src2tgt, r.by_type
         ci = f" [{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]" if s.ci95 else ""
         t.add_row(escape(r.model), f"{s.p_at_1:.3f}{ci}", f"{r.tgt2src.p_at_1:.3f}",
                   *[f"{b[k].src2tgt:.3f}" if k in b else "—" for k in ("subject", "verb", "object", "entity")])
-    t.caption = "per-type columns: en→xx P@1 of the spans of that type"
     console.print(t)
     if output is not None:
         write_json_atomic(output, {"schema": "xlsent.span-retrieval/1", "spans": spans, "sample": sample,

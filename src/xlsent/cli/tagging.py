@@ -4,29 +4,22 @@ title selector train as registered recipes: ``xlsent train tagger|titles``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal, Optional
 
 import typer
 from rich.table import Table
 
-from xlsent.api._common import place
-from xlsent.cli.common import (at_least, choice, console, output_file, output_folder,
-                               show_note, with_device)
-from xlsent.cli.options import Device, JsonOutput, Resamples, TrainDevice
+from xlsent.cli.common import at_least, console, output_file, output_folder, show_note, table, with_device
+from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
 from xlsent.data.conll import SCHEMES
 from xlsent.data.tagging import data_kind
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
-SILVER = "silver"
-
-
 
 def scores_table(rows: list[tuple[str, object]], task: str, title: str) -> Table:
-    t = Table(title=title)
-    t.add_column("model")
     cols = ("micro_f1", "macro_f1") if task == "ner" else ("accuracy",)
-    for c in cols:
-        t.add_column(c.replace("_", " ") + " [95% CI]", justify="right")
+    t = table(title, ("model", *(c.replace("_", " ") + " [95% CI]" for c in cols)))
     for name, s in rows:
         t.add_row(name, *(f"{s.metrics[c]['value']:.3f} [{s.metrics[c]['ci95'][0]:.3f}, {s.metrics[c]['ci95'][1]:.3f}]"
                           if s.metrics[c]["ci95"] else f"{s.metrics[c]['value']:.3f}" for c in cols))
@@ -34,11 +27,8 @@ def scores_table(rows: list[tuple[str, object]], task: str, title: str) -> Table
 
 
 def per_label_table(s, task: str) -> Table:
-    t = Table(title="per label")
-    t.add_column("label")
     keys = ("precision", "recall", "f1", "support") if task == "ner" else ("accuracy", "support")
-    for k in keys:
-        t.add_column(k, justify="right")
+    t = table("per label", ("label", *keys))
     for lab, d in s.per_label.items():
         t.add_row(lab, *(str(d[k]) if k == "support" else f"{d[k]:.3f}" for k in keys))
     return t
@@ -50,8 +40,6 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resam
     if compare and len(compare) != len(models):
         raise XlsentError(f"--compare: give one tagger per --model ({len(models)}), seed i against seed i — "
                           f"got {len(compare)}")
-    if scheme is not None:
-        choice(scheme, SCHEMES, "--scheme")
     for v, m, o in ((sample, 0, "--sample"), (resamples, 0, "--resamples"), (max_length, 8, "--max-length")):
         at_least(v, m, o)
     if not models:
@@ -63,52 +51,40 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resam
     corpus = sample_corpus(load_tagged(test, scheme, tag_column, strict, task=task), sample, seed)
     for n in corpus.notes:
         show_note(n)
-    rows = []
-    for m in [*models, *compare]:
-        model, tok = load_tagger(m)  # every folder checked before the first is scored
-        rows.append((m, model, tok))
-    scored = []
-    for name, model, tok in rows:
-        s = evaluate_tagger(model, tok, corpus, task, resamples, seed, max_length)
-        scored.append((name, s))
+    rows = [(m, *load_tagger(m)) for m in [*models, *compare]]  # every folder checked before the first is scored
+    scored = [(n, evaluate_tagger(model, tok, corpus, task, resamples, seed, max_length)) for n, model, tok in rows]
     kind = data_kind(test)
     console.print(scores_table(scored, task, f"{task.upper()} on {test} — {len(corpus)} sentences, {kind} labels"))
     if len(scored) == 1:
         console.print(per_label_table(scored[0][1], task))
-    main = [s.main() for _, s in scored[: len(models)]]
-    mean, spread = over_seeds(main)
-    groups = [("--model", main)]
-    if compare:
-        groups.append(("--compare", [s.main() for _, s in scored[len(models):]]))
-    for label, values in groups:
-        if len(values) > 1:
-            m, sd = over_seeds(values)
-            console.print(f"mean over {len(values)} {label} taggers (seeds): {m:.3f} ± {sd:.3f} (sd)")
+    base, other = scored[: len(models)], scored[len(models):]
+    mean, spread = over_seeds([s.main() for _, s in base])
+    for label, group in (("--model", base), ("--compare", other)):
+        if len(group) > 1:
+            m, sd = over_seeds([s.main() for _, s in group])
+            console.print(f"mean over {len(group)} {label} taggers (seeds): {m:.3f} ± {sd:.3f} (sd)")
     paired = None
     if compare:
         from xlsent.evaluation.tagging import paired_bootstrap_seeds
 
-        base = [s.predictions for _, s in scored[: len(models)]]
-        other = [s.predictions for _, s in scored[len(models):]]
-        paired = paired_bootstrap_seeds(task, corpus.tags, base, other, max(resamples, 1), seed)
+        paired = paired_bootstrap_seeds(task, corpus.tags, [s.predictions for _, s in base],
+                                        [s.predictions for _, s in other], max(resamples, 1), seed)
         metric = "micro F1" if task == "ner" else "accuracy"
         console.print(f"--compare − --model, {metric} ×100, seed-averaged: Δ {100 * paired.delta:+.2f} "
                       f"[{100 * paired.ci95[0]:+.2f}, {100 * paired.ci95[1]:+.2f}] (paired bootstrap over "
                       f"{len(corpus)} sentences, p {paired.p:.3f}); per seed "
                       + ", ".join(f"{100 * x:+.2f}" for x in paired.per_seed))
     if output is not None:
-        write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test),
-                                   "labels": kind, "sentences": len(corpus),
-                                   "models": {n: s.to_dict() for n, s in scored},
-                                   "mean": mean, "sd": spread,
-                                   "paired": paired.to_dict() if paired else None})
+        write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test), "labels": kind,
+                                   "sentences": len(corpus), "models": {n: s.to_dict() for n, s in scored},
+                                   "mean": mean, "sd": spread, "paired": paired.to_dict() if paired else None})
         console.print(f"written: {output}")
 
 
 _MODEL = typer.Option([], "--model", "-m", help="tagger folder from `xlsent train tagger` (repeat for seeds)")
 _SAMPLE = typer.Option(0, help="score a seeded sample of N test sentences (0 = all)")
 _SEED = typer.Option(0, help="seed for the sample and the bootstrap")
-_SCHEME = typer.Option(None, help="iob2 | iob1 | plain (default: iob2 for NER, plain for POS)")
+_SCHEME = typer.Option(None, help="the tag scheme (default: iob2 for NER, plain for POS)")
 _STRICT = typer.Option(False, "--strict", help="an I- tag after O is an error instead of a counted repair")
 _COL = typer.Option(-1, help="column of the tag (the token is column 0; -1 = the last)")
 _MAXLEN = typer.Option(128, help="pieces per sentence (words past it count as missed)")
@@ -116,32 +92,29 @@ _COMPARE = typer.Option([], "--compare", help="taggers to compare with the --mod
                         "(e.g. the same tagger over another encoder): seed-averaged Δ with a paired bootstrap")
 
 
+@takes("device")
 def eval_ner(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-ner:ny:test, gold-ner:ja …)"), sample: int = _SAMPLE, seed: int = _SEED, resamples: Resamples = 1000,
-             scheme: str = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL, max_length: int = _MAXLEN,
-             output: JsonOutput = None, compare: list[str] = _COMPARE, device: Device = "auto") -> None:
+             scheme: Optional[Literal[SCHEMES]] = _SCHEME, strict: bool = _STRICT, tag_column: int = _COL,
+             max_length: int = _MAXLEN, output: JsonOutput = None, compare: list[str] = _COMPARE, run: dict = None) -> None:
     """Entity-level micro/macro F1 (seqeval), per-label F1, bootstrap CIs; mean and spread over several models."""
-    place(device)  # a device that is not there: one line, before any model loads
     _eval("ner", model, test, sample, seed, resamples, scheme, strict, tag_column, max_length, output, compare)
 
 
+@takes("device")
 def eval_pos(model: list[str] = _MODEL, test: str = typer.Option(..., "--test", help="CoNLL file or bundled set "
              "(silver-pos:ny:test …)"), sample: int = _SAMPLE, seed: int = _SEED, resamples: Resamples = 1000,
-             scheme: str = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN, output: JsonOutput = None,
-             compare: list[str] = _COMPARE, device: Device = "auto") -> None:
+             scheme: Optional[Literal[SCHEMES]] = _SCHEME, tag_column: int = _COL, max_length: int = _MAXLEN,
+             output: JsonOutput = None, compare: list[str] = _COMPARE, run: dict = None) -> None:
     """POS accuracy over labelled tokens ('_' = unlabelled is skipped), per-tag accuracy, bootstrap CIs."""
-    place(device)  # a device that is not there: one line, before any model loads
     _eval("pos", model, test, sample, seed, resamples, scheme, False, tag_column, max_length, output, compare)
 
 
 def effects_table(effs: list[dict], task: str) -> Table:
     metric = "ΔF1" if task == "ner" else "Δacc"
-    t = Table(title=f"Table 3.6-style: mean {metric} (points) and paired tests")
-    t.add_column("perturbation")
     conds = list(dict.fromkeys(e["condition"] for e in effs))
-    for c in conds:
-        t.add_column(f"{c}: t-test p", justify="right")
-        t.add_column(f"{c}: {metric} [bootstrap 95%]", justify="right")
+    t = table(f"Table 3.6-style: mean {metric} (points) and paired tests",
+              ("perturbation", *(x for c in conds for x in (f"{c}: t-test p", f"{c}: {metric} [bootstrap 95%]"))))
     for p in dict.fromkeys(e["perturbation"] for e in effs):
         cells = []
         for c in conds:
@@ -178,8 +151,7 @@ def eval_adversarial(
 ) -> None:
     """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1): mean ΔF1, paired t-test over runs ×
     pairs, paired bootstrap over sentences, Table 3.6-style table and a bar plot."""
-    from xlsent.cli.perturb import read_list
-    from xlsent.recipes.adversarial import parse_pair, run_adversarial
+    from xlsent.recipes.adversarial import parse_pair, read_list, read_places, run_adversarial
     from xlsent.perturbations.suite import KINDS
     from xlsent.recipes.config import load_config
 
@@ -199,15 +171,14 @@ def eval_adversarial(
         raise XlsentError("P1, P2, P3 and P5 change entities: with tagger.task=pos use --perturbations P4,P4-random")
     n = cfg.eval.sample if test_sample is None else test_sample
     at_least(n, 0, "--test-sample")
-    place_rows = read_list(places, "place name")
+    place_rows = read_places(places)
     from xlsent.recipes.config import dump_config
     from xlsent.utils.io import write_text_atomic
 
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, resamples,
-                             read_list(names, "given name"), [r.split() for r in place_rows] if place_rows else None,
-                             stopwords, show_note)
+                             read_list(names, "given name"), place_rows, stopwords, show_note)
     console.print(effects_table(report["effects"], cfg.tagger.task))
     for k, v in report["overlap"].items():
         console.print(f"entity overlap {k}: {100 * v['entity_token_overlap']:.1f}% of test entity tokens, "
@@ -215,6 +186,7 @@ def eval_adversarial(
     console.print(f"labels: {report['labels']}; written: {output / 'adversarial.json'}, {output / 'adversarial.png'}")
 
 
+@takes("device")
 def eval_titles(
     model: str = typer.Option(..., "--model", "-m", help="title selector folder (run folder or its model/)"),
     test: Path = typer.Option(..., "--test", help="text<TAB>gold<TAB>distractor… file"),
@@ -227,11 +199,10 @@ def eval_titles(
     resamples: Resamples = 1000,
     max_length: int = typer.Option(128, help="pieces of section text read"),
     output: JsonOutput = None,
-    device: Device = "auto",
+    run: dict = None,
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
-    place(device)  # a device that is not there: one line, before any model loads
     from xlsent.data.multiple_choice import read_choices
     from xlsent.recipes.titles import evaluate_titles
 
@@ -255,9 +226,8 @@ def eval_titles(
             sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
             show_note(n)
     res = evaluate_titles(p, data, str(test), tr, sw, embed_model, seed, resamples, max_length)
-    t = Table(title=f"title selection on {test} ({res.n} examples, {res.n_choices} candidates)")
-    for c in ("test set", "accuracy", "Δ vs base [95% CI]", "p"):
-        t.add_column(c, justify="right")
+    t = table(f"title selection on {test} ({res.n} examples, {res.n_choices} candidates)",
+              ("test set", "accuracy", "Δ vs base [95% CI]", "p"), left=0)
     ci = res.ci95
     t.add_row("base", f"{res.accuracy:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""), "", "")
     for name, e in res.perturbed.items():

@@ -127,3 +127,36 @@ def load_transformer_module(model_path: str | Path, num_layers: int, hidden_stat
         local_files_only=True,
         config_kwargs={"num_hidden_layers": int(num_layers), "output_hidden_states": hidden_states},
     )
+
+
+def model_info(name: str) -> dict:
+    """What ``xlsent models info`` shows: parameters, layers, dimensions, Matryoshka widths, prompts, languages."""
+    from xlsent.models.registry import REGISTRY
+    from xlsent.models.widths import recorded_widths
+
+    handle = load_model(name)
+    model, path = handle.model, handle.path
+    auto = model[0].auto_model
+    cfg = auto.config
+    total = sum(p.numel() for p in model.parameters())
+    emb = sum(p.numel() for n, p in auto.named_parameters() if "embeddings" in n)
+    info = {
+        "name": name,
+        "path": str(path),
+        "parameters": total,
+        "embedding_parameters": emb,
+        "encoder_parameters": total - emb,
+        "layers": getattr(cfg, "num_hidden_layers", None),
+        "hidden": getattr(cfg, "hidden_size", None),
+        "dimension": model.get_embedding_dimension(),
+        "matryoshka_widths": recorded_widths(path),
+        "vocab": getattr(cfg, "vocab_size", None),
+        "max_seq_length": model.max_seq_length,
+        "prompts": dict(model.prompts),
+        "default_prompt": model.default_prompt_name,
+        "modules": [type(m).__name__ for m in model],
+    }
+    if name in REGISTRY:
+        info["languages"] = REGISTRY[name].languages
+        info["source"] = REGISTRY[name].source
+    return info

@@ -12,8 +12,10 @@ statistics and draws the plot.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from xlsent.evaluation.adversarial import RunScores, effects, plot_effects
+from xlsent.utils.errors import XlsentError
 
 
 @dataclass
@@ -128,3 +130,47 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
     plot_effects(effs, output / "adversarial.png", f"{task.upper()} ΔF1 under perturbation "
                  f"({', '.join(p.name for p in pairs)}; {len(seeds)} seed(s); bootstrap 95%)")
     return report
+
+
+def read_list(path: Path | None, what: str) -> list[str] | None:
+    """One entry per line (``#`` comments and blank lines skipped); a clear error for a missing or empty file."""
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise XlsentError(f"{p}: no such {what} file — check the path")
+    rows = [x.strip() for x in p.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+    if not rows:
+        raise XlsentError(f"{p}: no {what} in the file — one per line")
+    return rows
+
+
+def read_places(path: Path | None) -> list[list[str]] | None:
+    """Place names for P2, one a line, each as its words."""
+    rows = read_list(path, "place name")
+    return [r.split() for r in rows] if rows else None
+
+
+def load_inputs(test: str, train: str, target_train: str | None, lang: str, names: Path | None,
+                places: Path | None, stopwords: Path | None, model: str, strict: bool = False, sample: int = 0,
+                seed: int = 0, need_stopwords: bool = True):
+    """Read every file a perturbation (``xlsent perturb``) needs, before any model loads. Stop words are read only
+    when ``need_stopwords`` (P4, P5 and P4-random replace context words; P1–P3 only entities)."""
+    from xlsent.data.stopwords import read_stopword_file, stopwords_for
+    from xlsent.data.tagging import language_of, load_tagged
+    from xlsent.evaluation.tagging import sample_corpus
+    from xlsent.perturbations.suite import PerturbInputs
+
+    test_c = sample_corpus(load_tagged(test, "iob2", strict=strict), sample, seed)
+    train_c = load_tagged(train, "iob2", strict=strict)
+    tgt_c = load_tagged(target_train, "iob2", strict=strict) if target_train else None
+    lang = lang or language_of(test)
+    if not need_stopwords:
+        sw, note = frozenset(), ""
+    elif stopwords is not None:
+        sw, note = read_stopword_file(str(stopwords)), f"stop words: {stopwords}"
+    else:
+        if not lang:
+            raise XlsentError("give --lang CODE (for the stop words) or --stopwords FILE")
+        sw, note = stopwords_for(lang, [*test_c.tokens, *(tgt_c.tokens if tgt_c else [])])
+    return PerturbInputs(test_c, train_c, tgt_c, read_list(names, "given name"), read_places(places), sw, note, model)
