@@ -13,7 +13,7 @@ from xlsent.api._common import (Note, at_least, check_backend, check_dimensions,
                                 output_file, place)
 from xlsent.utils.errors import XlsentError
 
-TASKS = ("retrieval", "sts")
+TASKS = ("retrieval", "sts", "triplet", "mse", "mining", "documents", "classify", "align")
 
 
 @dataclass
@@ -31,7 +31,8 @@ class Evaluation:
         the languages of a set with a summary (``udhr-all:test``), ``{"dataset", "model", "languages": [that
         list], "mean", "summary"}`` (:func:`xlsent.evaluation.languages.summarize`)."""
         if len(self.results) == 1:
-            return self.results[0].to_dict()
+            r = self.results[0]
+            return r.to_dict() if hasattr(r, "to_dict") else r
         languages = [r.to_dict() for r in self.results]
         if self.summary is None:
             return languages
@@ -70,6 +71,27 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
     * ``"sts"`` (``xlsent eval sts``): Spearman and Pearson correlation with gold scores of an STS2017-format
       file, ``data`` (``sentence1<TAB>sentence2<TAB>score``). Options: ``resamples``, ``seed``, ``on_bad_lines``.
       ``main_score``: Spearman's ρ of cosine similarity.
+    * ``"triplet"`` (``xlsent eval triplet``): triplet accuracy (cosine, dot, Manhattan, Euclidean), by length
+      difference, on ``data`` (a triplets file, ``anchor<TAB>positive<TAB>negative``) or triplets built from
+      ``dataset`` / ``pairs``. Options: ``negatives`` (``section`` | ``random`` | ``hard``), ``teacher`` (mines hard
+      negatives), ``sample``, ``resamples``, ``seed``, ``on_bad_lines``. ``main_score``: cosine accuracy.
+    * ``"mse"`` (``xlsent eval mse``): MSE of the model to a teacher (option ``teacher``, default ``minilm-en``) on
+      ``pairs`` / ``dataset``; options ``sample`` (1,000), ``seed``, ``on_bad_lines``. ``main_score``: −MSE×100 of
+      the other language against the teacher's English.
+    * ``"mining"`` (``xlsent eval mining``): BUCC-style P/R/F1 with the threshold chosen on dev, on ``dataset``
+      (``bible``, ``udhr:CODE``, ``udhr-dev:CODE``) or BUCC files (options ``dev``, ``test``, ``src_lang``,
+      ``tgt_lang``). Options: ``n_gold``, ``n_distractors``, ``mode``, ``margin``, ``k``, ``center``,
+      ``precision``, ``seed``. ``main_score``: test F1.
+    * ``"documents"`` (``xlsent eval documents``): document matching P@1/5/10 on ``dataset`` (``bible-chapters``,
+      ``udhr-articles:CODE``) or ``pairs``; give ``chunk_words`` (the command's default is 20). Options:
+      ``similarity``, ``resamples``, ``seed``, ``on_bad_lines``. ``main_score``: P@1, mean of both directions.
+    * ``"classify"`` (``xlsent eval classify``): zero-shot classification transfer on ``dataset`` (``bible-genre``)
+      or label files (options ``train``, ``test``, ``train_target``, ``train_lang``, ``test_lang``); options
+      ``per_class``, ``seeds``, ``resamples``. ``main_score``: transfer accuracy.
+    * ``"align"`` (``xlsent eval align``): sentence-alignment strict / lax P, R, F1 of ``dataset`` (``bible-align``
+      …, aligned here with ``model``; options ``max_overlap``, ``deletion_quantile``, ``plain``, ``runs``,
+      ``length_weight``), or of a prediction against gold files (options ``gold``, ``pred``; ``model`` None).
+      ``main_score``: strict F1.
     * a declared task or suite (``"retrieval:bible-en-ny:dev"``, ``"mining:udhr:zul"``, ``"lite"``): run as
       :func:`evaluate_tasks` does, ``**options`` being its task options; returns its
       :class:`~xlsent.evaluation.tasks.TaskRun` (a list of them for several).
@@ -78,7 +100,7 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         model: a registered name, a model folder or a ``SentenceTransformer`` (:func:`xlsent.load`).
         task: one of the tasks above.
         pairs, dataset: the retrieval pool (exactly one).
-        data: the STS file.
+        data: the STS file (``sts``), the triplets file (``triplet``).
         backend, threads, device, dtype, chunk_words: how the model runs (as :func:`xlsent.embed`).
         dimensions: evaluate the first N coordinates of each vector, renormalised (``None`` = the full width; as
             :func:`xlsent.embed`).
@@ -107,21 +129,24 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
     choice(task, TASKS, "task")
     check_backend(backend, threads)
     at_least(chunk_words, 0, "--chunk-words")
-    run = {"retrieval": _retrieval, "sts": _sts}[task]
-    known = {"retrieval": _RETRIEVAL_OPTIONS, "sts": _STS_OPTIONS}[task]
+    run, known = _RUNNERS[task]
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise XlsentError(f"unknown option {unknown[0]}= for task {task}: use {', '.join(sorted(known))}")
     if task == "sts" and (pairs or dataset):
         raise XlsentError("task sts reads an STS file: give data=FILE (sentence1<TAB>sentence2<TAB>score)")
-    dimensions = check_dimensions(model, dimensions)
+    if model is None and not (task == "align" and not dataset):
+        raise XlsentError(f"task {task} scores a model: give one (a registered name or a model folder)")
+    dimensions = check_dimensions(model, dimensions) if model is not None else None
 
-    def load(name: str):  # the model loads only after every input is read and checked
+    def load(name: str, other: Any = None, **kw: Any):  # models load only after every input is read and checked
+        """The model's encoder (``other``: another model's, e.g. a teacher, on the same backend)."""
         place(device, dtype)
-        return encoder_for(model, backend=backend, threads=threads, chunk_words=chunk_words,
-                           show_progress=show_progress, memo=True, name=name, dimensions=dimensions)
+        return encoder_for(model if other is None else other, backend=backend, threads=threads,
+                           chunk_words=chunk_words, show_progress=show_progress, memo=True, name=name,
+                           dimensions=dimensions if other is None else None, **kw)
 
-    kwargs = {"pairs": pairs, "dataset": dataset} if task == "retrieval" else {"data": data}
+    kwargs = {"pairs": pairs, "dataset": dataset, "data": data}
     return run(model, load, on_note or (lambda line: None), **kwargs, **options)
 
 
@@ -233,7 +258,7 @@ def _label(model: Any) -> str:
 
 
 def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *, pairs=None, dataset=None,
-               similarity: str = "cosine", center: bool = False, beside: bool = True, k_nn: int = 4,
+               data=None, similarity: str = "cosine", center: bool = False, beside: bool = True, k_nn: int = 4,
                resamples: int = 1000, seed: int = 0, sample: int = 0, by_language: bool | None = None,
                on_bad_lines: str = "error", queries: int = 0, src_distractors: Sequence[str] = (),
                tgt_distractors: Sequence[str] = ()) -> Evaluation:
@@ -288,7 +313,8 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
     return Evaluation("retrieval", results, score, "p@1 (mean of both directions)", summary)
 
 
-def _sts(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *, data=None, resamples: int = 1000,
+def _sts(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *, pairs=None, dataset=None, data=None,
+         resamples: int = 1000,
          seed: int = 0, on_bad_lines: str = "error") -> Evaluation:
     from xlsent.data.sts import read_sts
     from xlsent.evaluation.sts import evaluate_sts
@@ -302,3 +328,210 @@ def _sts(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *,
     label = _label(model)
     res = evaluate_sts(ds["sentence1"], ds["sentence2"], ds["score"], load(label), label, str(data), resamples, seed)
     return Evaluation("sts", [res], float(res.by_similarity["cosine"].spearman), "spearman (cosine)")
+
+
+def _one_source(pairs, dataset, files: str = "--pairs FILE") -> str:
+    if bool(pairs) == bool(dataset):
+        raise XlsentError(f"give exactly one of {files} or --dataset NAME")
+    return str(pairs or dataset)
+
+
+def _triplet(model, load, note, *, pairs=None, dataset=None, data=None, negatives: str = "section",
+             teacher: str = "minilm-en", sample: int = 0, resamples: int = 1000, seed: int = 0,
+             on_bad_lines: str = "error") -> Evaluation:
+    from xlsent.data.pairs import english_side, load_pairs, side_langs
+    from xlsent.data.triplets import build_triplets, read_triplets
+    from xlsent.evaluation.triplet import evaluate_triplets
+
+    choice(negatives, ("section", "random", "hard"), "--negatives")
+    source = _one_source(data, dataset or pairs, "--triplets FILE")
+    anchor_lang = None  # a triplet file's anchors: the low-resource side, language not given
+    if data:
+        ds, report = read_triplets(data, on_bad_lines)
+        notes = report.lines()
+    else:
+        loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
+        miner = None
+        if negatives == "hard":
+            from xlsent.models.handle import load_model
+
+            miner = load_model(teacher).model
+        ds, rep = build_triplets(loaded.dataset, negatives, seed, teacher=miner)
+        notes = loaded.notes() + rep.lines()
+        langs = side_langs(loaded.dataset)
+        anchor_lang = langs[0 if english_side(loaded.dataset)[0] == "src" else 1] or None
+    if sample and sample < len(ds):
+        ds = ds.shuffle(seed=seed).select(range(sample))
+        notes.append(f"sampled {sample} triplets (seed {seed})")
+    for line in notes:
+        note(line)
+    label = _label(model)
+    r = evaluate_triplets(ds["anchor"], ds["positive"], ds["negative"], load(label), label, source, resamples, seed,
+                          anchor_lang=anchor_lang)
+    return Evaluation("triplet", [r], float(r.accuracy["cosine"].accuracy), "accuracy (cosine)")
+
+
+def _mse(model, load, note, *, pairs=None, dataset=None, data=None, teacher: str = "minilm-en", sample: int = 1000,
+         seed: int = 0, on_bad_lines: str = "error") -> Evaluation:
+    from xlsent.data.pairs import english_side, load_pairs, side_langs
+    from xlsent.evaluation.mse import evaluate_mse
+
+    source = _one_source(pairs, dataset)
+    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False, sample=sample, seed=seed)
+    for line in loaded.notes():
+        note(line)
+    other, en = english_side(loaded.dataset)
+    other_lang = side_langs(loaded.dataset)[0 if other == "src" else 1]
+    label = _label(model)
+    r = evaluate_mse(loaded.dataset[en], loaded.dataset[other], load(label), load(teacher, teacher), label, teacher,
+                     source, tgt_lang=other_lang or None)
+    return Evaluation("mse", [r], -100 * float(r.mse_tgt), "−MSE×100 (other language against the teacher's English)")
+
+
+def _mining(model, load, note, *, pairs=None, dataset=None, data=None, dev=None, test=None, src_lang: str = "",
+            tgt_lang: str = "", n_gold: int = 1000, n_distractors: int = 7000, mode: str = "max",
+            margin: str = "ratio", k: int = 4, center: bool = False, precision: str = "float16",
+            seed: int = 0) -> Evaluation:
+    from xlsent.data.comparable import read_bucc
+    from xlsent.data.registry import find
+    from xlsent.evaluation.mining import evaluate_mining
+    from xlsent.mining.job import MineConfig
+    from xlsent.mining.store import DTYPES
+
+    choice(mode, ("forward", "backward", "intersect", "max"), "--mode")
+    choice(margin, ("ratio", "distance", "absolute"), "--margin")
+    choice(precision, DTYPES, "--precision")
+    if bool(dataset) == bool(dev or test):
+        raise XlsentError("give either --dataset (bible, udhr:CODE) or --dev PREFIX and --test PREFIX")
+    if dataset:
+        bundled = find(dataset, "mining")
+        if bundled is None or (bundled.entry.by_language and not bundled.lang):
+            raise XlsentError(f"unknown comparable corpus '{dataset}': use bible, udhr:CODE or udhr-dev:CODE")
+        corpora = bundled.load(n_gold=n_gold, n_distractors=n_distractors, seed=seed)
+    else:
+        if not (dev and test and src_lang and tgt_lang):
+            raise XlsentError("BUCC files need --dev PREFIX --test PREFIX --src-lang X --tgt-lang Y")
+        corpora = [read_bucc(p, src_lang, tgt_lang) for p in (dev, test)]
+    label = _label(model)
+    r = evaluate_mining(load(label), corpora[0], corpora[1],
+                        MineConfig(k=k, mode=mode, margin=margin, center=center, dtype=precision), label)
+    return Evaluation("mining", [r], float(r.test.f1), "F1 at the dev threshold")
+
+
+def _documents(model, load, note, *, pairs=None, dataset=None, data=None, similarity: str = "cosine",
+               resamples: int = 1000, seed: int = 0, on_bad_lines: str = "error") -> Evaluation:
+    from xlsent.evaluation.documents import document_units
+    from xlsent.evaluation.retrieval import SIMILARITIES, evaluate_retrieval
+
+    choice(similarity, SIMILARITIES, "--similarity")
+    source = _one_source(pairs, dataset)
+    if dataset:
+        src, tgt, sl, tl = document_units(dataset)
+    else:
+        from xlsent.data.pairs import load_pairs, side_langs
+
+        ds = load_pairs(pairs, on_bad_lines=on_bad_lines, dedupe=False).dataset
+        src, tgt = list(ds["src"]), list(ds["tgt"])
+        sl, tl = side_langs(ds)
+    label = _label(model)
+    r = evaluate_retrieval(src, tgt, load(label), label, similarity, resamples, seed, 4, sl, tl, source)
+    return Evaluation("documents", [r], (r.src2tgt["p@1"] + r.tgt2src["p@1"]) / 2, "p@1 (mean of both directions)")
+
+
+def _classify(model, load, note, *, pairs=None, dataset=None, data=None, train=None, test=None, train_target=None,
+              train_lang: str = "", test_lang: str = "", per_class: int = 500, seeds: int = 5,
+              resamples: int = 1000) -> Evaluation:
+    from xlsent.data.labelled import read_labelled
+    from xlsent.data.registry import find
+    from xlsent.evaluation.classify import evaluate_classification
+
+    for value, minimum, option in ((seeds, 1, "--seeds"), (resamples, 1, "--resamples"), (per_class, 0, "--per-class")):
+        at_least(value, minimum, option)
+    if bool(dataset) == bool(train or test):
+        raise XlsentError("give --dataset bible-genre, or --train FILE and --test FILE")
+    if dataset:
+        bundled = find(dataset, "labelled")
+        if bundled is None:
+            raise XlsentError(f"unknown classification task '{dataset}' — the bundled one is bible-genre")
+        task = bundled.load(per_class=per_class)
+        tr, te, tt = task["train"], task["test"], task["train_target"]
+    else:
+        if not (train and test):
+            raise XlsentError("give both --train FILE and --test FILE")
+        tr, te = read_labelled(train), read_labelled(test)
+        tt = read_labelled(train_target) if train_target else None
+        tr.lang, te.lang = train_lang, test_lang
+        if tt is not None:
+            tt.lang = test_lang
+    unseen = sorted(set(te.labels) - set(tr.labels))
+    if unseen:
+        raise XlsentError(f"{te.source}: label(s) {', '.join(unseen)} never occur in {tr.source} — the classifier "
+                          "cannot predict them; give training texts for every test label")
+    if len(set(tr.labels)) < 2:
+        raise XlsentError(f"{tr.source}: a classifier needs at least 2 labels")
+    note(f"train {len(tr.texts)} ({tr.source}), test {len(te.texts)} ({te.source})"
+         + (f", in-language train {len(tt.texts)} ({tt.source})" if tt else ""))
+    label = _label(model)
+    r = evaluate_classification(load(label), tr, te, tt, seeds, resamples)
+    return Evaluation("classify", [{"model": label, "train": tr.source, "test": te.source, **r}],
+                      float(r["transfer"]["accuracy"]), "transfer accuracy")
+
+
+def _align(model, load, note, *, pairs=None, dataset=None, data=None, gold=None, pred=None, max_overlap: int = 3,
+           deletion_quantile: float = 0.02, plain: bool = False, runs: str = "mean",
+           length_weight: float = 0.1) -> Evaluation:
+    from xlsent.data.alignment import read_alignment
+    from xlsent.evaluation.alignment import evaluate_alignment, score_alignments
+
+    if bool(dataset) == bool(gold or pred):
+        raise XlsentError("give either --gold GOLD --pred PRED, or --dataset bible-align with --model")
+    if dataset:
+        from xlsent.aligner.vecalign import EMBED_BATCH, align_documents
+        from xlsent.api.alignment import align_config
+        from xlsent.data.registry import entries, load as load_set
+
+        choice(dataset, tuple(e.name for e in entries("alignment")), "--dataset")
+        if model is None:
+            raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
+        cfg = align_config(max_overlap, deletion_quantile, 5, plain, runs, length_weight)
+        docs = load_set(dataset, "alignment")
+        enc = load(_label(model), normalize=True, batch_size=EMBED_BATCH)
+        scores, _ = evaluate_alignment(docs, lambda d: align_documents(d.src, d.tgt, enc.encode, enc.dimension, cfg,
+                                                                       ("en", "ny")))
+        name = f"{model} on {dataset} ({len(docs)} chapters)"
+    else:
+        if not (gold and pred):
+            raise XlsentError("give both --gold and --pred")
+        gold, pred = Path(gold), Path(pred)
+        for p, opt in ((gold, "--gold"), (pred, "--pred")):
+            if not p.exists():
+                raise XlsentError(f"{p}: no such file or folder ({opt})")
+        if gold.is_dir() != pred.is_dir():
+            raise XlsentError("--gold and --pred must both be files or both be folders")
+        if gold.is_dir():
+            names = sorted(p.name for p in gold.iterdir() if p.is_file() and not p.name.endswith(".json"))
+            missing = [n for n in names if not (pred / n).is_file()]
+            if missing:
+                raise XlsentError(f"{pred}: no prediction for {missing[0]} (and {len(missing) - 1} more) — files "
+                                  "are matched by name")
+            files = [(gold / n, pred / n) for n in names]
+        else:
+            files = [(gold, pred)]
+        scores = score_alignments([read_alignment(g) for g, _ in files], [read_alignment(p) for _, p in files])
+        name = f"{pred} against {gold}"
+    note(name)
+    return Evaluation("align", [{"dataset": dataset, "model": model if model is None else _label(model),
+                                 **scores.to_dict()}], float(scores.strict_f1), "strict F1")
+
+
+_RUNNERS = {
+    "retrieval": (_retrieval, _RETRIEVAL_OPTIONS), "sts": (_sts, _STS_OPTIONS),
+    "triplet": (_triplet, ("negatives", "teacher", "sample", "resamples", "seed", "on_bad_lines")),
+    "mse": (_mse, ("teacher", "sample", "seed", "on_bad_lines")),
+    "mining": (_mining, ("dev", "test", "src_lang", "tgt_lang", "n_gold", "n_distractors", "mode", "margin", "k",
+                         "center", "precision", "seed")),
+    "documents": (_documents, ("similarity", "resamples", "seed", "on_bad_lines")),
+    "classify": (_classify, ("train", "test", "train_target", "train_lang", "test_lang", "per_class", "seeds",
+                             "resamples")),
+    "align": (_align, ("gold", "pred", "max_overlap", "deletion_quantile", "plain", "runs", "length_weight")),
+}
