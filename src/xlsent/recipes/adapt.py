@@ -80,12 +80,38 @@ from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.config_schema import config_error
+from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_text_atomic
 
 HOLDOUT_FILE = "holdout.jsonl"
+
+
+class AdaptTrain(TrainConfig):
+    """``train:`` of this recipe: the shared fields and the held-out share that chooses the step."""
+
+    holdout: float = 0.0                    # share of the pairs held out to choose the step
+    holdout_min: int = 100
+
+
+class AdaptEval(EvalConfig):
+    """``eval:`` of this recipe: the shared fields and how often the held-out part is scored."""
+
+    select_every: float = 2.0               # held-out scoring per epoch
+
+
+#: this recipe's own fields of the shared sections, typed (the schema reads them: xlsent.recipes.config_schema)
+SECTIONS = {"train": AdaptTrain, "eval": AdaptEval}
+
+
+def validate(cfg: RecipeConfig) -> None:
+    """The checks that span several keys: ``eval.pairs=holdout`` needs ``train.holdout`` > 0."""
+    if cfg.eval.pairs == "holdout" and not cfg.train.holdout:
+        raise config_error("eval.pairs", "holdout", "train.holdout=0 holds nothing out to report on",
+                           "give --set eval.pairs=FILE (or a bundled pool), or keep train.holdout > 0")
+
 BEST_FILE = "best.pt"
 
 

@@ -59,6 +59,7 @@ from xlsent.losses.distances import DISTANCES
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES,
            "dictionary.symmetrize": SYMMETRIZE, "dictionary.unknown": UNKNOWN}
+FILES = ("dictionary.tsv", "dictionary.freedict")  # this recipe's keys that name files (checked before anything loads)
 
 
 def build_dictionary(cfg: RecipeConfig, lrl: list[str], english: list[str]) -> BilingualDictionary:

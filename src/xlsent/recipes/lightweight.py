@@ -54,7 +54,8 @@ from typing import Callable
 
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.config_schema import config_error
+from xlsent.recipes.config_types import ModelsConfig, RecipeConfig
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
@@ -65,6 +66,24 @@ from xlsent.models.lightweight import TOKENIZER_MODELS
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"tokenizer.model": TOKENIZER_MODELS, "loss.task": TASKS, "loss.repeats": REPEATS,
            "loss.targets_from": TARGETS_FROM, "loss.sim_reduction": SIM_REDUCTIONS}
+
+
+class LightweightModels(ModelsConfig):
+    """``models:`` of this recipe: no model to start from, only one evaluated next to the trained one."""
+
+    reference: str = ""
+
+
+#: this recipe's own field of the shared sections, typed (the schema reads it: xlsent.recipes.config_schema)
+SECTIONS = {"models": LightweightModels}
+
+
+def validate(cfg: RecipeConfig) -> None:
+    """The checks that span several keys: ``encoder.hidden`` divisible by ``encoder.heads``."""
+    if cfg["encoder"]["hidden"] % cfg["encoder"]["heads"]:
+        raise config_error("encoder.hidden", cfg["encoder"]["hidden"],
+                           f"not divisible by encoder.heads={cfg['encoder']['heads']}",
+                           "choose a hidden size that the number of heads divides, e.g. 512 with 8 heads")
 
 
 def _tokenizer(folder: StageFolder, cfg: RecipeConfig, texts: list[str], on_note=None):

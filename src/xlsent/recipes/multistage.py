@@ -87,11 +87,12 @@ import numpy as np
 
 from xlsent.data.pairs import TrainPairs, load_train_pairs
 from xlsent.losses.multilingual_contrastive_loss import VARIANTS as MCL_VARIANTS
+from xlsent.models.student import INITS
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.config_types import ModelsConfig, OptimConfig, RecipeConfig, TrainConfig
+from xlsent.recipes.config_types import EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 
@@ -101,7 +102,43 @@ OBJECTIVES = ("sentence", "token", "both")  # stage 2
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"mcl.variant": MCL_VARIANTS, "stages.mode": MODES, "stage2.objective": OBJECTIVES,
-           "stage3.loss": ("mse", "contrastive")}
+           "stage3.loss": ("mse", "contrastive"), "models.student.init": INITS,
+           "models.student.positions": ("fresh", "copy")}
+
+
+class StudentShape(Section):
+    """``models.student`` of this recipe: the shape of the student it builds."""
+
+    bottleneck: int = 0
+    init: str = "svd"                       # CHOICES: models.student.init
+    positions: str = "fresh"
+    ru_layers: int = 3
+    repeats: int = 1
+
+
+class MultistageModels(ModelsConfig):
+    """``models:`` of this recipe: the shared fields and the teaching assistant."""
+
+    assistant: str = ""
+
+
+class MultistageTrain(TrainConfig):
+    """``train:`` of this recipe: the shared fields and extra monolingual text for stages 2-3."""
+
+    monolingual: str = ""                   # one sentence a line
+    monolingual_sample: int = 0
+
+
+class MultistageEval(EvalConfig):
+    """``eval:`` of this recipe: the shared fields and whether the stage-2/3 students are scored too."""
+
+    each_stage: bool = False
+
+
+#: this recipe's own fields of the shared sections, typed, and its keys that name files (xlsent.recipes.config_schema)
+SECTIONS = {"models": MultistageModels, "models.student": StudentShape, "train": MultistageTrain,
+            "eval": MultistageEval}
+FILES = ("train.monolingual",)
 
 
 @dataclass

@@ -56,6 +56,7 @@ import torch
 
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
+from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
@@ -68,6 +69,20 @@ from xlsent.models.span_encoder import CONVENTIONS
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"scp.variant": VARIANTS, "scp.negatives": NEGATIVES, "scp.momentum_convention": CONVENTIONS}
+
+
+def validate(cfg: RecipeConfig) -> None:
+    """The checks of this recipe's own data keys: known structural types, span files that exist."""
+    from xlsent.data.structural import BUNDLED_SPANS, TYPES
+
+    bad = [t for t in cfg.train["types"] if t not in TYPES]
+    if bad or not cfg.train["types"]:
+        raise config_error("train.types", cfg.train["types"], "unknown or no structural type",
+                           f"give some of {', '.join(TYPES)}, e.g. --set 'train.types=[subject,verb,object]'")
+    for key, value in (("train.spans", cfg.train["spans"]), ("eval.spans", cfg.eval.get("spans"))):
+        if value and value not in BUNDLED_SPANS and not Path(value).expanduser().is_file():
+            raise config_error(key, value, "no such file and not a bundled structural-words set",
+                               f"make one with `xlsent data structural-words PAIRS -o FILE` or use {', '.join(BUNDLED_SPANS)}")
 
 
 @dataclass

@@ -73,6 +73,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.data.pairs import load_train_pairs
 from xlsent.data.negatives import build_negatives
@@ -97,6 +98,13 @@ from xlsent.modules.siamese_head import HEAD_TYPES
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"features.pooling": POOLINGS, "features.layer": ("auto", "last", "all"),  # or a hidden-state index
            "head.type": HEAD_TYPES, "loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
+
+
+def validate(cfg: RecipeConfig) -> None:
+    """The check of a list the schema cannot type: ``output_norm`` is the paper's or unit length only."""
+    if list(cfg.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
+        raise config_error("output_norm", cfg["output_norm"], "not an allowed normalisation",
+                           "use [unit, center, unit] (the paper) or [unit]")
 
 
 @dataclass

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.config_types import RecipeConfig, TrainConfig
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
@@ -60,6 +60,17 @@ from xlsent.losses.distances import DISTANCES
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
+
+
+class TripletTrain(TrainConfig):
+    """``train:`` of this recipe: the shared fields and a user's own triplets."""
+
+    triplets: str = ""                      # a TSV of anchor, positive, negative
+
+
+#: this recipe's own field of the shared sections, typed, and its key that names a file (xlsent.recipes.config_schema)
+SECTIONS = {"train": TripletTrain}
+FILES = ("train.triplets",)
 
 
 def load_training_triplets(cfg: RecipeConfig, load_teacher, on_note=None):
