@@ -59,7 +59,10 @@ from xlsent.losses.distances import DISTANCES
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES,
            "dictionary.symmetrize": SYMMETRIZE, "dictionary.unknown": UNKNOWN}
-FILES = ("dictionary.tsv", "dictionary.freedict")  # this recipe's keys that name files (checked before anything loads)
+FILES = ("dictionary.tsv", "dictionary.freedict")
+#: the model card's note on how to use the model (xlsent.report.model_card)
+CARD_NOTE = ("Low-resource text must be glossed word by word first: xlsent's encoder does it from the dictionary in "
+             "this folder (`gloss_dictionary.tsv`); elsewhere run `xlsent gloss -m MODEL`.")  # this recipe's keys that name files (checked before anything loads)
 
 
 def build_dictionary(cfg: RecipeConfig, lrl: list[str], english: list[str]) -> BilingualDictionary:

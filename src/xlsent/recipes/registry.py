@@ -62,6 +62,16 @@ class Recipe:
     def evaluate_fn(self) -> Callable[..., Report]:
         return self._load(self.evaluate)
 
+    def declared(self, name: str, default: Any = None) -> Any:
+        """What the recipe's module declares (``OUTPUT``, ``CARD_NOTE``…), or ``default``."""
+        return getattr(importlib.import_module(self.train.partition(":")[0]), name, default)
+
+    @property
+    def output(self) -> str:
+        """What the trained model gives: ``embedding`` (a sentence-transformers folder, the default), ``tagger``
+        (token classification) or ``choice`` (multiple choice) — the module's ``OUTPUT``."""
+        return self.declared("OUTPUT", "embedding")
+
     @property
     def presets(self) -> list[str]:
         return presets(self.name)

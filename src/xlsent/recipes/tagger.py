@@ -40,6 +40,9 @@ from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.data.conll import SCHEMES
 
+#: what the trained model gives: a token-classification folder, not sentence embeddings (the CLI and the model card read it)
+OUTPUT = "tagger"
+
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"tagger.task": ("ner", "pos"), "train.scheme": ("auto", *SCHEMES)}
 

@@ -29,6 +29,9 @@ from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 
+#: what the trained model gives: a multiple-choice folder, not sentence embeddings (the CLI and the model card read it)
+OUTPUT = "choice"
+
 
 def shuffled(data: ChoiceSet, seed: int) -> tuple[list[list[str]], list[int]]:
     """Each example's candidates in a seeded random order, and where the gold one landed."""
