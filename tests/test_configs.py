@@ -235,6 +235,31 @@ def test_siamese_layer_auto_follows_the_model(tiny_model):
     assert resolve_layer(3, load_model(raw)) == 3
 
 
+def test_every_train_function_returns_a_run_result():
+    """Every recipe's ``train_*`` (and the registry's entry points) is declared to return the one
+    :class:`~xlsent.recipes.registry.RunResult` that :func:`xlsent.train` completes (it fails on anything else)."""
+    import importlib
+    import inspect
+
+    import xlsent.recipes
+    from xlsent.recipes.registry import REGISTRY, RunResult
+
+    found = {r.train for r in REGISTRY.values()}
+    for path in (resources.files(xlsent.recipes)).iterdir():
+        if path.name.endswith(".py") and not path.name.startswith("_"):
+            module = importlib.import_module(f"xlsent.recipes.{path.name[:-3]}")
+            found |= {f"{module.__name__}:{n}" for n, f in vars(module).items() if inspect.isfunction(f)
+                      and f.__module__ == module.__name__ and (n == "train" or n.startswith("train_"))}
+    assert len(found) >= 12
+    for dotted in sorted(found):
+        module, _, name = dotted.partition(":")
+        fn = getattr(importlib.import_module(module), name)
+        assert typing.get_type_hints(fn).get("return") is RunResult, dotted
+    from xlsent.api import RunResult as public
+
+    assert public is RunResult
+
+
 def test_registry_names_importable_functions_and_every_recipe_has_a_config():
     from xlsent.recipes.registry import REGISTRY
 

@@ -85,6 +85,7 @@ from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_text_atomic
+from xlsent.recipes.registry import RunResult
 
 HOLDOUT_FILE = "holdout.jsonl"
 
@@ -227,7 +228,7 @@ def _load_student(cfg: RecipeConfig):
     return student
 
 
-def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> Path:
+def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> RunResult:
     """Train as configured; returns the model folder (``<output>/model``)."""
     from datasets import Dataset
 
@@ -241,7 +242,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     folder = StageFolder(output, config_hash(m, t, cfg.loss, cfg.negatives, learning_optim(o),
                                              cfg.eval.select_every), on_note=on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     seed = int(o.seed)
     pairs = load_train_pairs(t, seed)  # data first: its errors precede any model
     n = len(pairs.english)
@@ -304,7 +305,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
                                          "anchor_side": other_col}},
                          late_record=_record_selection(folder) if size else None)
     say(on_note, [f"adapt: {record['steps']} steps in {record['seconds']:.0f} s"])
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)
 
 
 def _record_selection(folder: StageFolder):
@@ -335,11 +336,12 @@ def resolve_eval_pairs(cfg: RecipeConfig, output: Path) -> RecipeConfig:
     return cfg
 
 
-def evaluate_after(cfg: RecipeConfig, model, output, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output, on_note=None, no_eval: bool = False):
     """Evaluation hook: base model vs adapted on ``eval.pairs`` (the held-out pairs by default) and the UDHR."""
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     if no_eval:
         return Report(model, None, title="")
     held = resolve_eval_pairs(cfg, Path(output))

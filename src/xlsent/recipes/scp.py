@@ -66,6 +66,7 @@ from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 from xlsent.losses.structural_contrastive_loss import NEGATIVES, VARIANTS
 from xlsent.models.span_encoder import CONVENTIONS
+from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"scp.variant": VARIANTS, "scp.negatives": NEGATIVES, "scp.momentum_convention": CONVENTIONS}
@@ -207,7 +208,7 @@ def masked_batch(collator, rows: list[list[int]], keep: list[list[int]], tok, pa
 
 
 def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], None] | None = None,
-              progress: bool = True, on_step: Callable[[int], None] | None = None) -> Path:
+              progress: bool = True, on_step: Callable[[int], None] | None = None) -> RunResult:
     """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
     import torch
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
@@ -224,7 +225,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
     folder = StageFolder(output, config_hash(cfg.models, cfg.train, cfg.scp, cfg.mlm, learning_optim(cfg.optim)),
                          "scp", on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     say(on_note, notes)
     with main_first():
         folder.begin()
@@ -310,7 +311,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
 
     finish_stage(folder, result, save, {"pairs": n_pairs, "spans": data.spans, "train_layers_from": start + 1,
                                         "data_notes": notes + data.notes, "spans_file": str(cfg.train.spans)})
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)
 
 
 class _ScpModel(torch.nn.Module):
@@ -357,7 +358,7 @@ class _ScpModel(torch.nn.Module):
                 "queue_t": scp.new_tensor(float(len(loss_fn.queue_t)))}
 
 
-def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: base model vs SCP on held-out sentence retrieval (NT, UDHR) and structural-span retrieval."""
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
@@ -365,6 +366,7 @@ def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, n
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     if no_eval:
         return Report(model, None, title="")
     base = cfg.models.base

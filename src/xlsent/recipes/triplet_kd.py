@@ -57,6 +57,7 @@ from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 from xlsent.data.triplets import STRATEGIES as NEGATIVE_STRATEGIES
 from xlsent.losses.distances import DISTANCES
+from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
@@ -99,7 +100,7 @@ def load_training_triplets(cfg: RecipeConfig, load_teacher, on_note=None):
     return ds, notes
 
 
-def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> Path:
+def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> RunResult:
     from datasets import Dataset
 
     from xlsent.losses import SoftMarginTripletDistillLoss
@@ -112,7 +113,7 @@ def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     folder = StageFolder(output, config_hash(cfg.train, cfg.negatives, cfg.loss, learning_optim(cfg.optim), m),
                          on_note=on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     load_teacher = functools.cache(lambda: load_model(m["teacher"]))
     triplets, notes = load_training_triplets(cfg, load_teacher, on_note)  # data first: its errors precede any model
     teacher = load_teacher()
@@ -129,4 +130,4 @@ def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progre
                 "triplet KD", matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": {
                     "pairs": cfg.train.get("triplets") or cfg.train.pairs, "examples": len(cols["anchor"]),
                     "languages": [], "notes": notes}})
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)
