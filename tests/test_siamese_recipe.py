@@ -42,7 +42,7 @@ def test_saved_model_reloads_in_fresh_process_with_same_embeddings(prompted_mode
     theirs = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
     np.testing.assert_allclose(theirs, ours, atol=1e-5)
     again = train_siamese(_cfg(prompted_model, pairs_tsv), out, progress=False)  # finished: reused, not retrained
-    np.testing.assert_allclose(again.encode(texts), theirs, atol=1e-5)  # the saved model's head, not a checkpoint's
+    np.testing.assert_allclose(again.trained.encode(texts), theirs, atol=1e-5)  # the saved model's head, not a checkpoint's
     types = [m["type"] for m in json.loads((out / "model" / "modules.json").read_text())]
     assert all(t.startswith("sentence_transformers.") for t in types) and "Dense" in types[-2]
     for f in ("config.yaml", "train_log.jsonl", "stage.json", "checkpoints/state.pt"):

@@ -261,6 +261,6 @@ def evaluate_after(cfg, result: RunResult, output: Path, on_note: Note = None, n
     held = HeldOut({"test": str(cfg.eval.test), "labels": kind, "n": s.sentences, "sample_seed": cfg.optim.seed},
                    {"trained": ModelMetrics(tagging=s.to_dict())}, "tagger",
                    {"task": cfg.tagger.task, "train": str(cfg.train.data), "train_labels": data_kind(cfg.train.data),
-                    "train_sentences": result.train_sentences, "train_seconds": result.seconds, "notes": result.notes})
+                    "train_sentences": result.examples, "train_seconds": result.seconds, "notes": result.notes})
     return Report(result.model_path, held, title=f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({kind} labels)",
                   usage=usage)
