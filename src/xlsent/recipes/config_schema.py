@@ -52,26 +52,29 @@ def config_error(key: str, value: Any, problem: str, fix: str) -> XlsentError:
     return XlsentError(f"config {key}={value!r}: {problem} — {fix}")
 
 
+_fail = config_error
+
+
 def _check_type(key: str, value: Any, default: Any, typ: type | None) -> Any:
     """``value`` as the field's type ``typ`` (an int where a float is expected), or an error."""
     if typ is None:  # per-stage overrides: null = the optim value
         if value is not None and key.split(".")[-1] in ("lr", "batch_size", "epochs", "max_steps", "sample") and (
                 isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise config_error(key, value, "expected a number or null", f"e.g. --set {key}=null")
+            raise _fail(key, value, "expected a number or null", f"e.g. --set {key}=null")
         return value
     if typ is bool:
         if not isinstance(value, bool):
-            raise config_error(key, value, "expected true or false", f"write {key}=true or {key}=false")
+            raise _fail(key, value, "expected true or false", f"write {key}=true or {key}=false")
         return value
     if typ is int:
         if key == "features.layer" and isinstance(value, str):
             return value
         if isinstance(value, bool) or not isinstance(value, int):
-            raise config_error(key, value, f"expected a whole number (default {default})", f"e.g. --set {key}={default}")
+            raise _fail(key, value, f"expected a whole number (default {default})", f"e.g. --set {key}={default}")
         return value
     if typ is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise config_error(key, value, f"expected a number (default {default:g})", f"e.g. --set {key}={default:g}")
+            raise _fail(key, value, f"expected a number (default {default:g})", f"e.g. --set {key}={default:g}")
         return float(value)
     if typ is str:
         if key == "features.layer" and isinstance(value, int) and not isinstance(value, bool):
@@ -79,12 +82,12 @@ def _check_type(key: str, value: Any, default: Any, typ: type | None) -> Any:
         if value is None:  # `--set key=` (YAML null): the empty word
             return ""
         if not isinstance(value, str):
-            raise config_error(key, value, f"expected {_type_name(default)}, got {_type_name(value)}",
+            raise _fail(key, value, f"expected {_type_name(default)}, got {_type_name(value)}",
                         f"e.g. --set {key}={default or 'VALUE'}")
         return value
     if typ is list:
         if not isinstance(value, list):
-            raise config_error(key, value, "expected a list", f"e.g. --set '{key}={default}'")
+            raise _fail(key, value, "expected a list", f"e.g. --set '{key}={default}'")
         return value
     return value
 
@@ -142,23 +145,23 @@ def _check_range(key: str, value: Any) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return
     if leaf in ("lr", "temperature", "checkpoint_every", "tau", "scale", "select_every") and not value > 0:
-        raise config_error(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
+        raise _fail(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
     if leaf in ("batch_size", "token_steps", "shard_size", "grad_accum") and value < 1:
-        raise config_error(key, value, "must be ≥ 1", "give a whole number ≥ 1")
+        raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
     if leaf in ("epochs", "max_steps", "sample", "min_words", "max_words", "checkpoint_minutes", "logging_steps",
                 "min_count", "monolingual_sample", "per_positive", "average_k", "chunk_words", "seed",
                 "max_seq_length", "bottleneck", "warmup_ratio", "weight_decay", "adam_epsilon", "max_grad_norm",
                 "margin", "kd_weight", "mcl_weight", "infonce_weight", "contrastive_weight",
                 "relative_margin", "gen_weight", "align_weight", "sim_weight", "decay_epoch", "train_layers",
                 "bootstrap", "queue_size", "span_sample", "weight", "holdout_min", "hard") and value < 0:
-        raise config_error(key, value, "must be ≥ 0", "give 0 or a positive number")
+        raise _fail(key, value, "must be ≥ 0", "give 0 or a positive number")
     if leaf == "momentum" and not 0 <= value <= 1:
-        raise config_error(key, value, "must lie in [0, 1]", "give a fraction such as 0.99")
+        raise _fail(key, value, "must lie in [0, 1]", "give a fraction such as 0.99")
     if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate", "probability", "holdout") and not 0 <= value < 1 + (leaf == "min_share"):
-        raise config_error(key, value, "must lie in [0, 1)", "give a fraction such as 0.1")
+        raise _fail(key, value, "must lie in [0, 1)", "give a fraction such as 0.1")
     if leaf in ("ru_layers", "repeats", "per_positive", "average_k", "layers", "hidden", "heads", "ffn",
                 "vocab_size") and value < 1:
-        raise config_error(key, value, "must be ≥ 1", "give a whole number ≥ 1")
+        raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
 
 
 def _check_device(key: str, value: Any) -> None:
@@ -169,7 +172,7 @@ def _check_device(key: str, value: Any) -> None:
     from xlsent.utils.device import DEVICE_HELP
 
     if key == "models.device" and not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", str(value).strip().lower()):
-        raise config_error(key, value, "not a device", f"use one of {DEVICE_HELP}")
+        raise _fail(key, value, "not a device", f"use one of {DEVICE_HELP}")
 
 
 def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
@@ -181,10 +184,10 @@ def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
 
         p = Path(value).expanduser()
         if value not in REGISTRY and not p.is_dir():
-            raise config_error(key, value, "not a registered model and no such folder",
+            raise _fail(key, value, "not a registered model and no such folder",
                         f"use one of {', '.join(REGISTRY)} or a local model folder")
         if p.is_dir() and value not in REGISTRY and not ((p / "modules.json").exists() or (p / "config.json").exists()):
-            raise config_error(key, value, "the folder holds no model (no modules.json or config.json)",
+            raise _fail(key, value, "the folder holds no model (no modules.json or config.json)",
                         "point it at the model's folder")
     elif key in _PAIR_KEYS:
         from xlsent.data.bundled import is_bundled
@@ -193,18 +196,18 @@ def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
             return
         if "," in value and all(Path(x).is_file() for x in value.split(",", 1)):
             return
-        raise config_error(key, value, "no such file and not a bundled dataset",
+        raise _fail(key, value, "no such file and not a bundled dataset",
                     "give a pairs file (TSV, JSONL or Moses A,B) or a bundled name (xlsent data list)")
     elif key in _TAGGED_KEYS:
         from xlsent.data.tagging import BUNDLED_TAGGED
 
         if value not in BUNDLED_TAGGED and not Path(value).expanduser().is_file():
-            raise config_error(key, value, "no such file and not a bundled tagged set",
+            raise _fail(key, value, "no such file and not a bundled tagged set",
                         f"give a CoNLL file or one of {', '.join(BUNDLED_TAGGED)}")
     elif key in files:
         path = Path(value).expanduser()
         if not path.is_file():
-            raise config_error(key, value, "no such file", "check the path")
+            raise _fail(key, value, "no such file", "check the path")
 
 
 def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
@@ -225,7 +228,7 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
             d = base.get(k) if isinstance(base, dict) else None
             if isinstance(d, dict):
                 if not isinstance(v, dict):
-                    raise config_error(key, v, "expected a mapping of keys", f"set its keys, e.g. --set {key}.KEY=VALUE")
+                    raise _fail(key, v, "expected a mapping of keys", f"set its keys, e.g. --set {key}.KEY=VALUE")
                 out[k] = walk(v, d, key + ".", section_type(cls, k, d))
                 continue
             typ, words = leaf_type(cls, k, d)
@@ -242,9 +245,9 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
             if words:
                 if key == "features.layer" and isinstance(v, int):
                     if v < 0:
-                        raise config_error(key, v, "a hidden-state index must be ≥ 0", "give 0..L, last, all or auto")
+                        raise _fail(key, v, "a hidden-state index must be ≥ 0", "give 0..L, last, all or auto")
                 elif v not in words:
-                    raise config_error(key, v, "not an allowed value", f"use one of {', '.join(map(str, words))}")
+                    raise _fail(key, v, "not an allowed value", f"use one of {', '.join(map(str, words))}")
             _check_range(key, v)
             _check_device(key, v)
             _check_exists(key, v, declared("FILES", ()) if mine and isinstance(v, str) and v else ())
@@ -255,11 +258,11 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
     _check_matryoshka(typed)
     optim = typed.get("optim")
     if isinstance(optim, dict) and optim.get("epochs") == 0 and optim.get("max_steps") == 0:
-        raise config_error("optim.epochs", 0, "with optim.max_steps=0 the run would train no step",
-                           "give optim.epochs ≥ 1 or optim.max_steps ≥ 1")
+        raise _fail("optim.epochs", 0, "with optim.max_steps=0 the run would train no step",
+                    "give optim.epochs ≥ 1 or optim.max_steps ≥ 1")
     if typed.get("eval", {}).get("pairs") == "holdout" and "holdout" not in typed.get("train", {}):
-        raise config_error("eval.pairs", "holdout", "this recipe holds out no part of its pairs (it has no train.holdout)",
-                           "give a pairs file or a bundled pool, e.g. --set eval.pairs=bible-en-ny:test")
+        raise _fail("eval.pairs", "holdout", "this recipe holds out no part of its pairs (it has no train.holdout)",
+                    "give a pairs file or a bundled pool, e.g. --set eval.pairs=bible-en-ny:test")
     if own.get("differs") and declared("validate", None) is not None:
         own["validate"](typed)  # the recipe's own checks of what spans several keys
     return typed
