@@ -13,7 +13,6 @@ from xlsent.recipes.registry import RunResult  # what every recipe's train_* ret
 from xlsent.utils.errors import XlsentError
 
 
-
 def settings_to_overrides(settings: dict[str, Any] | None) -> list[str]:
     """A dict of dotted config keys (``{"optim.epochs": 1}``) as ``--set`` overrides (``optim.epochs=1``)."""
     out = []
