@@ -65,7 +65,7 @@ def main() -> None:
         split = ["train.pairs=bible-en-ny:dev-train", "eval.pairs=bible-en-ny:dev"] if args.dev else []
         cfg = load_config("siamese", overrides=[*overrides, *split, "eval.udhr=false"])  # one Bible pool only
         result = train_siamese(cfg, root / f"run{i}", progress=False)
-        held = evaluate_run(result)
+        held = evaluate_run(result.trained)
         base_key = next(iter(held.models))
         m = {"base": held.models[base_key].retrieval, "trained": held.models["trained"].retrieval}
 

@@ -12,9 +12,9 @@ import pytest
 from test_cli import xlsent
 
 from xlsent.recipes.config import load_config, presets
-from xlsent.recipes.config_schema import recipe_choices
-from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, StudentShape,
-                                         TrainConfig, leaf_type)
+from xlsent.recipes.config_schema import recipe_choices, recipe_declaration
+from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig,
+                                         leaf_type)
 from xlsent.utils.errors import XlsentError
 
 RECIPES = ("adapt", "siamese", "xkd", "triplet-kd", "gloss", "multistage", "lightweight", "scp", "tagger", "titles")
@@ -61,7 +61,7 @@ def test_configs_are_parsed_into_typed_objects(recipe):
 
         check(cfg, "")
     if recipe == "multistage":
-        assert isinstance(cfg.models.student, StudentShape) and cfg.models.student.repeats >= 1
+        assert isinstance(cfg.models.student, Section) and cfg.models.student.repeats >= 1
     if recipe == "tagger":  # a field the recipe's YAML lacks reads as the declared default; the file is unchanged
         assert cfg.optim.max_steps == 0 and "max_steps" not in cfg.optim
     cfg.optim.lr = 0.5  # attribute writes are item writes: what config.yaml and the run hash see
@@ -98,11 +98,53 @@ def test_each_recipe_declares_its_choices_once_and_its_shipped_values_are_allowe
 def test_shared_literal_fields_agree_with_the_modules_that_use_them():
     """The shared sections' ``Literal`` fields that name a lower module's words (kept there, not imported, so
     that a config loads without torch)."""
-    from xlsent.models.student import INITS
     from xlsent.similarity import SIMILARITIES
 
-    assert set(typing.get_args(StudentShape.declared("init"))) == set(INITS)
     assert set(typing.get_args(EvalConfig.declared("similarity"))) == set(SIMILARITIES)
+
+
+ALL_NAMES = (*RECIPES, "triplet_kd", "adversarial")
+
+
+@pytest.mark.parametrize("module", ["config_schema.py", "config_types.py"])
+def test_the_shared_schema_names_no_recipe(module):
+    """What is one recipe's (its fields, allowed words, checks) is declared in its own module, never here."""
+    import re
+
+    import xlsent.recipes
+
+    text = (resources.files(xlsent.recipes) / module).read_text(encoding="utf-8")
+    found = sorted({m for name in ALL_NAMES for m in re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I)})
+    assert not found, f"{module} names recipes: {found}"
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_each_recipe_declares_its_own_fields_and_its_shipped_configs_pass_its_checks(recipe):
+    """A recipe's ``SECTIONS`` extend the shared sections with keys its YAML has, typed so that its shipped values
+    fit; its ``FILES`` are keys it has; its ``validate`` hook passes every shipped config (the schema runs the hook
+    only where a value differs from the shipped default)."""
+    from xlsent.recipes.config import default_config
+
+    defaults = default_config(recipe)
+    sections = recipe_declaration(recipe, "SECTIONS", {})
+    for path, cls in sections.items():
+        node = defaults
+        for part in path.split("."):
+            node = node[part]
+        shared = {"models": ModelsConfig, "train": TrainConfig, "eval": EvalConfig}.get(path)
+        assert shared is None or issubclass(cls, shared), (recipe, path)
+        own = set(typing.get_type_hints(cls)) - set(typing.get_type_hints(shared or Section))
+        assert own and own <= set(node), (recipe, path, own - set(node))
+        for k in own:
+            typ, _ = leaf_type(cls, k, node[k])
+            assert isinstance(node[k], typ) or (typ is float and isinstance(node[k], int)), (recipe, path, k)
+    for key in recipe_declaration(recipe, "FILES", ()):
+        head, _, leaf = key.rpartition(".")
+        assert leaf in defaults[head], (recipe, key)
+    check = recipe_declaration(recipe, "validate")
+    for name in [None, *presets(recipe)]:
+        if check is not None:
+            check(load_config(recipe, preset=name))
 
 
 def test_a_config_of_defaults_is_checked_without_torch():
@@ -141,6 +183,14 @@ def test_a_config_of_defaults_is_checked_without_torch():
     ("scp", "mlm.probability=1.5", "mlm.probability=1.5: must lie in [0, 1)"),
     ("scp", "train.types=[subject,adverb]", "train.types=['subject', 'adverb']: unknown or no structural type"),
     ("scp", "train.spans=nope.jsonl", "train.spans='nope.jsonl': no such file and not a bundled structural-words set"),
+    ("xkd", "eval.pairs=holdout", "eval.pairs='holdout': this recipe holds out no part of its pairs"),
+    ("adapt", "train.holdout=0", "eval.pairs='holdout': train.holdout=0 holds nothing out to report on"),
+    ("adapt", "eval.select_every=0.5x", "eval.select_every='0.5x': expected a number"),
+    ("multistage", "models.student.init=pca", "models.student.init='pca': not an allowed value — use one of svd"),
+    ("multistage", "models.assistant=no-such-model", "models.assistant='no-such-model': not a registered model"),
+    ("lightweight", "models.reference=no-such-model", "models.reference='no-such-model': not a registered model"),
+    ("lightweight", "encoder.heads=5", "encoder.hidden=512: not divisible by encoder.heads=5"),
+    ("gloss", "dictionary.tsv=missing.tsv", "dictionary.tsv='missing.tsv': no such file"),
     ("multistage", "models.student.repeats=0", "models.student.repeats=0: must be ≥ 1"),
     ("multistage", "train.monolingual=nope.txt", "train.monolingual='nope.txt': no such file"),
     ("multistage", "eval.similarity=jaccard", "eval.similarity='jaccard': not an allowed value"),
@@ -169,6 +219,12 @@ def test_a_wrong_value_fails_from_the_cli_before_torch_is_imported(tmp_path):
     assert p.returncode == 2 and "exists and is a file" in p.stderr
 
 
+def test_a_recipes_own_field_takes_its_declared_type():
+    """``eval.select_every`` ships as 2 (a whole number) but is declared a float: 0.5 is allowed."""
+    assert load_config("adapt", overrides=["eval.select_every=0.5"]).eval.select_every == 0.5
+    assert load_config("multistage", overrides=["train.monolingual_sample=5"]).train.monolingual_sample == 5
+
+
 def test_siamese_layer_auto_follows_the_model(tiny_model):
     from xlsent.models.handle import load_model
     from xlsent.recipes.siamese import resolve_layer
@@ -177,6 +233,31 @@ def test_siamese_layer_auto_follows_the_model(tiny_model):
     raw = tiny_model.parent / (tiny_model.name + "-hf")  # the plain Hugging Face BERT it was built from
     assert resolve_layer("auto", load_model(raw)) == 7
     assert resolve_layer(3, load_model(raw)) == 3
+
+
+def test_every_train_function_returns_a_run_result():
+    """Every recipe's ``train_*`` (and the registry's entry points) is declared to return the one
+    :class:`~xlsent.recipes.registry.RunResult` that :func:`xlsent.train` completes (it fails on anything else)."""
+    import importlib
+    import inspect
+
+    import xlsent.recipes
+    from xlsent.recipes.registry import REGISTRY, RunResult
+
+    found = {r.train for r in REGISTRY.values()}
+    for path in (resources.files(xlsent.recipes)).iterdir():
+        if path.name.endswith(".py") and not path.name.startswith("_"):
+            module = importlib.import_module(f"xlsent.recipes.{path.name[:-3]}")
+            found |= {f"{module.__name__}:{n}" for n, f in vars(module).items() if inspect.isfunction(f)
+                      and f.__module__ == module.__name__ and (n == "train" or n.startswith("train_"))}
+    assert len(found) >= 12
+    for dotted in sorted(found):
+        module, _, name = dotted.partition(":")
+        fn = getattr(importlib.import_module(module), name)
+        assert typing.get_type_hints(fn).get("return") is RunResult, dotted
+    from xlsent.api import RunResult as public
+
+    assert public is RunResult
 
 
 def test_registry_names_importable_functions_and_every_recipe_has_a_config():

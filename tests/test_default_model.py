@@ -113,7 +113,7 @@ def test_siamese_on_real_model_reloads_identically(tmp_path):
     result = train_siamese(cfg, tmp_path / "run", progress=False)
     st = SentenceTransformer(str(tmp_path / "run" / "model"), device="cpu")
     assert len(st[0].auto_model.encoder.layer) == 7  # only the layers needed
-    np.testing.assert_allclose(st.encode(SAMPLE[:4]), result.encode(SAMPLE[:4]), atol=1e-5)
+    np.testing.assert_allclose(st.encode(SAMPLE[:4]), result.trained.encode(SAMPLE[:4]), atol=1e-5)
 
 
 def test_e5_student_copy_and_compressed_sizes(e5, tmp_path):

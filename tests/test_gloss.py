@@ -98,7 +98,7 @@ def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
     pairs.write_text("en\tny\n" + "".join(f"{e}\t{n}\n" for e, n in zip(en, ny)), encoding="utf-8")
     cfg = load_config("gloss", preset="paper", overrides=[f"models.student={tiny_model}", f"train.pairs={pairs}",
                                                            "negatives.strategy=random", "optim.epochs=1", "optim.lr=1e-3"])
-    model = train_gloss(cfg, tmp_path / "run", progress=False)
+    model = train_gloss(cfg, tmp_path / "run", progress=False).model_path
     g = load_gloss(model)
     assert g is not None
     d = g.dictionary

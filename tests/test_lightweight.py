@@ -150,7 +150,7 @@ def test_trains_learns_and_loads_in_a_fresh_process(pairs_file, tmp_path):
     cfg = load_config("lightweight", overrides=[*TINY, f"train.pairs={pairs_file}", f"eval.pairs={pairs_file}",
                                                 "optim.epochs=15", "optim.decay_epoch=0", "optim.lr=3e-3"])
     notes = []
-    path = train_lightweight(cfg, tmp_path / "run", on_note=notes.append, progress=False)
+    path = train_lightweight(cfg, tmp_path / "run", on_note=notes.append, progress=False).model_path
     log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
     assert {"generative", "align", "sim", "loss"} <= log[0].keys()
     first, last = np.mean([e["loss"] for e in log[:2]]), np.mean([e["loss"] for e in log[-2:]])

@@ -32,7 +32,7 @@ def test_adapt_with_matryoshka_dims_trains_records_its_widths_and_cuts(models, p
                                       "loss.matryoshka_dims=8,32,16", "optim.max_steps=3", "optim.batch_size=8",
                                       "optim.lr=1e-3", "optim.logging_steps=1"])
     assert cfg.loss.matryoshka_dims == [8, 32, 16]
-    model = train_adapt(cfg, tmp_path, None, False)
+    model = train_adapt(cfg, tmp_path, None, False).model_path
     record = json.loads((model / WIDTHS_FILE).read_text())
     assert record["dims"] == WIDTHS and record["weights"] == [1.0, 1.0, 1.0]
     assert record["loss"] == "RankingDistillLoss"
@@ -64,7 +64,7 @@ def test_plain_adapt_records_no_widths_and_keeps_its_config_hash(models, pairs_t
                                       "optim.max_steps=1", "optim.batch_size=8"])
     loss = dict(cfg.loss)
     assert config_hash(loss) == config_hash({k: v for k, v in loss.items() if not k.startswith("matryoshka")})
-    model = train_adapt(cfg, tmp_path, None, False)
+    model = train_adapt(cfg, tmp_path, None, False).model_path
     assert recorded_widths(model) == [] and "matryoshka" not in json.loads((tmp_path / "stage.json").read_text())
 
 

@@ -300,7 +300,7 @@ def test_recipe_trains_and_saves_a_sentence_transformer(tiny_model, tmp_path, va
     spans = _spans_file(tmp_path, tiny_model)
     cfg = _cfg(tiny_model, spans, f"scp.variant={variant}", "optim.epochs=2", "mlm.enabled=true")
     notes = []
-    out = train_scp(cfg, tmp_path / "run", notes.append, progress=False)
+    out = train_scp(cfg, tmp_path / "run", notes.append, progress=False).model_path
     log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
     assert len(log) == 12 and all(math.isfinite(e["loss"]) for e in log)
     assert log[-1]["queue_t"] == (0 if variant == "in-batch" else 16)
@@ -322,7 +322,7 @@ def test_recipe_without_mlm_changes_only_the_top_layers(tiny_model, tmp_path):
     from xlsent.recipes.scp import train_scp
 
     spans = _spans_file(tmp_path, tiny_model)
-    out = train_scp(_cfg(tiny_model, spans, "mlm.enabled=false", "optim.max_steps=3"), tmp_path / "run", progress=False)
+    out = train_scp(_cfg(tiny_model, spans, "mlm.enabled=false", "optim.max_steps=3"), tmp_path / "run", progress=False).model_path
     log = [json.loads(x) for x in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
     assert all(e["mlm"] == 0 for e in log)
     before, after = load_file(str(tiny_model / "model.safetensors")), load_file(str(out / "model.safetensors"))
@@ -360,7 +360,7 @@ def test_resume_restores_queues_and_momentum_encoder(tiny_model, tmp_path):
     resumed = train_scp(cfg, tmp_path / "b", progress=False)
     from safetensors.torch import load_file
 
-    a, b = load_file(str(full / "model.safetensors")), load_file(str(resumed / "model.safetensors"))
+    a, b = load_file(str(full.model_path / "model.safetensors")), load_file(str(resumed.model_path / "model.safetensors"))
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
     la = [json.loads(x) for x in (tmp_path / "a" / "train_log.jsonl").read_text().splitlines()]
     lb = [json.loads(x) for x in (tmp_path / "b" / "train_log.jsonl").read_text().splitlines()]

@@ -32,7 +32,7 @@ def test_saved_model_reloads_in_fresh_process_with_same_embeddings(prompted_mode
     out = tmp_path / "run"
     result = train_siamese(_cfg(prompted_model, pairs_tsv), out, progress=False)
     texts = ["god is good and the river is wide", "mulungu ndi wabwino madzi", "he said unto them"]
-    ours = result.encode(texts)
+    ours = result.trained.encode(texts)
     code = (
         "import json,sys; from sentence_transformers import SentenceTransformer; "
         f"m = SentenceTransformer({str(out / 'model')!r}, device='cpu'); "
@@ -42,7 +42,7 @@ def test_saved_model_reloads_in_fresh_process_with_same_embeddings(prompted_mode
     theirs = np.array(json.loads(proc.stdout.strip().splitlines()[-1]))
     np.testing.assert_allclose(theirs, ours, atol=1e-5)
     again = train_siamese(_cfg(prompted_model, pairs_tsv), out, progress=False)  # finished: reused, not retrained
-    np.testing.assert_allclose(again.encode(texts), theirs, atol=1e-5)  # the saved model's head, not a checkpoint's
+    np.testing.assert_allclose(again.trained.encode(texts), theirs, atol=1e-5)  # the saved model's head, not a checkpoint's
     types = [m["type"] for m in json.loads((out / "model" / "modules.json").read_text())]
     assert all(t.startswith("sentence_transformers.") for t in types) and "Dense" in types[-2]
     for f in ("config.yaml", "train_log.jsonl", "stage.json", "checkpoints/state.pt"):
@@ -50,7 +50,7 @@ def test_saved_model_reloads_in_fresh_process_with_same_embeddings(prompted_mode
     # the head moved away from the identity and the loss is finite
     assert result.log and result.log[-1]["epoch"] == 3 and all(np.isfinite(e["loss"]) for e in result.log)
     # xlsent's own evaluation numbers are what the saved model gives
-    metrics = evaluate_run(result)
+    metrics = evaluate_run(result.trained)
     from xlsent.data.readers import read_tsv
     from xlsent.evaluation.retrieval import evaluate_retrieval
     from sentence_transformers import SentenceTransformer
@@ -82,7 +82,7 @@ def test_interrupted_training_resumes_to_the_same_head(tiny_model, pairs_tsv, tm
     record = json.loads((tmp_path / "b" / "stage.json").read_text())
     assert record["resumed_from_step"] == (per_epoch + 4) // 3 * 3
     assert straight.log[-1]["loss"] < straight.log[0]["loss"]  # it trained
-    for p, q in zip(straight.head.parameters(), resumed.head.parameters()):
+    for p, q in zip(straight.trained.head.parameters(), resumed.trained.head.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-6)
 
 
@@ -101,7 +101,7 @@ def test_ablation_switches_train_and_save(tiny_model, pairs_tsv, tmp_path, over)
     from sentence_transformers import SentenceTransformer
 
     st = SentenceTransformer(str(tmp_path / "r" / "model"), device="cpu")
-    np.testing.assert_allclose(st.encode(["god is good"]), result.encode(["god is good"]), atol=1e-5)
+    np.testing.assert_allclose(st.encode(["god is good"]), result.trained.encode(["god is good"]), atol=1e-5)
 
 
 def test_too_few_pairs_is_a_clear_error(tiny_model, tmp_path):

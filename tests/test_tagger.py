@@ -178,8 +178,8 @@ def test_resume_from_a_checkpoint_gives_the_same_model(wp_model, toy_files, tmp_
     resumed = train_tagger(cfg, tmp_path / "b", progress=False)
     from safetensors.torch import load_file
 
-    a = load_file(str(full.model / "model.safetensors"))
-    b = load_file(str(resumed.model / "model.safetensors"))
+    a = load_file(str(full.model_path / "model.safetensors"))
+    b = load_file(str(resumed.model_path / "model.safetensors"))
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
 
 

@@ -4,27 +4,13 @@ user's own pairs."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from xlsent.api._common import Note, output_folder
+from xlsent.recipes.registry import RunResult  # what every recipe's train_* returns, completed here
 from xlsent.utils.errors import XlsentError
-
-
-@dataclass
-class RunResult:
-    """A finished run: its folder, the trained model's folder and the held-out metrics (``metrics.json``)."""
-
-    output: Path  # the run folder: model/, config.yaml, metrics.json, logs
-    model_path: Path  # loads with SentenceTransformer(model_path) (a tagger's: a token-classification folder)
-    metrics: dict | None  # the xlsent.metrics/1 dict written as metrics.json; None without evaluation
-    recipe: str = ""
-    model_card: Path | None = None
-    sizes: dict | None = None  # multistage: parameters of the assistant and the student
-    title: str = ""  # what the held-out report compares
-    usage: str = ""  # how to use the model, when it needs more than SentenceTransformer(path)
-    held_out: Any = None  # the typed metrics (xlsent.evaluation.suite.HeldOut)
 
 
 def settings_to_overrides(settings: dict[str, Any] | None) -> list[str]:
@@ -70,9 +56,9 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
 
     spec = REGISTRY[recipe]
     output = Path(output)
-    result = spec.train_fn()(cfg, output, on_note)
+    result = replace(spec.train_fn()(cfg, output, on_note), recipe=recipe)
     if not is_main_process():  # under torchrun / accelerate launch: the main process evaluates and reports
-        return RunResult(output, Path(getattr(result, "model", output / "model")), None, recipe)
+        return result
     report = spec.evaluate_fn()(cfg, result, output, on_note, not evaluate)
     metrics = None
     if report.metrics is not None:
@@ -82,8 +68,8 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
     elif (output / "metrics.json").exists():
         (output / "metrics.json").unlink()  # an earlier run's figures must not sit beside this model
     card = write_model_card(spec, output, report.model, metrics)
-    return RunResult(output, Path(report.model), metrics, recipe, card, report.sizes, report.title, report.usage,
-                     report.metrics)
+    return replace(result, model_path=Path(report.model), metrics=metrics, model_card=card, sizes=report.sizes,
+                   title=report.title, usage=report.usage, held_out=report.metrics)
 
 
 def train(recipe: str, output: str | Path, data: str | Path | None = None, *,

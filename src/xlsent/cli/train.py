@@ -52,7 +52,7 @@ def _render(recipe: Recipe, run, output: Path) -> None:
     if run.metrics is not None:
         console.print(summary_table(run.metrics, run.title))
         console.print(f"metrics: {output / 'metrics.json'}")
-    how = "" if recipe.name in ("tagger", "titles") else f"  (SentenceTransformer('{run.model_path}'))"
+    how = f"  (SentenceTransformer('{run.model_path}'))" if recipe.output == "embedding" else ""
     console.print(f"model: {run.model_path}{how}; model card: {run.model_card}")
     if run.usage:
         console.print(run.usage)

@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.registry import RunResult
 from xlsent.models.handle import ModelHandle, load_model
 from xlsent.utils.errors import XlsentError
 
@@ -72,10 +73,11 @@ def evaluate_named(cfg: RecipeConfig, models: dict, gloss=None, on_note=None):
     return evaluate_held_out(encoders, cfg.eval, teacher, int(cfg.optim.seed), on_note)
 
 
-def evaluate_student(cfg: RecipeConfig, model, output, on_note=None, no_eval: bool = False):
+def evaluate_student(cfg: RecipeConfig, result: RunResult, output, on_note=None, no_eval: bool = False):
     """Evaluation hook of the one-student distillation recipes (xkd, triplet-kd): base student vs trained."""
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     metrics = None if no_eval else evaluate_named(
         cfg, {f"base {cfg.models.student}": cfg.models.student, "trained": model}, on_note=on_note)
     return Report(model, metrics, title="held-out, base student vs trained")

@@ -80,12 +80,39 @@ from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.config_schema import config_error
+from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_text_atomic
+from xlsent.recipes.registry import RunResult
 
 HOLDOUT_FILE = "holdout.jsonl"
+
+
+class AdaptTrain(TrainConfig):
+    """``train:`` of this recipe: the shared fields and the held-out share that chooses the step."""
+
+    holdout: float = 0.0                    # share of the pairs held out to choose the step
+    holdout_min: int = 100
+
+
+class AdaptEval(EvalConfig):
+    """``eval:`` of this recipe: the shared fields and how often the held-out part is scored."""
+
+    select_every: float = 2.0               # held-out scoring per epoch
+
+
+#: this recipe's own fields of the shared sections, typed (the schema reads them: xlsent.recipes.config_schema)
+SECTIONS = {"train": AdaptTrain, "eval": AdaptEval}
+
+
+def validate(cfg: RecipeConfig) -> None:
+    """The checks that span several keys: ``eval.pairs=holdout`` needs ``train.holdout`` > 0."""
+    if cfg.eval.pairs == "holdout" and not cfg.train.holdout:
+        raise config_error("eval.pairs", "holdout", "train.holdout=0 holds nothing out to report on",
+                           "give --set eval.pairs=FILE (or a bundled pool), or keep train.holdout > 0")
+
 BEST_FILE = "best.pt"
 
 
@@ -201,7 +228,7 @@ def _load_student(cfg: RecipeConfig):
     return student
 
 
-def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> Path:
+def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> RunResult:
     """Train as configured; returns the model folder (``<output>/model``)."""
     from datasets import Dataset
 
@@ -215,7 +242,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     folder = StageFolder(output, config_hash(m, t, cfg.loss, cfg.negatives, learning_optim(o),
                                              cfg.eval.select_every), on_note=on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     seed = int(o.seed)
     pairs = load_train_pairs(t, seed)  # data first: its errors precede any model
     n = len(pairs.english)
@@ -278,7 +305,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
                                          "anchor_side": other_col}},
                          late_record=_record_selection(folder) if size else None)
     say(on_note, [f"adapt: {record['steps']} steps in {record['seconds']:.0f} s"])
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)
 
 
 def _record_selection(folder: StageFolder):
@@ -309,11 +336,12 @@ def resolve_eval_pairs(cfg: RecipeConfig, output: Path) -> RecipeConfig:
     return cfg
 
 
-def evaluate_after(cfg: RecipeConfig, model, output, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output, on_note=None, no_eval: bool = False):
     """Evaluation hook: base model vs adapted on ``eval.pairs`` (the held-out pairs by default) and the UDHR."""
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     if no_eval:
         return Report(model, None, title="")
     held = resolve_eval_pairs(cfg, Path(output))

@@ -103,7 +103,7 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
     for pair, condition, s, c, training in plans:
         run_dir = output / pair.name / condition / f"seed-{s}"
         result = train_tagger(c, run_dir, note, progress, training=training)
-        model, tok = load_tagger(result.model)
+        model, tok = load_tagger(result.model_path)
         gold, pred, f1 = {}, {}, {}
         for vname, corpus in files[(pair.name, condition)].items():
             sc = evaluate_tagger(model, tok, corpus, task, 0, 0, c.models.max_seq_length)

@@ -2,36 +2,44 @@
 
 :func:`validate_config` turns the merged mapping into a
 :class:`~xlsent.recipes.config_types.RecipeConfig`. Every value is checked against its declared
-type (:mod:`xlsent.recipes.config_types`; for a recipe's own keys, the type of the shipped default
-in ``configs/<recipe>.yaml``), the
-ranges that the key's name implies (a learning rate > 0, a batch size ≥ 1, a dropout in [0, 1)),
-the allowed words of the key (a ``Literal`` field, or the recipe module's ``CHOICES``), and — for models and data — that the name or path
-can be found. The first problem is one :class:`~xlsent.utils.errors.XlsentError` line that names
-the key, the value and the fix. A recipe's own choices are declared once, in its module
-(:func:`recipe_choices`); that module (and torch with it) is imported only when a value differs from
-the shipped default, so a config of defaults — and a bad device — is checked in well under a second.
+type (:mod:`xlsent.recipes.config_types` for the shared sections; for a recipe's own keys, the
+classes its module declares in ``SECTIONS``, else the type of the shipped default in
+``configs/<recipe>.yaml``), the ranges that the key's name implies (a learning rate > 0, a batch
+size ≥ 1, a dropout in [0, 1)), the allowed words of the key (a ``Literal`` field, or the recipe
+module's ``CHOICES``), and — for models and data — that the name or path can be found; then the
+recipe module's ``validate(cfg)`` hook checks what spans several keys. The first problem is one
+:class:`~xlsent.utils.errors.XlsentError` line that names the key, the value and the fix
+(:func:`config_error`). Nothing here names a recipe: what is one recipe's is declared once, in its
+module (:func:`recipe_declaration`); that module (and torch with it) is imported only when a value
+differs from the shipped default — the shipped defaults pass its checks (``tests/test_configs.py``)
+— so a config of defaults, and a bad device, is checked in well under a second.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
 from xlsent.recipes.config_types import RecipeConfig, Section, leaf_type, section_type
 from xlsent.utils.errors import XlsentError
 
+
+def recipe_declaration(recipe: str, name: str, default: Any = None) -> Any:
+    """What the module ``xlsent/recipes/<recipe>.py`` declares of its own config: ``CHOICES`` (the allowed words
+    of its keys, built from the constants of the modules that use the values), ``SECTIONS`` (dotted section →
+    :class:`~xlsent.recipes.config_types.Section` subclass typing its own keys) or ``validate`` (a check of the
+    typed config that raises :func:`config_error`)."""
+    return getattr(importlib.import_module(f"xlsent.recipes.{recipe.replace('-', '_')}"), name, default)
+
+
 def recipe_choices(recipe: str) -> dict[str, tuple]:
-    """The allowed words of a recipe's own keys, as its module declares them (``CHOICES`` in
-    ``xlsent/recipes/<recipe>.py``, built from the constants of the modules that use the values)."""
-    import importlib
-
-    return dict(getattr(importlib.import_module(f"xlsent.recipes.{recipe.replace('-', '_')}"), "CHOICES", {}))
+    """The allowed words of a recipe's own keys, as its module declares them (``CHOICES``)."""
+    return dict(recipe_declaration(recipe, "CHOICES", {}))
 
 
-_MODEL_KEYS = {"models.base", "models.teacher", "models.student", "models.assistant", "models.reference"}
 _PAIR_KEYS = {"train.pairs", "eval.pairs"}
 _TAGGED_KEYS = {"train.data", "eval.test"}
-_FILE_KEYS = {"train.triplets", "train.monolingual", "dictionary.tsv", "dictionary.freedict"}
 
 
 def _type_name(v: Any) -> str:
@@ -39,8 +47,12 @@ def _type_name(v: Any) -> str:
             list: "a list", dict: "a mapping"}.get(type(v), type(v).__name__)
 
 
-def _fail(key: str, value: Any, problem: str, fix: str) -> XlsentError:
+def config_error(key: str, value: Any, problem: str, fix: str) -> XlsentError:
+    """The one line a bad value fails with: ``config KEY=VALUE: problem — fix``."""
     return XlsentError(f"config {key}={value!r}: {problem} — {fix}")
+
+
+_fail = config_error
 
 
 def _check_type(key: str, value: Any, default: Any, typ: type | None) -> Any:
@@ -163,10 +175,11 @@ def _check_device(key: str, value: Any) -> None:
         raise _fail(key, value, "not a device", f"use one of {DEVICE_HELP}")
 
 
-def _check_exists(key: str, value: Any) -> None:
+def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
+    """Models (every ``models.*`` word but the device), pairs, tagged sets and the recipe's own ``FILES`` exist."""
     if not isinstance(value, str) or not value:
         return
-    if key in _MODEL_KEYS:
+    if key.startswith("models.") and key.count(".") == 1 and key != "models.device":
         from xlsent.models.registry import REGISTRY
 
         p = Path(value).expanduser()
@@ -191,7 +204,7 @@ def _check_exists(key: str, value: Any) -> None:
         if value not in BUNDLED_TAGGED and not Path(value).expanduser().is_file():
             raise _fail(key, value, "no such file and not a bundled tagged set",
                         f"give a CoNLL file or one of {', '.join(BUNDLED_TAGGED)}")
-    elif key in _FILE_KEYS:
+    elif key in files:
         path = Path(value).expanduser()
         if not path.is_file():
             raise _fail(key, value, "no such file", "check the path")
@@ -199,13 +212,14 @@ def _check_exists(key: str, value: Any) -> None:
 
 def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
     """Check every value of ``cfg`` (converting ints to floats where floats are expected) and return it
-    as a :class:`~xlsent.recipes.config_types.RecipeConfig`."""
-    own: dict[str, tuple] = {}
+    as a :class:`~xlsent.recipes.config_types.RecipeConfig`; the recipe's own declarations are read (its module
+    imported) only where a value differs from the shipped default."""
+    own: dict[str, Any] = {}
 
-    def choices(key: str) -> tuple | None:
-        if not own:
-            own.update(recipe_choices(recipe) or {"": ()})
-        return own.get(key)
+    def declared(name: str, default: Any) -> Any:
+        if name not in own:
+            own[name] = recipe_declaration(recipe, name, default)
+        return own[name]
 
     def walk(node: dict, base: dict, prefix: str, cls: type[Section]) -> Section:
         out = cls()
@@ -218,11 +232,16 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
                 out[k] = walk(v, d, key + ".", section_type(cls, k, d))
                 continue
             typ, words = leaf_type(cls, k, d)
+            mine = v != d and cls.declared(k) is None  # a recipe's own key, not at its default: its module says
+            own["differs"] = own.get("differs") or v != d
+            section = declared("SECTIONS", {}).get(prefix[:-1]) if mine else None
+            if section is not None and section.declared(k) is not None:
+                typ, words = leaf_type(section, k, d)
             if k in _WIDTH_LISTS:
                 v = _as_list(key, v)
             v = _check_type(key, v, d, typ)
             if not words and v != d:  # a shipped default is allowed (tests/test_configs.py checks them)
-                words = choices(key)
+                words = declared("CHOICES", {}).get(key)
             if words:
                 if key == "features.layer" and isinstance(v, int):
                     if v < 0:
@@ -231,7 +250,7 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
                     raise _fail(key, v, "not an allowed value", f"use one of {', '.join(map(str, words))}")
             _check_range(key, v)
             _check_device(key, v)
-            _check_exists(key, v)
+            _check_exists(key, v, declared("FILES", ()) if mine and isinstance(v, str) and v else ())
             out[k] = v
         return out
 
@@ -241,28 +260,9 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
     if isinstance(optim, dict) and optim.get("epochs") == 0 and optim.get("max_steps") == 0:
         raise _fail("optim.epochs", 0, "with optim.max_steps=0 the run would train no step",
                     "give optim.epochs ≥ 1 or optim.max_steps ≥ 1")
-    if recipe == "lightweight" and typed["encoder"]["hidden"] % typed["encoder"]["heads"]:
-        raise _fail("encoder.hidden", typed["encoder"]["hidden"], f"not divisible by encoder.heads={typed['encoder']['heads']}",
-                    "choose a hidden size that the number of heads divides, e.g. 512 with 8 heads")
-    if recipe == "scp":
-        from xlsent.data.structural import BUNDLED_SPANS, TYPES
-
-        bad = [t for t in typed["train"]["types"] if t not in TYPES]
-        if bad or not typed["train"]["types"]:
-            raise _fail("train.types", typed["train"]["types"], "unknown or no structural type",
-                        f"give some of {', '.join(TYPES)}, e.g. --set 'train.types=[subject,verb,object]'")
-        for key, value in (("train.spans", typed["train"]["spans"]), ("eval.spans", typed["eval"].get("spans"))):
-            if value and value not in BUNDLED_SPANS and not Path(value).expanduser().is_file():
-                raise _fail(key, value, "no such file and not a bundled structural-words set",
-                            f"make one with `xlsent data structural-words PAIRS -o FILE` or use {', '.join(BUNDLED_SPANS)}")
-    if typed.get("eval", {}).get("pairs") == "holdout":
-        if recipe != "adapt":
-            raise _fail("eval.pairs", "holdout", "only xlsent train adapt holds out a part of its pairs",
-                        "give a pairs file or a bundled pool, e.g. --set eval.pairs=bible-en-ny:test")
-        if not typed["train"].get("holdout"):
-            raise _fail("eval.pairs", "holdout", "train.holdout=0 holds nothing out to report on",
-                        "give --set eval.pairs=FILE (or a bundled pool), or keep train.holdout > 0")
-    if recipe == "siamese" and list(typed.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
-        raise _fail("output_norm", typed["output_norm"], "not an allowed normalisation",
-                    "use [unit, center, unit] (the paper) or [unit]")
+    if typed.get("eval", {}).get("pairs") == "holdout" and "holdout" not in typed.get("train", {}):
+        raise _fail("eval.pairs", "holdout", "this recipe holds out no part of its pairs (it has no train.holdout)",
+                    "give a pairs file or a bundled pool, e.g. --set eval.pairs=bible-en-ny:test")
+    if own.get("differs") and declared("validate", None) is not None:
+        own["validate"](typed)  # the recipe's own checks of what spans several keys
     return typed

@@ -1,16 +1,17 @@
 """Typed recipe configs: the merged YAML parsed into sections whose fields have declared types.
 
 :func:`xlsent.recipes.config.load_config` returns a :class:`RecipeConfig`. Its shared sections are
-:class:`ModelsConfig`, :class:`TrainConfig`, :class:`~xlsent.training.settings.OptimConfig` and :class:`EvalConfig` (the
-same in every recipe); a recipe's own sections (``loss``, ``negatives``, ``features``,
-``stage1``…) are :class:`Section`. Each field is read as an attribute (``cfg.optim.lr``) and
-has a declared type (the class annotations below; for a recipe's own keys, the type of the shipped
-default in ``configs/<recipe>.yaml``). :func:`~xlsent.recipes.config_schema.validate_config`
-checks and converts every value while it builds the objects, before any model is loaded.
+:class:`ModelsConfig`, :class:`TrainConfig`, :class:`~xlsent.training.settings.OptimConfig` and :class:`EvalConfig`
+(the same in every recipe, holding only the fields several recipes use); a recipe's own sections (``loss``,
+``negatives``, ``features``, ``stage1``…) are :class:`Section`. Each field is read as an attribute (``cfg.optim.lr``)
+and has a declared type (the class annotations below; for a recipe's own keys, those its module declares in
+``SECTIONS``, else the type of the shipped default in ``configs/<recipe>.yaml``).
+:func:`~xlsent.recipes.config_schema.validate_config` checks and converts every value while it builds the objects,
+before any model is loaded.
 
 A section is also a ``dict`` of exactly the keys its YAML has, so ``config.yaml``, the run
 folders' config hashes and code written for plain mappings see the same data as before. A field
-that a recipe's YAML does not carry (siamese has no ``optim.max_steps``) reads as the class
+that a recipe's YAML does not carry (``optim.max_steps`` where a recipe counts only epochs) reads as the class
 default.
 """
 
@@ -23,24 +24,12 @@ from typing import Any, Literal
 from xlsent.training.settings import OptimConfig, Section  # the loop's settings, part of every recipe's config
 
 
-class StudentShape(Section):
-    """``models.student`` of the multi-stage recipe: the shape of the student it builds."""
-
-    bottleneck: int = 0
-    init: Literal["svd", "svd-corpus", "random"] = "svd"
-    positions: Literal["fresh", "copy"] = "fresh"
-    ru_layers: int = 3
-    repeats: int = 1
-
-
 class ModelsConfig(Section):
     """``models:`` — which models a recipe loads (registered names or local folders)."""
 
-    base: str = ""                          # siamese: the frozen encoder under the head
+    base: str = ""                          # a frozen encoder, or the one a task head is put on
     teacher: str = ""                       # distillation: the frozen teacher
-    student: str | StudentShape = ""        # the model trained (multistage: the shape it builds)
-    assistant: str = ""                     # multistage: the teaching assistant
-    reference: str = ""                     # lightweight: a model evaluated next to the trained one
+    student: str = ""                       # the model trained (a recipe may declare a mapping: the shape it builds)
     max_seq_length: int = 128
     freeze_word_embeddings: bool = False
     device: str = "auto"                    # auto | cpu | cuda | cuda:N | mps (xlsent.utils.device)
@@ -55,11 +44,6 @@ class TrainConfig(Section):
     max_words: int = 0
     special_pattern: str = ""
     on_bad_lines: Literal["error", "skip"] = "error"
-    triplets: str = ""                      # triplet-kd: a TSV of anchor, positive, negative
-    monolingual: str = ""                   # multistage: extra one-sentence-a-line text for stages 2-3
-    monolingual_sample: int = 0
-    holdout: float = 0.0                    # adapt: share of the pairs held out to choose the step
-    holdout_min: int = 100
 
 
 class EvalConfig(Section):
@@ -73,9 +57,7 @@ class EvalConfig(Section):
     # which UDHR languages eval.udhr scores: udhr (47) | udhr-dev (24, choosing settings) | udhr-all:dev (211, choosing
     # settings) | udhr-all:test (234; with a summary by script and tokenizer pieces, and the plot in the demo's report)
     udhr_pool: Literal["udhr", "udhr-dev", "udhr-all:dev", "udhr-all:test"] = "udhr"
-    each_stage: bool = False
     base: bool = True
-    select_every: float = 2.0               # adapt: held-out scoring per epoch
 
 
 class RecipeConfig(Section):
@@ -88,8 +70,8 @@ class RecipeConfig(Section):
 
 
 def section_type(parent: type[Section], key: str, default: Any) -> type[Section]:
-    """The :class:`Section` class of the mapping ``parent.key`` (``student`` → :class:`StudentShape`
-    where its default is a mapping)."""
+    """The :class:`Section` class of the mapping ``parent.key`` (a declared :class:`Section` subclass where the
+    default is a mapping, else :class:`Section`)."""
     t = parent.declared(key)
     for cand in (typing.get_args(t) if isinstance(t, types.UnionType) else (t,)):
         if isinstance(cand, type) and issubclass(cand, Section) and isinstance(default, dict):

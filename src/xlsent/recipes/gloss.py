@@ -55,10 +55,15 @@ from xlsent.utils.io import write_json_atomic, write_text_atomic
 from xlsent.data.dictionary import SYMMETRIZE, UNKNOWN
 from xlsent.data.triplets import STRATEGIES as NEGATIVE_STRATEGIES
 from xlsent.losses.distances import DISTANCES
+from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES,
            "dictionary.symmetrize": SYMMETRIZE, "dictionary.unknown": UNKNOWN}
+FILES = ("dictionary.tsv", "dictionary.freedict")
+#: the model card's note on how to use the model (xlsent.report.model_card)
+CARD_NOTE = ("Low-resource text must be glossed word by word first: xlsent's encoder does it from the dictionary in "
+             "this folder (`gloss_dictionary.tsv`); elsewhere run `xlsent gloss -m MODEL`.")  # this recipe's keys that name files (checked before anything loads)
 
 
 def build_dictionary(cfg: RecipeConfig, lrl: list[str], english: list[str]) -> BilingualDictionary:
@@ -87,12 +92,13 @@ def _run_dictionary(folder: StageFolder, cfg: RecipeConfig, lrl: list[str], engl
     return dictionary
 
 
-def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: the base SBERT and the fine-tuned one, both on glossed low-resource input."""
     from xlsent.models.gloss import load_gloss
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     base = f"base {cfg.models.student} (glossed input)"
     metrics = None if no_eval else evaluate_named(cfg, {base: cfg.models.student, "gloss": model},
                                                   gloss=load_gloss(model), on_note=on_note)
@@ -100,7 +106,7 @@ def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, n
                   usage=f"low-resource text is glossed by xlsent's encoder; elsewhere gloss it first: xlsent gloss -m {model}")
 
 
-def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> Path:
+def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> RunResult:
     from datasets import Dataset
 
     from xlsent.data.pairs import load_train_pairs
@@ -114,7 +120,7 @@ def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     folder = StageFolder(output, config_hash(cfg.models, cfg.train, cfg.dictionary, cfg.negatives, cfg.loss,
                                              learning_optim(cfg.optim)), on_note=on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     t, seed = cfg.train, int(cfg.optim.seed)
     pairs = load_train_pairs(t, seed)
     ds = pairs.dataset
@@ -143,4 +149,4 @@ def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     # the dictionary goes inside the model folder before it is moved into place and marked done
     train_stage(sbert, Dataset.from_dict(cols), loss, cfg.optim, folder, progress, "word-gloss SBERT",
                 matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)

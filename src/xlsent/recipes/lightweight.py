@@ -54,17 +54,37 @@ from typing import Callable
 
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.config_schema import config_error
+from xlsent.recipes.config_types import ModelsConfig, RecipeConfig
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.io import write_text_atomic
 from xlsent.losses.lightweight_losses import REPEATS, SIM_REDUCTIONS, TARGETS_FROM, TASKS
 from xlsent.models.lightweight import TOKENIZER_MODELS
+from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"tokenizer.model": TOKENIZER_MODELS, "loss.task": TASKS, "loss.repeats": REPEATS,
            "loss.targets_from": TARGETS_FROM, "loss.sim_reduction": SIM_REDUCTIONS}
+
+
+class LightweightModels(ModelsConfig):
+    """``models:`` of this recipe: no model to start from, only one evaluated next to the trained one."""
+
+    reference: str = ""
+
+
+#: this recipe's own field of the shared sections, typed (the schema reads it: xlsent.recipes.config_schema)
+SECTIONS = {"models": LightweightModels}
+
+
+def validate(cfg: RecipeConfig) -> None:
+    """The checks that span several keys: ``encoder.hidden`` divisible by ``encoder.heads``."""
+    if cfg["encoder"]["hidden"] % cfg["encoder"]["heads"]:
+        raise config_error("encoder.hidden", cfg["encoder"]["hidden"],
+                           f"not divisible by encoder.heads={cfg['encoder']['heads']}",
+                           "choose a hidden size that the number of heads divides, e.g. 512 with 8 heads")
 
 
 def _tokenizer(folder: StageFolder, cfg: RecipeConfig, texts: list[str], on_note=None):
@@ -102,7 +122,7 @@ def _schedule(optimizer, total: int, steps_per_epoch: int, o):
 
 
 def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], None] | None = None,
-                      progress: bool = True, on_step: Callable[[int], None] | None = None) -> Path:
+                      progress: bool = True, on_step: Callable[[int], None] | None = None) -> RunResult:
     """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
     import torch
 
@@ -117,7 +137,7 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
     folder = StageFolder(output, config_hash(cfg.train, cfg.tokenizer, cfg.encoder, cfg.loss, learning_optim(cfg.optim),
                                              cfg.models.max_seq_length), "lightweight", on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     o, seed = cfg.optim, int(cfg.optim.seed)
     pairs = load_train_pairs(cfg.train, seed)
     say(on_note, pairs.notes)
@@ -159,14 +179,15 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
 
     finish_stage(folder, result, save, {"pairs": n, "parameters": sizes, "vocab_size": len(tok),
                                         "data_notes": pairs.notes, "train_data": pairs.summary()})
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)
 
 
-def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: the reference model (e5-small by default, never trained) next to the trained one."""
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     ref = cfg.models.reference
     models = ({f"reference {ref}": ref} if ref else {}) | {"lightweight": model}
     metrics = None if no_eval else evaluate_named(cfg, models, on_note=on_note)

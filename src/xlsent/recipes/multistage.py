@@ -80,18 +80,19 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from xlsent.data.pairs import TrainPairs, load_train_pairs
 from xlsent.losses.multilingual_contrastive_loss import VARIANTS as MCL_VARIANTS
+from xlsent.models.student import INITS
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
-from xlsent.recipes.config_types import ModelsConfig, OptimConfig, RecipeConfig, TrainConfig
+from xlsent.recipes.config_types import EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig
+from xlsent.recipes.registry import RunResult
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 
@@ -101,16 +102,43 @@ OBJECTIVES = ("sentence", "token", "both")  # stage 2
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"mcl.variant": MCL_VARIANTS, "stages.mode": MODES, "stage2.objective": OBJECTIVES,
-           "stage3.loss": ("mse", "contrastive")}
+           "stage3.loss": ("mse", "contrastive"), "models.student.init": INITS,
+           "models.student.positions": ("fresh", "copy")}
 
 
-@dataclass
-class MultistageResult:
-    output: Path
-    assistant: Path
-    stages: dict[str, Path] = field(default_factory=dict)
-    model: Path | None = None
-    sizes: dict = field(default_factory=dict)
+class StudentShape(Section):
+    """``models.student`` of this recipe: the shape of the student it builds."""
+
+    bottleneck: int = 0
+    init: str = "svd"                       # CHOICES: models.student.init
+    positions: str = "fresh"
+    ru_layers: int = 3
+    repeats: int = 1
+
+
+class MultistageModels(ModelsConfig):
+    """``models:`` of this recipe: the shared fields and the teaching assistant."""
+
+    assistant: str = ""
+
+
+class MultistageTrain(TrainConfig):
+    """``train:`` of this recipe: the shared fields and extra monolingual text for stages 2-3."""
+
+    monolingual: str = ""                   # one sentence a line
+    monolingual_sample: int = 0
+
+
+class MultistageEval(EvalConfig):
+    """``eval:`` of this recipe: the shared fields and whether the stage-2/3 students are scored too."""
+
+    each_stage: bool = False
+
+
+#: this recipe's own fields of the shared sections, typed, and its keys that name files (xlsent.recipes.config_schema)
+SECTIONS = {"models": MultistageModels, "models.student": StudentShape, "train": MultistageTrain,
+            "eval": MultistageEval}
+FILES = ("train.monolingual",)
 
 
 def _optim(cfg: RecipeConfig, stage: str) -> OptimConfig:
@@ -158,7 +186,7 @@ def _subset(pairs: TrainPairs, n: int, seed: int) -> tuple[list[str], list[str]]
 
 
 def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True,
-                     callbacks: list | None = None) -> MultistageResult:
+                     callbacks: list | None = None) -> RunResult:
     """Run the configured stages into ``output`` (finished stages are skipped); ``callbacks`` go to every trainer."""
     from sentence_transformers.sentence_transformer.losses import MSELoss
 
@@ -184,7 +212,7 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     if repeats < 1:
         raise XlsentError(f"models.student.repeats = {repeats}: must be ≥ 1 (1 = no recurrence)")
     bottleneck = int(s["bottleneck"]) or None
-    result = MultistageResult(output, Path())
+    result = RunResult(output, output / "model")
 
     # Stage 1: the teaching assistant (X-KD from the teacher)
     base_path = resolve_model_path(m["assistant"])
@@ -195,12 +223,11 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
                                                freeze_word_embeddings=m.freeze_word_embeddings),
                            train=TrainConfig(paired, sample=cfg.stage1.sample or cfg.train.sample),
                            optim=_optim(cfg, "stage1"))
-        assistant_path = train_xkd(sub, output, on_note, progress, stage_dir=output / STAGES[0])
+        assistant_path = train_xkd(sub, output, on_note, progress, stage_dir=output / STAGES[0]).model_path
         result.stages[STAGES[0]] = assistant_path
         h = config_hash(h, sub)
     else:
         assistant_path = base_path
-    result.assistant = assistant_path
     assistant_handle = load_model(assistant_path, max_seq_length=int(m["max_seq_length"]))
     assistant = assistant_handle.model
     h = config_hash(h, assistant_handle.fingerprint)
@@ -307,7 +334,6 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     final = output / "model"
     with atomic_path(final) as tmp:
         shutil.copytree(d4 / "model", tmp)
-    result.model = final
     stu = load_student(final)
     a_size, s_size = size_report(assistant[0].auto_model), size_report(stu[0].auto_model)
     result.sizes = {"assistant": a_size.to_dict(), "student": s_size.to_dict(),
@@ -316,7 +342,7 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     return result
 
 
-def evaluate_after(cfg: RecipeConfig, result: MultistageResult, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: the assistant as given, the stage-1 assistant, the stage-2/3 students (``eval.each_stage``)
     and the final student; the size report and the stage records join the metrics."""
     from xlsent.recipes._common import evaluate_named
@@ -326,15 +352,15 @@ def evaluate_after(cfg: RecipeConfig, result: MultistageResult, output: Path, on
     if not no_eval:
         models = {f"base {cfg.models.assistant}": cfg.models.assistant} if cfg.eval.base else {}
         if STAGES[0] in result.stages:
-            models["assistant (stage 1)"] = result.assistant
+            models["assistant (stage 1)"] = result.stages[STAGES[0]]
         if cfg.eval.each_stage:
             for name in STAGES[1:3]:
                 if name in result.stages:
                     models[name] = result.stages[name]
-        models["student"] = result.model
+        models["student"] = result.model_path
         metrics = evaluate_named(cfg, models, on_note=on_note)
         metrics.run.update({"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
-    return Report(result.model, metrics, result.sizes, "multi-stage distillation, held-out")
+    return Report(result.model_path, metrics, result.sizes, "multi-stage distillation, held-out")
 
 
 def stage_records(output: Path, stages=STAGES) -> dict:

@@ -5,10 +5,11 @@ registry (and ``xlsent train --help``) loads no torch; the CLI builds one comman
 (:mod:`xlsent.cli.train`). A recipe's defaults are ``configs/<name>.yaml``, its presets
 ``configs/<name>.<preset>.yaml``.
 
-A training function is ``train(cfg, output, on_note=None, progress=True) -> result``; an
-evaluation hook is ``evaluate(cfg, result, output, on_note=None, no_eval=False) -> Report`` (data
-only: recipes never print; ``on_note(text)`` hands what they report to the CLI, which shows it). :class:`Report` carries the trained model's folder, the metrics to save as
-``metrics.json`` and, for recipes that have one, a size report.
+A training function is ``train(cfg, output, on_note=None, progress=True) -> RunResult`` (every recipe's
+``train_*`` returns a :class:`RunResult`); an evaluation hook is ``evaluate(cfg, result, output, on_note=None,
+no_eval=False) -> Report`` (data only: recipes never print; ``on_note(text)`` hands what they report to the CLI,
+which shows it). :class:`Report` carries the trained model's folder, the metrics to save as ``metrics.json`` and,
+for recipes that have one, a size report; :func:`xlsent.train` adds them to the :class:`RunResult`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,29 @@ from pathlib import Path
 from typing import Any, Callable
 
 from xlsent.recipes.config import presets
+
+
+@dataclass
+class RunResult:
+    """A run of a recipe: what every ``train_*`` returns (the run folder, the trained model's folder and what the
+    recipe knows of its training) and, from :func:`xlsent.train`, also the held-out metrics and the model card."""
+
+    output: Path  # the run folder: model/, config.yaml, metrics.json, logs
+    model_path: Path  # loads with SentenceTransformer(model_path) (a tagger's: a token-classification folder)
+    metrics: dict | None = None  # the xlsent.metrics/1 dict written as metrics.json; None without evaluation
+    recipe: str = ""
+    model_card: Path | None = None
+    sizes: dict | None = None  # multistage: parameters of the assistant and the student
+    title: str = ""  # what the held-out report compares
+    usage: str = ""  # how to use the model, when it needs more than SentenceTransformer(path)
+    held_out: Any = None  # the typed metrics (xlsent.evaluation.suite.HeldOut)
+    stages: dict[str, Path] = field(default_factory=dict)  # multistage: each stage's model folder
+    labels: list[str] = field(default_factory=list)  # tagger: the label set
+    examples: int = 0  # tagger: training sentences
+    seconds: float = 0.0  # tagger: training time
+    notes: list[str] = field(default_factory=list)  # what the reader and the filters said of the training data
+    log: list[dict] = field(default_factory=list)  # siamese: the loss at each logged step
+    trained: Any = None  # siamese: the head over the feature cache (encode, encoder), without reloading the model
 
 
 @dataclass
@@ -61,6 +85,16 @@ class Recipe:
 
     def evaluate_fn(self) -> Callable[..., Report]:
         return self._load(self.evaluate)
+
+    def declared(self, name: str, default: Any = None) -> Any:
+        """What the recipe's module declares (``OUTPUT``, ``CARD_NOTE``…), or ``default``."""
+        return getattr(importlib.import_module(self.train.partition(":")[0]), name, default)
+
+    @property
+    def output(self) -> str:
+        """What the trained model gives: ``embedding`` (a sentence-transformers folder, the default), ``tagger``
+        (token classification) or ``choice`` (multiple choice) — the module's ``OUTPUT``."""
+        return self.declared("OUTPUT", "embedding")
 
     @property
     def presets(self) -> list[str]:

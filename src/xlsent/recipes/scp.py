@@ -56,6 +56,7 @@ import torch
 
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
+from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
@@ -65,9 +66,24 @@ from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 from xlsent.losses.structural_contrastive_loss import NEGATIVES, VARIANTS
 from xlsent.models.span_encoder import CONVENTIONS
+from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"scp.variant": VARIANTS, "scp.negatives": NEGATIVES, "scp.momentum_convention": CONVENTIONS}
+
+
+def validate(cfg: RecipeConfig) -> None:
+    """The checks of this recipe's own data keys: known structural types, span files that exist."""
+    from xlsent.data.structural import BUNDLED_SPANS, TYPES
+
+    bad = [t for t in cfg.train["types"] if t not in TYPES]
+    if bad or not cfg.train["types"]:
+        raise config_error("train.types", cfg.train["types"], "unknown or no structural type",
+                           f"give some of {', '.join(TYPES)}, e.g. --set 'train.types=[subject,verb,object]'")
+    for key, value in (("train.spans", cfg.train["spans"]), ("eval.spans", cfg.eval.get("spans"))):
+        if value and value not in BUNDLED_SPANS and not Path(value).expanduser().is_file():
+            raise config_error(key, value, "no such file and not a bundled structural-words set",
+                               f"make one with `xlsent data structural-words PAIRS -o FILE` or use {', '.join(BUNDLED_SPANS)}")
 
 
 @dataclass
@@ -192,7 +208,7 @@ def masked_batch(collator, rows: list[list[int]], keep: list[list[int]], tok, pa
 
 
 def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], None] | None = None,
-              progress: bool = True, on_step: Callable[[int], None] | None = None) -> Path:
+              progress: bool = True, on_step: Callable[[int], None] | None = None) -> RunResult:
     """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
     import torch
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
@@ -209,7 +225,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
     folder = StageFolder(output, config_hash(cfg.models, cfg.train, cfg.scp, cfg.mlm, learning_optim(cfg.optim)),
                          "scp", on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     say(on_note, notes)
     with main_first():
         folder.begin()
@@ -295,7 +311,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
 
     finish_stage(folder, result, save, {"pairs": n_pairs, "spans": data.spans, "train_layers_from": start + 1,
                                         "data_notes": notes + data.notes, "spans_file": str(cfg.train.spans)})
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)
 
 
 class _ScpModel(torch.nn.Module):
@@ -342,7 +358,7 @@ class _ScpModel(torch.nn.Module):
                 "queue_t": scp.new_tensor(float(len(loss_fn.queue_t)))}
 
 
-def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: base model vs SCP on held-out sentence retrieval (NT, UDHR) and structural-span retrieval."""
     from xlsent.data.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
@@ -350,6 +366,7 @@ def evaluate_after(cfg: RecipeConfig, model: Path, output: Path, on_note=None, n
     from xlsent.recipes._common import evaluate_named
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     if no_eval:
         return Report(model, None, title="")
     base = cfg.models.base

@@ -73,7 +73,9 @@ from typing import Callable
 import numpy as np
 import torch
 
+from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.registry import RunResult
 from xlsent.data.pairs import load_train_pairs
 from xlsent.data.negatives import build_negatives
 from xlsent.encoding.encoder import Encoder, FunctionBackend
@@ -99,13 +101,20 @@ CHOICES = {"features.pooling": POOLINGS, "features.layer": ("auto", "last", "all
            "head.type": HEAD_TYPES, "loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
 
 
+def validate(cfg: RecipeConfig) -> None:
+    """The check of a list the schema cannot type: ``output_norm`` is the paper's or unit length only."""
+    if list(cfg.get("output_norm", [])) not in (["unit", "center", "unit"], ["unit"]):
+        raise config_error("output_norm", cfg["output_norm"], "not an allowed normalisation",
+                           "use [unit, center, unit] (the paper) or [unit]")
+
+
 @dataclass
-class SiameseResult:
-    """A trained siamese head plus what is needed to encode with it from cached features."""
+class TrainedHead:
+    """A trained siamese head plus what is needed to encode with it from cached features (``RunResult.trained``)."""
 
     config: dict
     output: Path
-    model_path: Path
+    base_path: Path  # the frozen encoder's folder
     features: LayerFeatures
     spec: str
     head: SiameseHead
@@ -204,7 +213,7 @@ def train_siamese(
     on_note: Callable[[str], None] | None = None,
     progress: bool = True,
     on_step: Callable[[int], None] | None = None,
-) -> SiameseResult:
+) -> RunResult:
     """Train the siamese head as configured; write the model folder and run files into ``output``.
 
     ``on_note(text)`` receives what the run reports (data notes, resume); ``on_step(step)`` is called after
@@ -326,16 +335,16 @@ def train_siamese(
     elif list(cfg.output_norm) != ["unit"]:
         raise XlsentError(f"output_norm must be [unit, center, unit] or [unit], not {cfg.output_norm}")
 
-    out = SiameseResult(cfg, output, model_path, lf, spec, head, center, bool(cfg.features.normalize_input), log, pairs.notes)
+    out = TrainedHead(cfg, output, model_path, lf, spec, head, center, bool(cfg.features.normalize_input), log, pairs.notes)
     if not done:  # model, log, then the done marker; the head's state stays for reruns
         finish_stage(folder, result, lambda tmp: save_siamese_model(out, base, tmp, layers),
                      {"pairs": n, "negatives": n_neg, "final_loss": log[-1]["loss"] if log else None,
                       "data_notes": pairs.notes, "train_data": pairs.summary()}, keep_checkpoints=True)
-    return out
+    return RunResult(output, output / "model", notes=list(pairs.notes), log=log, trained=out)
 
 
-def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int]) -> Path:
-    """Write a sentence-transformers folder equivalent to :meth:`SiameseResult.encode`.
+def save_siamese_model(result: TrainedHead, base, path: Path, layers: list[int]) -> Path:
+    """Write a sentence-transformers folder equivalent to :meth:`TrainedHead.encode`.
 
     Only sentence-transformers' own modules are used, so ``SentenceTransformer(path)``
     loads it in any process (sentence-transformers ≥ 6 refuses other module
@@ -354,7 +363,7 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
 
     mode = result.config["features"]["pooling"]
     all_layers = len(layers) > 1
-    transformer = load_transformer_module(result.model_path, max(layers), hidden_states=all_layers)
+    transformer = load_transformer_module(result.base_path, max(layers), hidden_states=all_layers)
     dim = int(transformer.auto_model.config.hidden_size)
     modules: list = [transformer]
     if all_layers:
@@ -381,15 +390,15 @@ def save_siamese_model(result: SiameseResult, base, path: Path, layers: list[int
     return path
 
 
-def evaluate_after(cfg: RecipeConfig, result: SiameseResult, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: base vs trained on the held-out pool (and UDHR with ``eval.udhr``), from the feature cache."""
     from xlsent.recipes.registry import Report
 
-    return Report(Path(output) / "model", None if no_eval else evaluate_run(result, on_note),
+    return Report(Path(output) / "model", None if no_eval else evaluate_run(result.trained, on_note),
                   title=f"held-out ({cfg.eval.pairs})")
 
 
-def evaluate_run(result: SiameseResult, on_note=None):
+def evaluate_run(result: TrainedHead, on_note=None):
     """Base vs trained on the held-out ``eval`` pool (reported, never used for selection): an
     :class:`~xlsent.evaluation.suite.HeldOut`, the same suite and schema as every recipe."""
     from xlsent.evaluation.suite import evaluate_held_out

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -39,20 +38,15 @@ from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.data.conll import SCHEMES
+from xlsent.recipes.registry import RunResult
+
+#: what the trained model gives: a token-classification folder, not sentence embeddings (the CLI and the model card read it)
+OUTPUT = "tagger"
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"tagger.task": ("ner", "pos"), "train.scheme": ("auto", *SCHEMES)}
 
 Note = Callable[[str], None] | None
-
-
-@dataclass
-class TaggerResult:
-    model: Path
-    labels: list[str]
-    train_sentences: int
-    seconds: float
-    notes: list[str]
 
 
 def scheme_of(cfg) -> str:
@@ -127,7 +121,7 @@ def freeze(model, train_layers: int, freeze_word_embeddings: bool) -> int:
 
 
 def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
-                 training: tuple[TaggedCorpus, list[str]] | None = None) -> TaggerResult:
+                 training: tuple[TaggedCorpus, list[str]] | None = None) -> RunResult:
     """Train (or resume) the tagger of ``cfg`` into ``output``. ``training``: what :func:`read_training` returned
     for this cfg, when the caller already read it (the CLI does, to fail before any model loads)."""
     import torch
@@ -147,7 +141,8 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
                                              learning_optim(cfg.optim.to_dict())), "tagger", on_note)
     if (rec := folder.record()) is not None:
         folder.note("tagger: finished earlier with this config — skipping")
-        return TaggerResult(folder.model_dir, rec["labels"], rec["train_sentences"], rec["seconds"], rec["notes"])
+        return RunResult(Path(output), folder.model_dir, labels=rec["labels"], examples=rec["train_sentences"],
+                         seconds=rec["seconds"], notes=rec["notes"])
     with main_first():  # under several processes the main one prepares the folder
         folder.begin()
     model, tok = build_model(cfg.models.base, labels, cfg.optim.seed)
@@ -178,7 +173,7 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
     seconds = time.monotonic() - t0
     record = {"labels": labels, "train_sentences": len(corpus), "seconds": seconds, "notes": notes}
     finish_stage(folder, result, lambda tmp: save_tagger(model, tok, tmp, cfg.models.max_seq_length), record)
-    return TaggerResult(folder.model_dir, labels, len(corpus), seconds, notes)
+    return RunResult(Path(output), folder.model_dir, labels=labels, examples=len(corpus), seconds=seconds, notes=notes)
 
 
 def _make_step_class():
@@ -221,7 +216,7 @@ def _bar(progress: bool):
                     TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
 
 
-def train(cfg, output: Path, on_note: Note = None, progress: bool = True) -> TaggerResult:
+def train(cfg, output: Path, on_note: Note = None, progress: bool = True) -> RunResult:
     """``xlsent train tagger``: a bundled NER set asked for with ``tagger.task=pos`` becomes its POS twin (said),
     the training file is read before any model loads, then :func:`train_tagger`."""
     from xlsent.recipes._common import say
@@ -240,12 +235,12 @@ def train(cfg, output: Path, on_note: Note = None, progress: bool = True) -> Tag
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     result = train_tagger(cfg, output, on_note, progress, training)
-    say(on_note, result.notes + [f"tagger: {len(result.labels)} labels, {result.train_sentences} training sentences, "
+    say(on_note, result.notes + [f"tagger: {len(result.labels)} labels, {result.examples} training sentences, "
                                  f"{result.seconds / 60:.1f} min"])
     return result
 
 
-def evaluate_after(cfg, result: TaggerResult, output: Path, on_note: Note = None, no_eval: bool = False):
+def evaluate_after(cfg, result: RunResult, output: Path, on_note: Note = None, no_eval: bool = False):
     """Evaluation hook: entity F1 (NER) or accuracy (POS) of the trained tagger on ``eval.test``, with bootstrap CIs;
     whether the test labels are gold, silver or the user's is said with the figure."""
     from xlsent.data.tagging import data_kind
@@ -257,15 +252,15 @@ def evaluate_after(cfg, result: TaggerResult, output: Path, on_note: Note = None
     usage = ("a token classifier: load it with transformers' AutoModelForTokenClassification "
              "(`xlsent eval ner|pos -m DIR` scores it)")
     if no_eval or not cfg.eval.test:
-        return Report(result.model, None, title="", usage=usage)
+        return Report(result.model_path, None, title="", usage=usage)
     test = sample_corpus(load_tagged(cfg.eval.test, scheme_of(cfg), strict=cfg.train.strict, task=cfg.tagger.task),
                          cfg.eval.sample, cfg.optim.seed)
-    model, tok = load_tagger(result.model)
+    model, tok = load_tagger(result.model_path)
     s = evaluate_tagger(model, tok, test, cfg.tagger.task, cfg.eval.bootstrap, cfg.optim.seed, cfg.models.max_seq_length)
     kind = data_kind(cfg.eval.test)
     held = HeldOut({"test": str(cfg.eval.test), "labels": kind, "n": s.sentences, "sample_seed": cfg.optim.seed},
                    {"trained": ModelMetrics(tagging=s.to_dict())}, "tagger",
                    {"task": cfg.tagger.task, "train": str(cfg.train.data), "train_labels": data_kind(cfg.train.data),
-                    "train_sentences": result.train_sentences, "train_seconds": result.seconds, "notes": result.notes})
-    return Report(result.model, held, title=f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({kind} labels)",
+                    "train_sentences": result.examples, "train_seconds": result.seconds, "notes": result.notes})
+    return Report(result.model_path, held, title=f"{cfg.tagger.task.upper()} on {cfg.eval.test} ({kind} labels)",
                   usage=usage)

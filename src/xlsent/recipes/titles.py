@@ -28,6 +28,10 @@ from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
+from xlsent.recipes.registry import RunResult
+
+#: what the trained model gives: a multiple-choice folder, not sentence embeddings (the CLI and the model card read it)
+OUTPUT = "choice"
 
 
 def shuffled(data: ChoiceSet, seed: int) -> tuple[list[list[str]], list[int]]:
@@ -74,7 +78,7 @@ def build(base: str, seed: int, train_layers: int):
     return model, tok
 
 
-def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Path:
+def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> RunResult:
     import torch
     from transformers import get_linear_schedule_with_warmup
 
@@ -88,7 +92,7 @@ def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Pat
                                              learning_optim(cfg.optim.to_dict())), "titles", on_note)
     if folder.record() is not None:
         folder.note("titles: finished earlier with this config — skipping")
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     with main_first():  # under several processes the main one prepares the folder
         folder.begin()
     t0 = time.monotonic()
@@ -112,7 +116,7 @@ def train_titles(cfg, output: Path, on_note=None, progress: bool = False) -> Pat
         tok.save_pretrained(str(tmp))
 
     finish_stage(folder, result, save, {"examples": len(data), "seconds": time.monotonic() - t0})
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)
 
 
 def accuracy(model_dir: Path, data: ChoiceSet, seed: int, max_length: int, batch_size: int = 16) -> np.ndarray:
@@ -220,7 +224,7 @@ def evaluate_titles(model_dir: Path, data: ChoiceSet, test: str, train: ChoiceSe
                         overlap)
 
 
-def train(cfg, output: Path, on_note=None, progress: bool = True) -> Path:
+def train(cfg, output: Path, on_note=None, progress: bool = True) -> RunResult:
     """``xlsent train titles``: the training (and test) file read before any model loads, then :func:`train_titles`."""
     from xlsent.recipes.config import dump_config
     from xlsent.utils.io import write_text_atomic
@@ -236,11 +240,12 @@ def train(cfg, output: Path, on_note=None, progress: bool = True) -> Path:
     return train_titles(cfg, output, on_note, progress)
 
 
-def evaluate_after(cfg, model: Path, output: Path, on_note=None, no_eval: bool = False):
+def evaluate_after(cfg, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: accuracy of the trained selector on ``eval.test`` (candidates shuffled by the seed), 95% CI."""
     from xlsent.evaluation.suite import HeldOut, ModelMetrics
     from xlsent.recipes.registry import Report
 
+    model = result.model_path
     if no_eval or not cfg.eval.test:
         return Report(model, None, title="")
     right = accuracy(model, read_choices(cfg.eval.test), cfg.optim.seed, cfg.models.max_seq_length)

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.config_types import RecipeConfig, TrainConfig
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
@@ -57,9 +57,21 @@ from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
 from xlsent.data.triplets import STRATEGIES as NEGATIVE_STRATEGIES
 from xlsent.losses.distances import DISTANCES
+from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
+
+
+class TripletTrain(TrainConfig):
+    """``train:`` of this recipe: the shared fields and a user's own triplets."""
+
+    triplets: str = ""                      # a TSV of anchor, positive, negative
+
+
+#: this recipe's own field of the shared sections, typed, and its key that names a file (xlsent.recipes.config_schema)
+SECTIONS = {"train": TripletTrain}
+FILES = ("train.triplets",)
 
 
 def load_training_triplets(cfg: RecipeConfig, load_teacher, on_note=None):
@@ -88,7 +100,7 @@ def load_training_triplets(cfg: RecipeConfig, load_teacher, on_note=None):
     return ds, notes
 
 
-def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> Path:
+def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> RunResult:
     from datasets import Dataset
 
     from xlsent.losses import SoftMarginTripletDistillLoss
@@ -101,7 +113,7 @@ def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     folder = StageFolder(output, config_hash(cfg.train, cfg.negatives, cfg.loss, learning_optim(cfg.optim), m),
                          on_note=on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     load_teacher = functools.cache(lambda: load_model(m["teacher"]))
     triplets, notes = load_training_triplets(cfg, load_teacher, on_note)  # data first: its errors precede any model
     teacher = load_teacher()
@@ -118,4 +130,4 @@ def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progre
                 "triplet KD", matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": {
                     "pairs": cfg.train.get("triplets") or cfg.train.pairs, "examples": len(cols["anchor"]),
                     "languages": [], "notes": notes}})
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)

@@ -49,10 +49,11 @@ from xlsent.recipes._trainer import matryoshka_hash_part, matryoshka_setting, tr
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.utils.io import write_text_atomic
+from xlsent.recipes.registry import RunResult
 
 
 def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True, stage_dir: Path | None = None,
-              student_name: str | None = None) -> Path:
+              student_name: str | None = None) -> RunResult:
     """Run X-KD as configured; returns the model folder (``<output>/model`` unless ``stage_dir`` is given)."""
     from sentence_transformers.sentence_transformer.losses import MSELoss
 
@@ -67,7 +68,7 @@ def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: boo
     folder = StageFolder(stage_dir, config_hash(student_name, cfg.train, learning_optim(cfg.optim), m,
                                                 *matryoshka_hash_part(cfg.get("loss"))), on_note=on_note)
     if folder.skip_if_done():
-        return folder.model_dir
+        return RunResult(output, folder.model_dir)
     seed = int(cfg.optim.seed)
     pairs = load_train_pairs(cfg.train, seed)
     say(on_note, pairs.notes)
@@ -77,4 +78,4 @@ def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: boo
     ds = pair_dataset(pairs.english, pairs.other, targets)
     train_stage(student, ds, MSELoss(student), cfg.optim, folder, progress, "X-KD",
                 matryoshka=matryoshka_setting(cfg.get("loss")), extra_record={"data_notes": pairs.notes, "train_data": pairs.summary()})
-    return folder.model_dir
+    return RunResult(output, folder.model_dir)

@@ -85,7 +85,7 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
     langs = data.get("languages") or []
     eval_pairs = _get(cfg, "eval.pairs")
     task_head = {"tagger": ("token-classification", "AutoModelForTokenClassification"),
-                 "titles": ("multiple-choice", "AutoModelForMultipleChoice")}.get(recipe.name)
+                 "choice": ("multiple-choice", "AutoModelForMultipleChoice")}.get(recipe.output)
     meta = {"library_name": "transformers" if task_head else "sentence-transformers",
             "pipeline_tag": task_head[0] if task_head else "sentence-similarity",
             "tags": ["sentence-transformers", "xlsent", recipe.name, "cross-lingual"],
@@ -101,9 +101,8 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
     if task_head:  # a task head over an encoder: loaded with transformers' class for the task
         out[-7:] = ["```python", f"from transformers import {task_head[1]}, AutoTokenizer", "",
                     f"model = {task_head[1]}.from_pretrained({str(Path(run_dir) / 'model')!r})", "```", ""]
-    if recipe.name == "gloss":
-        out += ["Low-resource text must be glossed word by word first: xlsent's encoder does it from the "
-                "dictionary in this folder (`gloss_dictionary.tsv`); elsewhere run `xlsent gloss -m MODEL`.", ""]
+    if recipe.declared("CARD_NOTE"):  # what a user must know to use the model (the recipe's module says)
+        out += [recipe.declared("CARD_NOTE"), ""]
     out += ["## Base models", ""]
     if bases:
         out += ["| role | model | source and licence |", "|---|---|---|"]
