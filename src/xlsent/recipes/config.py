@@ -92,8 +92,11 @@ def _set(d: dict, dotted: str, value: Any, valid: set[str], source: str) -> None
 
 
 def default_config(recipe: str) -> dict:
+    """A recipe's shipped defaults (``configs/<recipe>.yaml`` without its ``recipe:`` registry entry)."""
     text = resources.files("xlsent").joinpath("configs", f"{recipe}.yaml").read_text(encoding="utf-8")
-    return _yaml(text)
+    cfg = _yaml(text)
+    cfg.pop("recipe", None)
+    return cfg
 
 
 def presets(recipe: str) -> list[str]:

@@ -2,8 +2,9 @@
 
 Each :class:`Recipe` names its training function and its evaluation hook by dotted path, so the
 registry (and ``xlsent train --help``) loads no torch; the CLI builds one command per entry
-(:mod:`xlsent.cli.train`). A recipe's defaults are ``configs/<name>.yaml``, its presets
-``configs/<name>.<preset>.yaml``.
+(:mod:`xlsent.cli.train`). A recipe is two files: its module and ``configs/<name>.yaml``, whose ``recipe:``
+section is this registry's entry (help line, paper, training function and evaluation hook by dotted path, what
+the report compares) and whose other sections are the defaults; presets are ``configs/<name>.<preset>.yaml``.
 
 A training function is ``train(cfg, output, on_note=None, progress=True) -> RunResult`` (every recipe's
 ``train_*`` returns a :class:`RunResult`); an evaluation hook is ``evaluate(cfg, result, output, on_note=None,
@@ -111,39 +112,22 @@ def place(cfg) -> str:
     return use_device(device, "models.device")
 
 
-REGISTRY: dict[str, Recipe] = {r.name: r for r in (
-    Recipe("adapt", "The best model for your own pairs: in-batch ranking both ways + self-distillation to the "
-           "frozen base model, the step chosen on held-out pairs (xlsent train adapt PAIRS -o DIR).",
-           "none alone — in-batch ranking (Henderson et al. 2017, sentence-transformers' MultipleNegativesRankingLoss) "
-           "+ X-KD's targets (Reimers & Gurevych 2020) as self-distillation", "xlsent.recipes.adapt:train_adapt",
-           "xlsent.recipes.adapt:evaluate_after", ("base model", "adapted")),
-    Recipe("siamese", "Siamese fine-tuning over a frozen encoder (Huang et al. 2023, \"mBERT-SF\").",
-           "Huang et al. 2023, ACM TALLIP 22(6)", "xlsent.recipes.siamese:train_siamese",
-           "xlsent.recipes.siamese:evaluate_after", ("base model", "trained")),
-    Recipe("xkd", "X-KD (Reimers & Gurevych 2020): MSE(S(en), T(en)) + MSE(S(xx), T(en)).",
-           "Reimers & Gurevych 2020, EMNLP", "xlsent.recipes.xkd:train_xkd",
-           "xlsent.recipes._common:evaluate_student", ("base student", "trained")),
-    Recipe("triplet-kd", "Triplet KD (Manafi 2025, \"Distill-XLMR-Triplet\"): soft-margin triplet loss + λ·KD.",
-           "Manafi 2025, §3.2.2", "xlsent.recipes.triplet_kd:train_triplet_kd",
-           "xlsent.recipes._common:evaluate_student", ("base student", "trained")),
-    Recipe("gloss", "Word-gloss SBERT (Manafi 2025, \"Finetuned-SBERT\"): dictionary gloss + triplet fine-tuning "
-           "of an English SBERT.", "Manafi 2025, §3.2.2", "xlsent.recipes.gloss:train_gloss",
-           "xlsent.recipes.gloss:evaluate_after", ("base SBERT on glossed input", "trained")),
-    Recipe("lightweight", "Lightweight dual transformer trained from scratch (Mao et al. 2021): joint subword "
-           "tokenizer + 2-layer encoder, UGT + align + sim.", "Mao et al. 2021, ACL",
-           "xlsent.recipes.lightweight:train_lightweight", "xlsent.recipes.lightweight:evaluate_after",
-           ("reference model", "lightweight")),
-    Recipe("multistage", "Multi-stage distillation (Ding et al. 2022): assistant → bottleneck → recurrence → MCL; "
-           "resumable.", "Ding et al. 2022, Findings of NAACL", "xlsent.recipes.multistage:train_multistage",
-           "xlsent.recipes.multistage:evaluate_after", ("base assistant", "each stage", "student")),
-    Recipe("scp", "Structural contrastive pretraining with CL-MoCo (Chen et al. 2023): aligned subject/verb/object/"
-           "entity spans, per-language momentum queues, + MLM.", "Chen et al. 2023, Findings of ACL",
-           "xlsent.recipes.scp:train_scp", "xlsent.recipes.scp:evaluate_after", ("base model", "scp"), "train.spans"),
-    Recipe("tagger", "Token tagger (NER or POS) over any encoder: token-classification head, first sub-token labelling "
-           "(Manafi 2025 §3.1; Chen et al. 2023 §4); the default trains the top 4 layers over cached lower states.",
-           "Manafi 2025, §3.1; Chen et al. 2023, §4", "xlsent.recipes.tagger:train",
-           "xlsent.recipes.tagger:evaluate_after", ("trained",), "train.data"),
-    Recipe("titles", "Title selection: multiple-choice head over any encoder (Manafi 2025 §3.1); "
-           "text<TAB>gold<TAB>distractor… files (--set train.data=FILE).", "Manafi 2025, §3.1",
-           "xlsent.recipes.titles:train", "xlsent.recipes.titles:evaluate_after", ("trained",), "train.data"),
-)}
+def _declared_recipes() -> dict[str, Recipe]:
+    """Every ``configs/<name>.yaml`` with a ``recipe:`` section, in its ``order``: a recipe is its module and that
+    file, nothing to register elsewhere."""
+    from importlib import resources
+
+    from xlsent.recipes.config import _yaml
+
+    found = []
+    for f in resources.files("xlsent").joinpath("configs").iterdir():
+        name = f.name.removesuffix(".yaml")
+        if f.name.endswith(".yaml") and "." not in name:
+            entry = (_yaml(f.read_text(encoding="utf-8")) or {}).get("recipe")
+            if entry:
+                found.append((entry.get("order", 99), name, entry))
+    return {name: Recipe(name, e["help"], e["paper"], e["train"], e["evaluate"], tuple(e.get("compares", ())),
+                         e.get("data_key", "train.pairs")) for _, name, e in sorted(found)}
+
+
+REGISTRY: dict[str, Recipe] = _declared_recipes()
