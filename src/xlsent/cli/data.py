@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from xlsent.api.mining import FILTER_PRESETS
-from xlsent.cli.common import choice, console, output_file, show_lines, show_note, table
+from xlsent.cli.common import console, output_file, show_lines, show_note, table
 from xlsent.cli.options import Negatives, OnBadLines, PrintJson, takes
 from xlsent.data.bundled import data_dir
 from xlsent.data.pair_filter import RANK_BY
@@ -210,33 +210,9 @@ def overlap(
 ) -> None:
     """How much a test file shares with a training file (Manafi 2025): entity overlap (Table 3.3) and word overlap
     under a model's tokenizer (Table 3.4)."""
-    from xlsent.perturbations.overlap import entity_overlap, word_overlap
+    from xlsent.api.data import overlap as measure
 
-    if text:
-        from xlsent.data.multiple_choice import read_choices
-
-        def texts(path: str) -> list[str]:
-            p = Path(path)
-            if not p.is_file():
-                raise XlsentError(f"{p}: no such file — check the path")
-            first = p.read_text(encoding="utf-8").splitlines()
-            return read_choices(p).texts if first and "\t" in first[0] else [x for x in first if x.strip()]
-
-        tr, te, out = texts(train), texts(test), {}
-    else:
-        from xlsent.data.tagging import load_tagged
-
-        a, b = load_tagged(train), load_tagged(test)
-        tr, te = [" ".join(t) for t in a.tokens], [" ".join(t) for t in b.tokens]
-        out = {"entity": entity_overlap(a, b)}
-    from transformers import AutoTokenizer
-
-    from xlsent.models.handle import transformer_subfolder
-    from xlsent.models.registry import resolve_model_path
-
-    root = resolve_model_path(model)
-    out["word"] = word_overlap(AutoTokenizer.from_pretrained(str(root / transformer_subfolder(root))), tr, te,
-                               max_pieces)
+    out = measure(train, test, model, text, max_pieces)
     if as_json:
         console.print_json(json.dumps(out))
         return
@@ -268,47 +244,11 @@ def structural_words(
     spaCy + the paper's filters + eflomal; every filter and drop counted."""
     from rich.progress import Progress
 
-    from xlsent.cli.common import at_least
-    from xlsent.data import structural as sw
-    from xlsent.data.pairs import english_side, side_langs
-    from xlsent.data.stopwords import stopwords_for
+    from xlsent.api.data import structural_words as build
 
-    output_file(output)
-    kinds = tuple(t.strip() for t in types.split(",") if t.strip())
-    for t in kinds:
-        choice(t, TYPES, "--types entry")
-    if not kinds:
-        raise XlsentError("--types: give at least one of " + ", ".join(TYPES))
-    deps = tuple(d.strip() for d in object_deps.split(",") if d.strip())
-    at_least(sample, 0, "--sample")
-    loaded = load_pairs(pairs, on_bad_lines=on_bad_lines, sample=sample, seed=seed)
-    for n in loaded.notes():
-        show_note(n)
-    ds = loaded.dataset
-    other_col, en_col = english_side(ds)
-    langs = dict(zip(("src", "tgt"), side_langs(ds)))
-    if langs[en_col] not in ("en", "eng", ""):
-        raise XlsentError(f"{pairs}: neither side is marked English (languages {langs['src']!r}, {langs['tgt']!r}) — "
-                          "structural words are found with spaCy's English pipeline")
-    english, other = list(ds[en_col]), list(ds[other_col])
-    from xlsent.models.handle import load_model
-
-    handle = load_model(model)  # before the long parse: a wrong model fails now
     with Progress(transient=True) as bar:
-        task = bar.add_task("spaCy parse (English side)", total=len(english))
-        parses = sw.parse_english(english, progress=lambda k: bar.advance(task, k))
-    stop, note = stopwords_for("en")
-    console.print("aligning with eflomal …")
-    records, stats_ = sw.extract(english, other, parses, stop, deps, kinds)
-    if not records:
-        raise XlsentError(f"{pairs}: no pair kept a structural word — see the counts above")
-    missing = sw.add_piece_offsets(records, handle.model.tokenizer, handle.prompt)
-    for n in stats_.notes():
-        show_note(n)
-    meta = {"pairs": pairs, "languages": {"src": "en", "tgt": langs[other_col]}, "model": model,
-            "prompt": handle.prompt, "tokenizer": sw.tokenizer_fingerprint(handle.model.tokenizer),
-            "types": list(kinds), "object_deps": list(deps), "stopwords": note, "counts": stats_.to_dict(),
-            "spans_without_pieces": missing, "notes": loaded.notes() + stats_.notes()}
-    sw.write_spans(output, records, meta)
-    console.print(f"wrote {output} ({len(records)} pairs, {sum(len(r['spans']) for r in records)} spans) and "
-                  f"{sw.meta_path(output)}")
+        task = bar.add_task("spaCy parse (English side)", total=None)
+        meta = build(pairs, output, model, [t.strip() for t in types.split(",") if t.strip()],
+                     [d.strip() for d in object_deps.split(",") if d.strip()], sample, seed, on_bad_lines, show_note,
+                     lambda stage, done, total: bar.update(task, completed=done, total=total))
+    console.print(f"wrote {output} ({meta['records']} pairs, {meta['spans']} spans) and {meta['meta_path']}")

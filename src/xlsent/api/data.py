@@ -1,0 +1,104 @@
+"""Corpus tools behind ``xlsent data``: what a test set shares with a training set, and the structural-word spans
+the SCP recipe trains on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+from xlsent.api._common import Note, at_least, choice, output_file
+from xlsent.utils.errors import XlsentError
+
+
+def overlap(train: str | Path, test: str | Path, model: str = "e5-small", text: bool = False,
+            max_pieces: int = 128) -> dict:
+    """How much ``test`` shares with ``train`` (Manafi 2025): for tagged sets (CoNLL files or bundled names) the
+    entity overlap (Table 3.3, key ``entity``), and for every kind the word overlap under ``model``'s tokenizer
+    (Table 3.4, key ``word``; the first ``max_pieces`` pieces of each text). ``text``: the files are plain text,
+    one a line, or title-selection files (``text<TAB>gold<TAB>distractor…``)."""
+    from xlsent.perturbations.overlap import entity_overlap, word_overlap
+
+    if text:
+        from xlsent.data.multiple_choice import read_choices
+
+        def texts(path) -> list[str]:
+            p = Path(path)
+            if not p.is_file():
+                raise XlsentError(f"{p}: no such file — check the path")
+            first = p.read_text(encoding="utf-8").splitlines()
+            return read_choices(p).texts if first and "\t" in first[0] else [x for x in first if x.strip()]
+
+        tr, te, out = texts(train), texts(test), {}
+    else:
+        from xlsent.data.tagging import load_tagged
+
+        a, b = load_tagged(str(train)), load_tagged(str(test))
+        tr, te = [" ".join(t) for t in a.tokens], [" ".join(t) for t in b.tokens]
+        out = {"entity": entity_overlap(a, b)}
+    from transformers import AutoTokenizer
+
+    from xlsent.models.handle import transformer_subfolder
+    from xlsent.models.registry import resolve_model_path
+
+    root = resolve_model_path(model)
+    out["word"] = word_overlap(AutoTokenizer.from_pretrained(str(root / transformer_subfolder(root))), tr, te,
+                               max_pieces)
+    return out
+
+
+def structural_words(pairs: str, output: str | Path, model: str = "e5-small", types: Sequence[str] | None = None,
+                     object_deps: Sequence[str] = ("dobj",), sample: int = 0, seed: int = 0,
+                     on_bad_lines: str = "error", on_note: Note = None,
+                     on_progress: Callable[[str, int, int], None] | None = None) -> dict:
+    """Subject, verb, object and entity spans of the English side of ``pairs``, aligned to the other side (Chen et
+    al. 2023 §3.1: spaCy, the paper's filters, eflomal), with ``model``'s sub-token offsets; written to ``output``
+    (``SPANS.jsonl[.gz]``) and ``SPANS.jsonl.meta.json``, whose dict is returned. Every filter and drop is
+    counted in the notes. ``on_progress(stage, done, total)`` follows the parse."""
+    from xlsent.data import structural as sw
+    from xlsent.data.pairs import english_side, load_pairs, side_langs
+    from xlsent.data.stopwords import stopwords_for
+
+    note = on_note or (lambda line: None)
+    output_file(output)
+    kinds = tuple(sw.TYPES if types is None else types)
+    for t in kinds:
+        choice(t, sw.TYPES, "--types entry")
+    if not kinds:
+        raise XlsentError("--types: give at least one of " + ", ".join(sw.TYPES))
+    at_least(sample, 0, "--sample")
+    loaded = load_pairs(pairs, on_bad_lines=on_bad_lines, sample=sample, seed=seed)
+    for n in loaded.notes():
+        note(n)
+    ds = loaded.dataset
+    other_col, en_col = english_side(ds)
+    langs = dict(zip(("src", "tgt"), side_langs(ds)))
+    if langs[en_col] not in ("en", "eng", ""):
+        raise XlsentError(f"{pairs}: neither side is marked English (languages {langs['src']!r}, {langs['tgt']!r}) — "
+                          "structural words are found with spaCy's English pipeline")
+    english, other = list(ds[en_col]), list(ds[other_col])
+    from xlsent.models.handle import load_model
+
+    handle = load_model(model)  # before the long parse: a wrong model fails now
+    done = [0]
+
+    def advance(k: int) -> None:
+        done[0] += k
+        if on_progress is not None:
+            on_progress("spaCy parse (English side)", done[0], len(english))
+
+    parses = sw.parse_english(english, progress=advance)
+    stop, stop_note = stopwords_for("en")
+    note("aligning with eflomal …")
+    records, counts = sw.extract(english, other, parses, stop, tuple(object_deps), kinds)
+    if not records:
+        raise XlsentError(f"{pairs}: no pair kept a structural word — see the counts above")
+    missing = sw.add_piece_offsets(records, handle.model.tokenizer, handle.prompt)
+    for n in counts.notes():
+        note(n)
+    meta = {"pairs": pairs, "languages": {"src": "en", "tgt": langs[other_col]}, "model": model,
+            "prompt": handle.prompt, "tokenizer": sw.tokenizer_fingerprint(handle.model.tokenizer),
+            "types": list(kinds), "object_deps": list(object_deps), "stopwords": stop_note,
+            "counts": counts.to_dict(), "spans_without_pieces": missing, "notes": loaded.notes() + counts.notes()}
+    sw.write_spans(output, records, meta)
+    return {**meta, "records": len(records), "spans": sum(len(r["spans"]) for r in records),
+            "meta_path": str(sw.meta_path(output))}
