@@ -535,3 +535,41 @@ _RUNNERS = {
                              "resamples")),
     "align": (_align, ("gold", "pred", "max_overlap", "deletion_quantile", "plain", "runs", "length_weight")),
 }
+
+
+def evaluate_taggers(models: Sequence[str], test: str | Path, task: str = "ner", *, compare: Sequence[str] = (),
+                     sample: int = 0, seed: int = 0, resamples: int = 1000, scheme: str | None = None,
+                     strict: bool = False, tag_column: int = -1, max_length: int = 128, on_note: Note = None) -> dict:
+    """Score taggers (``xlsent train tagger`` folders; several = several seeds) on a CoNLL file or bundled tagged
+    set (``xlsent eval ner`` / ``eval pos``): entity micro/macro F1 (``ner``) or accuracy (``pos``) with bootstrap
+    CIs, per label; the mean and spread over the ``models``; with ``compare`` (one tagger per model, seed i against
+    seed i) the seed-averaged difference with a paired bootstrap.
+
+    Returns:
+        The ``xlsent.tagging-eval/1`` dict the command writes (``models`` maps each folder to its scores; the typed
+        scores are under ``scored``, the corpus under ``corpus``; both are dropped from the JSON).
+    """
+    from xlsent.data.tagging import data_kind, load_tagged
+    from xlsent.evaluation.tagging import evaluate_tagger, over_seeds, paired_bootstrap_seeds, sample_corpus
+    from xlsent.models.tagger import load_tagger
+
+    choice(task, ("ner", "pos"), "task")
+    if compare and len(compare) != len(models):
+        raise XlsentError(f"--compare: give one tagger per --model ({len(models)}), seed i against seed i — "
+                          f"got {len(compare)}")
+    for v, m, o in ((sample, 0, "--sample"), (resamples, 0, "--resamples"), (max_length, 8, "--max-length")):
+        at_least(v, m, o)
+    if not models:
+        raise XlsentError("give at least one --model (a tagger folder; repeat it for several seeds)")
+    corpus = sample_corpus(load_tagged(test, scheme, tag_column, strict, task=task), sample, seed)
+    for n in corpus.notes:
+        (on_note or (lambda line: None))(n)
+    rows = [(m, *load_tagger(m)) for m in [*models, *compare]]  # every folder checked before the first is scored
+    scored = [(n, evaluate_tagger(model, tok, corpus, task, resamples, seed, max_length)) for n, model, tok in rows]
+    base, other = scored[: len(models)], scored[len(models):]
+    mean, spread = over_seeds([s.main() for _, s in base])
+    paired = paired_bootstrap_seeds(task, corpus.tags, [s.predictions for _, s in base],
+                                    [s.predictions for _, s in other], max(resamples, 1), seed) if compare else None
+    return {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test), "labels": data_kind(test),
+            "sentences": len(corpus), "models": {n: s.to_dict() for n, s in scored}, "mean": mean, "sd": spread,
+            "paired": paired.to_dict() if paired else None, "scored": scored, "corpus": corpus}

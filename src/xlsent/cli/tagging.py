@@ -12,7 +12,6 @@ from rich.table import Table
 from xlsent.cli.common import at_least, console, output_file, output_folder, show_note, table, with_device
 from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
 from xlsent.data.conll import SCHEMES
-from xlsent.data.tagging import data_kind
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
@@ -36,48 +35,29 @@ def per_label_table(s, task: str) -> Table:
 
 def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resamples: int, scheme: str | None,
           strict: bool, tag_column: int, max_length: int, output: Path | None, compare: list[str] = ()) -> None:
-    output_file(output)
-    if compare and len(compare) != len(models):
-        raise XlsentError(f"--compare: give one tagger per --model ({len(models)}), seed i against seed i — "
-                          f"got {len(compare)}")
-    for v, m, o in ((sample, 0, "--sample"), (resamples, 0, "--resamples"), (max_length, 8, "--max-length")):
-        at_least(v, m, o)
-    if not models:
-        raise XlsentError("give at least one --model (a tagger folder; repeat it for several seeds)")
-    from xlsent.data.tagging import load_tagged
-    from xlsent.evaluation.tagging import evaluate_tagger, over_seeds, sample_corpus
-    from xlsent.models.tagger import load_tagger
+    from xlsent.api.evaluation import evaluate_taggers
+    from xlsent.evaluation.tagging import over_seeds
 
-    corpus = sample_corpus(load_tagged(test, scheme, tag_column, strict, task=task), sample, seed)
-    for n in corpus.notes:
-        show_note(n)
-    rows = [(m, *load_tagger(m)) for m in [*models, *compare]]  # every folder checked before the first is scored
-    scored = [(n, evaluate_tagger(model, tok, corpus, task, resamples, seed, max_length)) for n, model, tok in rows]
-    kind = data_kind(test)
-    console.print(scores_table(scored, task, f"{task.upper()} on {test} — {len(corpus)} sentences, {kind} labels"))
+    output_file(output)
+    res = evaluate_taggers(models, test, task, compare=compare, sample=sample, seed=seed, resamples=resamples,
+                           scheme=scheme, strict=strict, tag_column=tag_column, max_length=max_length,
+                           on_note=show_note)
+    scored, n = res.pop("scored"), len(res.pop("corpus"))
+    console.print(scores_table(scored, task, f"{task.upper()} on {test} — {n} sentences, {res['labels']} labels"))
     if len(scored) == 1:
         console.print(per_label_table(scored[0][1], task))
-    base, other = scored[: len(models)], scored[len(models):]
-    mean, spread = over_seeds([s.main() for _, s in base])
-    for label, group in (("--model", base), ("--compare", other)):
+    for label, group in (("--model", scored[: len(models)]), ("--compare", scored[len(models):])):
         if len(group) > 1:
             m, sd = over_seeds([s.main() for _, s in group])
             console.print(f"mean over {len(group)} {label} taggers (seeds): {m:.3f} ± {sd:.3f} (sd)")
-    paired = None
-    if compare:
-        from xlsent.evaluation.tagging import paired_bootstrap_seeds
-
-        paired = paired_bootstrap_seeds(task, corpus.tags, [s.predictions for _, s in base],
-                                        [s.predictions for _, s in other], max(resamples, 1), seed)
-        metric = "micro F1" if task == "ner" else "accuracy"
-        console.print(f"--compare − --model, {metric} ×100, seed-averaged: Δ {100 * paired.delta:+.2f} "
-                      f"[{100 * paired.ci95[0]:+.2f}, {100 * paired.ci95[1]:+.2f}] (paired bootstrap over "
-                      f"{len(corpus)} sentences, p {paired.p:.3f}); per seed "
-                      + ", ".join(f"{100 * x:+.2f}" for x in paired.per_seed))
+    p = res["paired"]
+    if p:
+        console.print(f"--compare − --model, {'micro F1' if task == 'ner' else 'accuracy'} ×100, seed-averaged: Δ "
+                      f"{100 * p['delta']:+.2f} [{100 * p['ci95'][0]:+.2f}, {100 * p['ci95'][1]:+.2f}] (paired "
+                      f"bootstrap over {n} sentences, p {p['p']:.3f}); per seed "
+                      + ", ".join(f"{100 * x:+.2f}" for x in p["per_seed"]))
     if output is not None:
-        write_json_atomic(output, {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test), "labels": kind,
-                                   "sentences": len(corpus), "models": {n: s.to_dict() for n, s in scored},
-                                   "mean": mean, "sd": spread, "paired": paired.to_dict() if paired else None})
+        write_json_atomic(output, res)
         console.print(f"written: {output}")
 
 
