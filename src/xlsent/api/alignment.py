@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
-from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, place
+from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, output_file, place
 from xlsent.utils.errors import XlsentError
 
 
@@ -106,3 +108,85 @@ def align(src_sentences: Sequence[str], tgt_sentences: Sequence[str], *, model: 
     out = Blocks(AlignedBlock(tuple(s), tuple(t), float(c)) for s, t, c in zip(a.src, a.tgt, scores))
     out.alignment = a
     return out
+
+
+def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Path, *, batch: str | Path | None = None,
+                pairs_out: str | Path | None = None, split: str = "", fmt: str = "tsv", model: Any = "e5-small",
+                max_overlap: int = 3, deletion_quantile: float = 0.02, length_weight: float = 0.1,
+                search_buffer: int = 5, plain: bool = False, runs: str = "mean", max_length_ratio: float = 4.0,
+                backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto") -> dict:
+    """``xlsent align``: align two document files (``src``, ``tgt``: one sentence a line, or raw text split first
+    with ``split="SRC_LANG,TGT_LANG"``) into ``output``, or every pair of a ``batch`` list (``SRC<TAB>TGT`` a line)
+    into the ``output`` folder with the model loaded once; with ``pairs_out``, the aligned blocks (deletions left
+    out) also as a pairs file. Every document is read and checked before the model loads. Writes a summary JSON
+    beside the output (``summary.json`` in a batch folder) and returns it (``summary_path`` added)."""
+    from xlsent.aligner.vecalign import EMBED_BATCH
+    from xlsent.data.alignment import read_batch, read_document, read_raw_document, write_alignment
+    from xlsent.data.readers import LANG_CODE
+    from xlsent.utils.io import write_json_atomic, write_text_atomic
+
+    cfg = align_config(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)
+    output = Path(output)
+    if batch is not None:
+        if src is not None or tgt is not None:
+            raise XlsentError("give either SRC TGT or --batch LIST, not both")
+        pairs = read_batch(batch)
+        if output.exists() and not output.is_dir():
+            raise XlsentError(f"{output}: exists and is a file — --batch writes a folder of alignments")
+    elif src is None or tgt is None:
+        raise XlsentError("give two documents (SRC TGT) or --batch LIST")
+    else:
+        pairs = [(src, tgt)]
+        output_file(output)
+    langs = split.split(",") if split else []
+    if split and (len(langs) != 2 or not all(LANG_CODE.match(x) for x in langs)):
+        raise XlsentError(f"--split takes two language codes, SRC_LANG,TGT_LANG (e.g. en,ny or eng,nya), not '{split}'")
+    docs = []  # every document read and checked before the model loads
+    for s, t in pairs:
+        s_sents = read_raw_document(s, langs[0]) if langs else read_document(s)
+        t_sents = read_raw_document(t, langs[1]) if langs else read_document(t)
+        check_lengths(f"{s} / {t}", len(s_sents), len(t_sents), max_length_ratio)
+        docs.append((s, t, s_sents, t_sents))
+    if pairs_out is not None:
+        output_file(pairs_out, "--pairs")
+    t0 = time.perf_counter()
+    place(device, dtype)
+    encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
+    alignments, written = [], []
+    if batch is not None:
+        output.mkdir(parents=True, exist_ok=True)
+    for n, (s, t, s_sents, t_sents) in enumerate(docs):  # each pair is align()'s, with the model loaded once
+        a = align(s_sents, t_sents, model=encoder, max_overlap=max_overlap, deletion_quantile=deletion_quantile,
+                  length_weight=length_weight, search_buffer=search_buffer, runs=runs, plain=plain,
+                  max_length_ratio=max_length_ratio, src_lang=(langs or [None])[0], tgt_lang=(langs or [None, None])[1],
+                  backend=backend, threads=threads, device=device, dtype=dtype).alignment
+        path = output / f"{n:05d}-{Path(s).stem}.{fmt}" if batch is not None else output
+        write_alignment(path, a, s_sents, t_sents, fmt)
+        alignments.append(a)
+        written.append((str(path), len(s_sents), len(t_sents)))
+    if pairs_out is not None:
+        rows = [(" ".join(d[2][i] for i in s_ids).replace("\t", " "), " ".join(d[3][j] for j in t_ids).replace("\t", " "))
+                for d, a in zip(docs, alignments) for s_ids, t_ids in zip(a.src, a.tgt) if s_ids and t_ids]
+        header = f"{langs[0]}\t{langs[1]}\n" if langs else ""
+        write_text_atomic(pairs_out, header + "".join(f"{x}\t{y}\n" for x, y in rows))
+    report = _summary(written, alignments, time.perf_counter() - t0)
+    report.update(model=str(model), config=vars(cfg))
+    summary_path = output / "summary.json" if batch is not None else output.with_name(output.name + ".summary.json")
+    write_json_atomic(summary_path, report)
+    return {**report, "summary_path": str(summary_path)}
+
+
+def _summary(docs: list[tuple[str, int, int]], alignments: list, seconds: float) -> dict:
+    from collections import Counter
+
+    types: Counter = Counter()
+    scores = []
+    for a in alignments:
+        types.update(a.types())
+        scores += [c for s, t, c in zip(a.src, a.tgt, a.score) if s and t]
+    return {"documents": len(docs), "src_sentences": sum(d[1] for d in docs),
+            "tgt_sentences": sum(d[2] for d in docs), "alignments": sum(types.values()),
+            "by_type": dict(types.most_common()),
+            "mean_score": round(sum(scores) / len(scores), 6) if scores else None,
+            "score": "normalised cost of a block (0 identical, about 1 as unlike as random sentences); deletions 0",
+            "seconds": round(seconds, 2), "files": [d[0] for d in docs]}
