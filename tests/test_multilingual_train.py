@@ -178,3 +178,11 @@ def test_adapt_trains_on_two_sources_with_a_temperature(tiny_model, pairs_tsv, t
     assert [sum(h["tgt_lang"] == k for h in held) for k in ("ny", "zu")] == [9, 3]
     assert any(n.startswith("train.language_temperature=3: ") for n in notes)
     assert any(f"{zu}: 16 pairs (en/zu)" == n for n in notes)
+
+
+def test_the_default_temperature_keeps_earlier_run_folders():
+    from xlsent.training.run_folder import config_hash
+
+    train = {"pairs": "bible-en-ny:train", "sample": 1000}
+    assert config_hash({**train, "language_temperature": 1.0}) == config_hash(train)
+    assert config_hash({**train, "language_temperature": 2.0}) != config_hash(train)
