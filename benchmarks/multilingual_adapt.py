@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     tag = f"-{args.tag}" if args.tag else ""
     runs = {"alone": (ALONE, settings),
             f"mix-T{temperature:g}": (f"{ALONE},{EXTRA}", {**settings, "train.language_temperature": temperature})}
-    models = {"base": str(load_config("adapt", None, []).models.student)}
+    models = {"base": str(settings.get("models.student") or load_config("adapt", None, []).models.student)}
     for name, (pairs, s) in runs.items():
         print(f"training {name}{tag}: {pairs} {s}", file=sys.stderr)
         models[name] = str(train(out, name + tag, pairs, s, args.device))
@@ -143,11 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     mix = next(n for n in models if n.startswith("mix"))
     (u_a, nt_a, _), (u_m, nt_m, _) = table["alone"], table[mix]
     print(f"\nunseen languages: {u_a[2]} (udhr-all:test without the trained ones: {', '.join(sorted(seen & {'nya'}))})")
-    lift = (100 * (u_m[0] - u_a[0]), 100 * (u_m[1] - u_a[1]))
-    loss = (100 * (nt_a[0] - nt_m[0]), 100 * (nt_a[1] - nt_m[1]))
+    lift = (100 * (u_m[0] - u_a[0]) + 0.0, 100 * (u_m[1] - u_a[1]) + 0.0)
+    loss = (100 * (nt_a[0] - nt_m[0]) + 0.0, 100 * (nt_a[1] - nt_m[1]) + 0.0)
     ok = min(lift) >= 5 and max(loss) <= 1
     print(f"{mix} − alone: unseen {lift[0]:+.1f} / {lift[1]:+.1f} points (en→xx / xx→en), "
-          f"NT {-loss[0]:+.1f} / {-loss[1]:+.1f} — target (≥ +5 each way on unseen, ≥ −1 on NT): "
+          f"NT {0.0 - loss[0]:+.1f} / {0.0 - loss[1]:+.1f} — target (≥ +5 each way on unseen, ≥ −1 on NT): "
           + ("met" if ok else "not met"))
     return 0
 
