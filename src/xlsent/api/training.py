@@ -85,8 +85,8 @@ def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
         output: the run folder (``model/``, ``config.yaml``, ``metrics.json``, logs). A rerun with the same config
             resumes from its last checkpoint; a finished stage is skipped.
         data: what the recipe trains on: a pairs file (TSV ``src<TAB>tgt``, JSONL, Moses ``A,B``) or a bundled
-            dataset name (``train.pairs``; scp: ``train.spans``; tagger, titles: ``train.data``). Default: the
-            recipe's own (bundled) data.
+            dataset name, or several of them comma-separated (``train.pairs``; scp: ``train.spans``; tagger,
+            titles: ``train.data``). Default: the recipe's own (bundled) data.
         settings: config overrides as dotted keys, e.g. ``{"optim.epochs": 1, "train.sample": 500}`` (what
             ``--set`` takes); every value is checked before any model loads.
         config: a YAML file overriding the recipe's defaults; ``preset``: a shipped preset (``paper``, ``small`` …).

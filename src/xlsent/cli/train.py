@@ -39,7 +39,7 @@ NO_EVAL = typer.Option(False, "--no-eval", help="skip the held-out evaluation af
 def _data_argument(recipe: Recipe):
     """The optional positional argument: what the recipe trains on (its config key, ``recipe.data_key``)."""
     what = {"train.pairs": "your pairs: a TSV (src<TAB>tgt, optional header of language codes), JSONL or Moses A,B "
-                           "file, or a bundled dataset name",
+                           "file, or a bundled dataset name; several, comma-separated",
             "train.spans": "structural spans: an `xlsent data structural-words` output or a bundled set",
             "train.data": "training file (or a bundled set)"}[recipe.data_key]
     return typer.Argument(None, metavar="[DATA]", show_default=False,

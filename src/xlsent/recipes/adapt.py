@@ -63,6 +63,32 @@ vector towards a shorter one): at every width the distillation keeps each side w
 cut vector — what ``--dimensions k`` gives for it — lies. The held-out selection still scores the full width.
 The model folder records the widths (``xlsent_matryoshka.json``, shown by ``xlsent models info``);
 ``--dimensions k`` (or ``SentenceTransformer(folder, truncate_dim=k)``) cuts it.
+
+**Several languages at once** (issue 51): ``train.pairs`` takes several sources, comma-separated — files and
+bundled names, e.g. ``bible-en-ny:train,udhr-all:dev`` — each read, cleaned and sampled (``train.sample`` pairs
+from each) on its own and reported per source (:func:`xlsent.data.pairs.load_train_pairs`); every row keeps its
+own language (the non-English side's code: stated per row as the bundled sets do, a file's from its header or
+detected). Then:
+
+* **batches mix languages with temperature sampling**, ``train.language_temperature`` = T: a language with
+  ``n_l`` of the ``N`` training pairs fills a share ∝ ``(n_l / N) ** (1 / T)`` of the epoch's ``N`` rows
+  (:func:`xlsent.data.mixing.temperature_rows`: seeded, drawn once before the trainer sees the rows, which it
+  then batches with the same ``NO_DUPLICATES`` sampler — a language given more rows than it has repeats them,
+  every row once before any twice). T = 1 is proportional to size; a larger T flattens the shares toward
+  uniform (massively multilingual translation used T = 5, Arivazhagan et al. 2019; XLM-R α = 0.3, i.e.
+  T ≈ 3.3, Conneau et al. 2020). One language, or T = 1, leaves the rows exactly as they were.
+* **The default is T = 1**: the mix is what the sources give, and ``train.sample`` (per source) sets it. A
+  larger T is made for pretraining corpora of a hundred languages of very different sizes, where the small ones
+  would otherwise go unseen; here the user's own language is the one that matters, and it is usually the large
+  source beside many small ones, so flattening takes its steps away: with ``bible-en-ny:train,udhr-all:dev`` at
+  1,000 pairs each (Chichewa beside 211 UDHR languages of ~5 pairs), Chichewa fills 50% of the epoch at T = 1,
+  6.6% at T = 2 and 1.4% at T = 5. Raise T for a mix of a few languages whose sizes differ by orders of magnitude.
+  The measurement (``benchmarks/multilingual_adapt.py``) is to come.
+* **the held-out part is drawn per language** (:func:`xlsent.data.mixing.stratified_split`: each language
+  contributes its share, never more than half its pairs), and the step is chosen on it as one pool, where an
+  English query's answer is also right when it translates the same English text in another language (the
+  UDHR's English paragraph is the same for every language) — scored per language, the many languages with
+  one or two held-out pairs would each score a trivial 1 (:func:`holdout_scores`).
 """
 
 from __future__ import annotations
@@ -75,7 +101,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.bundled import is_bundled
-from xlsent.data.pairs import english_side, load_train_pairs, side_langs
+from xlsent.data.pairs import english_side, load_train_pairs, side_langs, split_sources
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import matryoshka_setting, train_stage
@@ -95,6 +121,7 @@ class AdaptTrain(TrainConfig):
 
     holdout: float = 0.0                    # share of the pairs held out to choose the step
     holdout_min: int = 100
+    language_temperature: float = 1.0       # T: a language's share of an epoch ∝ (n_l/N)^(1/T); 1 = by size
 
 
 class AdaptEval(EvalConfig):
@@ -129,28 +156,55 @@ def split_holdout(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]
     return np.sort(order[size:]), np.sort(order[:size])
 
 
+def split_holdout_by_language(languages: list[str], size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, held-out rows): one language — :func:`split_holdout`, as always; several — each language
+    contributes its share of ``size`` (:func:`xlsent.data.mixing.stratified_split`)."""
+    from xlsent.data.mixing import stratified_split
+
+    if len(set(languages)) <= 1:
+        return split_holdout(len(languages), size, seed)
+    return stratified_split(languages, size, seed)
+
+
 def _write_holdout(path: Path, ds, rows: np.ndarray) -> None:
     sl, tl = side_langs(ds)
     src, tgt = ds["src"], ds["tgt"]
-    lines = [json.dumps({"src": src[i], "tgt": tgt[i], "src_lang": sl, "tgt_lang": tl}, ensure_ascii=False)
+    cols = ds.column_names
+    s_col = ds["src_lang"] if "src_lang" in cols else None
+    t_col = ds["tgt_lang"] if "tgt_lang" in cols else None
+    # each row's own codes (several languages), else the dataset's stated or detected ones
+    lines = [json.dumps({"src": src[i], "tgt": tgt[i], "src_lang": (s_col[i] if s_col is not None else "") or sl,
+                         "tgt_lang": (t_col[i] if t_col is not None else "") or tl}, ensure_ascii=False)
              for i in rows.tolist()]
     write_text_atomic(path, "".join(x + "\n" for x in lines))
 
 
-def holdout_scores(student, anchors: list[str], positives: list[str]) -> dict:
+def holdout_scores(student, anchors: list[str], positives: list[str], groups: list[str] | None = None) -> dict:
     """P@1 both ways over the held-out pairs (tie-aware: a candidate with the gold's text is correct, as in
     every xlsent retrieval figure), and the mean gap between each query's gold cosine and its best candidate
-    of another text (both ways): the tie-break when P@1 saturates on a small held-out set."""
-    from xlsent.evaluation.retrieval import hits
+    of another text (both ways): the tie-break when P@1 saturates on a small held-out set.
 
+    With ``groups`` (each pair's language) of several values the pairs are still scored as one pool, and an
+    English query's answer is also correct when it translates the same English text in another language (the
+    UDHR's English paragraph is the same for every language: which translation of it comes first is no error);
+    per language, a language of one or two held-out pairs would score a trivial 1."""
     a = student.encode(anchors, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
     p = student.encode(positives, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    sim = a @ p.T
+    return _retrieval_scores(a @ p.T, anchors, positives, groups is not None and len(set(groups)) > 1)
+
+
+def _retrieval_scores(sim: np.ndarray, anchors: list[str], positives: list[str], several: bool = False) -> dict:
+    from xlsent.evaluation.retrieval import hits
+
     gold = np.diag(sim).copy()
     pos, anc = np.asarray(positives, dtype=object), np.asarray(anchors, dtype=object)
     same_p, same_a = pos[:, None] == pos[None, :], anc[:, None] == anc[None, :]  # same text = not a wrong answer
     fwd = float(hits(sim.argmax(1)[:, None], positives, positives).mean())
-    bwd = float(hits(sim.argmax(0)[:, None], anchors, anchors).mean())
+    if several:  # English query j: any translation of its English text is a right answer
+        same_a = same_a | same_p
+        bwd = float(same_a[sim.argmax(0), np.arange(len(anchors))].mean())
+    else:
+        bwd = float(hits(sim.argmax(0)[:, None], anchors, anchors).mean())
     wrong_f = np.where(same_p, -np.inf, sim).max(1)  # xx query i: best English candidate of another text
     wrong_b = np.where(same_a, -np.inf, sim).max(0)  # English query j: best xx candidate of another text
     gap = float((np.mean(gold - np.where(np.isfinite(wrong_f), wrong_f, gold))
@@ -158,7 +212,8 @@ def holdout_scores(student, anchors: list[str], positives: list[str]) -> dict:
     return {"xx2en": fwd, "en2xx": bwd, "mean": (fwd + bwd) / 2, "gap": gap}
 
 
-def _selector(student, anchors: list[str], positives: list[str], folder: StageFolder, every: float, on_note):
+def _selector(student, anchors: list[str], positives: list[str], folder: StageFolder, every: float, on_note,
+              groups: list[str] | None = None):
     """A trainer callback: score the held-out pairs ``every`` times an epoch and at the end, keep the best
     trainable weights on disk (``checkpoints/best.pt``, atomically, so a resumed run keeps them), and load
     them back into the model when training ends. Best = highest mean P@1 of both directions, ties broken by
@@ -185,7 +240,7 @@ def _selector(student, anchors: list[str], positives: list[str], folder: StageFo
 
         def _score(self, step: int) -> None:
             was_training = student.training
-            m = holdout_scores(student, anchors, positives)
+            m = holdout_scores(student, anchors, positives, groups)
             student.train(was_training)
             # a resumed run scores again the steps after its last checkpoint: keep one entry a step
             self.history = [h for h in self.history if h["step"] < step]
@@ -250,15 +305,28 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     if size and n - size < 2:
         raise XlsentError(f"{t.pairs}: {n} pairs are too few to hold out {size} — give more pairs or "
                           "--set train.holdout=0")
-    train_rows, held_rows = split_holdout(n, size, seed)
+    langs = pairs.languages or [""] * n
+    train_rows, held_rows = split_holdout_by_language(langs, size, seed)
+    several = len(set(langs)) > 1
     notes = list(pairs.notes)
-    if not is_bundled(str(t.pairs)) and any(" sampled " in x for x in pairs.notes):
-        notes.append(f"{t.pairs}: train.sample={t.sample} drew {n} of your pairs — --set train.sample=0 uses them all")
+    for f in (x for x in split_sources(str(t.pairs)) if not is_bundled(x)):  # a user's file, sampled
+        if any(x.startswith(f"{f}: sampled ") for x in pairs.notes):
+            drawn = n if f == str(t.pairs) else t.sample
+            notes.append(f"{f}: train.sample={t.sample} drew {drawn} of your pairs — --set train.sample=0 uses them all")
     (output / HOLDOUT_FILE).unlink(missing_ok=True)  # never report an earlier run's held-out pairs
     if size:
         _write_holdout(output / HOLDOUT_FILE, pairs.dataset, held_rows)
-        notes.append(f"{t.pairs}: {size} of {n} pairs held out to choose the step and to report "
-                     f"({output / HOLDOUT_FILE})")
+        notes.append(f"{t.pairs}: {len(held_rows)} of {n} pairs held out to choose the step and to report "
+                     + (f"(each of {len(set(langs))} languages its share) " if several else "")
+                     + f"({output / HOLDOUT_FILE})")
+    temperature = float(t.get("language_temperature", 1.0))
+    if several:  # temperature sampling over the languages (one language, or T = 1: the rows as they are)
+        from xlsent.data.mixing import shares_note, temperature_rows
+
+        train_langs = [langs[i] for i in train_rows]
+        drawn = temperature_rows(train_langs, temperature, seed)
+        notes.append(shares_note(train_langs, drawn, temperature))
+        train_rows = train_rows[drawn]
     say(on_note, notes)
     en = [pairs.english[i] for i in train_rows]
     xx = [pairs.other[i] for i in train_rows]
@@ -295,14 +363,16 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     if size:
         held_en = [pairs.english[i] for i in held_rows]
         held_xx = [pairs.other[i] for i in held_rows]
-        callbacks.append(_selector(student, held_xx, held_en, folder, float(cfg.eval.select_every), on_note))
+        callbacks.append(_selector(student, held_xx, held_en, folder, float(cfg.eval.select_every), on_note,
+                                   [langs[i] for i in held_rows] if several else None))
     other_col = english_side(pairs.dataset)[0]
     record = train_stage(student, Dataset.from_dict(cols), loss, o, folder, progress, "adapt", no_duplicates=True,
                          callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss), extra_record={
                              "data_notes": notes, "train_data": {**pairs.summary(), "examples": len(cols["anchor"]),
                                                                  "notes": notes},
-                             "holdout": {"pairs": size, "file": HOLDOUT_FILE if size else None,
-                                         "anchor_side": other_col}},
+                             "holdout": {"pairs": len(held_rows), "file": HOLDOUT_FILE if size else None,
+                                         "anchor_side": other_col},
+                             **({"language_temperature": temperature} if several else {})},
                          late_record=_record_selection(folder) if size else None)
     say(on_note, [f"adapt: {record['steps']} steps in {record['seconds']:.0f} s"])
     return RunResult(output, folder.model_dir)

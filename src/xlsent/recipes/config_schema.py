@@ -144,7 +144,7 @@ def _check_range(key: str, value: Any) -> None:
     leaf = key.split(".")[-1]
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return
-    if leaf in ("lr", "temperature", "checkpoint_every", "tau", "scale", "select_every") and not value > 0:
+    if leaf in ("lr", "temperature", "language_temperature", "checkpoint_every", "tau", "scale", "select_every") and not value > 0:
         raise _fail(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
     if leaf in ("batch_size", "token_steps", "shard_size", "grad_accum") and value < 1:
         raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
@@ -190,12 +190,17 @@ def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
             raise _fail(key, value, "the folder holds no model (no modules.json or config.json)",
                         "point it at the model's folder")
     elif key in _PAIR_KEYS:
-        from xlsent.data.bundled import is_bundled
+        from xlsent.data.pairs import bad_source, split_sources
 
-        if is_bundled(value) or Path(value).is_file() or (key == "eval.pairs" and value == "holdout"):
+        if key == "eval.pairs" and value == "holdout":
             return
-        if "," in value and all(Path(x).is_file() for x in value.split(",", 1)):
+        bad = bad_source(value)  # several sources, comma-separated: each one checked
+        if bad is None:
             return
+        if len(split_sources(value)) > 1:
+            raise _fail(key, value, f"the source {bad!r} is no such file and not a bundled dataset",
+                        "give pairs files (TSV, JSONL or Moses A,B) or bundled names (xlsent data list), "
+                        "comma-separated")
         raise _fail(key, value, "no such file and not a bundled dataset",
                     "give a pairs file (TSV, JSONL or Moses A,B) or a bundled name (xlsent data list)")
     elif key in _TAGGED_KEYS:

@@ -53,19 +53,23 @@ def learning_optim(optim: dict) -> dict:
 
 # keys added after run folders existed: left out of the hash while off, so those folders stay valid
 _OFF_WHEN_EMPTY = ("matryoshka_dims", "matryoshka_weights")
+# …and those whose default leaves training as it was (T = 1: the rows as they are)
+_OFF_AT_DEFAULT = {"language_temperature": 1.0}
 
 
 def _without_device(part: Any) -> Any:
     if isinstance(part, dict):
         return {k: _without_device(v) for k, v in part.items()
-                if k != "device" and not (k in _OFF_WHEN_EMPTY and v in ([], None, ""))}
+                if k != "device" and not (k in _OFF_WHEN_EMPTY and v in ([], None, ""))
+                and not (k in _OFF_AT_DEFAULT and v == _OFF_AT_DEFAULT[k])}
     return part
 
 
 def config_hash(*parts: Any) -> str:
     """A short, stable hash of JSON-able parts (``optim`` dicts should go through :func:`learning_optim`). A
     ``device`` key is left out: a run checkpointed on one device resumes on another; so is an empty
-    ``matryoshka_dims`` / ``matryoshka_weights`` (off: the hash of a run folder made before they existed)."""
+    ``matryoshka_dims`` / ``matryoshka_weights`` (off: the hash of a run folder made before they existed), and a
+    ``language_temperature`` of 1 (the same)."""
     return hashlib.sha1(json.dumps([_without_device(p) for p in parts], sort_keys=True, default=str).encode()
                         ).hexdigest()[:12]
 
