@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "train", "mine", "filter_pairs", "align", "export",
-           "calibrate", "Evaluation", "RunResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
+           "calibrate", "extend_vocab",
+           "Evaluation", "RunResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
            "InputFormatError", "__version__"]
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names come from __getattr__
     from xlsent.api import (AlignedBlock, EmbedFileResult, Evaluation, ExportResult, InputFormatError, RunResult,
                             XlsentError, adapt, align, calibrate, embed, embed_file, evaluate, evaluate_tasks, export,
-                            filter_pairs, load, mine, train)
+                            extend_vocab, filter_pairs, load, mine, train)
 
 
 def __getattr__(name: str) -> Any:

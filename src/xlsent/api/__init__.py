@@ -12,10 +12,11 @@ from xlsent.api.embedding import EmbedFileResult, embed, embed_file
 from xlsent.api.evaluation import Evaluation, evaluate, evaluate_tasks
 from xlsent.api.exporting import ExportResult, export
 from xlsent.api.mining import filter_pairs, mine
-from xlsent.api.models import calibrate, load
+from xlsent.api.models import calibrate, extend_vocab, load
 from xlsent.api.training import RunResult, adapt, train
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 __all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "train", "mine", "filter_pairs", "align", "export",
-           "calibrate", "Evaluation", "RunResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
+           "calibrate", "extend_vocab",
+           "Evaluation", "RunResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
            "InputFormatError"]

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, place
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import InputFormatError, XlsentError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+    from xlsent.exporter.extend_vocab import VocabExtension
     from xlsent.models.language_means import LanguageMeans
 
 
@@ -98,3 +99,77 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
     means = calibrate_means(encoder.encode, by_lang, sources, read_language_means(folder))
     means.save(folder)
     return means
+
+
+def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: str | Path, *,
+                 pieces: int = 2000, seed: int = 0) -> "VocabExtension":
+    """Add tokenizer pieces and token-table rows for a script the model cannot read (its characters are
+    ``<unk>`` to the base tokenizer), learnt from your text.
+
+    New pieces are learnt from ``texts`` with a Unigram model like the base tokenizer's; only pieces with a
+    character the base tokenizer maps to ``<unk>`` are added (each such character first), so text in the scripts
+    the model already reads is segmented and embedded exactly as before. A new row is the mean of the rows of
+    the known pieces the base tokenizer splits the new piece into (weighted by characters covered), or, for a
+    piece with no known part, the table's mean plus noise of the table's spread (seeded) — the method is in
+    :mod:`xlsent.exporter.extend_vocab`. Train the new rows with :func:`xlsent.adapt` (or ``xlsent train adapt``)
+    from the folder: with ``models.freeze_word_embeddings`` the old rows stay frozen and the added rows train.
+
+    Args:
+        model: a registered name or a local model folder with a Unigram (sentencepiece) tokenizer, as e5-small's.
+        texts: text in the script to add — a file with one text a line, or a list of texts (at least 2 lines;
+            a few thousand are better).
+        output: a new (or empty) folder for the extended model; ``SentenceTransformer(output)`` loads it, and
+            ``xlsent_added_pieces.json`` in it records each added piece, its id, score and initialisation.
+        pieces: the most pieces to add (every unknown character of the text first, then the longer pieces by
+            their learnt score); fewer when the text holds fewer.
+        seed: seed of the noise of the default initialisation.
+
+    Returns:
+        What was added: the folder, the number of pieces, the share of the text's pieces that were ``<unk>``
+        before and after, and how many rows were initialised from known sub-pieces or by the default.
+
+    Example:
+        >>> import tempfile, xlsent
+        >>> from xlsent.data.transliterate import to_deseret  # a substitute: Chichewa in Deseret letters
+        >>> folder = tempfile.mkdtemp()
+        >>> lines = [to_deseret(t) for t in ("Moni, muli bwanji?", "Zikomo kwambiri.", "Mulungu ndi wabwino.")]
+        >>> _ = open(f"{folder}/dsrt.txt", "w", encoding="utf-8").write("\n".join(lines))
+        >>> ext = xlsent.extend_vocab("e5-small", f"{folder}/dsrt.txt", f"{folder}/e5-dsrt", pieces=100)
+        >>> ext.unk_rate_before > 0.3, ext.unk_rate_after
+        (True, 0.0)
+    """
+    from xlsent.api._common import output_folder
+    from xlsent.data.readers import read_lines
+    from xlsent.exporter.extend_vocab import (check_pieces, check_texts, extend_vocabulary, folder_tokenizer_json,
+                                              write_record)
+    from xlsent.models.handle import load_model
+    from xlsent.models.registry import resolve_model_path
+
+    check_pieces(pieces)
+    if isinstance(texts, (str, Path)):
+        source = str(texts)
+        if not Path(texts).is_file():
+            raise XlsentError(f"--texts {texts}: no such file — give a file of text in the script to add, "
+                              "one sentence a line")
+        try:
+            lines = read_lines(Path(texts))
+        except InputFormatError as exc:
+            if exc.problem != "the file is empty":
+                raise
+            lines = []  # said below, with the option's name
+    else:
+        source, lines = "texts given in Python", list(texts)
+        check_unicode(lines, "texts")
+    lines = check_texts(lines, source)
+    out = output_folder(output, "--output")
+    if out.exists() and any(out.iterdir()):
+        raise XlsentError(f"--output {out}: the folder is not empty — give a new folder for the extended model")
+    path = resolve_model_path(str(model))
+    folder_tokenizer_json(path)  # a model whose tokenizer cannot be extended: one line, before it loads
+    st = load_model(path, device="cpu").model
+    ext = extend_vocabulary(st, lines, pieces, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    st.save(str(out))
+    ext.path = out
+    write_record(out, ext, str(model), source, seed)
+    return ext

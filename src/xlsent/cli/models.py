@@ -13,7 +13,7 @@ from xlsent.models.handle import model_info
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
 
-app = typer.Typer(help="Offline models: list, info, prepare, calibrate.", no_args_is_help=True)
+app = typer.Typer(help="Offline models: list, info, prepare, calibrate, extend-vocab.", no_args_is_help=True)
 
 
 @app.command("list")
@@ -76,4 +76,35 @@ def calibrate_command(
     t = table(f"language means in {path}", ("language", "texts", "source"), left=3)
     for code, info in means.summary().items():
         t.add_row(code, str(info.get("texts", "")), str(info.get("source", "")))
+    console.print(t)
+
+
+@app.command("extend-vocab")
+def extend_vocab_command(
+    name: str = typer.Argument(..., help="registered name or local model folder (a Unigram / sentencepiece "
+                               "tokenizer, as e5-small's)"),
+    texts: str = typer.Option(..., "--texts", help="text in the script to add, one sentence a line "
+                              "(a few thousand lines)"),
+    output: str = typer.Option(..., "--output", "-o", help="new folder for the extended model"),
+    pieces: int = typer.Option(2000, "--pieces", help="the most pieces to add (fewer when the text holds fewer)"),
+    seed: int = typer.Option(0, help="seed of the default initialisation's noise"),
+    as_json: PrintJson = False,
+) -> None:
+    """Add pieces for a script the model cannot read (its characters are <unk>: see the unk rate of
+    xlsent data stats --model), learnt from --texts; train them with xlsent train adapt on the new folder."""
+    from xlsent.api.models import extend_vocab
+
+    with console.status(f"learning pieces from {texts} and extending {name}…"):
+        ext = extend_vocab(name, texts, output, pieces=pieces, seed=seed)
+    if as_json:
+        console.print_json(json.dumps({k: v for k, v in ext.to_dict().items() if k != "pieces"}))
+        return
+    t = Table(title=f"extended model in {ext.path}", show_header=False)
+    t.add_row("pieces added", f"{ext.added:,} (ids {ext.first_id:,}–{ext.first_id + ext.added - 1:,}; "
+              f"{ext.new_characters:,} new characters)")
+    t.add_row("unknown-piece rate of the text", f"{ext.unk_rate_before:.1%} → {ext.unk_rate_after:.1%}")
+    t.add_row("pieces per word", f"{ext.pieces_per_word_before:.2f} → {ext.pieces_per_word_after:.2f}")
+    t.add_row("rows initialised", f"{ext.from_subpieces:,} from known sub-pieces, {ext.default_init:,} by the "
+              "default (table mean + noise)")
+    t.add_row("record", "xlsent_added_pieces.json")
     console.print(t)

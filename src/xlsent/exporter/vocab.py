@@ -141,10 +141,20 @@ def trimmed_tokenizer_json(tokenizer_json: dict, keep: list[int]) -> dict:
     return out
 
 
+def tokenizer_with(tok, tokenizer_json: dict):
+    """A fast Hugging Face tokenizer like ``tok`` (its settings and special tokens) with ``tokenizer_json`` as its
+    ``tokenizer.json``."""
+    from transformers import AutoTokenizer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tok.save_pretrained(tmp)
+        Path(tmp, "tokenizer.json").write_text(json.dumps(tokenizer_json, ensure_ascii=False), encoding="utf-8")
+        return AutoTokenizer.from_pretrained(tmp, local_files_only=True)
+
+
 def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
     """Trim ``model`` (a loaded SentenceTransformer) in place: token table, config and tokenizer."""
     import torch
-    from transformers import AutoTokenizer
 
     module = model[0]
     tok = module.tokenizer
@@ -195,12 +205,7 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
     emb_module = getattr(module.auto_model, "embeddings", None)
     if emb_module is not None and getattr(emb_module, "padding_idx", None) is not None:
         emb_module.padding_idx = config.pad_token_id
-    with tempfile.TemporaryDirectory() as tmp:
-        tok.save_pretrained(tmp)
-        Path(tmp, "tokenizer.json").write_text(json.dumps(trimmed_tokenizer_json(full, keep), ensure_ascii=False),
-                                               encoding="utf-8")
-        new_tok = AutoTokenizer.from_pretrained(tmp, local_files_only=True)
-    module.processor = new_tok
+    module.processor = tokenizer_with(tok, trimmed_tokenizer_json(full, keep))
     params_before = int(rows * emb.weight.shape[1])
     params_after = int(sum(p.numel() for p in new_emb.parameters()))
     counts.update({"kept": len(keep), "full_rows": len(keep) - len(tail), "low_rank_rows": len(tail)})

@@ -24,7 +24,13 @@ def say(on_note: Callable[[str], None] | None, lines: list[str]) -> None:
 
 
 def freeze_word_embeddings(st) -> int:
-    """Stop training the token table (the 96M-parameter bulk of e5-small); returns the frozen count."""
+    """Stop training the token table (the 96M-parameter bulk of e5-small); returns the frozen count. The rows
+    ``xlsent models extend-vocab`` added keep training (:func:`xlsent.exporter.extend_vocab.freeze_old_rows`)."""
+    from xlsent.exporter.extend_vocab import freeze_old_rows
+
+    frozen = freeze_old_rows(st[0].auto_model)
+    if frozen is not None:
+        return frozen
     emb = st[0].auto_model.get_input_embeddings()
     emb.weight.requires_grad_(False)
     return emb.weight.numel()
