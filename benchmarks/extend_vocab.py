@@ -82,12 +82,18 @@ def adapt(out: Path, name: str, model: str, pairs: Path, sets: list[str]) -> Pat
 
 def score(model: str, pairs: Path) -> dict:
     import xlsent
+    from transformers import AutoTokenizer
+
+    from xlsent.data.stats import piece_stats
+    from xlsent.models.registry import resolve_model_path
 
     r = xlsent.evaluate(model, "retrieval", pairs=str(pairs), beside=False).results[0]
-    d = r.to_dict()
+    other = [line.split("\t")[1] for line in pairs.read_text(encoding="utf-8").splitlines()[1:]]
+    tok = AutoTokenizer.from_pretrained(str(resolve_model_path(model)), local_files_only=True)
+    stats = piece_stats(tok(other, add_special_tokens=False)["input_ids"], tok.unk_token_id, other)
     return {"xx→en": r.tgt2src["p@1"], "en→xx": r.src2tgt["p@1"], "n": r.n,
             "xx→en ci": r.tgt2src["ci95"]["p@1"], "en→xx ci": r.src2tgt["ci95"]["p@1"],
-            "unk_rate": d.get("unk_rate"), "pieces_per_word": d.get("pieces_per_word")}
+            "unk_rate": stats["unk_rate"], "pieces_per_word": stats["pieces_per_word"]}
 
 
 def main() -> None:
@@ -137,14 +143,14 @@ def main() -> None:
     print(f"\nSubstitute: Chichewa in Deseret letters. P@1 on {a.test} pairs of bible-en-ny:test (seed 0), both ways; "
           f"adapt on {a.train} pairs of bible-en-ny:train (seed 0); extend-vocab added {record['added']} pieces "
           f"(unknown-piece rate of the training text {record['unk_rate_before']:.3f} → {record['unk_rate_after']:.3f})")
-    print("| model | test script | xx→en P@1 | en→xx P@1 | unk rate |")
-    print("|---|---|---|---|---|")
+    print("| model | test script | xx→en P@1 [95% CI] | en→xx P@1 [95% CI] | unk rate (xx side) | pieces/word |")
+    print("|---|---|---|---|---|---|")
     for name in models:
         r = results[name]
         unk = f"{r['unk_rate']:.3f}" if r.get("unk_rate") is not None else ""
         print(f"| {name.rsplit(' (', 1)[0]} | {name.rsplit(' (', 1)[1][:-1]} | {r['xx→en']:.3f} "
               f"[{r['xx→en ci'][0]:.3f}, {r['xx→en ci'][1]:.3f}] | {r['en→xx']:.3f} "
-              f"[{r['en→xx ci'][0]:.3f}, {r['en→xx ci'][1]:.3f}] | {unk} |")
+              f"[{r['en→xx ci'][0]:.3f}, {r['en→xx ci'][1]:.3f}] | {unk} | {r['pieces_per_word']:.2f} |")
 
 
 if __name__ == "__main__":
