@@ -17,7 +17,7 @@ import xlsent
 from test_cli import xlsent as run_cli
 
 FUNCTIONS = ("load", "embed", "embed_file", "evaluate", "adapt", "train", "mine", "filter_pairs", "align", "export",
-             "calibrate")
+             "calibrate", "extend_vocab")
 
 
 def test_import_xlsent_loads_no_torch_and_every_public_name_resolves_without_it():

@@ -187,9 +187,9 @@ def test_adapt_trains_the_new_rows_while_the_old_rows_stay_frozen(extended, tmp_
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
     run = xlsent.adapt(pairs, tmp_path / "run", model=str(extended.path), evaluate=False, device="cpu",
-                       settings={"train.holdout": 0, "train.sample": 0, "optim.batch_size": 8, "optim.epochs": 1,
-                                 "optim.lr": 1e-2, "models.freeze_word_embeddings": True, "eval.udhr": False,
-                                 "eval.pairs": str(pairs)})
+                       settings={"train.holdout": 0.25, "train.holdout_min": 5, "train.sample": 0,
+                                 "optim.batch_size": 8, "optim.epochs": 1, "optim.lr": 1e-2,
+                                 "models.freeze_word_embeddings": True, "eval.udhr": False})
     before = load_file(str(extended.path / "model.safetensors"))
     after = load_file(str(Path(run.model_path) / "model.safetensors"))
     key = next(k for k in before if k.endswith("word_embeddings.weight"))
@@ -200,6 +200,28 @@ def test_adapt_trains_the_new_rows_while_the_old_rows_stay_frozen(extended, tmp_
     assert not torch.equal(after[layer], before[layer])  # the rest of the model trained as usual
     cfg = json.loads((Path(run.model_path) / "config.json").read_text(encoding="utf-8"))
     assert cfg["xlsent_added_rows"]["first"] == first  # a model trained from it keeps the record
+    stage = json.loads((Path(run.model_path).parent / "stage.json").read_text(encoding="utf-8"))
+    assert stage["selection"]["chosen_step"] >= 1  # the step was chosen on the held-out pairs and loaded back
+
+
+def test_the_training_table_saves_and_loads_as_one_plain_weight():
+    import torch
+
+    from xlsent.exporter.extend_vocab import AddedRowsEmbedding
+
+    w = torch.randn(10, 4)
+    table = AddedRowsEmbedding(w, first=7, padding_idx=1)
+    assert list(table.state_dict()) == ["weight"] and torch.equal(table.state_dict()["weight"], w)
+    assert [n for n, p in table.named_parameters() if p.requires_grad] == ["added"]
+    ids = torch.tensor([[0, 6, 7, 9]])
+    torch.testing.assert_close(table(ids), torch.nn.functional.embedding(ids, w))
+    table(ids).sum().backward()
+    assert table.added.grad is not None and table.frozen.grad is None
+    other = AddedRowsEmbedding(torch.zeros(10, 4), first=7)
+    other.load_state_dict({"weight": w})  # a checkpoint / saved folder
+    assert torch.equal(other.weight, w)
+    other.load_state_dict({"weight": w, "added": torch.ones(3, 4)})  # adapt's chosen step: the trainable rows
+    assert torch.equal(other.weight[7:], torch.ones(3, 4)) and torch.equal(other.weight[:7], w[:7])
 
 
 # ---- bad input: one line each, before any model loads ---------------------------------------------------------
