@@ -133,7 +133,7 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
         >>> from xlsent.data.transliterate import to_deseret  # a substitute: Chichewa in Deseret letters
         >>> folder = tempfile.mkdtemp()
         >>> lines = [to_deseret(t) for t in ("Moni, muli bwanji?", "Zikomo kwambiri.", "Mulungu ndi wabwino.")]
-        >>> _ = open(f"{folder}/dsrt.txt", "w", encoding="utf-8").write("\n".join(lines))
+        >>> _ = open(f"{folder}/dsrt.txt", "w", encoding="utf-8").write("\\n".join(lines))
         >>> ext = xlsent.extend_vocab("e5-small", f"{folder}/dsrt.txt", f"{folder}/e5-dsrt", pieces=100)
         >>> ext.unk_rate_before > 0.3, ext.unk_rate_after
         (True, 0.0)
