@@ -41,14 +41,18 @@ def write_pairs(path: Path, english: list[str], other: list[str]) -> Path:
     return path
 
 
-def data(out: Path, n_train: int, n_test: int) -> dict:
+SPLITS = {"test": ("bible-en-ny:train", "bible-en-ny:test"), "dev": ("bible-en-ny:dev-train", "bible-en-ny:dev")}
+
+
+def data(out: Path, n_train: int, n_test: int, split: str = "test") -> dict:
     from xlsent.data.pairs import english_side, load_pairs
     from xlsent.data.transliterate import to_deseret
 
     folder = out / "data"
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
-    for split, name, n in (("train", "bible-en-ny:train", n_train), ("test", "bible-en-ny:test", n_test)):
+    train_name, test_name = SPLITS[split]
+    for split, name, n in (("train", train_name, n_train), ("test", test_name, n_test)):
         ds = load_pairs(name, sample=n, seed=0).dataset
         other, en = english_side(ds)
         english, ny = list(ds[en]), list(ds[other])
@@ -69,10 +73,15 @@ def run(cmd: list[str], log: Path) -> float:
     return time.time() - t0
 
 
-def adapt(out: Path, name: str, model: str, pairs: Path, sets: list[str]) -> Path:
+def adapt(out: Path, name: str, model: str, pairs: Path, sets: list[str], lr_scale: float = 1.0) -> Path:
+    """``xlsent train adapt`` in its own process; ``lr_scale``: the added rows' learning-rate multiple
+    (``xlsent.exporter.extend_vocab.ADDED_ROWS_LR_SCALE``, set in that process)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "xlsent", "train", "adapt", "-o", str(folder), "--no-eval",
+    launch = ["-m", "xlsent"] if lr_scale == 1.0 else [
+        "-c", "import sys, xlsent.exporter.extend_vocab as e; e.ADDED_ROWS_LR_SCALE = float(sys.argv[1]); "
+              "sys.argv = ['xlsent', *sys.argv[2:]]; from xlsent.cli.main import main; main()", str(lr_scale)]
+    cmd = [sys.executable, *launch, "train", "adapt", "-o", str(folder), "--no-eval",
            "--set", f"train.pairs={pairs}", "--set", f"models.student={model}", "--set", "train.sample=0",
            *(x for s in sets for x in ("--set", s))]
     seconds = run(cmd, folder / "bench-log.txt")
@@ -103,10 +112,14 @@ def main() -> None:
     ap.add_argument("--test", type=int, default=500, help="test pairs drawn from bible-en-ny:test")
     ap.add_argument("--pieces", type=int, default=2000, help="extend-vocab --pieces")
     ap.add_argument("--set", action="append", default=[], help="extra adapt override for every run")
+    ap.add_argument("--split", choices=sorted(SPLITS), default="test",
+                    help="test: bible-en-ny:train → :test; dev: :dev-train → :dev (for choosing settings)")
+    ap.add_argument("--lr-scale", default="1", help="the added rows' learning-rate multiples to try, e.g. 1,100")
+    ap.add_argument("--no-latin", action="store_true", help="leave out the Latin-script rows")
     a = ap.parse_args()
     out = a.output
     out.mkdir(parents=True, exist_ok=True)
-    files = data(out, a.train, a.test)
+    files = data(out, a.train, a.test, a.split)
     res_path = out / "results.json"
     results = json.loads(res_path.read_text()) if res_path.exists() else {}
     ext = out / "e5-extended"
@@ -116,16 +129,20 @@ def main() -> None:
                       out / "extend-log.txt")
         print(f"extend-vocab: {seconds:.0f} s", flush=True)
     record = json.loads((ext / "xlsent_added_pieces.json").read_text(encoding="utf-8"))
+    dsrt, latin = files["test-dsrt"], files["test-latin"]
     models = {
-        "e5-small (Deseret)": ("e5-small", files["test-dsrt"]),
-        "extend-vocab, untrained (Deseret)": (str(ext), files["test-dsrt"]),
-        "adapt (Deseret)": (adapt(out, "adapt-dsrt", "e5-small", files["train-dsrt"], a.set), files["test-dsrt"]),
-        "extend-vocab + adapt (Deseret)": (adapt(out, "extend-adapt-dsrt", str(ext), files["train-dsrt"], a.set),
-                                           files["test-dsrt"]),
-        "e5-small (Latin original)": ("e5-small", files["test-latin"]),
-        "adapt (Latin original)": (adapt(out, "adapt-latin", "e5-small", files["train-latin"], a.set),
-                                   files["test-latin"]),
+        "e5-small (Deseret)": ("e5-small", dsrt),
+        "extend-vocab, untrained (Deseret)": (str(ext), dsrt),
+        "adapt (Deseret)": (adapt(out, "adapt-dsrt", "e5-small", files["train-dsrt"], a.set), dsrt),
     }
+    for scale in (float(x) for x in a.lr_scale.split(",")):
+        tag = "" if scale == 1.0 else f", added rows at {scale:g}× lr"
+        models[f"extend-vocab + adapt{tag} (Deseret)"] = (
+            adapt(out, "extend-adapt-dsrt" + ("" if scale == 1.0 else f"-x{scale:g}"), str(ext), files["train-dsrt"],
+                  a.set, scale), dsrt)
+    if not a.no_latin:
+        models["e5-small (Latin original)"] = ("e5-small", latin)
+        models["adapt (Latin original)"] = (adapt(out, "adapt-latin", "e5-small", files["train-latin"], a.set), latin)
     for name, (model, pairs) in models.items():
         if name not in results:
             results[name] = score(str(model), pairs)
@@ -138,10 +155,11 @@ def main() -> None:
         res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     results["_extend_vocab"] = {k: record[k] for k in ("added", "new_characters", "unk_rate_before",
                                                        "unk_rate_after", "from_subpieces", "default_init")}
-    results["_settings"] = {"train": a.train, "test": a.test, "pieces": a.pieces, "set": a.set}
+    results["_settings"] = {"train": a.train, "test": a.test, "pieces": a.pieces, "set": a.set, "split": a.split,
+                            "lr_scale": a.lr_scale}
     res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
-    print(f"\nSubstitute: Chichewa in Deseret letters. P@1 on {a.test} pairs of bible-en-ny:test (seed 0), both ways; "
-          f"adapt on {a.train} pairs of bible-en-ny:train (seed 0); extend-vocab added {record['added']} pieces "
+    print(f"\nSubstitute: Chichewa in Deseret letters. P@1 on {a.test} pairs of {SPLITS[a.split][1]} (seed 0), both "
+          f"ways; adapt on {a.train} pairs of {SPLITS[a.split][0]} (seed 0); extend-vocab added {record['added']} pieces "
           f"(unknown-piece rate of the training text {record['unk_rate_before']:.3f} → {record['unk_rate_after']:.3f})")
     print("| model | test script | xx→en P@1 [95% CI] | en→xx P@1 [95% CI] | unk rate (xx side) | pieces/word |")
     print("|---|---|---|---|---|---|")

@@ -222,6 +222,13 @@ def test_the_training_table_saves_and_loads_as_one_plain_weight():
     assert torch.equal(other.weight, w)
     other.load_state_dict({"weight": w, "added": torch.ones(3, 4)})  # adapt's chosen step: the trainable rows
     assert torch.equal(other.weight[7:], torch.ones(3, 4)) and torch.equal(other.weight[:7], w[:7])
+    # a learning rate of their own for the added rows: the parameter is the rows / scale, the table the same
+    fast = AddedRowsEmbedding(w, first=7, lr_scale=100.0)
+    torch.testing.assert_close(fast.state_dict()["weight"], w)
+    torch.testing.assert_close(fast(ids), torch.nn.functional.embedding(ids, w))
+    torch.testing.assert_close(fast.added * 100, w[7:])
+    fast.load_state_dict({"weight": 2 * w})
+    torch.testing.assert_close(fast.weight, 2 * w)
 
 
 # ---- bad input: one line each, before any model loads ---------------------------------------------------------

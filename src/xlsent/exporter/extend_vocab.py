@@ -54,6 +54,7 @@ from xlsent.utils.errors import XlsentError
 ADDED_FILE = "xlsent_added_pieces.json"
 CONFIG_KEY = "xlsent_added_rows"  # in the transformer's config.json: {"first": id, "count": n}
 DEFAULT_PIECES = 2000
+ADDED_ROWS_LR_SCALE = 1.0  # the added rows' learning rate, as a multiple of the model's (module docstring)
 MIN_LINES = 2
 INIT_METHOD = ("sub-pieces: the mean of the rows of the known base pieces the base tokenizer splits the new piece "
                "into (no bare '▁', no <unk>), weighted by characters covered; default (no known part): the token "
@@ -283,18 +284,22 @@ class AddedRowsEmbedding(torch.nn.Module):
     ``nn.Embedding`` (the trainable rows also load from their own key, ``added``): a checkpoint or saved folder
     holds a plain table."""
 
-    def __init__(self, weight, first: int, padding_idx: int | None = None):
+    def __init__(self, weight, first: int, padding_idx: int | None = None, lr_scale: float = 1.0):
         super().__init__()
         self.first = int(first)
         self.padding_idx = padding_idx
         self.embedding_dim = int(weight.shape[1])
         self.num_embeddings = int(weight.shape[0])
+        self.lr_scale = float(lr_scale)
         self.frozen = torch.nn.Parameter(weight[: self.first].detach().clone(), requires_grad=False)
-        self.added = torch.nn.Parameter(weight[self.first :].detach().clone(), requires_grad=True)
+        self.added = torch.nn.Parameter(weight[self.first :].detach() / self.lr_scale, requires_grad=True)
+
+    def _added_rows(self):
+        return self.added * self.lr_scale if self.lr_scale != 1.0 else self.added
 
     @property
     def weight(self):
-        return torch.cat([self.frozen, self.added])
+        return torch.cat([self.frozen, self._added_rows()])
 
     def forward(self, ids):
         import torch.nn.functional as F
@@ -303,7 +308,7 @@ class AddedRowsEmbedding(torch.nn.Module):
         old = F.embedding(ids.clamp(max=self.first - 1), self.frozen, self.padding_idx)
         if not bool(new.any()):
             return old
-        added = F.embedding((ids - self.first).clamp(min=0), self.added)
+        added = F.embedding((ids - self.first).clamp(min=0), self._added_rows())
         return torch.where(new.unsqueeze(-1), added, old)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -317,9 +322,9 @@ class AddedRowsEmbedding(torch.nn.Module):
             if prefix + "weight" in state_dict:
                 w = state_dict[prefix + "weight"]
                 self.frozen.copy_(w[: self.first])
-                self.added.copy_(w[self.first :])
+                self.added.copy_(w[self.first :] / self.lr_scale)
                 found = True
-            if prefix + "added" in state_dict:
+            if prefix + "added" in state_dict:  # the parameter itself (adapt's chosen step), already scaled
                 self.added.copy_(state_dict[prefix + "added"])
                 found = True
             if prefix + "frozen" in state_dict:
@@ -328,7 +333,8 @@ class AddedRowsEmbedding(torch.nn.Module):
             missing_keys.append(prefix + "weight")
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}, trainable from row {self.first}"
+        return (f"{self.num_embeddings}, {self.embedding_dim}, trainable from row {self.first}"
+                + (f" at {self.lr_scale:g}× the learning rate" if self.lr_scale != 1.0 else ""))
 
 
 def freeze_old_rows(auto_model) -> int | None:
@@ -343,6 +349,6 @@ def freeze_old_rows(auto_model) -> int | None:
     first = span[0]
     if not 0 < first < emb.weight.shape[0]:
         return None
-    table = AddedRowsEmbedding(emb.weight, first, getattr(emb, "padding_idx", None))
+    table = AddedRowsEmbedding(emb.weight, first, getattr(emb, "padding_idx", None), ADDED_ROWS_LR_SCALE)
     auto_model.set_input_embeddings(table)
     return table.frozen.numel()
