@@ -73,12 +73,12 @@ def run(cmd: list[str], log: Path) -> float:
     return time.time() - t0
 
 
-def adapt(out: Path, name: str, model: str, pairs: Path, sets: list[str], lr_scale: float = 1.0) -> Path:
+def adapt(out: Path, name: str, model: str, pairs: Path, sets: list[str], lr_scale: float) -> Path:
     """``xlsent train adapt`` in its own process; ``lr_scale``: the added rows' learning-rate multiple
     (``xlsent.exporter.extend_vocab.ADDED_ROWS_LR_SCALE``, set in that process)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
-    launch = ["-m", "xlsent"] if lr_scale == 1.0 else [
+    launch = [
         "-c", "import sys, xlsent.exporter.extend_vocab as e; e.ADDED_ROWS_LR_SCALE = float(sys.argv[1]); "
               "sys.argv = ['xlsent', *sys.argv[2:]]; from xlsent.cli.main import main; main()", str(lr_scale)]
     cmd = [sys.executable, *launch, "train", "adapt", "-o", str(folder), "--no-eval",
@@ -133,7 +133,7 @@ def main() -> None:
     models = {
         "e5-small (Deseret)": ("e5-small", dsrt),
         "extend-vocab, untrained (Deseret)": (str(ext), dsrt),
-        "adapt (Deseret)": (adapt(out, "adapt-dsrt", "e5-small", files["train-dsrt"], a.set), dsrt),
+        "adapt (Deseret)": (adapt(out, "adapt-dsrt", "e5-small", files["train-dsrt"], a.set, 1.0), dsrt),
     }
     for scale in (float(x) for x in a.lr_scale.split(",")):
         tag = "" if scale == 1.0 else f", added rows at {scale:g}× lr"
@@ -142,7 +142,7 @@ def main() -> None:
                   a.set, scale), dsrt)
     if not a.no_latin:
         models["e5-small (Latin original)"] = ("e5-small", latin)
-        models["adapt (Latin original)"] = (adapt(out, "adapt-latin", "e5-small", files["train-latin"], a.set), latin)
+        models["adapt (Latin original)"] = (adapt(out, "adapt-latin", "e5-small", files["train-latin"], a.set, 1.0), latin)
     for name, (model, pairs) in models.items():
         if name not in results:
             results[name] = score(str(model), pairs)
