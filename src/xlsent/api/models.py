@@ -112,7 +112,8 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     the known pieces the base tokenizer splits the new piece into (weighted by characters covered), or, for a
     piece with no known part, the table's mean plus noise of the table's spread (seeded) — the method is in
     :mod:`xlsent.exporter.extend_vocab`. Train the new rows with :func:`xlsent.adapt` (or ``xlsent train adapt``)
-    from the folder: with ``models.freeze_word_embeddings`` the old rows stay frozen and the added rows train.
+    from the folder: with ``models.freeze_word_embeddings`` the old rows stay frozen and the added rows train, at 300
+    times the learning rate (they start random).
 
     Args:
         model: a registered name or a local model folder with a Unigram (sentencepiece) tokenizer, as e5-small's.
