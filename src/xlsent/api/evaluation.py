@@ -63,8 +63,8 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
       the margin reported beside the main figure; default True), ``k_nn``, ``resamples``, ``seed``, ``sample``,
       ``by_language`` (one pool per target language; default: on for several languages), ``on_bad_lines``,
       ``queries`` (large-pool mode: N queries among every sentence of the pool) with ``src_distractors`` /
-      ``tgt_distractors`` (lists of extra candidates). ``main_score``: P@1, the mean of both directions (and of
-      every pool). With one pool per language each result also carries its language's ``script`` (ISO 15924)
+      ``tgt_distractors`` (extra candidates: a list, or a file of one a line). ``main_score``: P@1, the mean of
+      both directions (and of every pool). With one pool per language each result also carries its language's ``script`` (ISO 15924)
       and the model tokenizer's ``pieces_per_word`` and ``unk_rate``; over ``udhr-all`` (and its ``:dev`` /
       ``:test``) ``summary`` groups the languages by script, pieces per word and unknown-piece rate
       (:mod:`xlsent.evaluation.languages`).
@@ -184,7 +184,7 @@ def _suites() -> dict:
 
 
 def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | None = None, *,
-                   options: dict | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
+                   options: dict | Sequence[str] | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
                    dtype: str = "auto", dimensions: int | None = None, on_note: Note = None) -> list:
     """Run declared tasks (``xlsent eval run``): ``tasks`` is ``NAME[,NAME…]`` or a list — task names
     (``retrieval:bible-en-ny:dev``, ``mining:udhr:zul``, ``sts:FILE``; see :func:`xlsent.evaluation.tasks.names`)
@@ -199,7 +199,8 @@ def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | 
             ``pos:`` tasks.
         tasks: the task and suite names.
         output: a folder for the result files (created).
-        options: options of the task types (:func:`xlsent.evaluation.tasks.build`): ``sample``, ``seed``,
+        options: options of the task types (:func:`xlsent.evaluation.tasks.build`), a dict or ``KEY=VALUE``
+            strings: ``sample``, ``seed``,
             ``resamples``, ``similarity``, ``k``, ``chunk_words``, ``teacher``, ``per_class``, ``n_gold``,
             ``n_distractors``.
         backend, threads, device, dtype, dimensions, on_note: as :func:`evaluate`.
@@ -278,8 +279,10 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
         at_least(value, minimum, option)
     if (src_distractors or tgt_distractors) and not queries:
         raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
-    check_unicode(list(src_distractors), "src_distractors")
-    check_unicode(list(tgt_distractors), "tgt_distractors")
+    src_distractors = _distractors(src_distractors, "--src-distractors", note)
+    tgt_distractors = _distractors(tgt_distractors, "--tgt-distractors", note)
+    check_unicode(src_distractors, "src_distractors")
+    check_unicode(tgt_distractors, "tgt_distractors")
     spec = bundled_spec(dataset) if dataset else None
     source = str(pairs or dataset)
     loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False, sample=sample, seed=seed)
@@ -311,6 +314,20 @@ def _retrieval(model: Any, load: Callable[[str], Any], note: Callable[[str], Non
     score = float(np.mean([(r.src2tgt["p@1"] + r.tgt2src["p@1"]) / 2 for r in results]))
     summary = summarize(results) if spec is not None and spec.summary and len(results) > 1 else None
     return Evaluation("retrieval", results, score, "p@1 (mean of both directions)", summary)
+
+
+def _distractors(given: Any, option: str, note: Callable[[str], None]) -> list[str]:
+    """Distractor sentences: a list, or a file (one a line; blank lines skipped and counted)."""
+    if not isinstance(given, (str, Path)):
+        return list(given)
+    from xlsent.data.readers import read_lines
+
+    lines = read_lines(Path(given))
+    kept = [x.strip() for x in lines if x.strip()]
+    if len(kept) < len(lines):
+        note(f"{given}: {len(lines) - len(kept)} blank line(s) skipped")
+    note(f"{given}: {len(kept)} distractors ({option})")
+    return kept
 
 
 def _sts(model: Any, load: Callable[[str], Any], note: Callable[[str], None], *, pairs=None, dataset=None, data=None,

@@ -93,16 +93,12 @@ def retrieval(
         if by_language is False or (dataset and selects_language(dataset, "pairs")):  # NAME:CODE
             raise XlsentError("--plot draws one point a language: give a dataset of several languages (e.g. "
                               "--dataset udhr-all:test), with one pool per language")
-    if (src_distractors or tgt_distractors) and not queries:  # before any file is read
-        raise XlsentError("--src-distractors / --tgt-distractors need --queries N (the large-pool mode)")
     if resamples < 1000:
         err_console.print(f"[yellow]note: {resamples} bootstrap resamples (< 1,000) give rough CIs[/yellow]")
-    extra = {side: _distractors(path, option) for side, path, option in (
-        ("src", src_distractors, "--src-distractors"), ("tgt", tgt_distractors, "--tgt-distractors")) if path}
     ev = _evaluate(model, "retrieval", run, pairs=pairs, dataset=dataset, chunk_words=chunk_words,
                    dimensions=dimensions, similarity=similarity, center=center, beside=beside, k_nn=k,
                    resamples=resamples, seed=seed, sample=sample, by_language=by_language, on_bad_lines=on_bad_lines,
-                   queries=queries, src_distractors=extra.get("src", ()), tgt_distractors=extra.get("tgt", ()))
+                   queries=queries, src_distractors=src_distractors or (), tgt_distractors=tgt_distractors or ())
     results, source = ev.results, pairs or dataset
     rows = retrieval_rows(results)
     pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
@@ -131,18 +127,6 @@ def retrieval(
 
         _write_png(plot, language_tail_png([r.to_dict() for r in profiled], f"{model} on {source} ({scoring})"))
     _write(ev.to_dict(), output)
-
-
-def _distractors(path: Path, option: str) -> list[str]:
-    """Distractor sentences, one a line; blank lines are skipped and counted."""
-    from xlsent.data.readers import read_lines
-
-    lines = read_lines(Path(path))
-    kept = [x.strip() for x in lines if x.strip()]
-    if len(kept) < len(lines):
-        err_console.print(f"[dim]{escape(str(path))}: {len(lines) - len(kept)} blank line(s) skipped[/dim]")
-    err_console.print(f"[dim]{escape(str(path))}: {len(kept)} distractors ({option})[/dim]")
-    return kept
 
 
 def _write(payload, output: Path | None) -> None:
@@ -464,13 +448,7 @@ def run_tasks(
     if not model or not tasks:
         raise XlsentError("give --model MODEL and --tasks TASK[,TASK…] (or a suite: lite, dev, test); --list shows "
                           "them")
-    opts = {}
-    for o in option:
-        key, sep, value = o.partition("=")
-        if not sep:
-            raise XlsentError(f"--option {o}: write KEY=VALUE (e.g. --option sample=500)")
-        opts[key.strip()] = value.strip()
-    runs = evaluate_tasks(model, tasks, output, options=opts, **run, dimensions=dimensions, on_note=show_note)
+    runs = evaluate_tasks(model, tasks, output, options=option, **run, dimensions=dimensions, on_note=show_note)
     t = table(f"{model}: {len(runs)} task(s)", ("task", "main score", "", "subsets", "seconds"))
     for r in runs:
         t.add_row(escape(r.task), f"{r.main_score:.4f}", r.main_score_name, str(len(r.scores)),

@@ -699,8 +699,15 @@ OPTIONS = {"sample": int, "seed": int, "resamples": int, "k": int, "chunk_words"
            "n_gold": int, "n_distractors": int, "similarity": str, "teacher": str}
 
 
-def _options(options: Mapping[str, Any] | None) -> dict:
-    """``options`` checked: known keys, whole numbers where a number is meant (``"500"`` from the CLI works)."""
+def _options(options: Mapping[str, Any] | Sequence[str] | None) -> dict:
+    """``options`` checked: known keys, whole numbers where a number is meant (``"500"`` from the CLI works); a
+    sequence of ``KEY=VALUE`` strings is read as the CLI's ``--option``."""
+    if options is not None and not isinstance(options, Mapping):
+        pairs = [o.partition("=") for o in options]
+        bad = [k for k, sep, _ in pairs if not sep]
+        if bad:
+            raise XlsentError(f"--option {bad[0]}: write KEY=VALUE (e.g. --option sample=500)")
+        options = {k.strip(): v.strip() for k, _, v in pairs}
     out = {}
     for key, value in (options or {}).items():
         if key not in OPTIONS:
@@ -721,7 +728,7 @@ def _options(options: Mapping[str, Any] | None) -> dict:
     return out
 
 
-def build(name: str, options: Mapping[str, Any] | None = None) -> TaskType:
+def build(name: str, options: Mapping[str, Any] | Sequence[str] | None = None) -> TaskType:
     """The task ``name`` with its data read (a bad file fails here, before any model loads). ``options``:
     ``sample`` (pairs of a retrieval / triplet / mse pool, spans of a span pool; 0 = all), ``seed``,
     ``resamples``, ``similarity``, ``k``, ``chunk_words`` (documents; default 20), ``teacher`` (mse),
