@@ -149,6 +149,8 @@ def test_eval_run_command(tiny_model, pairs_tsv, tmp_path):
     assert listed.returncode == 0 and "retrieval:bible-en-ny:dev" in listed.stdout and "suite lite" in listed.stdout
     bad = run_cli("eval", "run", "-m", str(tiny_model), "--tasks", "retrieval:nope")
     assert bad.returncode == 2 and "neither a bundled pairs set nor a file" in bad.stderr
+    nomodel = run_cli("eval", "run", "-m", str(tmp_path / "no-model"), "--tasks", "lite")
+    assert nomodel.returncode == 2 and "no such folder" in nomodel.stderr and "…" not in nomodel.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
     opt = run_cli("eval", "run", "-m", str(tiny_model), "--tasks", "lite", "--option", "sample")
     assert opt.returncode == 2 and "KEY=VALUE" in opt.stderr

@@ -221,6 +221,11 @@ def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | 
     from xlsent.utils.io import write_json_atomic
 
     check_backend(backend, threads)
+    if isinstance(model, (str, Path)):  # a wrong path: one line before any task's data is read
+        from xlsent.models.registry import REGISTRY, resolve_model_path
+
+        if str(model) not in REGISTRY:
+            resolve_model_path(str(model))
     folder = Path(output) if output is not None else None
     if folder is not None:
         output_file(folder / "task.json", "--output")
