@@ -578,6 +578,56 @@ def test_binary_ivf_visiting_every_cell_equals_the_exact_binary_index(tmp_path):
                                                     back[i2[valid]]), rtol=1e-5)
 
 
+def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coordinate(tmp_path):
+    """``bits`` (``--search-dimensions``): the index holds the sign bits of the first coordinates only (faiss's
+    binary indexes are that many bits wide), the k × rescore nearest by Hamming distance over those bits are the
+    candidates, and they are ranked by the cosine of every coordinate (the int8 store's). Binary IVF visiting every
+    cell gives the exact prefix index's neighbours; a width that is not whole bytes or beyond the vectors is one
+    line."""
+    import faiss
+
+    from xlsent.mining.index import code_bits, index_parts, sub_index_paths
+    from xlsent.mining.store import binary_codes
+
+    queries, targets, store = _binary_case(tmp_path)
+    cfg = IndexConfig(bits=16, rescore=4)
+    sims, idx = Searcher(store, "exact", cfg).search(queries, 4)
+    back = np.concatenate([store.shard(i) for i in range(store.n_shards)])  # the int8 store, every coordinate
+    ham = np.unpackbits(binary_codes(queries)[:, None, :2] ^ binary_codes(back)[None, :, :2], axis=2).sum(2)
+    for q in range(len(queries)):  # the oracle: a shortlist of 16 by the first 16 bits, ranked by full cosines
+        cutoff = np.sort(ham[q])[15]  # rows nearer than this are surely shortlisted; at it, ties may go either way
+        assert (ham[q][idx[q]] <= cutoff).all()
+        full = back @ queries[q]
+        np.testing.assert_allclose(sims[q], full[idx[q]], rtol=1e-5)
+        assert (np.diff(sims[q]) <= 0).all()
+        surely = np.setdiff1d(np.nonzero(ham[q] < cutoff)[0], idx[q])
+        assert (full[surely] <= sims[q][-1] + 1e-6).all()  # none of the sure candidates beats the fourth
+    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, bits=16, rescore=4)
+    s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "bivf16").search(queries, 4)
+    np.testing.assert_array_equal(i2, idx)
+    np.testing.assert_array_equal(s2, sims)
+    trained, paths = sub_index_paths(tmp_path / "bivf16", len(index_parts(store, "ivf", ivf)))
+    assert faiss.read_index_binary(str(trained)).d == 16 and faiss.read_index_binary(str(paths[0])).code_size == 2
+    assert (idx[:, 0] == np.arange(80)).mean() >= 0.9  # the near copies are still found first
+    for bad in (12, 72, -8):
+        with pytest.raises(XlsentError, match="--search-dimensions"):
+            code_bits(64, IndexConfig(bits=bad))
+    with pytest.raises(XlsentError, match="--search-dimensions 12"):
+        choose_kind(10, 10, 64, IndexConfig(bits=12), 4.0, "ubinary")
+
+
+def test_mine_search_dimensions_needs_a_ubinary_index_of_whole_bytes(tiny_model):
+    """``xlsent.mine(…, search_dimensions=N)``: only with ``precision="ubinary"``, a multiple of 8 within the
+    width searched — each one line before the model loads."""
+    import xlsent
+
+    for kw, said in (({"search_dimensions": 16}, "add --precision ubinary"),
+                     ({"search_dimensions": 12, "precision": "ubinary"}, "multiple of 8"),
+                     ({"search_dimensions": 24, "precision": "ubinary", "dimensions": 16}, r"width searched \(16\)")):
+        with pytest.raises(XlsentError, match=said):
+            xlsent.mine(["a b"], ["c d"], model=str(tiny_model), **kw)
+
+
 def test_binary_ivf_is_chosen_for_large_ubinary_jobs_and_mines_the_exact_pairs(tmp_path):
     """``auto``: small ubinary jobs keep the exact binary index, large ones (past ``exact_max_pairs``, where float
     stores leave exact search) get binary IVF, never IVF-PQ; ``--index ivf`` asks for it at any size. A job mined

@@ -43,12 +43,15 @@ def _vectors(n: int, dim: int, seed: int, base: np.ndarray | None = None) -> np.
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("kind,precision", [("exact", "float32"), ("ivf", "float32"), ("ivfpq", "float32"),
-                                            ("ivf", "int8"), ("exact", "ubinary"), ("ivf", "ubinary")])
-def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, precision):
+@pytest.mark.parametrize("kind,precision,bits", [("exact", "float32", 0), ("ivf", "float32", 0),
+                                                 ("ivfpq", "float32", 0), ("ivf", "int8", 0), ("exact", "ubinary", 0),
+                                                 ("ivf", "ubinary", 0), ("ivf", "ubinary", 16)])
+def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, precision, bits):
+    """Every index kind and precision, and a binary IVF over a 16-bit prefix (``--search-dimensions 16``)."""
     src = _vectors(900, 32, 0)
     tgt = _vectors(1100, 32, 1, base=src[:500])
-    cfg = MineConfig(k=4, shard_size=256, dtype=precision, index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8))
+    cfg = MineConfig(k=4, shard_size=256, dtype=precision,
+                     index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8, bits=bits))
     local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
     remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
     local.run(show_progress=False)

@@ -27,7 +27,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          precision: str = "float16", memory_gib: float = 4.0, batch_size: int = 64, documents: bool = False,
          src_lang: str = "", tgt_lang: str = "", filters: str | Sequence[str] = "default", splitter: str = "auto",
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-         dimensions: int | None = None, engine: Any = None, on_note: Note = None, console: Any = None,
+         dimensions: int | None = None, rescore: int = 4, search_dimensions: int | None = None,
+         engine: Any = None, on_note: Note = None, console: Any = None,
          show_progress: bool = False) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
 
@@ -61,6 +62,11 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
         dimensions: mine with the first N coordinates of each vector, renormalised (``None`` = the full width; as
             :func:`xlsent.embed`); stored and searched at that width, at ``precision``.
+        rescore: ``ubinary``: k × this many candidates by Hamming distance are re-scored with the int8 vectors.
+        search_dimensions: ``ubinary``: the search index keeps the sign bits of the first N coordinates only
+            (N/8 bytes a sentence, a multiple of 8, at most the width) and the candidates are re-scored with every
+            coordinate — a model trained with Matryoshka widths keeps its order in a short prefix (``None`` = the
+            whole width).
         engine: where the job's tasks run: ``None`` here, a :class:`xlsent.mining.engine.RayEngine`, or a function
             that makes one (called after every option is checked, so a bad option never starts a cluster).
         on_note: called with each line the job reports (inputs read, skipped lines).
@@ -103,17 +109,29 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     output = output_file(output)
     for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
                                    (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
+                                   (rescore, 1, "--rescore"),
                                    (memory_gib, 0.01, "--memory-gib")):
         at_least(value, minimum, option)
     dimensions = check_dimensions(model, dimensions)
     if precision == "ubinary" and dimensions and dimensions % 8:
         raise XlsentError(f"--precision ubinary packs 8 sign bits to a byte: --dimensions {dimensions} must be a "
                           "multiple of 8")
+    if search_dimensions is not None:
+        if precision != "ubinary":
+            raise XlsentError(f"--search-dimensions {search_dimensions}: only a --precision ubinary index keeps a "
+                              "prefix of sign bits — add --precision ubinary, or leave --search-dimensions out")
+        from xlsent.encoding.width import model_width
+
+        width = dimensions or model_width(model)  # None where the folder does not say: the job checks it later
+        if search_dimensions % 8 or search_dimensions < 8 or (width and search_dimensions > width):
+            raise XlsentError(f"--search-dimensions {search_dimensions}: give a multiple of 8 from 8 to the width "
+                              f"searched{f' ({width})' if width else ''}")
     place(device, dtype)
     if callable(engine):
         engine = engine()
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
-                     index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist), shard_size=shard_size,
+                     index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist, rescore=rescore,
+                                       bits=search_dimensions or 0), shard_size=shard_size,
                      dtype=precision, batch_size=batch_size, memory_gib=memory_gib, center=center)
     scratch = None
     if workdir is None and output is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Optional
 
 import typer
 from rich.markup import escape
@@ -42,6 +42,12 @@ def mine_command(
                                               "byte + a scale per sentence; ubinary: stored as int8, searched by sign "
                                               "bits (d/8 bytes a sentence in the index), the candidates re-scored with "
                                               "the int8 vectors; mining F1 of each: docs/results.md, 'Bitext mining'"),
+    rescore: int = typer.Option(4, help="ubinary: k × this many candidates by Hamming distance are re-scored with "
+                                "the int8 vectors"),
+    search_dimensions: Optional[int] = typer.Option(None, "--search-dimensions", help="ubinary: the index keeps the "
+                                                    "sign bits of the first N coordinates only (N/8 bytes a sentence; "
+                                                    "a multiple of 8); the candidates are re-scored with every "
+                                                    "coordinate — for a model trained with Matryoshka widths"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
                                     "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
                                     "'Selection memory')"),
@@ -67,7 +73,8 @@ def mine_command(
                   margin=margin, dedupe=dedupe, center=center, index=index, nprobe=nprobe, nlist=nlist,
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
-                  overwrite=overwrite, dimensions=dimensions, **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
+                  overwrite=overwrite, dimensions=dimensions, rescore=rescore, search_dimensions=search_dimensions,
+                  **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
                   show_progress=True)
     summary = output.with_name(output.name + ".json")
     s = result.summary

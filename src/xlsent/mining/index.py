@@ -12,7 +12,10 @@ Three kinds of search, all by inner product on L2-normalised vectors (= cosine):
   per target shard (d/8 bytes a sentence); ``ivf`` is a binary IVF (``IndexBinaryIVF`` with an
   ``IndexBinaryFlat`` quantizer: the same ``nlist`` rule, ``nprobe``, seeded training sample, sub-indexes and
   map/reduce as IVF's, d/8 bytes and an 8-byte id a sentence); ``ivfpq`` is refused (the codes are already
-  d/8 bytes), and the width must be whole bytes (a multiple of 8);
+  d/8 bytes), and the width must be whole bytes (a multiple of 8). ``bits`` (``--search-dimensions``) keeps
+  only the sign bits of the first coordinates in the index (a 128-dimension prefix: 16 bytes a sentence) while the
+  k × ``rescore`` candidates are re-scored with every coordinate — a Matryoshka model's short prefix finds,
+  its full vector ranks;
 * ``ivfpq`` — the same cells with product-quantised vectors (``pq_m`` bytes a vector), for
   targets too large to hold at float32; candidates are re-scored with exact cosines read
   back from the store, so margins never use PQ approximations.
@@ -58,6 +61,8 @@ class IndexConfig:
     train_size: int = 0  # vectors to train on; 0 = min(n_target, 64·nlist, ≥ 10,000 for ivfpq)
     seed: int = 0
     rescore: int = 4  # ubinary stores: k × this many candidates by Hamming distance, then re-scored with int8 vectors
+    bits: int = 0  # ubinary stores: the index holds the sign bits of the first this-many coordinates (0 = all of them);
+    # the candidates are re-scored with every coordinate (a Matryoshka funnel: a short code finds, the full vector ranks)
 
 
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
@@ -92,6 +97,7 @@ def choose_kind(n_query: int, n_target: int, dim: int, cfg: IndexConfig, memory_
         raise XlsentError(f"unknown index '{cfg.kind}': use one of {', '.join(INDEX_KINDS)}")
     if precision == "ubinary":
         check_binary(cfg.kind, dim)
+        code_bits(dim, cfg)
     if cfg.kind != "auto":
         return cfg.kind
     if n_query * n_target <= cfg.exact_max_pairs:
@@ -142,6 +148,20 @@ def _binary(store: EmbeddingStore) -> bool:
     return store.spec.dtype == "ubinary"
 
 
+def code_bits(dim: int, cfg: IndexConfig) -> int:
+    """The sign bits a ubinary index holds a vector: ``cfg.bits`` (the first coordinates'), or every coordinate."""
+    if cfg.bits and (cfg.bits % 8 or cfg.bits > dim or cfg.bits < 0):
+        raise XlsentError(f"--search-dimensions {cfg.bits}: the index keeps whole bytes of sign bits of the first "
+                          f"coordinates — give a multiple of 8 from 8 to the width ({dim})")
+    return cfg.bits or dim
+
+
+def codes_of(vectors: np.ndarray, bits: int) -> np.ndarray:
+    """The sign bits of the first ``bits`` coordinates, packed (a cut vector's signs are the full vector's: the
+    renormalisation of ``--dimensions`` does not change them)."""
+    return np.ascontiguousarray(binary_codes(vectors)[:, :bits // 8])
+
+
 def _nlist(n: int, cfg: IndexConfig) -> int:
     return max(1, min(cfg.nlist or int(4 * math.sqrt(n)), n))
 
@@ -168,8 +188,9 @@ def train_index(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | 
     train = store.sample(cfg.train_size or min(n, max(64 * nlist, 10_000 if kind == "ivfpq" else 0)), cfg.seed)
     if _binary(store):  # cells of sign codes: faiss's k-means on the ±1 bits, centroids binarised
         check_binary(kind, d)
-        index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(d), d, nlist)
-        index.train(binary_codes(train))
+        b = code_bits(d, cfg)
+        index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(b), b, nlist)
+        index.train(codes_of(train, b))
         _write_index(index, path)
         return index
     quantizer = faiss.IndexFlatIP(d)
@@ -194,7 +215,7 @@ def fill_part(store: EmbeddingStore, shards: range, trained: str | Path, out: st
         centroids = binary_centroids(index.quantizer)
         for i in shards:
             start, stop = store.bounds(i)
-            codes = np.ascontiguousarray(binary_codes(store.shard(i)))
+            codes = codes_of(store.shard(i), index.d)  # the trained index's width: the bits it was trained on
             cells = np.ascontiguousarray(assign_binary_cells(index.quantizer, codes, 1, centroids)[1][:, 0])
             ids = np.arange(start, stop, dtype=np.int64)
             add_preassigned(index, codes, cells, ids)
@@ -222,8 +243,9 @@ def index_parts(store: EmbeddingStore, kind: str, cfg: IndexConfig) -> list[rang
     """The target shards each sub-index holds: consecutive shards, enough that the copy of the trained cells
     every sub-index carries is at most a tenth of its vectors' bytes (one shard each on small inputs)."""
     d, nlist = store.spec.dim, _nlist(len(store), cfg)
-    if _binary(store):  # binary IVF: d/8 bytes of sign bits and a 64-bit id a vector; cells of d/8 bytes
-        rows = 10 * nlist * (d // 8) / (d // 8 + 8)
+    if _binary(store):  # binary IVF: b/8 bytes of sign bits and a 64-bit id a vector; cells of b/8 bytes
+        b = code_bits(d, cfg)
+        rows = 10 * nlist * (b // 8) / (b // 8 + 8)
     else:
         per_vector = 4 * d if kind == "ivf" else _pq_m(d, cfg) + 8  # IVF-PQ: a code and a 64-bit id
         rows = 10 * nlist * 4 * d / per_vector
@@ -296,7 +318,8 @@ class Searcher:
         wide = k * max(1, self.cfg.rescore) if binary else k + SHORTLIST if self.kind == "exact" else k
         wide = min(len(self.targets), wide)
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
-        codes = binary_codes(queries) if binary else None
+        bits = code_bits(self.targets.spec.dim, self.cfg) if binary else 0
+        codes = codes_of(queries, bits) if binary else None
         if self.indexes:  # the cells to visit, found once for every sub-index (they share the trained cells)
             first = self.indexes[0]
             assign = assign_binary_cells if binary else assign_cells
@@ -306,8 +329,8 @@ class Searcher:
                 dist, idx = self.indexes[i].search_preassigned(codes, wide, cells, cell_sims)
                 sims = dist.astype(np.float32)
             elif binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
-                flat = faiss.IndexBinaryFlat(self.targets.spec.dim)
-                flat.add(binary_codes(self.targets.shard(i)))
+                flat = faiss.IndexBinaryFlat(bits)
+                flat.add(codes_of(self.targets.shard(i), bits))
                 dist, idx = flat.search(codes, wide)
                 sims = dist.astype(np.float32)
                 start = self.targets.bounds(i)[0]
