@@ -91,6 +91,7 @@ def test_the_distillation_recipes_take_matryoshka_dims(models, pairs_tsv, tmp_pa
     ("loss.matryoshka_dims=16,16", "a width is given twice"),
     ("loss.matryoshka_dims=wide", "expected whole numbers (widths)"),
     ("loss.matryoshka_weights=1,1", "weights without loss.matryoshka_dims"),
+    ("loss.matryoshka_kd=some", "not every or full"),
 ])
 def test_bad_widths_fail_in_one_line_before_any_model_loads(models, pairs_tsv, setting, message):
     from xlsent.recipes.config import load_config
@@ -144,6 +145,20 @@ def test_the_wrapped_loss_is_every_term_at_every_width_with_renormalised_targets
         plain = inner([dict(f) for f in feats], F.normalize(labels, dim=-1))
     assert float(got) == pytest.approx(float(want), rel=1e-5)
     assert float(got) != pytest.approx(float(plain), rel=1e-3)  # not the full-width loss alone
+
+    # loss.matryoshka_kd=full: ranking at every width, the distillation term at the full width only
+    kd_full = matryoshka_loss(model, inner, [8, 32, 16], [0.5, 1.0, 2.0], kd="full")([dict(f) for f in feats], labels)
+    ranking_only = RankingDistillLoss(model, kd_weight=0.0)
+    with torch.no_grad():
+        want_full = sum(w * (ranking_only if k < 32 else inner).compute_loss_from_embeddings(
+            [F.normalize(e[:, :k], dim=-1) for e in emb], F.normalize(labels[:, :k], dim=-1))
+            for k, w in ((32, 1.0), (16, 2.0), (8, 0.5)))
+    assert float(kd_full) == pytest.approx(float(want_full), rel=1e-5)
+    assert float(kd_full) < float(got) and inner.kd_weight == 1.0  # less KD, and the weight is put back
+    from xlsent.utils.errors import XlsentError
+
+    with pytest.raises(XlsentError, match="matryoshka_kd=full"):
+        matryoshka_loss(model, torch.nn.MSELoss(), [8], kd="full")
 
     # the gradient reaches the model through every width: a width-8-only loss moves the first 8 coordinates' weights
     model.zero_grad()

@@ -89,7 +89,7 @@ def train_stage(
     callbacks: list | None = None,
     finalize: Callable[[Path], None] | None = None,
     late_record: Callable[[], dict] | None = None,
-    matryoshka: tuple[list[int], list[float]] | None = None,
+    matryoshka: tuple[list[int], list[float]] | None = None, matryoshka_kd: str = "every",
 ) -> dict:
     """Train ``model`` on ``train_dataset`` with ``loss`` in ``folder``; return the stage record.
 
@@ -126,7 +126,7 @@ def train_stage(
             raise XlsentError(f"config loss.matryoshka_dims={dims}: {max(dims)} is more than the model's width "
                               f"({full}) — give widths from 1 to {full}")
         inner_name = type(loss).__name__
-        loss = matryoshka_loss(model, loss, dims, weights)
+        loss = matryoshka_loss(model, loss, dims, weights, kd=matryoshka_kd)
     folder.begin()
     resume = folder.latest_trainer_checkpoint()
     folder.note(f"{name}: {len(train_dataset)} examples" + (f" — resuming from {resume}" if resume else ""))
@@ -175,5 +175,6 @@ def train_stage(
     return folder.finish(save, log, {
         "seconds": seconds, "steps": trainer.state.global_step, "examples": len(train_dataset),
         "resumed_from": resume, "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
-        **({"matryoshka": {"dims": sorted(dims, reverse=True), "weights": weights or "equal"}} if matryoshka else {}),
+        **({"matryoshka": {"dims": sorted(dims, reverse=True), "weights": weights or "equal",
+                           **({"kd": matryoshka_kd} if matryoshka_kd != "every" else {})}} if matryoshka else {}),
         **(extra_record or {}), **(late_record() if late_record else {})})

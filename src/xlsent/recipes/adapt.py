@@ -60,7 +60,10 @@ coordinates and renormalised (the trainer's forward pass runs once; the cut is t
 model's cached targets are cut the same way *and renormalised* (:class:`xlsent.losses.matryoshka.UnitTargets`;
 sentence-transformers' wrapper cuts a target without renormalising it, which would pull a unit-length cut student
 vector towards a shorter one): at every width the distillation keeps each side where the frozen model's own
-cut vector — what ``--dimensions k`` gives for it — lies. The held-out selection still scores the full width.
+cut vector — what ``--dimensions k`` gives for it — lies. ``loss.matryoshka_kd: full`` keeps the distillation
+at the full width only (the ranking at every width): e5-small's own short prefixes are poor (at 128 it keeps
+71–91% of its P@1), so pulling a cut student towards them may hold a prefix back. The held-out selection still
+scores the full width.
 The model folder records the widths (``xlsent_matryoshka.json``, shown by ``xlsent models info``);
 ``--dimensions k`` (or ``SentenceTransformer(folder, truncate_dim=k)``) cuts it.
 
@@ -367,7 +370,8 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
                                    [langs[i] for i in held_rows] if several else None))
     other_col = english_side(pairs.dataset)[0]
     record = train_stage(student, Dataset.from_dict(cols), loss, o, folder, progress, "adapt", no_duplicates=True,
-                         callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss), extra_record={
+                         callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss),
+                         matryoshka_kd=str(cfg.loss.get("matryoshka_kd") or "every"), extra_record={
                              "data_notes": notes, "train_data": {**pairs.summary(), "examples": len(cols["anchor"]),
                                                                  "notes": notes},
                              "holdout": {"pairs": len(held_rows), "file": HOLDOUT_FILE if size else None,

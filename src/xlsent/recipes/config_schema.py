@@ -130,6 +130,9 @@ def _check_matryoshka(typed: RecipeConfig) -> None:
     """``loss.matryoshka_dims`` / ``matryoshka_weights``: whole widths > 0, none twice, none above the trained
     model's width (read from the registry or the folder's files), one weight > 0 a width."""
     loss = typed.get("loss")
+    if isinstance(loss, dict) and loss.get("matryoshka_kd", "every") not in ("every", "full"):
+        raise _fail("loss.matryoshka_kd", loss["matryoshka_kd"], "not every or full",
+                    "every: the distillation term at each width; full: at the full width only")
     if not isinstance(loss, dict) or not ({"matryoshka_dims", "matryoshka_weights"} & set(loss)):
         return
     from xlsent.models.widths import check_matryoshka

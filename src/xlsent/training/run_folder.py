@@ -54,7 +54,7 @@ def learning_optim(optim: dict) -> dict:
 # keys added after run folders existed: left out of the hash while off, so those folders stay valid
 _OFF_WHEN_EMPTY = ("matryoshka_dims", "matryoshka_weights")
 # …and those whose default leaves training as it was (T = 1: the rows as they are)
-_OFF_AT_DEFAULT = {"language_temperature": 1.0}
+_OFF_AT_DEFAULT = {"language_temperature": 1.0, "matryoshka_kd": "every"}
 
 
 def _without_device(part: Any) -> Any:
@@ -68,8 +68,8 @@ def _without_device(part: Any) -> Any:
 def config_hash(*parts: Any) -> str:
     """A short, stable hash of JSON-able parts (``optim`` dicts should go through :func:`learning_optim`). A
     ``device`` key is left out: a run checkpointed on one device resumes on another; so is an empty
-    ``matryoshka_dims`` / ``matryoshka_weights`` (off: the hash of a run folder made before they existed), and a
-    ``language_temperature`` of 1 (the same)."""
+    ``matryoshka_dims`` / ``matryoshka_weights`` (off: the hash of a run folder made before they existed), a
+    ``language_temperature`` of 1 and a ``matryoshka_kd`` of ``every`` (the same)."""
     return hashlib.sha1(json.dumps([_without_device(p) for p in parts], sort_keys=True, default=str).encode()
                         ).hexdigest()[:12]
 
