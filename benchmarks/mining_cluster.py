@@ -10,6 +10,14 @@ threads), then ``--engine ray`` (a local Ray cluster of this machine's CPUs, ``-
 ``--cpus-per-worker``; the cluster's start is timed too). Printed: wall seconds of each (index, search, selection),
 ray ÷ local (the target: ≤ 1.5 on the same cores), the driver's and the largest actor's peak resident memory,
 and whether the pairs are identical. Encoding is not timed (``benchmarks/bench_embed.py``).
+
+``--setting`` (repeatable) mines the same vectors once a setting, on each of ``--engines``: ``index``, ``nprobe``,
+``nlist``, ``precision`` (the store: float32 … ubinary), ``dimensions`` (the vectors cut to their first N
+coordinates and renormalised, as ``xlsent mine --dimensions``), ``search_dimensions`` (ubinary: the index holds the
+sign bits of the first N coordinates, ``--search-dimensions``) and ``rescore``; unset keys take the flags' values
+(float32, the full width). For each run it also prints F1 against the gold copies and the bytes of the search
+index a sentence (its files on disk ÷ rows); for each setting after the first, its ratios to the first (wall,
+search, the largest worker's peak, index bytes).
 """
 
 from __future__ import annotations
@@ -40,6 +48,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="keep both runs' work folders here (to compare their "
                     "k-NN lists); default a temporary folder, removed")
+    ap.add_argument("--engines", default="local,ray", help="local, ray or both (comma-separated)")
+    ap.add_argument("--setting", action="append", default=[], help="KEY=VALUE … for one run of each engine "
+                    "(repeatable; see the module's docstring)")
     args = ap.parse_args()
 
     from xlsent.mining.engine import RayEngine
@@ -52,40 +63,90 @@ def main() -> None:
     draw = lambda n: unit(mean + rng.standard_normal((n, len(mean))) @ chol.T)  # noqa: E731
     src = draw(args.n)
     noisy = unit(src[: args.gold] + rng.standard_normal((args.gold, len(mean))) @ chol.T)
-    tgt = np.ascontiguousarray(np.concatenate([noisy, draw(args.n - args.gold)])[rng.permutation(args.n)])
-    cfg = MineConfig(k=4, mode="max", dtype="float32", threshold="auto", shard_size=args.shard_size,
-                     memory_gib=64.0, index=IndexConfig(kind=args.index, nprobe=args.nprobe, seed=args.seed))
+    order = rng.permutation(args.n)
+    tgt = np.ascontiguousarray(np.concatenate([noisy, draw(args.n - args.gold)])[order])
+    perm = np.argsort(np.asarray(order))  # tgt row of each source's noisy copy
+    gold = set(zip(range(args.gold), perm[: args.gold].tolist()))
     print(f"{args.n} × {args.n} vectors, dim {len(mean)} ({args.fit}'s distribution), {args.gold} gold pairs",
           flush=True)
-    results = {}
+    settings = [parse_setting(x, args) for x in (args.setting or [""])]
+    runs: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = args.workdir or tmp
-        for name in ("local", "ray"):
-            t0 = time.perf_counter()
-            engine = RayEngine(workers=args.workers, cpus_per_worker=args.cpus_per_worker) if name == "ray" else None
-            t_start = time.perf_counter() - t0
-            job = MiningJob.from_embeddings(Path(work) / name, src, tgt, cfg)
-            timings = job.run(show_progress=False, engine=engine)
-            t = time.perf_counter()
-            mined = job.select()
-            timings["select_s"] = time.perf_counter() - t
-            wall = time.perf_counter() - t0
-            results[name] = (mined, wall)
-            workers = f", largest actor {engine.worker_peak_mib:,.0f} MiB" if engine is not None else ""
-            print(f"{name}: {wall:.1f} s (cluster start {t_start:.1f}, index {timings['index_s']:.1f}, search "
-                  f"{timings['search_s']:.1f}, score {timings['score_s']:.1f}, select {timings['select_s']:.1f}; "
-                  f"{job.kinds['fwd']}/{job.kinds['bwd']}); "
-                  f"driver peak {peak_rss_gib() * 1024:,.0f} MiB{workers}; {len(mined.src)} pairs", flush=True)
-    (a, ta), (b, tb) = results["local"], results["ray"]
-    same = np.array_equal(a.src, b.src) and np.array_equal(a.tgt, b.tgt) and np.array_equal(a.score, b.score)
-    print(f"ray ÷ local: {tb / ta:.2f}× (target ≤ 1.5); pairs identical: {same}")
-    if not same and args.workdir:
-        from xlsent.mining.tasks import load_knn
+        for si, st in enumerate(settings):
+            from xlsent.encoding.width import cut
 
-        for d in ("fwd", "bwd"):
-            jobs = [MiningJob.from_embeddings(Path(work) / name, src, tgt, cfg) for name in ("local", "ray")]
-            x, y = (load_knn(j.knn_paths(d))[1] for j in jobs)
-            print(f"{d}: k-NN lists differing in {(x != y).any(1).sum()} of {len(x)} rows")
+            s_vec, t_vec = (cut(x, st["dimensions"]) if st["dimensions"] else x for x in (src, tgt))
+            cfg = MineConfig(k=4, mode="max", dtype=st["precision"], threshold="auto", shard_size=args.shard_size,
+                             memory_gib=64.0, index=IndexConfig(kind=st["index"], nprobe=st["nprobe"],
+                                                                nlist=st["nlist"], seed=args.seed,
+                                                                rescore=st["rescore"], bits=st["search_dimensions"]))
+            label = " ".join(f"{k}={v}" for k, v in st.items())
+            for name in args.engines.split(","):
+                folder = Path(work) / (f"s{si}-{name}" if len(settings) > 1 else name)
+                t0 = time.perf_counter()
+                engine = (RayEngine(workers=args.workers, cpus_per_worker=args.cpus_per_worker) if name == "ray"
+                          else None)
+                t_start = time.perf_counter() - t0
+                job = MiningJob.from_embeddings(folder, s_vec, t_vec, cfg)
+                timings = job.run(show_progress=False, engine=engine)
+                t = time.perf_counter()
+                mined = job.select()
+                timings["select_s"] = time.perf_counter() - t
+                wall = time.perf_counter() - t0
+                found = len(gold & set(zip(mined.src.tolist(), mined.tgt.tolist())))
+                p, r = found / max(1, len(mined.src)), found / max(1, len(gold))
+                f1 = 2 * p * r / max(1e-12, p + r)
+                index_bytes = sum(f.stat().st_size for f in folder.rglob("part-*.faiss"))
+                per_row = index_bytes / (2 * args.n)  # both sides' indexes
+                actor = engine.worker_peak_mib if engine is not None else None
+                runs[(si, name)] = {"mined": mined, "wall": wall, "search": timings["search_s"], "actor": actor,
+                                    "index_bytes": per_row, "f1": f1}
+                workers = f", largest actor {actor:,.0f} MiB" if actor is not None else ""
+                print(f"[{label}] {name}: {wall:.1f} s (cluster start {t_start:.1f}, index {timings['index_s']:.1f}, "
+                      f"search {timings['search_s']:.1f}, score {timings['score_s']:.1f}, select "
+                      f"{timings['select_s']:.1f}; {job.kinds['fwd']}/{job.kinds['bwd']}); driver peak "
+                      f"{peak_rss_gib() * 1024:,.0f} MiB{workers}; {len(mined.src)} pairs, gold P {p:.3f} R {r:.3f} "
+                      f"F1 {f1:.3f}; search index {per_row:.1f} bytes a sentence", flush=True)
+            engines = args.engines.split(",")
+            if len(engines) == 2:
+                a, b = (runs[(si, e)] for e in engines)
+                same = all(np.array_equal(getattr(a["mined"], f), getattr(b["mined"], f))
+                           for f in ("src", "tgt", "score"))
+                print(f"[{label}] {engines[1]} ÷ {engines[0]}: {b['wall'] / a['wall']:.2f}× (target ≤ 1.5); "
+                      f"pairs identical: {same}", flush=True)
+                if not same and args.workdir:
+                    from xlsent.mining.tasks import load_knn
+
+                    jobs = [MiningJob.from_embeddings(Path(work) / (f"s{si}-{e}" if len(settings) > 1 else e),
+                                                      s_vec, t_vec, cfg) for e in engines]
+                    for d in ("fwd", "bwd"):
+                        x, y = (load_knn(j.knn_paths(d))[1] for j in jobs)
+                        print(f"{d}: k-NN lists differing in {(x != y).any(1).sum()} of {len(x)} rows")
+    for si in range(1, len(settings)):
+        for name in args.engines.split(","):
+            a, b = runs[(0, name)], runs[(si, name)]
+            ratio = (f", largest worker {a['actor'] / b['actor']:.2f}× less" if a["actor"] and b["actor"] else "")
+            print(f"setting {si} against setting 0 on {name}: {a['wall'] / b['wall']:.2f}× less wall time, "
+                  f"{a['search'] / b['search']:.2f}× less search time{ratio}, "
+                  f"{a['index_bytes'] / max(1e-9, b['index_bytes']):.2f}× fewer index bytes; "
+                  f"F1 {100 * (b['f1'] - a['f1']):+.1f} points")
+
+
+KEYS = {"index": str, "nprobe": int, "nlist": int, "precision": str, "dimensions": int, "search_dimensions": int,
+        "rescore": int}
+
+
+def parse_setting(text: str, args) -> dict:
+    """``KEY=VALUE …`` over the flags' defaults."""
+    st = {"index": args.index, "nprobe": args.nprobe, "nlist": 0, "precision": "float32", "dimensions": 0,
+          "search_dimensions": 0, "rescore": 4}
+    for item in text.split():
+        key, _, value = item.partition("=")
+        if key not in KEYS or not value:
+            sys.exit(f"--setting {text!r}: {item!r} is not KEY=VALUE with KEY one of {', '.join(KEYS)}")
+        st[key] = KEYS[key](value)
+    return st
 
 
 if __name__ == "__main__":

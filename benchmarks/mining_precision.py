@@ -18,7 +18,9 @@ Every distinct text is embedded once a model (float32, full width); each width i
 ``--dimensions`` cuts it (``v[:N] / ‖v[:N]‖``) and each corpus is mined from a lookup table of those vectors with
 the store at each precision — the same vectors, so the figures differ only by width and precision. Exact search
 (the corpora are small: ``auto`` picks exact, a binary flat index for ``ubinary``); ``ubinary`` re-scores
-k × ``--rescore`` Hamming candidates with its int8 vectors (each ``--rescore`` value is a row). Printed per model ×
+k × ``--rescore`` Hamming candidates with its int8 vectors (each ``--rescore`` value is a row), and with
+``--search-dimensions B`` finds them by the sign bits of the first B coordinates only (``xlsent mine
+--search-dimensions B``: B/8 bytes a sentence in the index) before re-scoring at the row's width. Printed per model ×
 width × precision: F1 at the tuned threshold and at ``xlsent mine``'s automatic one, their change from the
 model's float16 full width (the default), and bytes a sentence (stored; in the search index).
 """
@@ -37,6 +39,12 @@ def main() -> None:
     ap.add_argument("--dimensions", default="", help="widths, comma-separated (default: the full width only)")
     ap.add_argument("--precisions", default="float32,float16,int8,ubinary")
     ap.add_argument("--rescore", default="4", help="ubinary: k × this many Hamming candidates re-scored (comma list)")
+    ap.add_argument("--search-dimensions", default="0", help="ubinary: index bits of the first N coordinates, the "
+                    "candidates re-scored at the full width (comma list; 0 = every coordinate)")
+    ap.add_argument("--center-codes", default="0", help="ubinary: 0 (bits against zero), 1 (against each side's "
+                    "mean) or 0,1 (both rows)")
+    ap.add_argument("--cache", type=Path, default=None, help="keep each model's vectors here (an .npy a model) and "
+                    "reuse them")
     ap.add_argument("--corpora", default="udhr-dev", help="udhr-dev, bible, or both (comma-separated)")
     ap.add_argument("--langs", default="all", help="udhr-dev languages: all, or CODE,CODE,…")
     ap.add_argument("--bible-distractors", type=int, default=3000)
@@ -68,12 +76,24 @@ def main() -> None:
     texts = list(dict.fromkeys(t for per in corpora.values() for pair in per.values() for c in pair
                                for _, t in (*c.src, *c.tgt)))
     rescores = [int(x) for x in args.rescore.split(",")]
+    prefixes = [int(x) for x in args.search_dimensions.split(",")]
+    centers = [bool(int(x)) for x in args.center_codes.split(",")]
     out = json.loads(args.output.read_text()) if args.output.exists() else {}
     for model in args.model.split(","):
         enc = Encoder.load(model)
         widths = [int(x) for x in args.dimensions.split(",")] if args.dimensions else [enc.dimension]
         t0 = time.perf_counter()
-        full = enc.replace(normalize=True, show_progress=False).encode(texts)
+        import hashlib
+
+        digest = hashlib.sha1(json.dumps([model, texts]).encode()).hexdigest()[:12]
+        cached = args.cache / f"{digest}.npy" if args.cache else None
+        if cached is not None and cached.exists():
+            full = np.load(cached)
+        else:
+            full = enc.replace(normalize=True, show_progress=False).encode(texts)
+            if cached is not None:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                np.save(cached, full)
         print(f"{model}: {len(texts)} texts embedded in {time.perf_counter() - t0:.0f} s", flush=True)
         rows = out.setdefault(model, {})
         for width in widths:
@@ -82,12 +102,18 @@ def main() -> None:
             lookup = Encoder(FunctionBackend(lambda batch: np.stack([table[t] for t in batch]), f"{model} (table)",
                                              width, normalizes=True))
             for precision in args.precisions.split(","):
-                for rescore in (rescores if precision == "ubinary" else [None]):
-                    key = f"{width}/{precision}" + (f"/r{rescore}" if rescore is not None else "")
-                    cfg = MineConfig(dtype=precision, index=IndexConfig(rescore=rescore or 4))
+                binary = precision == "ubinary"
+                for rescore, bits, centered in ([(r, b, c) for c in centers for b in prefixes if b < width
+                                                 for r in rescores] if binary else [(None, 0, False)]):
+                    key = (f"{width}/{precision}" + (f"/r{rescore}" if binary else "") + (f"/b{bits}" if bits else "")
+                           + ("/centered" if centered else ""))
+                    cfg = MineConfig(dtype=precision, index=IndexConfig(rescore=rescore or 4, bits=bits,
+                                                                        center_codes=centered))
                     t = time.perf_counter()
-                    rec: dict = {"width": width, "precision": precision, "rescore": rescore,
-                                 "bytes": bytes_per_sentence(precision, width)}
+                    size = bytes_per_sentence(precision, width)
+                    rec: dict = {"width": width, "precision": precision, "rescore": rescore, "bits": bits,
+                                 "center_codes": centered,
+                                 "bytes": {**size, "index": bits // 8} if bits else size}
                     for name, per in corpora.items():
                         res = [evaluate_mining(lookup, dev, test, cfg, model) for dev, test in per.values()]
                         rec[name] = {"f1": float(np.mean([r.test.f1 for r in res])),
@@ -121,7 +147,9 @@ def report(out: dict, corpora: list[str]) -> None:
                 for f in ("f1", "f1_auto_threshold"):
                     d = f" ({100 * (r[n][f] - base[n][f]):+.1f})" if base and n in base else ""
                     cells.append(f"{r[n][f]:.3f}{d}")
-            prec = r["precision"] + (f" (k × {r['rescore']} re-scored)" if r["rescore"] else "")
+            prec = r["precision"] + (f" (k × {r['rescore']} re-scored)" if r["rescore"] else "") + (
+                f", index of the first {r['bits']} coordinates' bits" if r.get("bits") else "") + (
+                ", bits against each side's mean" if r.get("center_codes") else "")
             print(f"| {Path(model).parent.name if '/' in model else model} | {r['width']} | {prec} | "
                   f"{r['bytes']['stored']} / {r['bytes']['index']} | " + " | ".join(cells) + " |")
 

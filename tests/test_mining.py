@@ -616,6 +616,44 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
         choose_kind(10, 10, 64, IndexConfig(bits=12), 4.0, "ubinary")
 
 
+def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_path):
+    """``center_codes``: a bit says whether a coordinate is above its side's mean. Vectors sharing a large mean
+    direction (as e5-small's do) have sign bits that are mostly the same for every row, so a Hamming shortlist
+    finds few near copies; against the mean, it finds them. Each side is taken against its own mean (the mean
+    row the store keeps), the exact binary index and binary IVF visiting every cell agree, and the cosines stay
+    those of the int8 vectors."""
+    from xlsent.mining.index import code_offset, codes_of
+    from xlsent.mining.store import binary_codes
+
+    rng = np.random.default_rng(7)
+    shift = np.abs(rng.normal(size=64)) * 3  # a shared direction, all coordinates positive
+    targets = _unit(shift + rng.normal(size=(600, 64)))
+    queries = _unit(targets[:80] + 0.05 * rng.normal(size=(80, 64)) + 0.05 * shift / np.linalg.norm(shift))
+    store = _store(tmp_path, "t", targets, 100, "ubinary")
+    raw = Searcher(store, "exact", IndexConfig(rescore=1)).search(queries, 4)[1]
+    centered_cfg = IndexConfig(rescore=1, center_codes=True)
+    searcher = Searcher(store, "exact", centered_cfg)
+    mean_q = queries.mean(0)
+    sims, idx = searcher.search(queries, 4, query_offset=mean_q)
+    found_raw, found = (raw[:, 0] == np.arange(80)).mean(), (idx[:, 0] == np.arange(80)).mean()
+    assert found >= 0.85 and found >= found_raw + 0.2, (found_raw, found)
+    back = np.concatenate([store.shard(i) for i in range(store.n_shards)])
+    np.testing.assert_allclose(searcher.offset, back.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(codes_of(queries, 64, mean_q), binary_codes(queries - mean_q))
+    assert code_offset(store, IndexConfig()) is None and code_offset(store.centered(), centered_cfg) is None
+    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, rescore=1, center_codes=True)
+    s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "civf").search(queries, 4, query_offset=mean_q)
+    np.testing.assert_array_equal(i2, idx)
+    np.testing.assert_array_equal(s2, sims)
+    # a whole job: each side's bits against its own stored mean
+    cfg = MineConfig(k=4, shard_size=100, dtype="ubinary", index=IndexConfig(kind="ivf", nlist=8, nprobe=8,
+                                                                             center_codes=True))
+    job = MiningJob.from_embeddings(tmp_path / "job", queries, targets, cfg)
+    job.run(show_progress=False)
+    got = job.select(threshold=None)
+    assert sum(s == t for s, t in zip(got.src.tolist(), got.tgt.tolist())) >= 72
+
+
 def test_mine_search_dimensions_needs_a_ubinary_index_of_whole_bytes(tiny_model):
     """``xlsent.mine(…, search_dimensions=N)``: only with ``precision="ubinary"``, a multiple of 8 within the
     width searched — each one line before the model loads."""

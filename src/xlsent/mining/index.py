@@ -63,6 +63,7 @@ class IndexConfig:
     rescore: int = 4  # ubinary stores: k × this many candidates by Hamming distance, then re-scored with int8 vectors
     bits: int = 0  # ubinary stores: the index holds the sign bits of the first this-many coordinates (0 = all of them);
     # the candidates are re-scored with every coordinate (a Matryoshka funnel: a short code finds, the full vector ranks)
+    center_codes: bool = False  # ubinary stores: a bit says whether a coordinate is above its side's mean, not above 0
 
 
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
@@ -156,10 +157,20 @@ def code_bits(dim: int, cfg: IndexConfig) -> int:
     return cfg.bits or dim
 
 
-def codes_of(vectors: np.ndarray, bits: int) -> np.ndarray:
+def codes_of(vectors: np.ndarray, bits: int, offset: np.ndarray | None = None) -> np.ndarray:
     """The sign bits of the first ``bits`` coordinates, packed (a cut vector's signs are the full vector's: the
-    renormalisation of ``--dimensions`` does not change them)."""
-    return np.ascontiguousarray(binary_codes(vectors)[:, :bits // 8])
+    renormalisation of ``--dimensions`` does not change them); with ``offset`` (a side's mean row), the signs of
+    ``vectors − offset``."""
+    x = np.asarray(vectors, dtype=np.float32)
+    return np.ascontiguousarray(binary_codes(x if offset is None else x - offset)[:, :bits // 8])
+
+
+def code_offset(store: EmbeddingStore, cfg: IndexConfig) -> np.ndarray | None:
+    """The row a ubinary store's sign bits are taken against: its mean (``center_codes``; kept in the store's
+    ``mean.npy``), or ``None`` (zero) — also for a store already read centered (``--center``)."""
+    if not (_binary(store) and cfg.center_codes) or store.offset is not None:
+        return None
+    return store.mean()
 
 
 def _nlist(n: int, cfg: IndexConfig) -> int:
@@ -190,7 +201,7 @@ def train_index(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | 
         check_binary(kind, d)
         b = code_bits(d, cfg)
         index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(b), b, nlist)
-        index.train(codes_of(train, b))
+        index.train(codes_of(train, b, code_offset(store, cfg)))
         _write_index(index, path)
         return index
     quantizer = faiss.IndexFlatIP(d)
@@ -204,8 +215,10 @@ def train_index(store: EmbeddingStore, kind: str, cfg: IndexConfig, path: str | 
     return index
 
 
-def fill_part(store: EmbeddingStore, shards: range, trained: str | Path, out: str | Path) -> None:
-    """``shards`` of ``store`` added, with their global row ids, to a copy of the ``trained`` index → ``out``."""
+def fill_part(store: EmbeddingStore, shards: range, trained: str | Path, out: str | Path,
+              offset: np.ndarray | None = None) -> None:
+    """``shards`` of ``store`` added, with their global row ids, to a copy of the ``trained`` index → ``out``
+    (a ubinary store's sign bits taken against ``offset``, :func:`code_offset`)."""
     import faiss
 
     from faiss.contrib.ivf_tools import add_preassigned
@@ -215,7 +228,7 @@ def fill_part(store: EmbeddingStore, shards: range, trained: str | Path, out: st
         centroids = binary_centroids(index.quantizer)
         for i in shards:
             start, stop = store.bounds(i)
-            codes = codes_of(store.shard(i), index.d)  # the trained index's width: the bits it was trained on
+            codes = codes_of(store.shard(i), index.d, offset)  # the trained index's width: the bits it was trained on
             cells = np.ascontiguousarray(assign_binary_cells(index.quantizer, codes, 1, centroids)[1][:, 0])
             ids = np.arange(start, stop, dtype=np.int64)
             add_preassigned(index, codes, cells, ids)
@@ -288,6 +301,7 @@ class Searcher:
         self.targets, self.kind, self.cfg = targets, kind, cfg
         self.indexes: list = []
         self.centroids = None
+        self.offset = code_offset(targets, cfg)
         if kind != "exact":
             import faiss
 
@@ -299,7 +313,7 @@ class Searcher:
                 train_index(targets, kind, cfg, trained)
             for shards, path in zip(parts, paths):
                 if not path.exists():
-                    fill_part(targets, shards, trained, path)
+                    fill_part(targets, shards, trained, path, self.offset)
                 index = (faiss.read_index_binary if _binary(targets) else faiss.read_index)(str(path))
                 index.nprobe = min(cfg.nprobe, index.nlist)
                 self.indexes.append(index)
@@ -307,8 +321,11 @@ class Searcher:
             self.centroids = (binary_centroids(quantizer) if _binary(targets)
                               else quantizer.reconstruct_n(0, self.indexes[0].nlist))
 
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found."""
+    def search(self, queries: np.ndarray, k: int, query_offset: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found.
+        ``query_offset``: with ``center_codes``, the queries' side's mean row (their sign bits are taken against
+        it, as the targets' against theirs; ``None``: against the targets' mean)."""
         import faiss
 
         k = min(k, len(self.targets))
@@ -319,7 +336,8 @@ class Searcher:
         wide = min(len(self.targets), wide)
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
         bits = code_bits(self.targets.spec.dim, self.cfg) if binary else 0
-        codes = codes_of(queries, bits) if binary else None
+        q_off = (query_offset if query_offset is not None else self.offset) if self.offset is not None else None
+        codes = codes_of(queries, bits, q_off) if binary else None
         if self.indexes:  # the cells to visit, found once for every sub-index (they share the trained cells)
             first = self.indexes[0]
             assign = assign_binary_cells if binary else assign_cells
@@ -330,7 +348,7 @@ class Searcher:
                 sims = dist.astype(np.float32)
             elif binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
                 flat = faiss.IndexBinaryFlat(bits)
-                flat.add(codes_of(self.targets.shard(i), bits))
+                flat.add(codes_of(self.targets.shard(i), bits, self.offset))
                 dist, idx = flat.search(codes, wide)
                 sims = dist.astype(np.float32)
                 start = self.targets.bounds(i)[0]

@@ -135,7 +135,8 @@ class MiningJob:
         encode_key = {**key, "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
         self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib, cfg.dtype),
                       "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib, cfg.dtype)}
-        index_key = {k: v for k, v in asdict(cfg.index).items() if not (k == "bits" and not v)}  # older folders
+        index_key = {k: v for k, v in asdict(cfg.index).items()  # keys added later, left out while off: older folders
+                     if not (k in ("bits", "center_codes") and not v)}
         search_key = {"k": cfg.k, "index": index_key, "kinds": [self.kinds["fwd"], self.kinds["bwd"]],
                       "layout": 2, **({"center": True} if cfg.center else {})}  # 2: sub-indexes, k-NN means kept
         record = self.dir / "job.json"
@@ -183,7 +184,7 @@ class MiningJob:
             if self.kinds[d] != "exact":
                 parts = index_parts(targets, self.kinds[d], self.cfg.index)
                 trained, paths = sub_index_paths(self.dir / f"index-{name}", len(parts))
-                out += [FillTask(targets.folder, shards, trained, path, self.cfg.center)
+                out += [FillTask(targets.folder, shards, trained, path, self.cfg.center, self.cfg.index)
                         for shards, path in zip(parts, paths) if not path.exists()]
         return out
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.mining.index import IndexConfig, Searcher, fill_part
+from xlsent.mining.index import IndexConfig, Searcher, code_offset, fill_part
 from xlsent.mining.inputs import SideInput
 from xlsent.mining.margin import Candidates, best_candidates
 from xlsent.mining.store import EmbeddingStore
@@ -59,13 +59,15 @@ class FillTask:
     trained: Path
     out: Path
     center: bool = False
+    index: IndexConfig | None = None  # its center_codes: a ubinary store's bits against the store's mean
 
     def done(self) -> bool:
         return self.out.exists()
 
     def run(self, cache: dict | None = None) -> None:
         store = EmbeddingStore.open(self.store)
-        fill_part(store.centered() if self.center else store, self.shards, self.trained, self.out)
+        store = store.centered() if self.center else store
+        fill_part(store, self.shards, self.trained, self.out, code_offset(store, self.index or IndexConfig()))
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ class SearchTask:
         key = ("searcher", self.targets, self.kind, self.index_dir)
         if key not in cache:
             cache[key] = self.searcher()
-        sims, idx = cache[key].search(self._store(self.queries).shard(self.shard), self.k)
+        queries = self._store(self.queries)
+        sims, idx = cache[key].search(queries.shard(self.shard), self.k, code_offset(queries, self.index))
         with atomic_path(self.out) as tmp:
             with open(tmp, "wb") as f:
                 np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
