@@ -14,7 +14,8 @@ and whether the pairs are identical. Encoding is not timed (``benchmarks/bench_e
 ``--setting`` (repeatable) mines the same vectors once a setting, on each of ``--engines``: ``index``, ``nprobe``,
 ``nlist``, ``precision`` (the store: float32 … ubinary), ``dimensions`` (the vectors cut to their first N
 coordinates and renormalised, as ``xlsent mine --dimensions``), ``search_dimensions`` (ubinary: the index holds the
-sign bits of the first N coordinates, ``--search-dimensions``) and ``rescore``; unset keys take the flags' values
+sign bits of the first N coordinates, ``--search-dimensions``), ``center_codes`` (1: ubinary bits against each
+side's mean) and ``rescore``; unset keys take the flags' values
 (float32, the full width). For each run it also prints F1 against the gold copies and the bytes of the search
 index a sentence (its files on disk ÷ rows); for each setting after the first, its ratios to the first (wall,
 search, the largest worker's peak, index bytes).
@@ -51,6 +52,8 @@ def main() -> None:
     ap.add_argument("--engines", default="local,ray", help="local, ray or both (comma-separated)")
     ap.add_argument("--setting", action="append", default=[], help="KEY=VALUE … for one run of each engine "
                     "(repeatable; see the module's docstring)")
+    ap.add_argument("--profile", type=int, default=20_000, help="queries searched again on one thread after each "
+                    "setting, timing the search's parts (0 = skip)")
     args = ap.parse_args()
 
     from xlsent.mining.engine import RayEngine
@@ -80,7 +83,8 @@ def main() -> None:
             cfg = MineConfig(k=4, mode="max", dtype=st["precision"], threshold="auto", shard_size=args.shard_size,
                              memory_gib=64.0, index=IndexConfig(kind=st["index"], nprobe=st["nprobe"],
                                                                 nlist=st["nlist"], seed=args.seed,
-                                                                rescore=st["rescore"], bits=st["search_dimensions"]))
+                                                                rescore=st["rescore"], bits=st["search_dimensions"],
+                                                                center_codes=bool(st["center_codes"])))
             label = " ".join(f"{k}={v}" for k, v in st.items())
             for name in args.engines.split(","):
                 folder = Path(work) / (f"s{si}-{name}" if len(settings) > 1 else name)
@@ -108,6 +112,10 @@ def main() -> None:
                       f"{timings['select_s']:.1f}; {job.kinds['fwd']}/{job.kinds['bwd']}); driver peak "
                       f"{peak_rss_gib() * 1024:,.0f} MiB{workers}; {len(mined.src)} pairs, gold P {p:.3f} R {r:.3f} "
                       f"F1 {f1:.3f}; search index {per_row:.1f} bytes a sentence", flush=True)
+            if args.profile:
+                runs[(si, "profile")] = profile(Path(work) / f"s{si}-{args.engines.split(',')[0]}"
+                                                if len(settings) > 1 else Path(work) / args.engines.split(",")[0],
+                                                s_vec, t_vec, cfg, args.profile, label)
             engines = args.engines.split(",")
             if len(engines) == 2:
                 a, b = (runs[(si, e)] for e in engines)
@@ -124,6 +132,10 @@ def main() -> None:
                         x, y = (load_knn(j.knn_paths(d))[1] for j in jobs)
                         print(f"{d}: k-NN lists differing in {(x != y).any(1).sum()} of {len(x)} rows")
     for si in range(1, len(settings)):
+        if args.profile:
+            a, b = runs[(0, "profile")]["at_1b_ms"], runs[(si, "profile")]["at_1b_ms"]
+            print(f"setting {si} against setting 0, search core-ms a query at 1B (one thread): {a:.1f} / {b:.1f} = "
+                  f"{a / b:.2f}× fewer core-hours")
         for name in args.engines.split(","):
             a, b = runs[(0, name)], runs[(si, name)]
             ratio = (f", largest worker {a['actor'] / b['actor']:.2f}× less" if a["actor"] and b["actor"] else "")
@@ -133,14 +145,42 @@ def main() -> None:
                   f"F1 {100 * (b['f1'] - a['f1']):+.1f} points")
 
 
+def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: str) -> dict:
+    """The forward search of ``n`` queries again, on one thread, split into its parts (``Searcher.seconds``: the
+    cells a query visits, the scan of their lists, the re-scoring from the store), in core-ms a query — and what
+    each part becomes at a billion targets: the cells and the scan grow as √n (4·√n cells; nprobe cells of n/nlist
+    rows each), the re-scoring of a fixed number of candidates does not."""
+    import faiss
+
+    from xlsent.mining.index import Searcher, code_offset
+    from xlsent.mining.job import MiningJob
+
+    job = MiningJob.from_embeddings(folder, src, tgt, cfg)
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        kind = job.kinds["fwd"]
+        searcher = Searcher(job.tgt, kind, cfg.index, None if kind == "exact" else folder / "index-tgt")
+        searcher.search(src[:n], cfg.k, code_offset(job.src, cfg.index))
+    finally:
+        faiss.omp_set_num_threads(threads)
+    ms = {part: 1000 * s / n for part, s in searcher.seconds.items()}
+    grow = (1e9 / len(tgt)) ** 0.5
+    at_1b = grow * (ms["cells"] + ms["scan"]) + ms["rescore"]
+    print(f"[{label}] one thread, {n} queries: cells {ms['cells']:.3f}, scan {ms['scan']:.3f}, re-score "
+          f"{ms['rescore']:.3f} core-ms a query; at 1B targets ≈ {at_1b:.1f} core-ms a query "
+          f"(cells and scan × {grow:.1f}), {at_1b * 2e9 / 3.6e6:,.0f} core-hours for 2·10⁹ queries", flush=True)
+    return {**ms, "at_1b_ms": at_1b}
+
+
 KEYS = {"index": str, "nprobe": int, "nlist": int, "precision": str, "dimensions": int, "search_dimensions": int,
-        "rescore": int}
+        "rescore": int, "center_codes": int}
 
 
 def parse_setting(text: str, args) -> dict:
     """``KEY=VALUE …`` over the flags' defaults."""
     st = {"index": args.index, "nprobe": args.nprobe, "nlist": 0, "precision": "float32", "dimensions": 0,
-          "search_dimensions": 0, "rescore": 4}
+          "search_dimensions": 0, "rescore": 4, "center_codes": 0}
     for item in text.split():
         key, _, value = item.partition("=")
         if key not in KEYS or not value:
