@@ -543,14 +543,15 @@ def _binary_case(tmp_path, name="t"):
 def test_binary_ivf_visiting_every_cell_equals_the_exact_binary_index(tmp_path):
     """A ubinary store searched by binary IVF (sign codes in cells, Hamming distance, k × rescore re-scored with the
     int8 vectors): with every cell visited, the same neighbours and cosines as the exact binary index; with a few
-    cells, close to them. Sub-indexes as IVF's, the cells found once per query and shared."""
+    cells, close to them. Sub-indexes as IVF's, the cells found once per query and shared. (Raw sign bits here,
+    ``center_codes=False``, so faiss over sentence-transformers' ubinary codes is the oracle.)"""
     import faiss
 
     from xlsent.mining.index import index_parts, sub_index_paths
 
     queries, targets, store = _binary_case(tmp_path)
-    want_s, want_i = Searcher(store, "exact", IndexConfig()).search(queries, 4)
-    full = IndexConfig(kind="ivf", nlist=8, nprobe=8)
+    want_s, want_i = Searcher(store, "exact", IndexConfig(center_codes=False)).search(queries, 4)
+    full = IndexConfig(kind="ivf", nlist=8, nprobe=8, center_codes=False)
     sims, idx = Searcher(store, "ivf", full, tmp_path / "bivf").search(queries, 4)
     np.testing.assert_array_equal(idx, want_i)
     np.testing.assert_array_equal(sims, want_s)
@@ -559,7 +560,7 @@ def test_binary_ivf_visiting_every_cell_equals_the_exact_binary_index(tmp_path):
     trained, paths = sub_index_paths(tmp_path / "bivf", len(parts))
     assert isinstance(faiss.read_index_binary(str(trained)), faiss.IndexBinaryIVF)
     assert all(p.exists() for p in paths)
-    few = IndexConfig(kind="ivf", nlist=8, nprobe=2)
+    few = IndexConfig(kind="ivf", nlist=8, nprobe=2, center_codes=False)
     s2, i2 = Searcher(store, "ivf", few, tmp_path / "bivf2").search(queries, 4)
     from xlsent.mining.store import binary_codes
 
@@ -590,7 +591,7 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
     from xlsent.mining.store import binary_codes
 
     queries, targets, store = _binary_case(tmp_path)
-    cfg = IndexConfig(bits=16, rescore=4)
+    cfg = IndexConfig(bits=16, rescore=4, center_codes=False)  # raw bits: the oracle below
     sims, idx = Searcher(store, "exact", cfg).search(queries, 4)
     back = np.concatenate([store.shard(i) for i in range(store.n_shards)])  # the int8 store, every coordinate
     ham = np.unpackbits(binary_codes(queries)[:, None, :2] ^ binary_codes(back)[None, :, :2], axis=2).sum(2)
@@ -602,7 +603,7 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
         assert (np.diff(sims[q]) <= 0).all()
         surely = np.setdiff1d(np.nonzero(ham[q] < cutoff)[0], idx[q])
         assert (full[surely] <= sims[q][-1] + 1e-6).all()  # none of the sure candidates beats the fourth
-    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, bits=16, rescore=4)
+    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, bits=16, rescore=4, center_codes=False)
     s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "bivf16").search(queries, 4)
     np.testing.assert_array_equal(i2, idx)
     np.testing.assert_array_equal(s2, sims)
@@ -617,7 +618,7 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
 
 
 def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_path):
-    """``center_codes``: a bit says whether a coordinate is above its side's mean. Vectors sharing a large mean
+    """``center_codes`` (the default): a bit says whether a coordinate is above its side's mean. Vectors sharing a large mean
     direction (as e5-small's do) have sign bits that are mostly the same for every row, so a Hamming shortlist
     finds few near copies; against the mean, it finds them. Each side is taken against its own mean (the mean
     row the store keeps), the exact binary index and binary IVF visiting every cell agree, and the cosines stay
@@ -630,7 +631,7 @@ def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_p
     targets = _unit(shift + rng.normal(size=(600, 64)))
     queries = _unit(targets[:80] + 0.05 * rng.normal(size=(80, 64)) + 0.05 * shift / np.linalg.norm(shift))
     store = _store(tmp_path, "t", targets, 100, "ubinary")
-    raw = Searcher(store, "exact", IndexConfig(rescore=1)).search(queries, 4)[1]
+    raw = Searcher(store, "exact", IndexConfig(rescore=1, center_codes=False)).search(queries, 4)[1]
     centered_cfg = IndexConfig(rescore=1, center_codes=True)
     searcher = Searcher(store, "exact", centered_cfg)
     mean_q = queries.mean(0)
@@ -640,7 +641,7 @@ def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_p
     back = np.concatenate([store.shard(i) for i in range(store.n_shards)])
     np.testing.assert_allclose(searcher.offset, back.mean(0), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(codes_of(queries, 64, mean_q), binary_codes(queries - mean_q))
-    assert code_offset(store, IndexConfig()) is None and code_offset(store.centered(), centered_cfg) is None
+    assert code_offset(store, IndexConfig(center_codes=False)) is None and code_offset(store.centered(), centered_cfg) is None
     ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, rescore=1, center_codes=True)
     s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "civf").search(queries, 4, query_offset=mean_q)
     np.testing.assert_array_equal(i2, idx)

@@ -63,7 +63,7 @@ class IndexConfig:
     rescore: int = 4  # ubinary stores: k × this many candidates by Hamming distance, then re-scored with int8 vectors
     bits: int = 0  # ubinary stores: the index holds the sign bits of the first this-many coordinates (0 = all of them);
     # the candidates are re-scored with every coordinate (a Matryoshka funnel: a short code finds, the full vector ranks)
-    center_codes: bool = False  # ubinary stores: a bit says whether a coordinate is above its side's mean, not above 0
+    center_codes: bool = True  # ubinary stores: a bit says whether a coordinate is above its side's mean, not above 0
 
 
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
