@@ -14,8 +14,8 @@ and whether the pairs are identical. Encoding is not timed (``benchmarks/bench_e
 ``--setting`` (repeatable) mines the same vectors once a setting, on each of ``--engines``: ``index``, ``nprobe``,
 ``nlist``, ``precision`` (the store: float32 … ubinary), ``dimensions`` (the vectors cut to their first N
 coordinates and renormalised, as ``xlsent mine --dimensions``), ``search_dimensions`` (ubinary: the index holds the
-sign bits of the first N coordinates, ``--search-dimensions``), ``center_codes`` (1: ubinary bits against each
-side's mean) and ``rescore``; unset keys take the flags' values
+sign bits of the first N coordinates, ``--search-dimensions``), ``center_codes`` (ubinary: the bits against none,
+target — the default — or own means) and ``rescore``; unset keys take the flags' values
 (float32, the full width). For each run it also prints F1 against the gold copies and the bytes of the search
 index a sentence (its files on disk ÷ rows); for each setting after the first, its ratios to the first (wall,
 search, the largest worker's peak, index bytes).
@@ -84,7 +84,7 @@ def main() -> None:
                              memory_gib=64.0, index=IndexConfig(kind=st["index"], nprobe=st["nprobe"],
                                                                 nlist=st["nlist"], seed=args.seed,
                                                                 rescore=st["rescore"], bits=st["search_dimensions"],
-                                                                center_codes=bool(st["center_codes"])))
+                                                                center_codes=st["center_codes"]))
             label = " ".join(f"{k}={v}" for k, v in st.items())
             for name in args.engines.split(","):
                 folder = Path(work) / (f"s{si}-{name}" if len(settings) > 1 else name)
@@ -161,7 +161,8 @@ def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: 
     try:
         kind = job.kinds["fwd"]
         searcher = Searcher(job.tgt, kind, cfg.index, None if kind == "exact" else folder / "index-tgt")
-        searcher.search(src[:n], cfg.k, code_offset(job.src, cfg.index))
+        own = code_offset(job.src, cfg.index) if cfg.index.center_codes == "own" else None
+        searcher.search(src[:n], cfg.k, own)
     finally:
         faiss.omp_set_num_threads(threads)
     ms = {part: 1000 * s / n for part, s in searcher.seconds.items()}
@@ -174,13 +175,13 @@ def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: 
 
 
 KEYS = {"index": str, "nprobe": int, "nlist": int, "precision": str, "dimensions": int, "search_dimensions": int,
-        "rescore": int, "center_codes": int}
+        "rescore": int, "center_codes": str}
 
 
 def parse_setting(text: str, args) -> dict:
     """``KEY=VALUE …`` over the flags' defaults."""
     st = {"index": args.index, "nprobe": args.nprobe, "nlist": 0, "precision": "float32", "dimensions": 0,
-          "search_dimensions": 0, "rescore": 4, "center_codes": 0}
+          "search_dimensions": 0, "rescore": 4, "center_codes": "target"}
     for item in text.split():
         key, _, value = item.partition("=")
         if key not in KEYS or not value:

@@ -41,8 +41,8 @@ def main() -> None:
     ap.add_argument("--rescore", default="4", help="ubinary: k × this many Hamming candidates re-scored (comma list)")
     ap.add_argument("--search-dimensions", default="0", help="ubinary: index bits of the first N coordinates, the "
                     "candidates re-scored at the full width (comma list; 0 = every coordinate)")
-    ap.add_argument("--center-codes", default="0", help="ubinary: 0 (bits against zero), 1 (against each side's "
-                    "mean) or 0,1 (both rows)")
+    ap.add_argument("--center-codes", default="target", help="ubinary: what the bits are taken against — none, "
+                    "target (the searched side's mean, the default) or own (each side's); comma list = a row each")
     ap.add_argument("--cache", type=Path, default=None, help="keep each model's vectors here (an .npy a model) and "
                     "reuse them")
     ap.add_argument("--corpora", default="udhr-dev", help="udhr-dev, bible, or both (comma-separated)")
@@ -77,7 +77,7 @@ def main() -> None:
                                for _, t in (*c.src, *c.tgt)))
     rescores = [int(x) for x in args.rescore.split(",")]
     prefixes = [int(x) for x in args.search_dimensions.split(",")]
-    centers = [bool(int(x)) for x in args.center_codes.split(",")]
+    centers = args.center_codes.split(",")
     out = json.loads(args.output.read_text()) if args.output.exists() else {}
     for model in args.model.split(","):
         enc = Encoder.load(model)
@@ -104,11 +104,11 @@ def main() -> None:
             for precision in args.precisions.split(","):
                 binary = precision == "ubinary"
                 for rescore, bits, centered in ([(r, b, c) for c in centers for b in prefixes if b < width
-                                                 for r in rescores] if binary else [(None, 0, False)]):
+                                                 for r in rescores] if binary else [(None, 0, "")]):
                     key = (f"{width}/{precision}" + (f"/r{rescore}" if binary else "") + (f"/b{bits}" if bits else "")
-                           + ("/centered" if centered else ""))
+                           + (f"/{centered}" if binary else ""))
                     cfg = MineConfig(dtype=precision, index=IndexConfig(rescore=rescore or 4, bits=bits,
-                                                                        center_codes=centered))
+                                                                        center_codes=centered or "target"))
                     t = time.perf_counter()
                     size = bytes_per_sentence(precision, width)
                     rec: dict = {"width": width, "precision": precision, "rescore": rescore, "bits": bits,
@@ -149,7 +149,7 @@ def report(out: dict, corpora: list[str]) -> None:
                     cells.append(f"{r[n][f]:.3f}{d}")
             prec = r["precision"] + (f" (k × {r['rescore']} re-scored)" if r["rescore"] else "") + (
                 f", index of the first {r['bits']} coordinates' bits" if r.get("bits") else "") + (
-                ", bits against each side's mean" if r.get("center_codes") else "")
+                f", bits against {r['center_codes']}" if r.get("center_codes") else "")
             print(f"| {Path(model).parent.name if '/' in model else model} | {r['width']} | {prec} | "
                   f"{r['bytes']['stored']} / {r['bytes']['index']} | " + " | ".join(cells) + " |")
 

@@ -544,14 +544,14 @@ def test_binary_ivf_visiting_every_cell_equals_the_exact_binary_index(tmp_path):
     """A ubinary store searched by binary IVF (sign codes in cells, Hamming distance, k × rescore re-scored with the
     int8 vectors): with every cell visited, the same neighbours and cosines as the exact binary index; with a few
     cells, close to them. Sub-indexes as IVF's, the cells found once per query and shared. (Raw sign bits here,
-    ``center_codes=False``, so faiss over sentence-transformers' ubinary codes is the oracle.)"""
+    ``center_codes="none"``, so faiss over sentence-transformers' ubinary codes is the oracle.)"""
     import faiss
 
     from xlsent.mining.index import index_parts, sub_index_paths
 
     queries, targets, store = _binary_case(tmp_path)
-    want_s, want_i = Searcher(store, "exact", IndexConfig(center_codes=False)).search(queries, 4)
-    full = IndexConfig(kind="ivf", nlist=8, nprobe=8, center_codes=False)
+    want_s, want_i = Searcher(store, "exact", IndexConfig(center_codes="none")).search(queries, 4)
+    full = IndexConfig(kind="ivf", nlist=8, nprobe=8, center_codes="none")
     sims, idx = Searcher(store, "ivf", full, tmp_path / "bivf").search(queries, 4)
     np.testing.assert_array_equal(idx, want_i)
     np.testing.assert_array_equal(sims, want_s)
@@ -560,7 +560,7 @@ def test_binary_ivf_visiting_every_cell_equals_the_exact_binary_index(tmp_path):
     trained, paths = sub_index_paths(tmp_path / "bivf", len(parts))
     assert isinstance(faiss.read_index_binary(str(trained)), faiss.IndexBinaryIVF)
     assert all(p.exists() for p in paths)
-    few = IndexConfig(kind="ivf", nlist=8, nprobe=2, center_codes=False)
+    few = IndexConfig(kind="ivf", nlist=8, nprobe=2, center_codes="none")
     s2, i2 = Searcher(store, "ivf", few, tmp_path / "bivf2").search(queries, 4)
     from xlsent.mining.store import binary_codes
 
@@ -591,7 +591,7 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
     from xlsent.mining.store import binary_codes
 
     queries, targets, store = _binary_case(tmp_path)
-    cfg = IndexConfig(bits=16, rescore=4, center_codes=False)  # raw bits: the oracle below
+    cfg = IndexConfig(bits=16, rescore=4, center_codes="none")  # raw bits: the oracle below
     sims, idx = Searcher(store, "exact", cfg).search(queries, 4)
     back = np.concatenate([store.shard(i) for i in range(store.n_shards)])  # the int8 store, every coordinate
     ham = np.unpackbits(binary_codes(queries)[:, None, :2] ^ binary_codes(back)[None, :, :2], axis=2).sum(2)
@@ -603,7 +603,7 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
         assert (np.diff(sims[q]) <= 0).all()
         surely = np.setdiff1d(np.nonzero(ham[q] < cutoff)[0], idx[q])
         assert (full[surely] <= sims[q][-1] + 1e-6).all()  # none of the sure candidates beats the fourth
-    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, bits=16, rescore=4, center_codes=False)
+    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, bits=16, rescore=4, center_codes="none")
     s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "bivf16").search(queries, 4)
     np.testing.assert_array_equal(i2, idx)
     np.testing.assert_array_equal(s2, sims)
@@ -618,11 +618,12 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
 
 
 def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_path):
-    """``center_codes`` (the default): a bit says whether a coordinate is above its side's mean. Vectors sharing a large mean
-    direction (as e5-small's do) have sign bits that are mostly the same for every row, so a Hamming shortlist
-    finds few near copies; against the mean, it finds them. Each side is taken against its own mean (the mean
-    row the store keeps), the exact binary index and binary IVF visiting every cell agree, and the cosines stay
-    those of the int8 vectors."""
+    """``center_codes``: what a bit is measured against. Vectors sharing a large mean direction (as e5-small's do)
+    have sign bits that are mostly the same for every row, so a Hamming shortlist of raw bits (``none``) finds few
+    near copies; against the searched side's mean (``target``, the default: the targets' rows and the queries
+    alike) or each side's own mean (``own``) it finds them. The offset is the mean row the store keeps; the exact
+    binary index and binary IVF visiting every cell agree, the cosines stay those of the int8 vectors, and an
+    unknown mode is one line."""
     from xlsent.mining.index import code_offset, codes_of
     from xlsent.mining.store import binary_codes
 
@@ -631,28 +632,37 @@ def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_p
     targets = _unit(shift + rng.normal(size=(600, 64)))
     queries = _unit(targets[:80] + 0.05 * rng.normal(size=(80, 64)) + 0.05 * shift / np.linalg.norm(shift))
     store = _store(tmp_path, "t", targets, 100, "ubinary")
-    raw = Searcher(store, "exact", IndexConfig(rescore=1, center_codes=False)).search(queries, 4)[1]
-    centered_cfg = IndexConfig(rescore=1, center_codes=True)
-    searcher = Searcher(store, "exact", centered_cfg)
-    mean_q = queries.mean(0)
-    sims, idx = searcher.search(queries, 4, query_offset=mean_q)
-    found_raw, found = (raw[:, 0] == np.arange(80)).mean(), (idx[:, 0] == np.arange(80)).mean()
-    assert found >= 0.85 and found >= found_raw + 0.2, (found_raw, found)
     back = np.concatenate([store.shard(i) for i in range(store.n_shards)])
+    mean_q = queries.mean(0)
+
+    def first(mode, query_offset=None):
+        searcher = Searcher(store, "exact", IndexConfig(rescore=1, center_codes=mode))
+        sims, idx = searcher.search(queries, 4, query_offset=query_offset)
+        np.testing.assert_allclose(sims, np.take_along_axis(queries @ back.T, idx, 1), rtol=1e-5)
+        return searcher, sims, idx, (idx[:, 0] == np.arange(80)).mean()
+
+    found_raw = first("none")[3]
+    searcher, sims, idx, found = first("target", query_offset=mean_q)  # "target": the queries' own mean is not used
+    assert found >= 0.85 and found >= found_raw + 0.2, (found_raw, found)
+    assert first("own", query_offset=mean_q)[3] >= found_raw + 0.2
     np.testing.assert_allclose(searcher.offset, back.mean(0), rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(codes_of(queries, 64, mean_q), binary_codes(queries - mean_q))
-    assert code_offset(store, IndexConfig(center_codes=False)) is None and code_offset(store.centered(), centered_cfg) is None
-    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, rescore=1, center_codes=True)
-    s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "civf").search(queries, 4, query_offset=mean_q)
+    np.testing.assert_array_equal(codes_of(queries, 64, searcher.offset), binary_codes(queries - searcher.offset))
+    assert code_offset(store, IndexConfig(center_codes="none")) is None
+    assert code_offset(store.centered(), IndexConfig()) is None  # already read centered
+    with pytest.raises(XlsentError, match="center_codes 'yes'"):
+        code_offset(store, IndexConfig(center_codes="yes"))
+    ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, rescore=1)
+    s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "civf").search(queries, 4)
     np.testing.assert_array_equal(i2, idx)
     np.testing.assert_array_equal(s2, sims)
-    # a whole job: each side's bits against its own stored mean
-    cfg = MineConfig(k=4, shard_size=100, dtype="ubinary", index=IndexConfig(kind="ivf", nlist=8, nprobe=8,
-                                                                             center_codes=True))
-    job = MiningJob.from_embeddings(tmp_path / "job", queries, targets, cfg)
-    job.run(show_progress=False)
-    got = job.select(threshold=None)
-    assert sum(s == t for s, t in zip(got.src.tolist(), got.tgt.tolist())) >= 72
+    # whole jobs: the default, and each side against its own stored mean
+    for mode in ("target", "own"):
+        cfg = MineConfig(k=4, shard_size=100, dtype="ubinary",
+                         index=IndexConfig(kind="ivf", nlist=8, nprobe=8, center_codes=mode))
+        job = MiningJob.from_embeddings(tmp_path / f"job-{mode}", queries, targets, cfg)
+        job.run(show_progress=False)
+        got = job.select(threshold=None)
+        assert sum(s == t for s, t in zip(got.src.tolist(), got.tgt.tolist())) >= 72, mode
 
 
 def test_mine_search_dimensions_needs_a_ubinary_index_of_whole_bytes(tiny_model):

@@ -49,11 +49,11 @@ def _vectors(n: int, dim: int, seed: int, base: np.ndarray | None = None) -> np.
                                                  ("ivf", "ubinary", -16)])
 def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, precision, bits):
     """Every index kind and precision, and a binary IVF over a 16-bit prefix (``--search-dimensions 16``; −16:
-    the same with raw sign bits, ``center_codes=False``, instead of each side's bits against its mean)."""
+    the same with raw sign bits, ``center_codes="none"``, instead of against the searched side's mean)."""
     src = _vectors(900, 32, 0)
     tgt = _vectors(1100, 32, 1, base=src[:500])
     cfg = MineConfig(k=4, shard_size=256, dtype=precision,
-                     index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8, bits=abs(bits), center_codes=bits >= 0))
+                     index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8, bits=abs(bits), center_codes="target" if bits >= 0 else "none"))
     local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
     remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
     local.run(show_progress=False)

@@ -63,7 +63,8 @@ class IndexConfig:
     rescore: int = 4  # ubinary stores: k × this many candidates by Hamming distance, then re-scored with int8 vectors
     bits: int = 0  # ubinary stores: the index holds the sign bits of the first this-many coordinates (0 = all of them);
     # the candidates are re-scored with every coordinate (a Matryoshka funnel: a short code finds, the full vector ranks)
-    center_codes: bool = True  # ubinary stores: a bit says whether a coordinate is above its side's mean, not above 0
+    center_codes: str = "target"  # ubinary stores: the row sign bits are taken against — none (0) | target (the
+    # searched side's mean, for its rows and the queries alike) | own (each side's own mean)
 
 
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
@@ -165,10 +166,15 @@ def codes_of(vectors: np.ndarray, bits: int, offset: np.ndarray | None = None) -
     return np.ascontiguousarray(binary_codes(x if offset is None else x - offset)[:, :bits // 8])
 
 
+CENTER_CODES = ("none", "target", "own")
+
+
 def code_offset(store: EmbeddingStore, cfg: IndexConfig) -> np.ndarray | None:
-    """The row a ubinary store's sign bits are taken against: its mean (``center_codes``; kept in the store's
-    ``mean.npy``), or ``None`` (zero) — also for a store already read centered (``--center``)."""
-    if not (_binary(store) and cfg.center_codes) or store.offset is not None:
+    """The row a ubinary store's sign bits are taken against (``center_codes`` other than ``none``): its mean,
+    kept in the store's ``mean.npy``; ``None`` (zero) — also for a store already read centered (``--center``)."""
+    if cfg.center_codes not in CENTER_CODES:
+        raise XlsentError(f"center_codes {cfg.center_codes!r}: use one of {', '.join(CENTER_CODES)}")
+    if not _binary(store) or cfg.center_codes == "none" or store.offset is not None:
         return None
     return store.mean()
 
@@ -325,8 +331,9 @@ class Searcher:
     def search(self, queries: np.ndarray, k: int, query_offset: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
         """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found.
-        ``query_offset``: with ``center_codes``, the queries' side's mean row (their sign bits are taken against
-        it, as the targets' against theirs; ``None``: against the targets' mean)."""
+        ``query_offset``: with ``center_codes="own"``, the queries' side's mean row (their sign bits are taken
+        against it, as the targets' against theirs); otherwise the queries' bits are taken against the targets'
+        offset."""
         import time
 
         import faiss
@@ -340,7 +347,8 @@ class Searcher:
         wide = min(len(self.targets), wide)
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
         bits = code_bits(self.targets.spec.dim, self.cfg) if binary else 0
-        q_off = (query_offset if query_offset is not None else self.offset) if self.offset is not None else None
+        own = self.cfg.center_codes == "own" and query_offset is not None
+        q_off = (query_offset if own else self.offset) if self.offset is not None else None
         codes = codes_of(queries, bits, q_off) if binary else None
         if self.indexes:  # the cells to visit, found once for every sub-index (they share the trained cells)
             first = self.indexes[0]

@@ -59,7 +59,7 @@ class FillTask:
     trained: Path
     out: Path
     center: bool = False
-    index: IndexConfig | None = None  # its center_codes: a ubinary store's bits against the store's mean
+    index: IndexConfig | None = None  # its center_codes: what a ubinary store's bits are taken against
 
     def done(self) -> bool:
         return self.out.exists()
@@ -102,7 +102,8 @@ class SearchTask:
         if key not in cache:
             cache[key] = self.searcher()
         queries = self._store(self.queries)
-        sims, idx = cache[key].search(queries.shard(self.shard), self.k, code_offset(queries, self.index))
+        own = code_offset(queries, self.index) if self.index.center_codes == "own" else None  # else the targets'
+        sims, idx = cache[key].search(queries.shard(self.shard), self.k, own)
         with atomic_path(self.out) as tmp:
             with open(tmp, "wb") as f:
                 np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
