@@ -27,7 +27,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          precision: str = "float16", memory_gib: float = 4.0, batch_size: int = 64, documents: bool = False,
          src_lang: str = "", tgt_lang: str = "", filters: str | Sequence[str] = "default", splitter: str = "auto",
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-         dimensions: int | None = None, rescore: int = 4, search_dimensions: int | None = None,
+         dimensions: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
          engine: Any = None, on_note: Note = None, console: Any = None,
          show_progress: bool = False) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.

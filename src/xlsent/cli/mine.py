@@ -42,7 +42,7 @@ def mine_command(
                                               "byte + a scale per sentence; ubinary: stored as int8, searched by sign "
                                               "bits (d/8 bytes a sentence in the index), the candidates re-scored with "
                                               "the int8 vectors; mining F1 of each: docs/results.md, 'Bitext mining'"),
-    rescore: int = typer.Option(4, help="ubinary: k × this many candidates by Hamming distance are re-scored with "
+    rescore: int = typer.Option(10, help="ubinary: k × this many candidates by Hamming distance are re-scored with "
                                 "the int8 vectors"),
     search_dimensions: Optional[int] = typer.Option(None, "--search-dimensions", help="ubinary: the index keeps the "
                                                     "sign bits of the first N coordinates only (N/8 bytes a sentence; "

@@ -60,7 +60,7 @@ class IndexConfig:
     exact_max_pairs: float = 2e10  # auto: exact search while n_query × n_target ≤ this (100k × 100k: ~1 min a direction on 2 cores)
     train_size: int = 0  # vectors to train on; 0 = min(n_target, 64·nlist, ≥ 10,000 for ivfpq)
     seed: int = 0
-    rescore: int = 4  # ubinary stores: k × this many candidates by Hamming distance, then re-scored with int8 vectors
+    rescore: int = 10  # ubinary stores: k × this many candidates by Hamming distance, re-scored with the int8 vectors
     bits: int = 0  # ubinary stores: the index holds the sign bits of the first this-many coordinates (0 = all of them);
     # the candidates are re-scored with every coordinate (a Matryoshka funnel: a short code finds, the full vector ranks)
     center_codes: str = "target"  # ubinary stores: the row sign bits are taken against — none (0) | target (the
