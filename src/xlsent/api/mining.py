@@ -51,7 +51,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         index: ``auto`` | ``exact`` | ``ivf`` | ``ivfpq``; ``nprobe``, ``nlist``: the IVF's cells visited and cells.
         shard_size: sentences per shard (the unit of resume).
         precision: how embeddings are stored: ``float16`` | ``float32`` | ``int8`` | ``ubinary`` (stored as int8,
-            searched by sign bits — each coordinate above or below its side's mean — the candidates re-scored).
+            searched by sign bits — each coordinate above or below the searched side's mean — the k × ``rescore``
+            nearest re-scored).
         memory_gib: memory budget of encoding and search (bounds the shard size, picks ivf or ivfpq).
         batch_size: sentences per encoding batch.
         documents: split each line (or each section of a document JSONL) into sentences.

@@ -40,8 +40,9 @@ def mine_command(
     shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
     precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored; int8: 1 "
                                               "byte + a scale per sentence; ubinary: stored as int8, searched by sign "
-                                              "bits (d/8 bytes a sentence in the index), the candidates re-scored with "
-                                              "the int8 vectors; mining F1 of each: docs/results.md, 'Bitext mining'"),
+                                              "bits (each coordinate against the searched side's mean; d/8 bytes a "
+                                              "sentence in the index), the candidates re-scored with the int8 vectors; "
+                                              "mining F1 of each: docs/results.md, 'Bitext mining'"),
     rescore: int = typer.Option(10, help="ubinary: k × this many candidates by Hamming distance are re-scored with "
                                 "the int8 vectors"),
     search_dimensions: Optional[int] = typer.Option(None, "--search-dimensions", help="ubinary: the index keeps the "

@@ -135,8 +135,9 @@ class MiningJob:
         encode_key = {**key, "dim": dim, "shard_size": shard, "dtype": cfg.dtype}
         self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib, cfg.dtype),
                       "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib, cfg.dtype)}
-        index_key = {k: v for k, v in asdict(cfg.index).items()  # keys added later, left out where they change nothing
-                     if not (k == "bits" and not v) and not (k == "center_codes" and cfg.dtype != "ubinary")}
+        binary_only = ("rescore", "bits", "center_codes")  # left out where they change nothing: older folders stay
+        index_key = {k: v for k, v in asdict(cfg.index).items()
+                     if not (k == "bits" and not v) and not (k in binary_only and cfg.dtype != "ubinary")}
         search_key = {"k": cfg.k, "index": index_key, "kinds": [self.kinds["fwd"], self.kinds["bwd"]],
                       "layout": 2, **({"center": True} if cfg.center else {})}  # 2: sub-indexes, k-NN means kept
         record = self.dir / "job.json"
