@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tag", default="", help="a name for this variant's runs")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of each P@1's CI")
+    ap.add_argument("--skip-base", action="store_true", help="score only the two runs (the base model's figures are "
+                    "in docs/experiments/long-tail.md and docs/results.md)")
     args = ap.parse_args(argv)
 
     from xlsent.recipes.config import load_config
@@ -114,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     tag = f"-{args.tag}" if args.tag else ""
     runs = {"alone": (ALONE, settings),
             f"mix-T{temperature:g}": (f"{ALONE},{EXTRA}", {**settings, "train.language_temperature": temperature})}
-    models = {"base": str(settings.get("models.student") or load_config("adapt", None, []).models.student)}
+    models = {} if args.skip_base else {
+        "base": str(settings.get("models.student") or load_config("adapt", None, []).models.student)}
     for name, (pairs, s) in runs.items():
         print(f"training {name}{tag}: {pairs} {s}", file=sys.stderr)
         models[name] = str(train(out, name + tag, pairs, s, args.device))
