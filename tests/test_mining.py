@@ -544,17 +544,27 @@ def test_binary_ivf_visiting_every_cell_equals_the_exact_binary_index(tmp_path):
     """A ubinary store searched by binary IVF (sign codes in cells, Hamming distance, k × rescore re-scored with the
     int8 vectors): with every cell visited, the same neighbours and cosines as the exact binary index; with a few
     cells, close to them. Sub-indexes as IVF's, the cells found once per query and shared. (Raw sign bits here,
-    ``center_codes="none"``, so faiss over sentence-transformers' ubinary codes is the oracle.)"""
+    ``center_codes="none"``, so faiss over sentence-transformers' ubinary codes is the oracle.)
+
+    64-bit codes tie often: which of several candidates at the shortlist's last Hamming distance enter it is
+    faiss's choice, and differs between one scan of the merged sub-indexes and the exact kind's shard-by-shard
+    heap — so the two are equal exactly when the shortlist holds every row, and nearly so at the default."""
     import faiss
 
     from xlsent.mining.index import index_parts, sub_index_paths
 
     queries, targets, store = _binary_case(tmp_path)
-    want_s, want_i = Searcher(store, "exact", IndexConfig(center_codes="none")).search(queries, 4)
-    full = IndexConfig(kind="ivf", nlist=8, nprobe=8, center_codes="none")
-    sims, idx = Searcher(store, "ivf", full, tmp_path / "bivf").search(queries, 4)
-    np.testing.assert_array_equal(idx, want_i)
-    np.testing.assert_array_equal(sims, want_s)
+    for rescore in (150, 10):  # 150 × k = every one of the 600 rows re-scored; 10: the default
+        want_s, want_i = Searcher(store, "exact", IndexConfig(center_codes="none", rescore=rescore)).search(queries, 4)
+        full = IndexConfig(kind="ivf", nlist=8, nprobe=8, center_codes="none", rescore=rescore)
+        sims, idx = Searcher(store, "ivf", full, tmp_path / "bivf").search(queries, 4)
+        if rescore == 150:
+            np.testing.assert_array_equal(idx, want_i)
+            np.testing.assert_array_equal(sims, want_s)
+        else:
+            np.testing.assert_array_equal(idx[:, 0], want_i[:, 0])  # the near copy, always first
+            assert (idx == want_i).all(1).mean() >= 0.85, (idx == want_i).all(1).mean()
+            assert np.abs(sims - want_s).max() < 0.15
     parts = index_parts(store, "ivf", full)
     assert len(parts) == 6  # cells of 8 bytes: each shard its own sub-index
     trained, paths = sub_index_paths(tmp_path / "bivf", len(parts))
@@ -583,7 +593,7 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
     """``bits`` (``--search-dimensions``): the index holds the sign bits of the first coordinates only (faiss's
     binary indexes are that many bits wide), the k × rescore nearest by Hamming distance over those bits are the
     candidates, and they are ranked by the cosine of every coordinate (the int8 store's). Binary IVF visiting every
-    cell gives the exact prefix index's neighbours; a width that is not whole bytes or beyond the vectors is one
+    cell follows the same rule (ties at the shortlist's edge aside); a width that is not whole bytes or beyond the vectors is one
     line."""
     import faiss
 
@@ -592,21 +602,23 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
 
     queries, targets, store = _binary_case(tmp_path)
     cfg = IndexConfig(bits=16, rescore=4, center_codes="none")  # raw bits: the oracle below
-    sims, idx = Searcher(store, "exact", cfg).search(queries, 4)
     back = np.concatenate([store.shard(i) for i in range(store.n_shards)])  # the int8 store, every coordinate
     ham = np.unpackbits(binary_codes(queries)[:, None, :2] ^ binary_codes(back)[None, :, :2], axis=2).sum(2)
-    for q in range(len(queries)):  # the oracle: a shortlist of 16 by the first 16 bits, ranked by full cosines
-        cutoff = np.sort(ham[q])[15]  # rows nearer than this are surely shortlisted; at it, ties may go either way
-        assert (ham[q][idx[q]] <= cutoff).all()
-        full = back @ queries[q]
-        np.testing.assert_allclose(sims[q], full[idx[q]], rtol=1e-5)
-        assert (np.diff(sims[q]) <= 0).all()
-        surely = np.setdiff1d(np.nonzero(ham[q] < cutoff)[0], idx[q])
-        assert (full[surely] <= sims[q][-1] + 1e-6).all()  # none of the sure candidates beats the fourth
+
+    def oracle(sims, idx):  # a shortlist of 16 by the first 16 bits, ranked by full cosines
+        for q in range(len(queries)):
+            cutoff = np.sort(ham[q])[15]  # rows nearer than this are surely shortlisted; at it, ties go either way
+            assert (ham[q][idx[q]] <= cutoff).all()
+            full = back @ queries[q]
+            np.testing.assert_allclose(sims[q], full[idx[q]], rtol=1e-5)
+            assert (np.diff(sims[q]) <= 0).all()
+            surely = np.setdiff1d(np.nonzero(ham[q] < cutoff)[0], idx[q])
+            assert (full[surely] <= sims[q][-1] + 1e-6).all()  # none of the sure candidates beats the fourth
+
+    sims, idx = Searcher(store, "exact", cfg).search(queries, 4)
+    oracle(sims, idx)
     ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, bits=16, rescore=4, center_codes="none")
-    s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "bivf16").search(queries, 4)
-    np.testing.assert_array_equal(i2, idx)
-    np.testing.assert_array_equal(s2, sims)
+    oracle(*Searcher(store, "ivf", ivf, tmp_path / "bivf16").search(queries, 4))  # every cell: the same rule
     trained, paths = sub_index_paths(tmp_path / "bivf16", len(index_parts(store, "ivf", ivf)))
     assert faiss.read_index_binary(str(trained)).d == 16 and faiss.read_index_binary(str(paths[0])).code_size == 2
     assert (idx[:, 0] == np.arange(80)).mean() >= 0.9  # the near copies are still found first
@@ -622,7 +634,7 @@ def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_p
     have sign bits that are mostly the same for every row, so a Hamming shortlist of raw bits (``none``) finds few
     near copies; against the searched side's mean (``target``, the default: the targets' rows and the queries
     alike) or each side's own mean (``own``) it finds them. The offset is the mean row the store keeps; the exact
-    binary index and binary IVF visiting every cell agree, the cosines stay those of the int8 vectors, and an
+    binary index and binary IVF visiting every cell find as many, the cosines stay those of the int8 vectors, and an
     unknown mode is one line."""
     from xlsent.mining.index import code_offset, codes_of
     from xlsent.mining.store import binary_codes
@@ -653,8 +665,9 @@ def test_centered_sign_bits_find_copies_that_a_shared_mean_direction_hides(tmp_p
         code_offset(store, IndexConfig(center_codes="yes"))
     ivf = IndexConfig(kind="ivf", nlist=8, nprobe=8, rescore=1)
     s2, i2 = Searcher(store, "ivf", ivf, tmp_path / "civf").search(queries, 4)
-    np.testing.assert_array_equal(i2, idx)
-    np.testing.assert_array_equal(s2, sims)
+    # the same codes (bits against the targets' mean): as many near copies first, up to ties at the shortlist's edge
+    assert abs((i2[:, 0] == np.arange(80)).mean() - found) <= 0.05, ((i2[:, 0] == np.arange(80)).mean(), found)
+    np.testing.assert_allclose(s2, np.take_along_axis(queries @ back.T, i2, 1), rtol=1e-5)
     # whole jobs: the default, and each side against its own stored mean
     for mode in ("target", "own"):
         cfg = MineConfig(k=4, shard_size=100, dtype="ubinary",
@@ -691,7 +704,10 @@ def test_binary_ivf_is_chosen_for_large_ubinary_jobs_and_mines_the_exact_pairs(t
     src = np.concatenate([queries, _unit(np.random.default_rng(6).normal(size=(120, 64)))])
     pairs = {}
     for kind in ("exact", "ivf"):
-        cfg = MineConfig(k=4, shard_size=100, dtype="ubinary", index=IndexConfig(kind=kind, nlist=8, nprobe=8))
+        # every row shortlisted (150 × k ≥ 600): 64-bit codes tie often, and which tied row enters a shorter list
+        # is faiss's choice, made differently by one scan of the merged sub-indexes and by the exact shard heap
+        cfg = MineConfig(k=4, shard_size=100, dtype="ubinary",
+                         index=IndexConfig(kind=kind, nlist=8, nprobe=8, rescore=150))
         job = MiningJob.from_embeddings(tmp_path / kind, src, targets, cfg)
         assert job.kinds == {"fwd": kind, "bwd": kind}
         job.run(show_progress=False)
@@ -758,3 +774,58 @@ def test_centering_removes_a_side_offset_that_hides_the_pairs(tmp_path):
             np.testing.assert_allclose(view.shard(0), unit(src[:50] - src.mean(0)), atol=1e-5)
     assert len(found["center"]) == n and len(found["center-ivf"]) == n
     assert len(found["plain"]) < n  # the offsets crowd the plain cosines together (measured: 86 of 120)
+
+
+def test_sub_indexes_searched_in_groups_give_the_whole_index_neighbours(tmp_path):
+    """``groups`` (``--index-groups``): a side's sub-indexes split into runs of consecutive parts; a searcher of one
+    group holds only that group's rows, and each query's k nearest from every group, merged (``merge_top``: by
+    cosine, then row), are the whole index's. A job with 3 groups has a search task a shard and group, mines the
+    same pairs as with one, leaves no group file once merged, and a lost shard's result is searched again alone."""
+    from xlsent.mining.index import group_parts, index_parts, merge_top
+
+    assert group_parts(5, 3) == [range(0, 1), range(1, 3), range(3, 5)]
+    assert group_parts(2, 5) == [range(0, 1), range(1, 2)]  # no more groups than parts
+    assert group_parts(4, 1) == [range(0, 4)]
+    rng = np.random.default_rng(3)
+    targets = _unit(rng.normal(size=(600, 32)))
+    queries = _unit(targets[:50] + 0.1 * rng.normal(size=(50, 32)))
+    store = _store(tmp_path, "t", targets, 100, "float32")
+    cfg = IndexConfig(kind="ivf", nlist=8, nprobe=8, groups=3)  # every cell: exact neighbours
+    parts = index_parts(store, "ivf", cfg)
+    assert len(parts) == 6
+    whole = Searcher(store, "ivf", cfg, tmp_path / "ix").search(queries, 4)
+    results = []
+    for g, members in enumerate(group_parts(len(parts), 3)):
+        searcher = Searcher(store, "ivf", cfg, tmp_path / "ix", group=g)
+        assert searcher.index.ntotal == sum(100 * len(parts[i]) for i in members)  # only its own rows
+        results.append(searcher.search(queries, 4))
+        rows = results[-1][1]
+        lo, hi = store.bounds(parts[members[0]][0])[0], store.bounds(parts[members[-1]][-1])[1]
+        assert ((rows >= lo) & (rows < hi)).all()
+    merged = merge_top(results, 4)
+    np.testing.assert_array_equal(merged[1], whole[1])
+    np.testing.assert_array_equal(merged[0], whole[0])
+    np.testing.assert_array_equal(whole[1][:, 0], np.arange(50))
+
+    src = np.concatenate([queries, _unit(rng.normal(size=(150, 32)))])
+    got = {}
+    for groups in (1, 3):
+        mcfg = MineConfig(k=4, shard_size=100, dtype="float32",
+                          index=IndexConfig(kind="ivf", nlist=8, nprobe=8, groups=groups))
+        job = MiningJob.from_embeddings(tmp_path / f"g{groups}", src, targets, mcfg)
+        if groups == 3:
+            job.train_indexes()
+            tasks = job.search_tasks()
+            # fwd: 2 query shards × 3 groups of the 6 target parts; bwd: 6 query shards × 2 groups of the 2 parts
+            assert len(tasks) == 2 * 3 + 6 * 2 and [t.group for t in tasks[:6]] == [0, 0, 1, 1, 2, 2]
+        job.run(show_progress=False)
+        assert not list((tmp_path / f"g{groups}" / "knn").glob("*-g*.npz"))
+        s = job.select(threshold=None)
+        got[groups] = (s.src.tolist(), s.tgt.tolist(), s.score.tolist())
+    assert got[3] == got[1]
+    (tmp_path / "g3" / "knn" / "fwd-00001.npz").unlink()  # a lost result: its shard searched again, by group
+    job = MiningJob.from_embeddings(tmp_path / "g3", src, targets, mcfg)
+    assert [(t.shard, t.group) for t in job.search_tasks()] == [(1, 0), (1, 1), (1, 2)]
+    job.run(show_progress=False)
+    s = job.select(threshold=None)
+    assert (s.src.tolist(), s.tgt.tolist(), s.score.tolist()) == got[1]

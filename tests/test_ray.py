@@ -43,22 +43,27 @@ def _vectors(n: int, dim: int, seed: int, base: np.ndarray | None = None) -> np.
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("kind,precision,bits", [("exact", "float32", 0), ("ivf", "float32", 0),
-                                                 ("ivfpq", "float32", 0), ("ivf", "int8", 0), ("exact", "ubinary", 0),
-                                                 ("ivf", "ubinary", 0), ("ivf", "ubinary", 16),
-                                                 ("ivf", "ubinary", -16)])
-def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, precision, bits):
-    """Every index kind and precision, and a binary IVF over a 16-bit prefix (``--search-dimensions 16``; −16:
-    the same with raw sign bits, ``center_codes="none"``, instead of against the searched side's mean)."""
+@pytest.mark.parametrize("kind,precision,bits,groups", [
+    ("exact", "float32", 0, 1), ("ivf", "float32", 0, 1), ("ivfpq", "float32", 0, 1), ("ivf", "int8", 0, 1),
+    ("exact", "ubinary", 0, 1), ("ivf", "ubinary", 0, 1), ("ivf", "ubinary", 16, 1), ("ivf", "ubinary", -16, 1),
+    ("ivf", "float32", 0, 3), ("ivf", "ubinary", 16, 2)])
+def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, precision, bits, groups):
+    """Every index kind and precision, a binary IVF over a 16-bit prefix (``--search-dimensions 16``; −16: the
+    same with raw sign bits, ``center_codes="none"``, instead of against the searched side's mean), and sub-indexes
+    searched in groups (``--index-groups``: a task a shard and group, then the groups' top k merged)."""
     src = _vectors(900, 32, 0)
     tgt = _vectors(1100, 32, 1, base=src[:500])
     cfg = MineConfig(k=4, shard_size=256, dtype=precision,
-                     index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8, bits=abs(bits), center_codes="target" if bits >= 0 else "none"))
+                     index=IndexConfig(kind=kind, nlist=16, nprobe=4, pq_m=8, bits=abs(bits), groups=groups,
+                                       center_codes="target" if bits >= 0 else "none"))
     local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
     remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
     local.run(show_progress=False)
     timings = remote.run(show_progress=False, engine=engine)
     assert timings["search_s"] > 0
+    if groups > 1:  # a grouped search left no group files behind: each was merged into its shard's k nearest
+        assert all(remote._groups(d, side) == groups for d, _, side, _ in remote._directions())
+        assert not list((tmp_path / "ray" / "knn").glob("*-g*.npz"))
     for d in ("fwd", "bwd"):
         a, b = load_knn(local.knn_paths(d)), load_knn(remote.knn_paths(d))
         np.testing.assert_array_equal(a[1], b[1])

@@ -28,7 +28,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          src_lang: str = "", tgt_lang: str = "", filters: str | Sequence[str] = "default", splitter: str = "auto",
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
          dimensions: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
-         engine: Any = None, on_note: Note = None, console: Any = None,
+         index_groups: int = 1, engine: Any = None, on_note: Note = None, console: Any = None,
          show_progress: bool = False) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
 
@@ -69,6 +69,11 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
             (N/8 bytes a sentence, a multiple of 8, at most the width) and the candidates are re-scored with every
             coordinate — a model trained with Matryoshka widths keeps its order in a short prefix (``None`` = the
             whole width).
+        index_groups: an IVF index's sub-indexes split into this many search groups: a search task (a Ray worker)
+            holds one group at a time — a side's index ÷ ``index_groups`` in memory — and each query shard's k
+            nearest from every group are merged. Each group re-scores its own shortlist, so the neighbours are
+            those of the whole index or better (more candidates re-scored). Exact search ignores it (it already
+            holds one target shard at a time).
         engine: where the job's tasks run: ``None`` here, a :class:`xlsent.mining.engine.RayEngine`, or a function
             that makes one (called after every option is checked, so a bad option never starts a cluster).
         on_note: called with each line the job reports (inputs read, skipped lines).
@@ -111,7 +116,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     output = output_file(output)
     for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
                                    (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
-                                   (rescore, 1, "--rescore"),
+                                   (rescore, 1, "--rescore"), (index_groups, 1, "--index-groups"),
                                    (memory_gib, 0.01, "--memory-gib")):
         at_least(value, minimum, option)
     dimensions = check_dimensions(model, dimensions)
@@ -133,7 +138,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         engine = engine()
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist, rescore=rescore,
-                                       bits=search_dimensions or 0), shard_size=shard_size,
+                                       bits=search_dimensions or 0, groups=index_groups), shard_size=shard_size,
                      dtype=precision, batch_size=batch_size, memory_gib=memory_gib, center=center)
     scratch = None
     if workdir is None and output is None:

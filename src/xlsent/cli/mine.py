@@ -49,6 +49,9 @@ def mine_command(
                                                     "sign bits of the first N coordinates only (N/8 bytes a sentence; "
                                                     "a multiple of 8); the candidates are re-scored with every "
                                                     "coordinate — for a model trained with Matryoshka widths"),
+    index_groups: int = typer.Option(1, "--index-groups", help="IVF: split each side's sub-indexes into G search "
+                                     "groups; a worker holds one group at a time (a side's index ÷ G in memory) and "
+                                     "the groups' k nearest are merged"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
                                     "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
                                     "'Selection memory')"),
@@ -75,7 +78,7 @@ def mine_command(
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
                   overwrite=overwrite, dimensions=dimensions, rescore=rescore, search_dimensions=search_dimensions,
-                  **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
+                  index_groups=index_groups, **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
                   show_progress=True)
     summary = output.with_name(output.name + ".json")
     s = result.summary

@@ -9,6 +9,7 @@ Layout of ``workdir``::
     src/, tgt/            embedding stores (:mod:`xlsent.mining.store`), one file per shard
     index-src/, index-tgt/   IVF indexes, when one is used: trained.faiss, then part-00000.faiss … (sub-indexes)
     knn/fwd-00000.npz …   per query shard: k nearest targets of the sources (fwd), sources of the targets (bwd)
+                          (with search groups, first one file per shard and group: fwd-00000-g000.npz …)
     knn/score-ratio/fwd-00000.npz …   per query shard and margin: each row's best candidate, score, runner-up
 
 Steps, each a list of independent tasks (:mod:`xlsent.mining.tasks`) that an engine runs here or on a
@@ -33,11 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.mining.index import IndexConfig, choose_kind, index_parts, sub_index_paths, train_index
+from xlsent.mining.index import IndexConfig, choose_kind, group_parts, index_parts, sub_index_paths, train_index
 from xlsent.mining.margin import select_from_candidates
 from xlsent.mining.store import EmbeddingStore, StoreSpec
 from xlsent.mining.inputs import SideInput, deduplicate
-from xlsent.mining.tasks import EncodeTask, FillTask, ScoreTask, SearchTask, load_candidates
+from xlsent.mining.tasks import EncodeTask, FillTask, MergeTask, ScoreTask, SearchTask, load_candidates
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -137,7 +138,8 @@ class MiningJob:
                       "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib, cfg.dtype)}
         binary_only = ("rescore", "bits", "center_codes")  # left out where they change nothing: older folders stay
         index_key = {k: v for k, v in asdict(cfg.index).items()
-                     if not (k == "bits" and not v) and not (k in binary_only and cfg.dtype != "ubinary")}
+                     if not (k == "bits" and not v) and not (k == "groups" and v == 1)
+                     and not (k in binary_only and cfg.dtype != "ubinary")}
         search_key = {"k": cfg.k, "index": index_key, "kinds": [self.kinds["fwd"], self.kinds["bwd"]],
                       "layout": 2, **({"center": True} if cfg.center else {})}  # 2: sub-indexes, k-NN means kept
         record = self.dir / "job.json"
@@ -189,16 +191,43 @@ class MiningJob:
                         for shards, path in zip(parts, paths) if not path.exists()]
         return out
 
+    def _groups(self, direction: str, targets: EmbeddingStore) -> int:
+        """How many search groups a direction's sub-indexes form (1: no grouping; exact search already holds one
+        target shard at a time)."""
+        kind = self.kinds[direction]
+        if kind == "exact" or self.cfg.index.groups <= 1:
+            return 1
+        return len(group_parts(len(index_parts(self._view(targets), kind, self.cfg.index)), self.cfg.index.groups))
+
     def search_tasks(self) -> list[SearchTask]:
+        """Every unfinished search, group by group (a worker takes its tasks in this order, so it loads each group
+        once and holds one at a time); a grouped search writes ``knn/fwd-00000-g000.npz`` …, merged by
+        :meth:`merge_tasks`."""
         out = []
         for d, queries, targets, name in self._directions():
             kind = self.kinds[d]
             index_dir = None if kind == "exact" else self.dir / f"index-{name}"
-            for i in range(queries.n_shards):
-                task = SearchTask(queries.folder, i, targets.folder, kind, self.cfg.index, index_dir, self.cfg.k,
-                                  self.dir / "knn" / f"{d}-{i:05d}.npz", self.cfg.center)
-                if not task.done():
-                    out.append(task)
+            groups = self._groups(d, targets)
+            for g in range(groups):
+                for i in range(queries.n_shards):
+                    final = self.dir / "knn" / f"{d}-{i:05d}.npz"
+                    task = SearchTask(queries.folder, i, targets.folder, kind, self.cfg.index, index_dir, self.cfg.k,
+                                      final if groups == 1 else final.with_name(f"{final.stem}-g{g:03d}.npz"),
+                                      self.cfg.center, None if groups == 1 else g)
+                    if not final.exists() and not task.done():
+                        out.append(task)
+        return out
+
+    def merge_tasks(self) -> list[MergeTask]:
+        """Each query shard's grouped results merged into its k nearest (nothing when the search is not grouped)."""
+        out = []
+        for d, _, targets, _ in self._directions():
+            groups = self._groups(d, targets)
+            if groups > 1:
+                for final in self.knn_paths(d):
+                    if not final.exists():
+                        parts = tuple(final.with_name(f"{final.stem}-g{g:03d}.npz") for g in range(groups))
+                        out.append(MergeTask(parts, self.cfg.k, final))
         return out
 
     def knn_paths(self, direction: str) -> list[Path]:
@@ -243,17 +272,21 @@ class MiningJob:
                 t = bar.add_task("fill sub-indexes", total=len(fill))
                 engine.compute(fill, lambda: bar.advance(t))
             timings["index_s"] = time.perf_counter() - t0
-            total = self.src.n_shards + self.tgt.n_shards
+            shards = self.src.n_shards + self.tgt.n_shards
             for step, label, make in (("search_s", f"search shards ({self.kinds['fwd']}/{self.kinds['bwd']})",
-                                       self.search_tasks), ("score_s", "score candidates", self.score_tasks)):
-                tasks = make()  # the scores read every search result: listed once the searches are done
+                                       self.search_tasks), ("search_s", "merge search groups", self.merge_tasks),
+                                      ("score_s", "score candidates", self.score_tasks)):
+                tasks = make()  # each step reads what the one before wrote: listed once it is done
                 if step == "search_s" and tasks:  # any new search result changes the k-NN means every score uses
                     for folder in (self.dir / "knn").glob("score-*"):
                         shutil.rmtree(folder)
+                if make == self.merge_tasks and not tasks:
+                    continue
+                total = max(shards, len(tasks))  # a grouped search has a task a shard and group
                 t = bar.add_task(label, total=total, completed=total - len(tasks))
                 t0 = time.perf_counter()
                 engine.compute(tasks, lambda: bar.advance(t))
-                timings[step] = time.perf_counter() - t0
+                timings[step] += time.perf_counter() - t0
         return timings
 
     def select(self, counts: dict | None = None, threshold: float | str | None = "config"):

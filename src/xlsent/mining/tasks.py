@@ -1,5 +1,5 @@
-"""The independent units of work of a mining job: encode a shard, fill a sub-index, search a shard, score
-a shard's candidates (the selection's map step).
+"""The independent units of work of a mining job: encode a shard, fill a sub-index, search a shard (against one
+search group of sub-indexes, then merge the groups' results), score a shard's candidates (the selection's map step).
 
 Each task is a small picklable record of paths and settings whose ``run`` reads its inputs
 from the work folder and writes exactly one output file atomically. A task whose output
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.mining.index import IndexConfig, Searcher, code_offset, fill_part
+from xlsent.mining.index import IndexConfig, Searcher, code_offset, fill_part, merge_top
 from xlsent.mining.inputs import SideInput
 from xlsent.mining.margin import Candidates, best_candidates
 from xlsent.mining.store import EmbeddingStore
@@ -84,6 +84,7 @@ class SearchTask:
     k: int
     out: Path
     center: bool = False  # search each side's vectors with that side's mean subtracted (per-language centering)
+    group: int | None = None  # the search group of sub-indexes searched (None: every one; IndexConfig.groups)
 
     def done(self) -> bool:
         return self.out.exists()
@@ -93,13 +94,16 @@ class SearchTask:
         return store.centered() if self.center else store
 
     def searcher(self) -> Searcher:
-        return Searcher(self._store(self.targets), self.kind, self.index, self.index_dir)
+        return Searcher(self._store(self.targets), self.kind, self.index, self.index_dir, self.group)
 
     def run(self, cache: dict | None = None) -> None:
-        """Search; ``cache`` keeps each target index's searcher for the next task (one load per worker)."""
+        """Search; ``cache`` keeps the searcher for the next task (one load per worker and index), one at a time:
+        a worker holds one side's index, or one group of it, whatever it ran before."""
         cache = cache if cache is not None else {}
-        key = ("searcher", self.targets, self.kind, self.index_dir)
+        key = ("searcher", self.targets, self.kind, self.index_dir, self.group)
         if key not in cache:
+            for old in [k for k in cache if k[0] == "searcher"]:
+                del cache[old]
             cache[key] = self.searcher()
         queries = self._store(self.queries)
         own = code_offset(queries, self.index) if self.index.center_codes == "own" else None  # else the targets'
@@ -107,6 +111,30 @@ class SearchTask:
         with atomic_path(self.out) as tmp:
             with open(tmp, "wb") as f:
                 np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+
+
+@dataclass(frozen=True)
+class MergeTask:
+    """A query shard's results from every search group (``parts``, in group order) → its ``k`` nearest targets
+    (:func:`xlsent.mining.index.merge_top`) and their mean cosine, in ``out`` as an ungrouped search writes them;
+    the groups' files are removed once it is written."""
+
+    parts: tuple[Path, ...]
+    k: int
+    out: Path
+
+    def done(self) -> bool:
+        return self.out.exists()
+
+    def run(self, cache: dict | None = None) -> None:
+        loaded = [np.load(p) for p in self.parts]
+        k = min(self.k, loaded[0]["idx"].shape[1])  # a search finds at most as many as the side has rows
+        sims, idx = merge_top([(x["sims"], x["idx"]) for x in loaded], k)
+        with atomic_path(self.out) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+        for p in self.parts:
+            p.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
