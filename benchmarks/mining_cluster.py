@@ -15,7 +15,8 @@ and whether the pairs are identical. Encoding is not timed (``benchmarks/bench_e
 ``nlist``, ``precision`` (the store: float32 … ubinary), ``dimensions`` (the vectors cut to their first N
 coordinates and renormalised, as ``xlsent mine --dimensions``), ``search_dimensions`` (ubinary: the index holds the
 sign bits of the first N coordinates, ``--search-dimensions``), ``center_codes`` (ubinary: the bits against none,
-target — the default — or own means) and ``rescore``; unset keys take the flags' values
+target — the default — or own means), ``rescore`` and ``groups`` (``--index-groups``: a worker holds one group of a
+side's sub-indexes); unset keys take the flags' values
 (float32, the full width). For each run it also prints F1 against the gold copies and the bytes of the search
 index a sentence (its files on disk ÷ rows); for each setting after the first, its ratios to the first (wall,
 search, the largest worker's peak, index bytes).
@@ -84,7 +85,8 @@ def main() -> None:
                              memory_gib=64.0, index=IndexConfig(kind=st["index"], nprobe=st["nprobe"],
                                                                 nlist=st["nlist"], seed=args.seed,
                                                                 rescore=st["rescore"], bits=st["search_dimensions"],
-                                                                center_codes=st["center_codes"]))
+                                                                center_codes=st["center_codes"],
+                                                                groups=st["groups"]))
             label = " ".join(f"{k}={v}" for k, v in st.items())
             for name in args.engines.split(","):
                 folder = Path(work) / (f"s{si}-{name}" if len(settings) > 1 else name)
@@ -103,15 +105,17 @@ def main() -> None:
                 f1 = 2 * p * r / max(1e-12, p + r)
                 index_bytes = sum(f.stat().st_size for f in folder.rglob("part-*.faiss"))
                 per_row = index_bytes / (2 * args.n)  # both sides' indexes
+                held = max(group_bytes(job, d) for d in ("fwd", "bwd")) / 2**20
                 actor = engine.worker_peak_mib if engine is not None else None
                 runs[(si, name)] = {"mined": mined, "wall": wall, "search": timings["search_s"], "actor": actor,
-                                    "index_bytes": per_row, "f1": f1}
+                                    "index_bytes": per_row, "f1": f1, "held_mib": held}
                 workers = f", largest actor {actor:,.0f} MiB" if actor is not None else ""
                 print(f"[{label}] {name}: {wall:.1f} s (cluster start {t_start:.1f}, index {timings['index_s']:.1f}, "
                       f"search {timings['search_s']:.1f}, score {timings['score_s']:.1f}, select "
                       f"{timings['select_s']:.1f}; {job.kinds['fwd']}/{job.kinds['bwd']}); driver peak "
                       f"{peak_rss_gib() * 1024:,.0f} MiB{workers}; {len(mined.src)} pairs, gold P {p:.3f} R {r:.3f} "
-                      f"F1 {f1:.3f}; search index {per_row:.1f} bytes a sentence", flush=True)
+                      f"F1 {f1:.3f}; search index {per_row:.1f} bytes a sentence, a search task holds "
+                      f"{held:,.1f} MiB of it", flush=True)
             if args.profile:
                 runs[(si, "profile")] = profile(Path(work) / f"s{si}-{args.engines.split(',')[0]}"
                                                 if len(settings) > 1 else Path(work) / args.engines.split(",")[0],
@@ -141,15 +145,32 @@ def main() -> None:
             ratio = (f", largest worker {a['actor'] / b['actor']:.2f}× less" if a["actor"] and b["actor"] else "")
             print(f"setting {si} against setting 0 on {name}: {a['wall'] / b['wall']:.2f}× less wall time, "
                   f"{a['search'] / b['search']:.2f}× less search time{ratio}, "
-                  f"{a['index_bytes'] / max(1e-9, b['index_bytes']):.2f}× fewer index bytes; "
+                  f"{a['index_bytes'] / max(1e-9, b['index_bytes']):.2f}× fewer index bytes, "
+                  f"{a['held_mib'] / max(1e-9, b['held_mib']):.2f}× less index a search task holds; "
                   f"F1 {100 * (b['f1'] - a['f1']):+.1f} points")
+
+
+def group_bytes(job, direction: str) -> int:
+    """The bytes of the largest search group's sub-index files of ``direction`` (the whole side's without groups):
+    what one search task reads into memory."""
+    from xlsent.mining.index import group_parts, index_parts, sub_index_paths
+
+    kind = job.kinds[direction]
+    if kind == "exact":
+        return 0
+    targets, name = (job.tgt, "tgt") if direction == "fwd" else (job.src, "src")
+    parts = index_parts(targets, kind, job.cfg.index)
+    paths = sub_index_paths(job.dir / f"index-{name}", len(parts))[1]
+    return max(sum(paths[i].stat().st_size for i in g) for g in group_parts(len(parts), job.cfg.index.groups))
 
 
 def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: str) -> dict:
     """The forward search of ``n`` queries again, on one thread, split into its parts (``Searcher.seconds``: the
     cells a query visits, the scan of their lists, the re-scoring from the store), in core-ms a query — and what
     each part becomes at a billion targets: the cells and the scan grow as √n (4·√n cells; nprobe cells of n/nlist
-    rows each), the re-scoring of a fixed number of candidates does not."""
+    rows each), the re-scoring of a fixed number of candidates does not. With search groups, every group's searcher
+    in turn, the seconds summed (a query is searched in each group: the cells found and the candidates re-scored
+    once a group)."""
     import faiss
 
     from xlsent.mining.index import Searcher, code_offset
@@ -160,12 +181,17 @@ def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: 
     faiss.omp_set_num_threads(1)
     try:
         kind = job.kinds["fwd"]
-        searcher = Searcher(job.tgt, kind, cfg.index, None if kind == "exact" else folder / "index-tgt")
         own = code_offset(job.src, cfg.index) if cfg.index.center_codes == "own" else None
-        searcher.search(src[:n], cfg.k, own)
+        seconds = {"cells": 0.0, "scan": 0.0, "rescore": 0.0}
+        for group in [None] if job._groups("fwd", job.tgt) == 1 else range(job._groups("fwd", job.tgt)):
+            searcher = Searcher(job.tgt, kind, cfg.index, None if kind == "exact" else folder / "index-tgt", group)
+            searcher.search(src[:n], cfg.k, own)
+            for part, s in searcher.seconds.items():
+                seconds[part] += s
+            del searcher
     finally:
         faiss.omp_set_num_threads(threads)
-    ms = {part: 1000 * s / n for part, s in searcher.seconds.items()}
+    ms = {part: 1000 * s / n for part, s in seconds.items()}
     grow = (1e9 / len(tgt)) ** 0.5
     at_1b = grow * (ms["cells"] + ms["scan"]) + ms["rescore"]
     print(f"[{label}] one thread, {n} queries: cells {ms['cells']:.3f}, scan {ms['scan']:.3f}, re-score "
@@ -175,13 +201,13 @@ def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: 
 
 
 KEYS = {"index": str, "nprobe": int, "nlist": int, "precision": str, "dimensions": int, "search_dimensions": int,
-        "rescore": int, "center_codes": str}
+        "rescore": int, "center_codes": str, "groups": int}
 
 
 def parse_setting(text: str, args) -> dict:
     """``KEY=VALUE …`` over the flags' defaults."""
     st = {"index": args.index, "nprobe": args.nprobe, "nlist": 0, "precision": "float32", "dimensions": 0,
-          "search_dimensions": 0, "rescore": 4, "center_codes": "target"}
+          "search_dimensions": 0, "rescore": 4, "center_codes": "target", "groups": 1}
     for item in text.split():
         key, _, value = item.partition("=")
         if key not in KEYS or not value:

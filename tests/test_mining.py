@@ -818,6 +818,11 @@ def test_sub_indexes_searched_in_groups_give_the_whole_index_neighbours(tmp_path
             tasks = job.search_tasks()
             # fwd: 2 query shards × 3 groups of the 6 target parts; bwd: 6 query shards × 2 groups of the 2 parts
             assert len(tasks) == 2 * 3 + 6 * 2 and [t.group for t in tasks[:6]] == [0, 0, 1, 1, 2, 2]
+            cache: dict = {}  # a worker's: one searcher held at a time, the last group's
+            for t in tasks[:3]:
+                t.run(cache)
+            assert [k[-1] for k in cache if k[0] == "searcher"] == [1]
+            assert next(iter(cache.values())).index.ntotal == 200  # group 1 of 6 parts of 100 rows: parts 2 and 3
         job.run(show_progress=False)
         assert not list((tmp_path / f"g{groups}" / "knn").glob("*-g*.npz"))
         s = job.select(threshold=None)
