@@ -3,7 +3,7 @@
 adapt cut to the same widths, and e5-small cut.
 
     python benchmarks/matryoshka.py -o runs/matryoshka --split dev [--widths 384,256,128,64]
-        [--train-dims 384,256,128,64] [--set KEY=VALUE …] [--tag NAME]
+        [--train-dims 384,256,128,64] [--set KEY=VALUE …] [--tag NAME] [--mix]
 
 Both adapt models are ``xlsent train adapt`` with its defaults (``configs/adapt.yaml``: 1,000 pairs drawn from the
 Old Testament, 100 held out to choose the step) — the Matryoshka one with
@@ -12,6 +12,11 @@ reused when finished. ``--split dev`` trains on ``bible-en-ny:dev-train`` (the O
 and scores on ``bible-en-ny:dev`` (1,000 pairs drawn, seed 0) and ``udhr-dev`` (24 languages, mean); ``--split
 test`` trains on the default ``bible-en-ny:train`` and scores on ``bible-en-ny:test`` (NT, 1,000 pairs, seed 0) and
 ``udhr`` (47 languages, mean) — read once, after the setting was chosen on dev.
+
+``--mix`` trains the Matryoshka model on other languages too (issue 51's several sources, 1,000 pairs drawn from
+each): on dev, the Bible pairs + the `udhr-all:dev` languages that are not in `udhr-dev` (written to
+``OUT/udhr-all-dev-minus-udhr-dev.jsonl``, so udhr-dev stays unseen); on test, the Bible pairs + every
+`udhr-all:dev` language (the 47 `udhr` languages are all in `udhr-all:test`). Plain adapt stays on the Bible alone.
 
 Scoring is :func:`xlsent.evaluate` (what ``xlsent eval retrieval --dataset D [--sample 1000] --dimensions N``
 computes: tie-aware cosine P@1 over the whole pool, both ways), with each text encoded once a model and each
@@ -68,6 +73,22 @@ def cut_view(full, width: int):
     return Cut()
 
 
+def mixture(out: Path) -> Path:
+    """``udhr-all:dev`` without ``udhr-dev``'s languages, as a pairs JSONL (src, tgt and each side's language)."""
+    from xlsent.data.bundled import load_bundled
+
+    path = out / "udhr-all-dev-minus-udhr-dev.jsonl"
+    held = set(load_bundled("udhr-dev")["tgt_lang"])
+    rows = [r for r in load_bundled("udhr-all:dev") if r["tgt_lang"] not in held]
+    text = "".join(json.dumps({"src": r["src"], "tgt": r["tgt"], "src_lang": r["src_lang"], "tgt_lang": r["tgt_lang"]},
+                              ensure_ascii=False) + "\n" for r in rows)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    print(f"{path}: {len(rows)} units of {len({r['tgt_lang'] for r in rows})} languages (udhr-dev's {len(held)} "
+          "left out)", flush=True)
+    return path
+
+
 def score(model: str, bible: str, udhr: str, widths: list[int]) -> dict:
     import xlsent
     from xlsent.encoding.encoder import Encoder
@@ -97,11 +118,14 @@ def main() -> None:
     ap.add_argument("--train-dims", default="384,256,128,64")
     ap.add_argument("--set", action="append", default=[], help="extra override for the Matryoshka run")
     ap.add_argument("--tag", default="", help="names the Matryoshka variant (its run folder and row)")
+    ap.add_argument("--mix", action="store_true", help="the Matryoshka model also trains on other UDHR languages")
     a = ap.parse_args()
     widths = [int(x) for x in a.widths.split(",")]
     train_pairs, bible, udhr = SPLITS[a.split]
     out = a.output
     out.mkdir(parents=True, exist_ok=True)
+    if a.mix:
+        a.set.append(f"train.pairs={train_pairs},{mixture(out) if a.split == 'dev' else 'udhr-all:dev'}")
     res_path = out / f"results-{a.split}.json"
     results = json.loads(res_path.read_text()) if res_path.exists() else {}
     mrl = f"adapt-mrl{'-' + a.tag if a.tag else ''}"
