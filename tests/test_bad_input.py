@@ -148,6 +148,8 @@ CASES = [
     ("mine ubinary ivfpq", ["mine", F("ok.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY, "--precision", "ubinary",
                             "--index", "ivfpq"], "use --index ivf (binary IVF)"),
     ("mine k", ["mine", F("ok.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY, "--k", "0"], "--k"),
+    ("mine index groups", ["mine", F("ok.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY, "--index-groups", "0"],
+     "--index-groups 0: must be ≥ 1"),
     ("mine filters", ["mine", F("ok.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY, "--filters", "lid"],
      "unknown --filters entry 'lid'"),
     ("mine language code", ["mine", F("ok.txt"), F("ok.txt"), "-o", F("m.tsv"), "-m", TINY, "--tgt-lang", "chichewa"],
