@@ -834,3 +834,64 @@ def test_sub_indexes_searched_in_groups_give_the_whole_index_neighbours(tmp_path
     job.run(show_progress=False)
     s = job.select(threshold=None)
     assert (s.src.tolist(), s.tgt.tolist(), s.score.tolist()) == got[1]
+
+
+def test_groups_pad_short_lists_and_a_merge_or_a_change_of_groups_redoes_only_what_it_must(tmp_path):
+    """Groups with fewer rows than k: each group's missing neighbours are −1 and the merge takes the real ones first
+    (the whole index's neighbours; with k above the side's rows, every row once). A merge re-scores the merged
+    shortlist by cosine, and run again after it finished (a Ray retry) only cleans up; changing ``groups`` on a
+    folder reruns the search, keeps the indexes."""
+    import faiss
+
+    from xlsent.mining.index import merge_parts, merge_top, sub_index_paths
+    from xlsent.mining.tasks import MergeTask
+
+    rng = np.random.default_rng(4)
+    targets = _unit(rng.normal(size=(30, 16)))
+    queries = _unit(targets + 0.05 * rng.normal(size=(30, 16)))
+    store = _store(tmp_path, "t", targets, 10, "float32")
+    cfg = IndexConfig(kind="ivf", nlist=1, nprobe=1, groups=3)  # 3 parts of 10 rows, a group each
+    for k in (12, 40):
+        whole = Searcher(store, "ivf", cfg, tmp_path / "ix").search(queries, k)
+        parts = [Searcher(store, "ivf", cfg, tmp_path / "ix", group=g).search(queries, k) for g in range(3)]
+        assert all((p[1] >= 0).sum(1).max() == 10 for p in parts)  # 10 rows a group: the rest −1
+        merged = merge_top(parts, min(k, 30))
+        np.testing.assert_array_equal(merged[1], whole[1])
+        np.testing.assert_array_equal(merged[0], whole[0])
+        assert (merged[1] >= 0).all() and whole[1].shape == (30, min(k, 30))
+    trained, paths = sub_index_paths(tmp_path / "ix", 3)
+    one = merge_parts(paths, faiss.read_index)  # three parts (runs of 2 and 1) → one index of every row
+    ids = faiss.rev_swig_ptr(one.invlists.get_ids(0), one.invlists.list_size(0))
+    assert one.ntotal == 30 and sorted(ids.tolist()) == list(range(30))
+
+    qstore = _store(tmp_path, "q", queries[:1], 1, "float32")  # one query: its shortlists from two groups
+    task_parts = tuple(tmp_path / f"q-g{g}.npz" for g in range(2))
+    for g, p in enumerate(task_parts):
+        np.savez(p, scores=np.array([[0.9 - g, -np.inf]], np.float32), idx=np.array([[g + 1, -1]]))
+    cells = tmp_path / "q-cells.npz"
+    np.savez(cells, sims=np.zeros((1, 1)), cells=np.zeros((1, 1), np.int64))
+    task = MergeTask(task_parts, 2, tmp_path / "q.npz", qstore.folder, 0, store.folder, cells=cells)
+    task.run()
+    first = dict(np.load(tmp_path / "q.npz"))
+    cos = targets[[1, 2]] @ queries[0]
+    np.testing.assert_array_equal(first["idx"], [[1, 2] if cos[0] >= cos[1] else [2, 1]])  # re-scored by cosine
+    np.testing.assert_allclose(np.sort(first["sims"][0]), np.sort(cos), rtol=1e-5)
+    assert not any(p.exists() for p in (*task_parts, cells))
+    task.run()  # again, its inputs gone: nothing to do
+    np.testing.assert_array_equal(np.load(tmp_path / "q.npz")["sims"], first["sims"])
+
+    src = _unit(rng.normal(size=(300, 16)))
+    tgt = np.concatenate([_unit(src[:100] + 0.05 * rng.normal(size=(100, 16))), _unit(rng.normal(size=(200, 16)))])
+    mk = lambda g: MineConfig(k=4, shard_size=50, dtype="float32",  # noqa: E731
+                              index=IndexConfig(kind="ivf", nlist=8, nprobe=8, groups=g))
+    job = MiningJob.from_embeddings(tmp_path / "job", src, tgt, mk(1))
+    job.run(show_progress=False)
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "job").glob("index-*/*.faiss")}
+    pairs = job.select(threshold=None)
+    job = MiningJob.from_embeddings(tmp_path / "job", src, tgt, mk(3))
+    assert not job.fill_tasks() and len(job.search_tasks()) == 2 * 6 * 3  # the search again, by group
+    job.run(show_progress=False)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "job").glob("index-*/*.faiss")} == before
+    again = job.select(threshold=None)
+    np.testing.assert_array_equal(again.tgt, pairs.tgt)
+    np.testing.assert_array_equal(again.score, pairs.score)

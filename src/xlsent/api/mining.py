@@ -69,11 +69,12 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
             (N/8 bytes a sentence, a multiple of 8, at most the width) and the candidates are re-scored with every
             coordinate — a model trained with Matryoshka widths keeps its order in a short prefix (``None`` = the
             whole width).
-        index_groups: an IVF index's sub-indexes split into this many search groups: a search task (a Ray worker)
-            holds one group at a time — a side's index ÷ ``index_groups`` in memory — and each query shard's k
-            nearest from every group are merged. Each group re-scores its own shortlist, so the neighbours are
-            those of the whole index or better (more candidates re-scored). Exact search ignores it (it already
-            holds one target shard at a time).
+        index_groups: an IVF index's sub-indexes split into this many search groups of consecutive parts (at most
+            one a part): a search task (a Ray worker) holds one group at a time — about a side's index ÷
+            ``index_groups`` in memory, the largest group's share. A query shard's cells are found once, each
+            group's shortlist is kept, and the shortlists are merged and re-scored once: the whole index's
+            neighbours (up to ties at the shortlist's edge). Exact search ignores it (it already holds one target
+            shard at a time).
         engine: where the job's tasks run: ``None`` here, a :class:`xlsent.mining.engine.RayEngine`, or a function
             that makes one (called after every option is checked, so a bad option never starts a cluster).
         on_note: called with each line the job reports (inputs read, skipped lines).

@@ -50,8 +50,8 @@ def mine_command(
                                                     "a multiple of 8); the candidates are re-scored with every "
                                                     "coordinate — for a model trained with Matryoshka widths"),
     index_groups: int = typer.Option(1, "--index-groups", help="IVF: split each side's sub-indexes into G search "
-                                     "groups; a worker holds one group at a time (a side's index ÷ G in memory) and "
-                                     "the groups' k nearest are merged"),
+                                     "groups; a worker holds one group at a time (about a side's index ÷ G in "
+                                     "memory) and the groups' k nearest are merged; exact search ignores it"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
                                     "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
                                     "'Selection memory')"),

@@ -1,16 +1,18 @@
 """Where a mining job's tasks run: here, one after another (``local``), or on a Ray cluster (``ray``).
 
 A job (:class:`xlsent.mining.job.MiningJob`) is a list of independent tasks that read and write its work
-folder (:mod:`xlsent.mining.tasks`): encode a shard, fill a sub-index, search a shard, score a shard's
-candidates. An engine runs a list of them; the job itself trains each IVF index once, in the driver,
+folder (:mod:`xlsent.mining.tasks`): encode a shard, fill a sub-index, search a shard (or a shard against one
+search group of sub-indexes, then merge its groups), score a shard's candidates. An engine runs a list of them; the job itself trains each IVF index once, in the driver,
 before the fan-out, and runs the selection's reduce step (in shard order) after it — so both engines
 write the same pairs.
 
 Ray (an optional extra, ``pip install 'xlsent[ray]'``, imported only here): ``ray.init`` joins the cluster
 at ``address`` (or ``RAY_ADDRESS``), else starts a local one on this machine. Two actor pools — encoders,
-each loading the model once on its own device, and CPU workers, each reading an index once — take the tasks;
+each loading the model once on its own device, and CPU workers, each reading an index (or a search group of it)
+once and holding one at a time — take the tasks;
 the work folder must be on storage every node sees. A worker that dies is restarted and its task retried
-(tasks write their one output atomically, so a retry is harmless), and a driver that is stopped resumes from
+(tasks write their one output atomically, and a retried merge only finishes its clean-up, so a retry is
+harmless), and a driver that is stopped resumes from
 the finished shards when rerun with the same work folder, on either engine.
 """
 
@@ -87,7 +89,8 @@ class EncodeWorker:
 
 
 class ComputeWorker:
-    """A Ray actor for the CPU tasks (fill, search, score): what a task keeps (a searcher) stays for the next."""
+    """A Ray actor for the CPU tasks (fill, search, merge, score): what a task keeps (a searcher) stays for the
+    next."""
 
     def __init__(self, threads: int) -> None:
         import faiss

@@ -7,8 +7,8 @@ Three kinds of search, all by inner product on L2-normalised vectors (= cosine):
 * ``ivf`` — an inverted-file index (``IndexIVFFlat``, ``nlist`` ≈ 4·√n cells, ``nprobe``
   visited), trained once on a sample; sub-indexes, each holding a run of target shards under their
   global row ids, are filled in parallel and merged into one index where they are searched — all of them, or
-  one search group's (``groups``: a worker then holds a part of the side, and the groups' top k are merged,
-  :func:`merge_top`);
+  one search group's (``groups``: a worker then holds a part of the side; the groups' shortlists are merged,
+  :func:`merge_top`, and re-scored once);
 * a store of ``ubinary`` precision is searched by sign bits (Hamming distance) for ``rescore`` × k candidates,
   re-scored with its int8 vectors (sentence-transformers' binary retrieval): ``exact`` is an ``IndexBinaryFlat``
   per target shard (d/8 bytes a sentence); ``ivf`` is a binary IVF (``IndexBinaryIVF`` with an
@@ -68,7 +68,7 @@ class IndexConfig:
     center_codes: str = "target"  # ubinary stores: the row sign bits are taken against — none (0) | target (the
     # searched side's mean, for its rows and the queries alike) | own (each side's own mean)
     groups: int = 1  # IVF: each side's sub-indexes split into this many groups; a search task holds one group (a
-    # worker's memory ÷ groups) and each query shard's top k from every group are merged (:class:`MergeTask`)
+    # worker's memory ÷ groups) and each query shard's shortlists from every group are merged and re-scored once
 
 
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
@@ -87,14 +87,17 @@ def exact_top(queries: np.ndarray, ids: np.ndarray, n: int, vectors, block: int 
     return np.take_along_axis(exact, order, 1), np.take_along_axis(ids, order, 1)
 
 
-def merge_top(results, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's best ``k`` of several searches' ``(cosines, rows)`` (one pair of arrays a search, rows −1 where
-    none), ordered as :func:`exact_top` orders one search's: by cosine, then row."""
-    sims = np.concatenate([r[0] for r in results], axis=1)
+def merge_top(results, n: int, smaller_first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's best ``n`` of several searches' ``(scores, rows)`` (one pair of arrays a search, rows −1 where
+    none), by score — the larger first (cosines), or the smaller (``smaller_first``: Hamming distances) — then
+    row, as :func:`exact_top` orders one search's; rows −1 last."""
+    scores = np.concatenate([r[0] for r in results], axis=1).astype(np.float32)
     idx = np.concatenate([r[1] for r in results], axis=1)
-    sims = np.where(idx >= 0, sims, -np.inf).astype(np.float32)
-    order = np.lexsort((idx, -sims), axis=1)[:, :k]
-    return np.take_along_axis(sims, order, 1), np.take_along_axis(idx, order, 1)
+    key = scores if smaller_first else -scores
+    key = np.where(idx >= 0, key, np.inf)
+    order = np.lexsort((idx, key), axis=1)[:, :n]
+    scores = np.where(idx >= 0, scores, np.inf if smaller_first else -np.inf).astype(np.float32)
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(idx, order, 1)
 
 
 def assign_cells(quantizer, x: np.ndarray, n: int, centroids: np.ndarray | None = None
@@ -293,6 +296,33 @@ def group_parts(n_parts: int, groups: int) -> list[range]:
     return [range(i * n_parts // g, (i + 1) * n_parts // g) for i in range(g)]
 
 
+def merge_parts(paths, read):
+    """The sub-indexes at ``paths`` (copies of one trained index, global ids) read with ``read`` and merged into one
+    index (faiss's ``merge_from``: every cell's list gets the others' entries; a merged part is emptied and dropped).
+
+    A cell's list is a ``std::vector``: appending b entries to a list of a, with no room left, gives it room for
+    a + max(a, b) — exactly a + b when b ≥ a, but double when b < a (20 equal parts merged one after another end
+    with room for 32, 1.6× their size). So parts are merged as a binary counter merges (runs of equal numbers of
+    parts, then the smaller runs take in the larger): every append is of at least as many entries as the list
+    holds, and each list ends at its exact size (up to how evenly the rows fall in cells). The lists' order of
+    entries is not the parts' order; a search's results do not depend on it but for ties at equal distances."""
+    runs: list[tuple[object, int]] = []  # (merged index, parts in it), the counts decreasing
+    for path in paths:
+        index, n = read(str(path)), 1
+        while runs and runs[-1][1] == n:  # two runs of as many parts: one takes the other in
+            first, m = runs.pop()
+            index.merge_from(first, 0)
+            del first
+            n += m
+        runs.append((index, n))
+    merged = runs.pop()[0]
+    while runs:  # the smallest run takes in the next larger
+        larger = runs.pop()[0]
+        merged.merge_from(larger, 0)
+        del larger
+    return merged
+
+
 def sub_index_paths(folder: str | Path, n_parts: int) -> tuple[Path, list[Path]]:
     """The trained empty index and the sub-indexes (one per part of the target shards), in ``folder``."""
     folder = Path(folder)
@@ -317,7 +347,7 @@ class Searcher:
     An IVF index is a set of sub-indexes in ``index_dir`` (:func:`index_parts`: each a copy of the trained empty
     index filled with a run of target shards under their global row ids). The searcher reads them — all, or the
     parts of search group ``group`` of ``cfg.groups`` (:func:`group_parts`) — and merges them into one index in
-    memory (faiss's ``merge_from``: the same cells, their lists concatenated), so a query scans its ``nprobe``
+    memory (:func:`merge_parts`: the same cells, their lists concatenated), so a query scans its ``nprobe``
     lists once rather than once a part (small parts' per-list overhead dominated the scan: 3.5–5.6× slower at 1M
     rows in 20 parts). Missing pieces are built here; a job builds them first (trained once in the driver, the
     parts filled in parallel, :class:`xlsent.mining.tasks.FillTask`)."""
@@ -342,53 +372,73 @@ class Searcher:
             trained, paths = sub_index_paths(index_dir, len(parts))
             if not trained.exists():
                 train_index(targets, kind, cfg, trained)
-            for i in range(len(parts)) if group is None else group_parts(len(parts), cfg.groups)[group]:
+            held = range(len(parts)) if group is None else group_parts(len(parts), cfg.groups)[group]
+            for i in held:
                 if not paths[i].exists():
                     fill_part(targets, parts[i], trained, paths[i], self.offset)
-                index = (faiss.read_index_binary if _binary(targets) else faiss.read_index)(str(paths[i]))
-                if self.index is None:
-                    self.index = index
-                    self.index.nprobe = min(cfg.nprobe, index.nlist)
-                else:  # the lists appended to the first part's (the ids are global already); `index` is emptied
-                    self.index.merge_from(index, 0)
+            read = faiss.read_index_binary if _binary(targets) else faiss.read_index
+            self.index = merge_parts([paths[i] for i in held], read)
+            self.index.nprobe = min(cfg.nprobe, self.index.nlist)
             quantizer = self.index.quantizer
             self.centroids = (binary_centroids(quantizer) if _binary(targets)
                               else quantizer.reconstruct_n(0, self.index.nlist))
 
-    def search(self, queries: np.ndarray, k: int, query_offset: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found.
-        ``query_offset``: with ``center_codes="own"``, the queries' side's mean row (their sign bits are taken
-        against it, as the targets' against theirs); otherwise the queries' bits are taken against the targets'
-        offset."""
+    @property
+    def binary(self) -> bool:
+        return self.targets.spec.dtype == "ubinary"
+
+    def _codes(self, queries: np.ndarray, query_offset: np.ndarray | None) -> np.ndarray | None:
+        """A ubinary search's query codes: sign bits of the first ``bits`` coordinates, against the targets' offset
+        (or, with ``center_codes="own"``, the queries' own ``query_offset``)."""
+        if not self.binary:
+            return None
+        own = self.cfg.center_codes == "own" and query_offset is not None
+        q_off = (query_offset if own else self.offset) if self.offset is not None else None
+        return codes_of(queries, code_bits(self.targets.spec.dim, self.cfg), q_off)
+
+    def cells(self, queries: np.ndarray, query_offset: np.ndarray | None = None):
+        """An IVF search's cells for each query, ``(similarities or distances, cells)``, found without BLAS
+        (:func:`assign_cells`, :func:`assign_binary_cells`): the same for every search group, so a grouped job
+        finds them once a query shard. ``None`` for exact search."""
+        if self.index is None:
+            return None
+        import time
+
+        t0 = time.perf_counter()
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        x = self._codes(queries, query_offset) if self.binary else queries
+        found = (assign_binary_cells if self.binary else assign_cells)(self.index.quantizer, x, self.index.nprobe,
+                                                                        self.centroids)
+        self.seconds["cells"] += time.perf_counter() - t0
+        return found
+
+    def shortlist(self, queries: np.ndarray, k: int, query_offset: np.ndarray | None = None, cells=None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Each query's candidates before re-scoring, ``(scores, rows)`` best first (rows −1 where none): the k ×
+        ``rescore`` nearest by Hamming distance for a ubinary store (scores = distances, smaller first), else the
+        k by the index's inner products (IVF-PQ's approximate; exact search: k plus a margin over BLAS's rounding,
+        see the module's docstring). ``cells``: :meth:`cells`'s, if found already."""
         import time
 
         import faiss
 
-        t0 = time.perf_counter()
         k = min(k, len(self.targets))
         queries = np.ascontiguousarray(queries, dtype=np.float32)
-        binary = self.targets.spec.dtype == "ubinary"
-        # ubinary: a Hamming shortlist to re-score; exact: a margin over BLAS's rounding (see the module's docstring)
+        binary = self.binary
         wide = k * max(1, self.cfg.rescore) if binary else k + SHORTLIST if self.kind == "exact" else k
         wide = min(len(self.targets), wide)
-        heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
-        bits = code_bits(self.targets.spec.dim, self.cfg) if binary else 0
-        own = self.cfg.center_codes == "own" and query_offset is not None
-        q_off = (query_offset if own else self.offset) if self.offset is not None else None
-        codes = codes_of(queries, bits, q_off) if binary else None
-        if self.index is not None:  # IVF: the cells to visit, found without BLAS (assign_cells), then one scan
-            assign = assign_binary_cells if binary else assign_cells
-            cell_sims, cells = assign(self.index.quantizer, codes if binary else queries, self.index.nprobe,
-                                      self.centroids)
+        if self.index is not None and cells is None:
+            cells = self.cells(queries, query_offset)
         t1 = time.perf_counter()
+        codes = self._codes(queries, query_offset)
+        heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
         for i in range(self.targets.n_shards if self.kind == "exact" else 1):
-            if binary and self.kind != "exact":  # binary IVF: global ids, Hamming distances; re-scored below
-                dist, idx = self.index.search_preassigned(codes, wide, cells, cell_sims)
+            if binary and self.kind != "exact":  # binary IVF: global ids, Hamming distances
+                dist, idx = self.index.search_preassigned(codes, wide, cells[1], cells[0])
                 sims = dist.astype(np.float32)
-            elif binary:  # sign bits, Hamming distance (the smaller the better); re-scored below
-                flat = faiss.IndexBinaryFlat(bits)
-                flat.add(codes_of(self.targets.shard(i), bits, self.offset))
+            elif binary:  # sign bits, Hamming distance (the smaller the better)
+                flat = faiss.IndexBinaryFlat(codes.shape[1] * 8)
+                flat.add(codes_of(self.targets.shard(i), codes.shape[1] * 8, self.offset))
                 dist, idx = flat.search(codes, wide)
                 sims = dist.astype(np.float32)
                 start = self.targets.bounds(i)[0]
@@ -399,14 +449,29 @@ class Searcher:
                 sims, idx = flat.search(queries, wide)
                 start = self.targets.bounds(i)[0]
                 idx = np.where(idx >= 0, idx + start, -1)
-            else:  # global ids already; IVF-PQ's top k by its approximate scores, re-scored below
-                sims, idx = self.index.search_preassigned(queries, k, cells, cell_sims)
+            else:  # global ids already; IVF-PQ's top k by its approximate scores
+                sims, idx = self.index.search_preassigned(queries, k, cells[1], cells[0])
             heap.add_result(sims, idx)
         heap.finalize()
+        self.seconds["scan"] += time.perf_counter() - t1
+        return heap.D, heap.I
+
+    def rescore(self, queries: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` of each query's candidate ``rows`` by the cosine of the stored vectors: the same numbers
+        whatever the index (IVF-PQ's are approximate, Hamming distances coarse), the machine's threads or the
+        engine."""
+        import time
+
         t2 = time.perf_counter()
-        # every kind's cosines recomputed from the stored vectors: the same numbers whatever the index (IVF-PQ's are
-        # approximate), the machine's threads or the engine
-        out = exact_top(queries, heap.I, k, lambda ids: gather(self.targets, ids))
-        for part, seconds in zip(("cells", "scan", "rescore"), (t1 - t0, t2 - t1, time.perf_counter() - t2)):
-            self.seconds[part] += seconds
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        out = exact_top(queries, rows, min(k, len(self.targets)), lambda ids: gather(self.targets, ids))
+        self.seconds["rescore"] += time.perf_counter() - t2
         return out
+
+    def search(self, queries: np.ndarray, k: int, query_offset: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """(cosines, target rows), each (n_query, k), best first; rows are −1 where fewer than k were found:
+        :meth:`shortlist`, then :meth:`rescore`. ``query_offset``: with ``center_codes="own"``, the queries' side's
+        mean row (their sign bits are taken against it, as the targets' against theirs); otherwise the queries'
+        bits are taken against the targets' offset."""
+        return self.rescore(queries, self.shortlist(queries, k, query_offset)[1], k)

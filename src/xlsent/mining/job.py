@@ -9,17 +9,20 @@ Layout of ``workdir``::
     src/, tgt/            embedding stores (:mod:`xlsent.mining.store`), one file per shard
     index-src/, index-tgt/   IVF indexes, when one is used: trained.faiss, then part-00000.faiss … (sub-indexes)
     knn/fwd-00000.npz …   per query shard: k nearest targets of the sources (fwd), sources of the targets (bwd)
-                          (with search groups, first one file per shard and group: fwd-00000-g000.npz …)
+                          (with search groups, first a shortlist per shard and group, fwd-00000-g000.npz …, and
+                          the shard's cells, fwd-00000-cells.npz)
     knn/score-ratio/fwd-00000.npz …   per query shard and margin: each row's best candidate, score, runner-up
 
 Steps, each a list of independent tasks (:mod:`xlsent.mining.tasks`) that an engine runs here or on a
 cluster: encode every shard of both sides; train each IVF index once, here, then fill its sub-indexes;
-search every shard in both directions; score every shard's candidates (the selection's map step). Then,
+search every shard in both directions (with search groups, every shard against every group, then each shard's
+groups merged); score every shard's candidates (the selection's map step). Then,
 here, the reduce step (:func:`xlsent.mining.margin.select_from_candidates`): concatenated in shard
 order, thresholded and made one-to-one — the same pairs as :func:`~xlsent.mining.margin.select_pairs`
 on the whole lists. Every file appears atomically; a killed job resumes from its last finished shard. A
 change of model, sentences, shard size or dtype makes the folder unusable (error, or ``overwrite``); a
-change of search settings (k, index) reruns only the search; selection settings are free.
+change of search settings reruns the search — and rebuilds the indexes only if a setting they are built with
+changed (not for k, ``nprobe``, ``rescore`` or ``groups``); selection settings are free.
 """
 
 from __future__ import annotations
@@ -85,6 +88,16 @@ def _digest_array(a: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]
 
 
+SEARCH_ONLY = ("k", "nprobe", "rescore", "groups", "exact_max_pairs", "ties")  # read when searching, not when the
+# indexes are built (exact_max_pairs acts through the kinds, which are kept): a change keeps the built indexes
+
+
+def _index_shape(search_key: dict) -> dict:
+    """What of a job's search settings its built indexes depend on."""
+    return {**{k: v for k, v in search_key.items() if k not in SEARCH_ONLY and k != "index"},
+            "index": {k: v for k, v in search_key.get("index", {}).items() if k not in SEARCH_ONLY}}
+
+
 def peak_rss_gib() -> float:
     """Peak resident memory of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
@@ -137,11 +150,14 @@ class MiningJob:
         self.kinds = {"fwd": choose_kind(n_src, n_tgt, dim, cfg.index, cfg.memory_gib, cfg.dtype),
                       "bwd": choose_kind(n_tgt, n_src, dim, cfg.index, cfg.memory_gib, cfg.dtype)}
         binary_only = ("rescore", "bits", "center_codes")  # left out where they change nothing: older folders stay
+        all_exact = set(self.kinds.values()) == {"exact"}
         index_key = {k: v for k, v in asdict(cfg.index).items()
-                     if not (k == "bits" and not v) and not (k == "groups" and v == 1)
+                     if not (k == "bits" and not v) and not (k == "groups" and (v == 1 or all_exact))
                      and not (k in binary_only and cfg.dtype != "ubinary")}
-        search_key = {"k": cfg.k, "index": index_key, "kinds": [self.kinds["fwd"], self.kinds["bwd"]],
-                      "layout": 2, **({"center": True} if cfg.center else {})}  # 2: sub-indexes, k-NN means kept
+        binary_ivf = cfg.dtype == "ubinary" and not all_exact  # since the merged sub-indexes: ties at the shortlist's
+        search_key = {"k": cfg.k, "index": index_key, "kinds": [self.kinds["fwd"], self.kinds["bwd"]],  # edge differ
+                      "layout": 2, **({"center": True} if cfg.center else {}),  # 2: sub-indexes, k-NN means kept
+                      **({"ties": 2} if binary_ivf else {})}
         record = self.dir / "job.json"
         if record.exists():
             old = json.loads(record.read_text())
@@ -152,9 +168,12 @@ class MiningJob:
                 for p in self.dir.iterdir():  # everything but this job's inputs
                     if p.name != "inputs":
                         shutil.rmtree(p) if p.is_dir() else p.unlink()
-            elif old.get("search") != search_key:  # same embeddings, new search settings
-                for p in [self.dir / "knn", self.dir / "index-src", self.dir / "index-tgt",
-                          self.dir / "index-src.faiss", self.dir / "index-tgt.faiss"]:
+            elif old.get("search") != search_key:  # same embeddings, new search settings: new search results, and
+                stale = [self.dir / "knn"]  # new indexes only if a setting they are built with changed
+                if _index_shape(old.get("search", {})) != _index_shape(search_key):
+                    stale += [self.dir / "index-src", self.dir / "index-tgt", self.dir / "index-src.faiss",
+                              self.dir / "index-tgt.faiss"]
+                for p in stale:
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.src = EmbeddingStore(self.dir / "src", StoreSpec(n_src, dim, shard, cfg.dtype))
@@ -213,7 +232,8 @@ class MiningJob:
                     final = self.dir / "knn" / f"{d}-{i:05d}.npz"
                     task = SearchTask(queries.folder, i, targets.folder, kind, self.cfg.index, index_dir, self.cfg.k,
                                       final if groups == 1 else final.with_name(f"{final.stem}-g{g:03d}.npz"),
-                                      self.cfg.center, None if groups == 1 else g)
+                                      self.cfg.center, None if groups == 1 else g,
+                                      None if groups == 1 else final.with_name(f"{final.stem}-cells.npz"))
                     if not final.exists() and not task.done():
                         out.append(task)
         return out
@@ -221,13 +241,14 @@ class MiningJob:
     def merge_tasks(self) -> list[MergeTask]:
         """Each query shard's grouped results merged into its k nearest (nothing when the search is not grouped)."""
         out = []
-        for d, _, targets, _ in self._directions():
+        for d, queries, targets, _ in self._directions():
             groups = self._groups(d, targets)
             if groups > 1:
-                for final in self.knn_paths(d):
+                for i, final in enumerate(self.knn_paths(d)):
                     if not final.exists():
                         parts = tuple(final.with_name(f"{final.stem}-g{g:03d}.npz") for g in range(groups))
-                        out.append(MergeTask(parts, self.cfg.k, final))
+                        out.append(MergeTask(parts, self.cfg.k, final, queries.folder, i, targets.folder,
+                                             self.cfg.center, final.with_name(f"{final.stem}-cells.npz")))
         return out
 
     def knn_paths(self, direction: str) -> list[Path]:
@@ -272,17 +293,21 @@ class MiningJob:
                 t = bar.add_task("fill sub-indexes", total=len(fill))
                 engine.compute(fill, lambda: bar.advance(t))
             timings["index_s"] = time.perf_counter() - t0
+            groups = {d: self._groups(d, targets) for d, _, targets, _ in self._directions()}
             shards = self.src.n_shards + self.tgt.n_shards
-            for step, label, make in (("search_s", f"search shards ({self.kinds['fwd']}/{self.kinds['bwd']})",
-                                       self.search_tasks), ("search_s", "merge search groups", self.merge_tasks),
-                                      ("score_s", "score candidates", self.score_tasks)):
+            searches = sum(q.n_shards * groups[d] for d, q, _, _ in self._directions())  # a shard and group each
+            merges = sum(q.n_shards for d, q, _, _ in self._directions() if groups[d] > 1)
+            for step, label, make, total in (
+                    ("search_s", f"search shards ({self.kinds['fwd']}/{self.kinds['bwd']})", self.search_tasks,
+                     searches),
+                    ("search_s", "merge search groups", self.merge_tasks, merges),
+                    ("score_s", "score candidates", self.score_tasks, shards)):
                 tasks = make()  # each step reads what the one before wrote: listed once it is done
                 if step == "search_s" and tasks:  # any new search result changes the k-NN means every score uses
                     for folder in (self.dir / "knn").glob("score-*"):
                         shutil.rmtree(folder)
-                if make == self.merge_tasks and not tasks:
+                if not total:
                     continue
-                total = max(shards, len(tasks))  # a grouped search has a task a shard and group
                 t = bar.add_task(label, total=total, completed=total - len(tasks))
                 t0 = time.perf_counter()
                 engine.compute(tasks, lambda: bar.advance(t))

@@ -2,8 +2,8 @@
 search group of sub-indexes, then merge the groups' results), score a shard's candidates (the selection's map step).
 
 Each task is a small picklable record of paths and settings whose ``run`` reads its inputs
-from the work folder and writes exactly one output file atomically. A task whose output
-exists is finished; the order in which tasks of one kind run does not matter. An engine
+from the work folder and writes exactly one output file atomically (a merge then removes the group files it
+read). A task whose output exists is finished; the order in which tasks of one kind run does not matter. An engine
 (:mod:`xlsent.mining.engine`) runs them here or on workers that see the same folder; ``run(cache)``
 may keep what is worth loading once per worker (a searcher) in ``cache``. The driver trains the
 indexes before the fan-out and runs the selection's reduce step after it.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.mining.index import IndexConfig, Searcher, code_offset, fill_part, merge_top
+from xlsent.mining.index import IndexConfig, Searcher, code_offset, exact_top, fill_part, gather, merge_top
 from xlsent.mining.inputs import SideInput
 from xlsent.mining.margin import Candidates, best_candidates
 from xlsent.mining.store import EmbeddingStore
@@ -85,6 +85,7 @@ class SearchTask:
     out: Path
     center: bool = False  # search each side's vectors with that side's mean subtracted (per-language centering)
     group: int | None = None  # the search group of sub-indexes searched (None: every one; IndexConfig.groups)
+    cells: Path | None = None  # a grouped search: the shard's cells, found by the first of its groups, kept here
 
     def done(self) -> bool:
         return self.out.exists()
@@ -107,33 +108,67 @@ class SearchTask:
             cache[key] = self.searcher()
         queries = self._store(self.queries)
         own = code_offset(queries, self.index) if self.index.center_codes == "own" else None  # else the targets'
-        sims, idx = cache[key].search(queries.shard(self.shard), self.k, own)
+        searcher, x = cache[key], queries.shard(self.shard)
+        if self.group is None:
+            sims, idx = searcher.search(x, self.k, own)
+            with atomic_path(self.out) as tmp:
+                with open(tmp, "wb") as f:
+                    np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+            return
+        # one group: its shortlist, re-scored once all groups' are merged (MergeTask); the cells found once a shard
+        if self.cells is not None and self.cells.exists():
+            with np.load(self.cells) as c:
+                cells = (c["sims"], c["cells"])
+        else:
+            cells = searcher.cells(x, own)
+            if self.cells is not None:
+                with atomic_path(self.cells) as tmp:
+                    with open(tmp, "wb") as f:
+                        np.savez(f, sims=cells[0], cells=cells[1])
+        scores, idx = searcher.shortlist(x, self.k, own, cells)
         with atomic_path(self.out) as tmp:
             with open(tmp, "wb") as f:
-                np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+                np.savez(f, scores=scores, idx=idx)
 
 
 @dataclass(frozen=True)
 class MergeTask:
-    """A query shard's results from every search group (``parts``, in group order) → its ``k`` nearest targets
-    (:func:`xlsent.mining.index.merge_top`) and their mean cosine, in ``out`` as an ungrouped search writes them;
-    the groups' files are removed once it is written."""
+    """Shard ``shard`` of ``queries``: the shortlists of every search group (``parts``) merged into the one the whole
+    index gives (:func:`xlsent.mining.index.merge_top`: by Hamming distance for a ubinary store, else by the index's
+    scores; then row), re-scored once by the stored vectors' cosines → its ``k`` nearest ``targets`` and their
+    mean cosine, in ``out`` as an ungrouped search writes them. The groups' files and the shard's cells are removed
+    once it is written."""
 
     parts: tuple[Path, ...]
     k: int
     out: Path
+    queries: Path
+    shard: int
+    targets: Path
+    center: bool = False
+    cells: Path | None = None
 
     def done(self) -> bool:
         return self.out.exists()
 
+    def _store(self, folder: Path) -> EmbeddingStore:
+        store = EmbeddingStore.open(folder)
+        return store.centered() if self.center else store
+
     def run(self, cache: dict | None = None) -> None:
-        loaded = [np.load(p) for p in self.parts]
-        k = min(self.k, loaded[0]["idx"].shape[1])  # a search finds at most as many as the side has rows
-        sims, idx = merge_top([(x["sims"], x["idx"]) for x in loaded], k)
-        with atomic_path(self.out) as tmp:
-            with open(tmp, "wb") as f:
-                np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
-        for p in self.parts:
+        if not self.out.exists():  # else a retry of a merge that wrote its result: only the clean-up is left
+            results = []
+            for p in self.parts:
+                with np.load(p) as x:
+                    results.append((x["scores"], x["idx"]))
+            targets = self._store(self.targets)
+            rows = merge_top(results, results[0][1].shape[1], smaller_first=targets.spec.dtype == "ubinary")[1]
+            x = np.ascontiguousarray(self._store(self.queries).shard(self.shard), dtype=np.float32)
+            sims, idx = exact_top(x, rows, min(self.k, len(targets)), lambda ids: gather(targets, ids))
+            with atomic_path(self.out) as tmp:
+                with open(tmp, "wb") as f:
+                    np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+        for p in (*self.parts, *([self.cells] if self.cells else [])):
             p.unlink(missing_ok=True)
 
 
