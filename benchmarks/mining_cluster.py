@@ -2,6 +2,7 @@
 """Mining on a local Ray cluster against the local engine, from the same precomputed embeddings.
 
     python benchmarks/mining_cluster.py [--n 1000000] [--gold 100000] [--index auto] [--workers 2] [--fit e5-small]
+        [--setting KEY=VALUE …] [--workdir DIR [--profile-only]]
 
 Vectors as ``benchmarks/mining_scale.py`` draws them (a Gaussian with the mean and covariance of a real model's
 embeddings; ``gold`` targets are noisy copies of sources). Both runs mine the same float32 vectors with the same
@@ -55,6 +56,8 @@ def main() -> None:
                     "(repeatable; see the module's docstring)")
     ap.add_argument("--profile", type=int, default=20_000, help="queries searched again on one thread after each "
                     "setting, timing the search's parts (0 = skip)")
+    ap.add_argument("--profile-only", action="store_true", help="only the one-thread profile of each setting, on the "
+                    "work folders a run with the same --workdir left")
     args = ap.parse_args()
 
     from xlsent.mining.engine import RayEngine
@@ -88,7 +91,7 @@ def main() -> None:
                                                                 center_codes=st["center_codes"],
                                                                 groups=st["groups"]))
             label = " ".join(f"{k}={v}" for k, v in st.items())
-            for name in args.engines.split(","):
+            for name in [] if args.profile_only else args.engines.split(","):
                 folder = Path(work) / (f"s{si}-{name}" if len(settings) > 1 else name)
                 t0 = time.perf_counter()
                 engine = (RayEngine(workers=args.workers, cpus_per_worker=args.cpus_per_worker) if name == "ray"
@@ -121,7 +124,7 @@ def main() -> None:
                                                 if len(settings) > 1 else Path(work) / args.engines.split(",")[0],
                                                 s_vec, t_vec, cfg, args.profile, label)
             engines = args.engines.split(",")
-            if len(engines) == 2:
+            if len(engines) == 2 and not args.profile_only:
                 a, b = (runs[(si, e)] for e in engines)
                 same = all(np.array_equal(getattr(a["mined"], f), getattr(b["mined"], f))
                            for f in ("src", "tgt", "score"))
@@ -140,7 +143,7 @@ def main() -> None:
             a, b = runs[(0, "profile")]["at_1b_ms"], runs[(si, "profile")]["at_1b_ms"]
             print(f"setting {si} against setting 0, search core-ms a query at 1B (one thread): {a:.1f} / {b:.1f} = "
                   f"{a / b:.2f}× fewer core-hours")
-        for name in args.engines.split(","):
+        for name in [] if args.profile_only else args.engines.split(","):
             a, b = runs[(0, name)], runs[(si, name)]
             ratio = (f", largest worker {a['actor'] / b['actor']:.2f}× less" if a["actor"] and b["actor"] else "")
             print(f"setting {si} against setting 0 on {name}: {a['wall'] / b['wall']:.2f}× less wall time, "
@@ -168,12 +171,13 @@ def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: 
     """The forward search of ``n`` queries again, on one thread, split into its parts (``Searcher.seconds``: the
     cells a query visits, the scan of their lists, the re-scoring from the store), in core-ms a query — and what
     each part becomes at a billion targets: the cells and the scan grow as √n (4·√n cells; nprobe cells of n/nlist
-    rows each), the re-scoring of a fixed number of candidates does not. With search groups, every group's searcher
-    in turn, the seconds summed (a query is searched in each group: the cells found and the candidates re-scored
-    once a group)."""
+    rows each), the re-scoring of a fixed number of candidates does not (after an untimed warm-up search of 256
+    queries). With search groups, as a grouped job runs:
+    the cells found once (by the first group's searcher), each group's shortlist, then the shortlists merged and
+    re-scored once (counted as re-scoring), the seconds summed."""
     import faiss
 
-    from xlsent.mining.index import Searcher, code_offset
+    from xlsent.mining.index import Searcher, code_offset, merge_top
     from xlsent.mining.job import MiningJob
 
     job = MiningJob.from_embeddings(folder, src, tgt, cfg)
@@ -183,12 +187,27 @@ def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: 
         kind = job.kinds["fwd"]
         own = code_offset(job.src, cfg.index) if cfg.index.center_codes == "own" else None
         seconds = {"cells": 0.0, "scan": 0.0, "rescore": 0.0}
-        for group in [None] if job._groups("fwd", job.tgt) == 1 else range(job._groups("fwd", job.tgt)):
-            searcher = Searcher(job.tgt, kind, cfg.index, None if kind == "exact" else folder / "index-tgt", group)
-            searcher.search(src[:n], cfg.k, own)
-            for part, s in searcher.seconds.items():
-                seconds[part] += s
-            del searcher
+        groups, queries = job._groups("fwd", job.tgt), np.ascontiguousarray(src[:n])
+        index_dir = None if kind == "exact" else folder / "index-tgt"
+        # a warm-up, not timed: the first search of a process pays for faiss's and numpy's first calls
+        Searcher(job.tgt, kind, cfg.index, index_dir, None if groups == 1 else 0).search(queries[:256], cfg.k, own)
+        if groups == 1:
+            searcher = Searcher(job.tgt, kind, cfg.index, index_dir)
+            searcher.search(queries, cfg.k, own)
+            seconds = dict(searcher.seconds)
+        else:
+            cells, shortlists = None, []
+            for group in range(groups):  # each group's searcher in turn, as the workers hold them
+                searcher = Searcher(job.tgt, kind, cfg.index, index_dir, group)
+                cells = searcher.cells(queries, own) if cells is None else cells
+                shortlists.append(searcher.shortlist(queries, cfg.k, own, cells))
+                for part, s in searcher.seconds.items():
+                    seconds[part] += s
+                searcher.seconds = dict.fromkeys(seconds, 0.0)
+            t = time.perf_counter()
+            rows = merge_top(shortlists, shortlists[0][1].shape[1], smaller_first=searcher.binary)[1]
+            searcher.rescore(queries, rows, cfg.k)
+            seconds["rescore"] += time.perf_counter() - t
     finally:
         faiss.omp_set_num_threads(threads)
     ms = {part: 1000 * s / n for part, s in seconds.items()}

@@ -860,7 +860,7 @@ def test_groups_pad_short_lists_and_a_merge_or_a_change_of_groups_redoes_only_wh
         np.testing.assert_array_equal(merged[0], whole[0])
         assert (merged[1] >= 0).all() and whole[1].shape == (30, min(k, 30))
     trained, paths = sub_index_paths(tmp_path / "ix", 3)
-    one = merge_parts(paths, faiss.read_index)  # three parts (runs of 2 and 1) → one index of every row
+    one = merge_parts(paths, faiss.read_index)  # three parts → one index of every row
     ids = faiss.rev_swig_ptr(one.invlists.get_ids(0), one.invlists.list_size(0))
     assert one.ntotal == 30 and sorted(ids.tolist()) == list(range(30))
 

@@ -298,29 +298,33 @@ def group_parts(n_parts: int, groups: int) -> list[range]:
 
 def merge_parts(paths, read):
     """The sub-indexes at ``paths`` (copies of one trained index, global ids) read with ``read`` and merged into one
-    index (faiss's ``merge_from``: every cell's list gets the others' entries; a merged part is emptied and dropped).
+    index, one after another (faiss's ``merge_from``: each cell's list gets the next part's entries; a merged part
+    is emptied and dropped), then the freed heap handed back to the system (glibc's ``malloc_trim``).
 
-    A cell's list is a ``std::vector``: appending b entries to a list of a, with no room left, gives it room for
-    a + max(a, b) — exactly a + b when b ≥ a, but double when b < a (20 equal parts merged one after another end
-    with room for 32, 1.6× their size). So parts are merged as a binary counter merges (runs of equal numbers of
-    parts, then the smaller runs take in the larger): every append is of at least as many entries as the list
-    holds, and each list ends at its exact size (up to how evenly the rows fall in cells). The lists' order of
-    entries is not the parts' order; a search's results do not depend on it but for ties at equal distances."""
-    runs: list[tuple[object, int]] = []  # (merged index, parts in it), the counts decreasing
+    In order rather than balanced (runs of equal numbers of parts): a balanced merge ends with less memory held but
+    peaks higher while merging (``benchmarks/merge_parts_memory.py``; figures in docs/experiments/mining-and-ray.md)."""
+    merged = None
     for path in paths:
-        index, n = read(str(path)), 1
-        while runs and runs[-1][1] == n:  # two runs of as many parts: one takes the other in
-            first, m = runs.pop()
-            index.merge_from(first, 0)
-            del first
-            n += m
-        runs.append((index, n))
-    merged = runs.pop()[0]
-    while runs:  # the smallest run takes in the next larger
-        larger = runs.pop()[0]
-        merged.merge_from(larger, 0)
-        del larger
+        index = read(str(path))
+        if merged is None:
+            merged = index
+        else:
+            merged.merge_from(index, 0)
+            del index
+    _trim_heap()
     return merged
+
+
+def _trim_heap() -> None:
+    """Return freed heap memory to the system where the C library can (glibc); elsewhere, nothing."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def sub_index_paths(folder: str | Path, n_parts: int) -> tuple[Path, list[Path]]:
