@@ -24,6 +24,13 @@ from xlsent.similarity import knn_mean
 from xlsent.utils.io import atomic_path
 
 
+def save_npz(path: Path, **arrays) -> None:
+    """``arrays`` in one ``.npz`` at ``path``, written atomically (a task's one output)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+
 @dataclass(frozen=True)
 class EncodeTask:
     """Embed the unique sentences of rows [start, stop) of ``texts`` into shard ``shard`` of ``store``."""
@@ -111,9 +118,7 @@ class SearchTask:
         searcher, x = cache[key], queries.shard(self.shard)
         if self.group is None:
             sims, idx = searcher.search(x, self.k, own)
-            with atomic_path(self.out) as tmp:
-                with open(tmp, "wb") as f:
-                    np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+            save_npz(self.out, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
             return
         # one group: its shortlist, re-scored once all groups' are merged (MergeTask); the cells found once a shard
         if self.cells is not None and self.cells.exists():
@@ -122,13 +127,9 @@ class SearchTask:
         else:
             cells = searcher.cells(x, own)
             if self.cells is not None:
-                with atomic_path(self.cells) as tmp:
-                    with open(tmp, "wb") as f:
-                        np.savez(f, sims=cells[0], cells=cells[1])
+                save_npz(self.cells, sims=cells[0], cells=cells[1])
         scores, idx = searcher.shortlist(x, self.k, own, cells)
-        with atomic_path(self.out) as tmp:
-            with open(tmp, "wb") as f:
-                np.savez(f, scores=scores, idx=idx)
+        save_npz(self.out, scores=scores, idx=idx)
 
 
 @dataclass(frozen=True)
@@ -165,9 +166,7 @@ class MergeTask:
             rows = merge_top(results, results[0][1].shape[1], smaller_first=targets.spec.dtype == "ubinary")[1]
             x = np.ascontiguousarray(self._store(self.queries).shard(self.shard), dtype=np.float32)
             sims, idx = exact_top(x, rows, min(self.k, len(targets)), lambda ids: gather(targets, ids))
-            with atomic_path(self.out) as tmp:
-                with open(tmp, "wb") as f:
-                    np.savez(f, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
+            save_npz(self.out, sims=sims, idx=idx, mean=knn_mean(sims, idx, self.k))
         for p in (*self.parts, *([self.cells] if self.cells else [])):
             p.unlink(missing_ok=True)
 
@@ -194,9 +193,7 @@ class ScoreTask:
             cache[key] = np.concatenate([np.load(p)["mean"] for p in self.other])
         own = np.load(self.knn)
         c = best_candidates(own["sims"], own["idx"], own["mean"], cache[key], self.margin)
-        with atomic_path(self.out) as tmp:
-            with open(tmp, "wb") as f:
-                np.savez(f, best=c.best, score=c.score, second=c.second)
+        save_npz(self.out, best=c.best, score=c.score, second=c.second)
 
 
 def load_candidates(paths: list[Path]) -> Candidates:
