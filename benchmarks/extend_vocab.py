@@ -116,7 +116,13 @@ def main() -> None:
                     help="test: bible-en-ny:train → :test; dev: :dev-train → :dev (for choosing settings)")
     ap.add_argument("--lr-scale", default="1", help="the added rows' learning-rate multiples to try, e.g. 1,100")
     ap.add_argument("--no-latin", action="store_true", help="leave out the Latin-script rows")
+    ap.add_argument("--runs", default="base,adapt,extend,latin",
+                    help="which runs, in the order they train (e.g. extend,latin,adapt for the longest ones)")
     a = ap.parse_args()
+    order = [r.strip() for r in a.runs.split(",")]
+    unknown = [r for r in order if r not in ("base", "adapt", "extend", "latin")]
+    if unknown:
+        sys.exit(f"--runs: unknown run {unknown[0]!r}; choose from base,adapt,extend,latin")
     out = a.output
     out.mkdir(parents=True, exist_ok=True)
     files = data(out, a.train, a.test, a.split)
@@ -130,21 +136,24 @@ def main() -> None:
         print(f"extend-vocab: {seconds:.0f} s", flush=True)
     record = json.loads((ext / "xlsent_added_pieces.json").read_text(encoding="utf-8"))
     dsrt, latin = files["test-dsrt"], files["test-latin"]
-    models = {
-        "e5-small (Deseret)": ("e5-small", dsrt),
-        "extend-vocab, untrained (Deseret)": (str(ext), dsrt),
-        "adapt (Deseret)": (adapt(out, "adapt-dsrt", "e5-small", files["train-dsrt"], a.set, 1.0), dsrt),
+    # name → (how to get the model, its test pool); trained and scored in --runs order, so the figures that
+    # matter most are on disk first on a long run (the whole Old Testament: about an hour a run on 2 cores)
+    runs = {
+        "base": [("e5-small (Deseret)", lambda: "e5-small", dsrt),
+                 ("extend-vocab, untrained (Deseret)", lambda: str(ext), dsrt)]
+                + ([] if a.no_latin else [("e5-small (Latin original)", lambda: "e5-small", latin)]),
+        "adapt": [("adapt (Deseret)",
+                   lambda: adapt(out, "adapt-dsrt", "e5-small", files["train-dsrt"], a.set, 1.0), dsrt)],
+        "extend": [(f"extend-vocab + adapt{'' if s == 1.0 else f', added rows at {s:g}× lr'} (Deseret)",
+                    lambda s=s: adapt(out, "extend-adapt-dsrt" + ("" if s == 1.0 else f"-x{s:g}"), str(ext),
+                                      files["train-dsrt"], a.set, s), dsrt)
+                   for s in (float(x) for x in a.lr_scale.split(","))],
+        "latin": [] if a.no_latin else [("adapt (Latin original)", lambda: adapt(
+            out, "adapt-latin", "e5-small", files["train-latin"], a.set, 1.0), latin)],
     }
-    for scale in (float(x) for x in a.lr_scale.split(",")):
-        tag = "" if scale == 1.0 else f", added rows at {scale:g}× lr"
-        models[f"extend-vocab + adapt{tag} (Deseret)"] = (
-            adapt(out, "extend-adapt-dsrt" + ("" if scale == 1.0 else f"-x{scale:g}"), str(ext), files["train-dsrt"],
-                  a.set, scale), dsrt)
-    if not a.no_latin:
-        models["e5-small (Latin original)"] = ("e5-small", latin)
-        models["adapt (Latin original)"] = (adapt(out, "adapt-latin", "e5-small", files["train-latin"], a.set, 1.0), latin)
-    for name, (model, pairs) in models.items():
+    for name, get, pairs in (row for r in order for row in runs[r]):
         if name not in results:
+            model = get()
             results[name] = score(str(model), pairs)
             stage = Path(model).parent / "stage.json"
             if stage.exists():
@@ -152,7 +161,8 @@ def main() -> None:
                 results[name]["train"] = {"seconds": rec.get("seconds"), "steps": rec.get("steps"),
                                           "chosen_step": rec.get("selection", {}).get("chosen_step")}
             print(f"  {name}: xx→en {results[name]['xx→en']:.3f}, en→xx {results[name]['en→xx']:.3f}", flush=True)
-        res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+            res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    shown = [name for r in ("base", "adapt", "extend", "latin") for name, _, _ in runs[r] if name in results]
     results["_extend_vocab"] = {k: record[k] for k in ("added", "new_characters", "unk_rate_before",
                                                        "unk_rate_after", "from_subpieces", "default_init")}
     results["_settings"] = {"train": a.train, "test": a.test, "pieces": a.pieces, "set": a.set, "split": a.split,
@@ -163,7 +173,7 @@ def main() -> None:
           f"(unknown-piece rate of the training text {record['unk_rate_before']:.3f} → {record['unk_rate_after']:.3f})")
     print("| model | test script | xx→en P@1 [95% CI] | en→xx P@1 [95% CI] | unk rate (xx side) | pieces/word |")
     print("|---|---|---|---|---|---|")
-    for name in models:
+    for name in sorted(shown, key=lambda n: "Latin" in n):  # stable: the Deseret rows, then the Latin ones
         r = results[name]
         unk = f"{r['unk_rate']:.3f}" if r.get("unk_rate") is not None else ""
         print(f"| {name.rsplit(' (', 1)[0]} | {name.rsplit(' (', 1)[1][:-1]} | {r['xx→en']:.3f} "
