@@ -895,3 +895,73 @@ def test_groups_pad_short_lists_and_a_merge_or_a_change_of_groups_redoes_only_wh
     again = job.select(threshold=None)
     np.testing.assert_array_equal(again.tgt, pairs.tgt)
     np.testing.assert_array_equal(again.score, pairs.score)
+
+
+def test_a_gpu_search_sends_each_index_where_faiss_can_scan_it(tmp_path, monkeypatch):
+    """Search on a GPU (``use_gpu_search``: ``--device cuda`` here, ``--gpus-per-worker`` on Ray). No GPU is here,
+    so faiss's GPU calls are stood in for by its CPU ones, recorded: a float IVF / IVF-PQ index is copied to GPU
+    number N with 16-bit PQ tables and its cells still found on a CPU copy of the quantizer; an exact search scores
+    each shard with ``knn_gpu`` (sign bits: ``GpuIndexBinaryFlat``) on GPU N; a binary IVF stays on the CPU; the
+    neighbours are the CPU search's. With a CPU-only faiss (this one) the same request searches on the CPU."""
+    import faiss
+
+    from xlsent.mining import index as ix
+
+    rng = np.random.default_rng(5)
+    targets = _unit(rng.normal(size=(600, 32)))
+    queries = _unit(targets[:40] + 0.1 * rng.normal(size=(40, 32)))
+    stores = {p: _store(tmp_path, p, targets, 200, p) for p in ("float32", "ubinary")}
+    cases = [("exact", "float32"), ("ivf", "float32"), ("ivfpq", "float32"), ("exact", "ubinary"), ("ivf", "ubinary")]
+    cfg = IndexConfig(nlist=8, nprobe=3, pq_m=8)
+    cpu = {c: Searcher(stores[c[1]], c[0], cfg, tmp_path / f"ix-{c[0]}-{c[1]}").search(queries, 4) for c in cases}
+    try:
+        ix.use_gpu_search(0)
+        assert ix.faiss_gpus() == 0 and ix.gpu_resources() is None  # a CPU-only faiss: the CPU searches
+        assert Searcher(stores["float32"], "ivf", cfg, tmp_path / "ix-ivf-float32").device == "cpu"
+
+        calls = []
+
+        class Options:
+            useFloat16 = False
+
+        class BinaryConfig:
+            device = -1
+
+        def to_gpu(res, device, index, co):
+            calls.append(("index_cpu_to_gpu", device, co.useFloat16, type(index).__name__))
+            return index
+
+        def knn_gpu(res, xq, xb, k, metric, device):
+            calls.append(("knn_gpu", device))
+            return faiss.knn(xq, xb, k, metric=metric)
+
+        def binary_flat(res, d, config):
+            calls.append(("GpuIndexBinaryFlat", config.device))
+            return faiss.IndexBinaryFlat(d)
+
+        for name, value in (("StandardGpuResources", object), ("get_num_gpus", lambda: 2),
+                            ("GpuClonerOptions", Options), ("index_cpu_to_gpu", to_gpu), ("knn_gpu", knn_gpu),
+                            ("GpuIndexBinaryFlat", binary_flat), ("GpuIndexBinaryFlatConfig", BinaryConfig)):
+            monkeypatch.setattr(faiss, name, value, raising=False)
+        ix._gpu["resources"] = None
+        ix.use_gpu_search(1)
+        for kind, precision in cases:
+            calls.clear()
+            searcher = Searcher(stores[precision], kind, cfg, tmp_path / f"ix-{kind}-{precision}")
+            found = searcher.search(queries, 4)
+            np.testing.assert_array_equal(found[1], cpu[(kind, precision)][1])
+            np.testing.assert_array_equal(found[0], cpu[(kind, precision)][0])
+            if (kind, precision) == ("ivf", "ubinary"):  # no GPU binary IVF in faiss
+                assert searcher.device == "cpu" and calls == []
+                continue
+            assert searcher.device == "cuda"
+            if kind == "exact":
+                step = "knn_gpu" if precision == "float32" else "GpuIndexBinaryFlat"
+                assert calls == [(step, 1)] * stores[precision].n_shards
+            else:
+                index_type = "IndexIVFFlat" if kind == "ivf" else "IndexIVFPQ"
+                assert calls == [("index_cpu_to_gpu", 1, True, index_type)]
+                assert int(searcher.quantizer.this) != int(searcher.index.quantizer.this)  # the cells' own CPU copy
+    finally:
+        ix.use_gpu_search(None)
+        ix._gpu["resources"] = None

@@ -27,8 +27,8 @@ from xlsent.mining.tasks import load_knn  # noqa: E402
 def engine():
     from xlsent.mining.engine import RayEngine
 
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 * 2**20, logging_level="ERROR",
-             log_to_driver=False)
+    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, object_store_memory=256 * 2**20, logging_level="ERROR",
+             log_to_driver=False)  # one GPU Ray counts (none is here): --gpus-per-worker's actors are scheduled
     try:
         yield RayEngine(workers=2, cpus_per_worker=0.5)
     finally:
@@ -79,6 +79,28 @@ def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, pr
             np.testing.assert_array_equal(x.src, y.src)
             np.testing.assert_array_equal(x.tgt, y.tgt)
             np.testing.assert_array_equal(x.score, y.score)
+
+
+def test_workers_given_gpus_search_the_same_pairs_and_too_many_gpus_is_one_line(engine, tmp_path):
+    """``--gpus-per-worker``: encoders and search workers each take that share of a GPU (searching there where their
+    faiss can; this one is a CPU build, so on the CPU) and find the same neighbours; asking for more GPUs than the
+    cluster has is one line, before any work (Ray would wait for ever)."""
+    from xlsent.mining.engine import RayEngine
+    from xlsent.utils.errors import XlsentError
+
+    with pytest.raises(XlsentError, match=re.escape("--gpus-per-worker 2: the Ray cluster has 1 GPU(s)")):
+        RayEngine(workers=2, cpus_per_worker=0.5, gpus_per_worker=2)
+    src = _vectors(500, 32, 0)
+    tgt = _vectors(600, 32, 1, base=src[:300])
+    cfg = MineConfig(k=4, shard_size=256, index=IndexConfig(kind="ivf", nlist=16, nprobe=4))
+    local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
+    remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
+    local.run(show_progress=False)
+    remote.run(show_progress=False, engine=RayEngine(workers=2, cpus_per_worker=0.5, gpus_per_worker=0.5))
+    for d in ("fwd", "bwd"):
+        a, b = load_knn(local.knn_paths(d)), load_knn(remote.knn_paths(d))
+        np.testing.assert_array_equal(a[1], b[1])
+        np.testing.assert_array_equal(a[0], b[0])
 
 
 def test_ray_mining_of_texts_equals_local_mining(engine, tiny_model, tmp_path):

@@ -61,7 +61,9 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
             ``"none"`` | a list of ``language``, ``copy``, ``near-duplicate``, ``length-ratio``, ``numbers``.
         splitter: ``auto`` | ``sentencex`` | ``punctuation``.
         overwrite: discard a work folder left by another job.
-        backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
+        backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`). On a CUDA device
+            faiss searches there too where it is a GPU build (float IVF / IVF-PQ and exact search; a ``ubinary``
+            IVF index stays on the CPU); a CPU build says so once (``on_note``) and searches on the CPU.
         dimensions: mine with the first N coordinates of each vector, renormalised (``None`` = the full width; as
             :func:`xlsent.embed`); stored and searched at that width, at ``precision``.
         rescore: ``ubinary``: k × this many candidates by Hamming distance are re-scored with the int8 vectors.
@@ -137,6 +139,16 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     place(device, dtype)
     if callable(engine):
         engine = engine()
+    gpu_note = None
+    if engine is None:  # here: faiss searches on the chosen GPU where it can use one (a Ray worker: its own)
+        from xlsent.mining.index import faiss_gpus, use_gpu_search
+        from xlsent.utils.device import current_device
+
+        chosen = current_device()
+        use_gpu_search(int(chosen.partition(":")[2] or 0) if chosen.startswith("cuda") else None)
+        if chosen.startswith("cuda") and not faiss_gpus():
+            gpu_note = (f"search: on the CPU — this faiss cannot use {chosen} (a CPU build); install a GPU build "
+                        "(e.g. pip uninstall faiss-cpu && pip install faiss-gpu-cu12) to search there too")
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist, rescore=rescore,
                                        bits=search_dimensions or 0, groups=index_groups), shard_size=shard_size,
@@ -147,6 +159,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     work = Path(workdir) if workdir is not None else (Path(scratch.name) if scratch else
                                                       output.with_name(output.name + ".work"))
     note = on_note or (lambda line: None)
+    if gpu_note:
+        note(gpu_note)
     try:
         inputs, sides = {}, []
         for name, given, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):

@@ -62,8 +62,9 @@ Address = Annotated[Optional[str], typer.Option("--address", help="--engine ray:
 Workers = Annotated[int, typer.Option("--workers", help="--engine ray: actors in each pool (encoders, searchers)")]
 CpusPerWorker = Annotated[float, typer.Option("--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread "
                                               "count, rounded; a fraction lets more actors share a CPU)")]
-GpusPerWorker = Annotated[float, typer.Option("--gpus-per-worker", help="--engine ray: GPUs an encoder actor takes (it "
-                                              "then encodes on its GPU)")]
+GpusPerWorker = Annotated[float, typer.Option("--gpus-per-worker", help="--engine ray: GPUs an actor takes (an encoder "
+                                              "encodes on its GPU; a search worker searches there with a GPU build "
+                                              "of faiss)")]
 
 Model = Annotated[str, typer.Option("--model", "-m", help="registered name or local model folder")]
 ChunkWords = Annotated[int, typer.Option("--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = "

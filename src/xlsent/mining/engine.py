@@ -8,8 +8,9 @@ write the same pairs.
 
 Ray (an optional extra, ``pip install 'xlsent[ray]'``, imported only here): ``ray.init`` joins the cluster
 at ``address`` (or ``RAY_ADDRESS``), else starts a local one on this machine. Two actor pools — encoders,
-each loading the model once on its own device, and CPU workers, each reading an index (or a search group of it)
-once and holding one at a time — take the tasks;
+each loading the model once on its own device, and index workers, each reading an index (or a search group of
+it) once and holding one at a time — take the tasks; with ``--gpus-per-worker`` both kinds take that many GPUs
+(an encoder encodes on its GPU, an index worker searches on it where its faiss can: a GPU build of faiss);
 the work folder must be on storage every node sees. A worker that dies is restarted and its task retried
 (tasks write their one output atomically, and a retried merge only finishes its clean-up, so a retry is
 harmless), and a driver that is stopped resumes from
@@ -89,13 +90,17 @@ class EncodeWorker:
 
 
 class ComputeWorker:
-    """A Ray actor for the CPU tasks (fill, search, merge, score): what a task keeps (a searcher) stays for the
-    next."""
+    """A Ray actor for the index tasks (fill, search, merge, score): what a task keeps (a searcher) stays for the
+    next. ``gpu``: it was given a GPU (``--gpus-per-worker``), which faiss searches on where it can
+    (:func:`xlsent.mining.index.use_gpu_search`)."""
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, threads: int, gpu: bool = False) -> None:
         import faiss
 
+        from xlsent.mining.index import use_gpu_search
+
         faiss.omp_set_num_threads(max(1, int(threads)))
+        use_gpu_search(0 if gpu else None)  # Ray makes the actor's GPUs the visible ones: the first is its own
         self.cache: dict = {}
 
     def run(self, task) -> None:
@@ -157,6 +162,16 @@ class RayEngine:
         self.workers, self.cpus, self.gpus = int(workers), float(cpus_per_worker), float(gpus_per_worker)
         self.worker_peak_mib = 0.0  # the largest peak resident memory of an actor so far
         self.connect(address, local_cpus)
+        self.check_gpus()
+
+    def check_gpus(self) -> None:
+        """``--gpus-per-worker`` on a cluster with fewer GPUs than one worker takes is one line (Ray would wait for
+        them for ever)."""
+        if self.gpus > 0:
+            there = float(self.ray.cluster_resources().get("GPU", 0))
+            if there < self.gpus:
+                raise XlsentError(f"--gpus-per-worker {self.gpus:g}: the Ray cluster has {there:g} GPU(s) — leave "
+                                  "--gpus-per-worker out to encode and search on CPUs, or join a cluster with GPUs")
 
     def connect(self, address: str | None, local_cpus: int | None) -> None:
         """Join the cluster at ``address`` (or ``RAY_ADDRESS``); with neither, start a local one here."""
@@ -211,4 +226,4 @@ class RayEngine:
 
     def compute(self, tasks: Sequence, advance: Callable[[], None]) -> None:
         if tasks:  # the workers read what the driver and earlier tasks wrote in the work folder
-            self._run(ComputeWorker, (max(1, round(self.cpus)),), tasks, advance, self.cpus)
+            self._run(ComputeWorker, (max(1, round(self.cpus)), self.gpus > 0), tasks, advance, self.cpus, self.gpus)

@@ -36,6 +36,15 @@ lie within a rounding error of each other. Hamming distances are exact integers:
 and filed in) are faiss's shortlist re-sorted by distance, then cell id (:func:`assign_binary_cells`). Training the
 cells (k-means) still uses BLAS; it runs once, in the
 driver, and is kept in the work folder (:func:`train_index`).
+
+On a GPU (:func:`use_gpu_search`: ``--device cuda`` on the local engine, ``--gpus-per-worker`` on Ray; a faiss
+built with GPU support, e.g. ``faiss-gpu-cu12`` in place of ``faiss-cpu``): a float IVF or IVF-PQ index is copied
+to the GPU once a searcher has merged it (``index_cpu_to_gpu``, 16-bit PQ lookup tables so 64-byte codes fit in
+shared memory) and scanned there with the cells found on the CPU as above (``search_preassigned``); an exact
+search scores each target shard on the GPU (``knn_gpu``; sign bits: ``GpuIndexBinaryFlat``). faiss has no GPU
+binary IVF: a ``ubinary`` IVF index stays on the CPU. Re-scoring is numpy's as everywhere, so the cosines are the
+same numbers; which candidates reach it can differ from a CPU search only where the GPU's float sums put two of
+them in another order at the shortlist's edge. Without a GPU faiss can use, the search runs on the CPU.
 """
 
 from __future__ import annotations
@@ -72,6 +81,60 @@ class IndexConfig:
 
 
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
+
+_gpu = {"device": None, "resources": None}  # this process's choice (use_gpu_search) and faiss's GPU resources
+
+
+def use_gpu_search(device: int | None) -> None:
+    """Search on GPU number ``device`` of this process from now on (None: the CPU), where its faiss can use one
+    (:func:`gpu_resources`); a job's driver sets it from ``--device``, a Ray search worker from
+    ``--gpus-per-worker`` (its first visible GPU)."""
+    _gpu["device"] = device
+
+
+def faiss_gpus() -> int:
+    """GPUs this process's faiss can use: 0 for a CPU-only build (``faiss-cpu``) or where none is visible."""
+    import faiss
+
+    return int(faiss.get_num_gpus()) if hasattr(faiss, "StandardGpuResources") else 0
+
+
+def gpu_resources():
+    """faiss's GPU resources (one ``StandardGpuResources`` a process, on its first visible GPU) when a GPU search
+    was asked for and faiss can use a GPU; else None (search on the CPU)."""
+    if _gpu["device"] is None or faiss_gpus() <= _gpu["device"]:
+        return None
+    if _gpu["resources"] is None:
+        import faiss
+
+        _gpu["resources"] = faiss.StandardGpuResources()
+    return _gpu["resources"]
+
+
+def _binary_flat_config():
+    import faiss
+
+    config = faiss.GpuIndexBinaryFlatConfig()
+    config.device = _gpu["device"]
+    return config
+
+
+def index_to_gpu(index, resources):
+    """A float IVF / IVF-PQ ``index`` copied to the GPU (faiss's classic GPU IVF, 16-bit PQ lookup tables: a
+    64-byte code's tables would not fit in shared memory at 32 bits). A GPU out of memory is one line."""
+    import faiss
+
+    co = faiss.GpuClonerOptions()
+    co.useFloat16 = True  # IVF-PQ: 16-bit lookup tables (an IVF-Flat index's storage is unchanged by it)
+    if hasattr(co, "use_cuvs"):
+        co.use_cuvs = False  # cuVS's IVF has no search with cells given (search_preassigned)
+    try:
+        return faiss.index_cpu_to_gpu(resources, _gpu["device"], index, co)
+    except RuntimeError as e:
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise XlsentError(f"the search index ({index.ntotal:,} vectors) could not be put on the GPU ({first}) — "
+                          "split it with --index-groups, or search on CPUs (leave --gpus-per-worker out, or "
+                          "--device cpu)") from None
 
 
 def exact_top(queries: np.ndarray, ids: np.ndarray, n: int, vectors, block: int = 2048
@@ -367,6 +430,8 @@ class Searcher:
         self.centroids = None
         self.offset = code_offset(targets, cfg)
         self.seconds = {"cells": 0.0, "scan": 0.0, "rescore": 0.0}  # where search time went (benchmarks read it)
+        self.gpu = gpu_resources()  # None: the CPU
+        self.quantizer = None  # the IVF cells' centroids, on the CPU whatever the device (cells are found there)
         if kind != "exact":
             import faiss
 
@@ -382,10 +447,20 @@ class Searcher:
                     fill_part(targets, parts[i], trained, paths[i], self.offset)
             read = faiss.read_index_binary if _binary(targets) else faiss.read_index
             self.index = merge_parts([paths[i] for i in held], read)
-            self.index.nprobe = min(cfg.nprobe, self.index.nlist)
-            quantizer = self.index.quantizer
-            self.centroids = (binary_centroids(quantizer) if _binary(targets)
-                              else quantizer.reconstruct_n(0, self.index.nlist))
+            self.index.nprobe = self.nprobe = min(cfg.nprobe, self.index.nlist)  # the GPU copy takes it too
+            self.quantizer = self.index.quantizer
+            self.centroids = (binary_centroids(self.quantizer) if _binary(targets)
+                              else self.quantizer.reconstruct_n(0, self.index.nlist))
+            if self.gpu is not None and not _binary(targets):  # faiss has no GPU binary IVF: that one stays here
+                self.quantizer = faiss.clone_index(self.quantizer)  # its own copy: the CPU index is freed
+                self.index = index_to_gpu(self.index, self.gpu)
+                _trim_heap()
+
+    @property
+    def device(self) -> str:
+        """Where the index is scanned: ``cuda`` or ``cpu`` (a binary IVF is always scanned on the CPU)."""
+        on_gpu = self.gpu is not None and (self.kind == "exact" or not self.binary)
+        return "cuda" if on_gpu else "cpu"
 
     @property
     def binary(self) -> bool:
@@ -411,7 +486,7 @@ class Searcher:
         t0 = time.perf_counter()
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         x = self._codes(queries, query_offset) if self.binary else queries
-        found = (assign_binary_cells if self.binary else assign_cells)(self.index.quantizer, x, self.index.nprobe,
+        found = (assign_binary_cells if self.binary else assign_cells)(self.quantizer, x, self.nprobe,
                                                                         self.centroids)
         self.seconds["cells"] += time.perf_counter() - t0
         return found
@@ -441,10 +516,17 @@ class Searcher:
                 dist, idx = self.index.search_preassigned(codes, wide, cells[1], cells[0])
                 sims = dist.astype(np.float32)
             elif binary:  # sign bits, Hamming distance (the smaller the better)
-                flat = faiss.IndexBinaryFlat(codes.shape[1] * 8)
+                flat = (faiss.IndexBinaryFlat(codes.shape[1] * 8) if self.gpu is None
+                        else faiss.GpuIndexBinaryFlat(self.gpu, codes.shape[1] * 8, _binary_flat_config()))
                 flat.add(codes_of(self.targets.shard(i), codes.shape[1] * 8, self.offset))
                 dist, idx = flat.search(codes, wide)
                 sims = dist.astype(np.float32)
+                start = self.targets.bounds(i)[0]
+                idx = np.where(idx >= 0, idx + start, -1)
+            elif self.kind == "exact" and self.gpu is not None:  # the shard's scores on the GPU, no index kept
+                shard = np.ascontiguousarray(self.targets.shard(i), dtype=np.float32)
+                sims, idx = faiss.knn_gpu(self.gpu, queries, shard, min(wide, len(shard)),
+                                          metric=faiss.METRIC_INNER_PRODUCT, device=_gpu["device"])
                 start = self.targets.bounds(i)[0]
                 idx = np.where(idx >= 0, idx + start, -1)
             elif self.kind == "exact":
