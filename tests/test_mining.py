@@ -902,7 +902,9 @@ def test_a_gpu_search_sends_each_index_where_faiss_can_scan_it(tmp_path, monkeyp
     so faiss's GPU calls are stood in for by its CPU ones, recorded: a float IVF / IVF-PQ index is copied to GPU
     number N with 16-bit PQ tables and its cells still found on a CPU copy of the quantizer; an exact search scores
     each shard with ``knn_gpu`` (sign bits: ``GpuIndexBinaryFlat``) on GPU N; a binary IVF stays on the CPU; the
-    neighbours are the CPU search's. With a CPU-only faiss (this one) the same request searches on the CPU."""
+    neighbours are the CPU search's. PQ tables that do not fit at 32 bits go at 16; an index the GPU refuses is
+    searched on the CPU, said; a GPU out of memory or a k beyond the GPU's is one line; the local engine's choice
+    lasts its tasks. With a CPU-only faiss (this one) the same request searches on the CPU."""
     import faiss
 
     from xlsent.mining import index as ix
@@ -915,20 +917,26 @@ def test_a_gpu_search_sends_each_index_where_faiss_can_scan_it(tmp_path, monkeyp
     cfg = IndexConfig(nlist=8, nprobe=3, pq_m=8)
     cpu = {c: Searcher(stores[c[1]], c[0], cfg, tmp_path / f"ix-{c[0]}-{c[1]}").search(queries, 4) for c in cases}
     try:
-        ix.use_gpu_search(0)
-        assert ix.faiss_gpus() == 0 and ix.gpu_resources() is None  # a CPU-only faiss: the CPU searches
-        assert Searcher(stores["float32"], "ivf", cfg, tmp_path / "ix-ivf-float32").device == "cpu"
+        if not ix.faiss_gpus():  # a CPU-only faiss (as here): the same request searches on the CPU
+            ix.use_gpu_search(0)
+            assert ix.gpu_resources() is None
+            assert Searcher(stores["float32"], "ivf", cfg, tmp_path / "ix-ivf-float32").device == "cpu"
 
         calls = []
 
         class Options:
             useFloat16 = False
+            use_cuvs = True
 
         class BinaryConfig:
             device = -1
 
+        refuse = {}  # index type → the error faiss's GPU cloner raises for it (16-bit tables: none)
+
         def to_gpu(res, device, index, co):
-            calls.append(("index_cpu_to_gpu", device, co.useFloat16, type(index).__name__))
+            calls.append(("index_cpu_to_gpu", device, co.useFloat16, co.use_cuvs, type(index).__name__))
+            if type(index).__name__ in refuse and not co.useFloat16:
+                raise RuntimeError(refuse[type(index).__name__])
             return index
 
         def knn_gpu(res, xq, xb, k, metric, device):
@@ -958,10 +966,44 @@ def test_a_gpu_search_sends_each_index_where_faiss_can_scan_it(tmp_path, monkeyp
             if kind == "exact":
                 step = "knn_gpu" if precision == "float32" else "GpuIndexBinaryFlat"
                 assert calls == [(step, 1)] * stores[precision].n_shards
-            else:
+            else:  # 32-bit lookup tables first, cuVS off (it has no search_preassigned)
                 index_type = "IndexIVFFlat" if kind == "ivf" else "IndexIVFPQ"
-                assert calls == [("index_cpu_to_gpu", 1, True, index_type)]
+                assert calls == [("index_cpu_to_gpu", 1, False, False, index_type)]
                 assert int(searcher.quantizer.this) != int(searcher.index.quantizer.this)  # the cells' own CPU copy
+
+        # tables too large for shared memory at 32 bits: 16; an index the GPU cannot take: the CPU, said once;
+        # a GPU out of memory: one line
+        refuse["IndexIVFPQ"] = "Error: shared memory too small for lookup tables"
+        calls.clear()
+        assert Searcher(stores["float32"], "ivfpq", cfg, tmp_path / "ix-ivfpq-float32").device == "cuda"
+        assert [c[2] for c in calls] == [False, True]
+        refuse["IndexIVFPQ"] = refuse["IndexIVFFlat"] = "Error: GPU index only supports 8 bits per code"
+        Options.useFloat16 = None
+
+        def to_gpu_refusing(res, device, index, co):
+            raise RuntimeError(refuse[type(index).__name__])
+
+        monkeypatch.setattr(faiss, "index_cpu_to_gpu", to_gpu_refusing)
+        with pytest.warns(UserWarning, match="only supports 8 bits per code.*searching it on the CPU"):
+            searcher = Searcher(stores["float32"], "ivfpq", cfg, tmp_path / "ix-ivfpq-float32")
+        assert searcher.device == "cpu"
+        np.testing.assert_array_equal(searcher.search(queries, 4)[1], cpu[("ivfpq", "float32")][1])
+        refuse["IndexIVFFlat"] = "Error in allocMemory: cudaMalloc error out of memory [2]"
+        with pytest.raises(XlsentError, match="does not fit on the GPU.*--index-groups"):
+            Searcher(stores["float32"], "ivf", cfg, tmp_path / "ix-ivf-float32")
+        monkeypatch.setattr(faiss, "index_cpu_to_gpu", to_gpu)
+        refuse.clear()
+        big = _store(tmp_path, "big", _unit(rng.normal(size=(2100, 32))), 1100)
+        with pytest.raises(XlsentError, match="--k 2100: a GPU search finds at most 2048"):
+            Searcher(big, "ivf", cfg, tmp_path / "ix-big").search(queries, 2100)
+
+        from xlsent.mining.engine import LocalEngine  # the local engine's choice lasts its tasks, then is undone
+
+        seen = []
+        ix.use_gpu_search(None)
+        LocalEngine(search_gpu=1).compute([type("Task", (), {"run": lambda self, cache: seen.append(
+            ix.gpu_resources() is not None)})()], lambda: None)
+        assert seen == [True] and ix._gpu["device"] is None
     finally:
         ix.use_gpu_search(None)
         ix._gpu["resources"] = None

@@ -82,9 +82,10 @@ def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, pr
 
 
 def test_workers_given_gpus_search_the_same_pairs_and_too_many_gpus_is_one_line(engine, tmp_path):
-    """``--gpus-per-worker``: encoders and search workers each take that share of a GPU (searching there where their
-    faiss can; this one is a CPU build, so on the CPU) and find the same neighbours; asking for more GPUs than the
-    cluster has is one line, before any work (Ray would wait for ever)."""
+    """``--gpus-per-worker``: encoders and search workers each take that many GPUs (searching there where their
+    faiss can; this one is a CPU build, so on the CPU, and the driver says so) and find the same neighbours; a pool
+    has no more actors than the cluster has GPUs for, and asking for more GPUs a worker than the cluster has is one
+    line, before any work (Ray would wait for ever in both cases)."""
     from xlsent.mining.engine import RayEngine
     from xlsent.utils.errors import XlsentError
 
@@ -96,7 +97,10 @@ def test_workers_given_gpus_search_the_same_pairs_and_too_many_gpus_is_one_line(
     local = MiningJob.from_embeddings(tmp_path / "local", src, tgt, cfg)
     remote = MiningJob.from_embeddings(tmp_path / "ray", src, tgt, cfg)
     local.run(show_progress=False)
-    remote.run(show_progress=False, engine=RayEngine(workers=2, cpus_per_worker=0.5, gpus_per_worker=0.5))
+    gpu_engine = RayEngine(workers=2, cpus_per_worker=0.5, gpus_per_worker=1)
+    assert gpu_engine.gpu_slots == 1  # one actor a pool: a second would wait for the GPU for ever, holding its task
+    with pytest.warns(UserWarning, match="searched on its CPUs"):  # this faiss is a CPU build: said, not silent
+        remote.run(show_progress=False, engine=gpu_engine)
     for d in ("fwd", "bwd"):
         a, b = load_knn(local.knn_paths(d)), load_knn(remote.knn_paths(d))
         np.testing.assert_array_equal(a[1], b[1])

@@ -139,16 +139,15 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     place(device, dtype)
     if callable(engine):
         engine = engine()
-    gpu_note = None
-    if engine is None:  # here: faiss searches on the chosen GPU where it can use one (a Ray worker: its own)
-        from xlsent.mining.index import faiss_gpus, use_gpu_search
-        from xlsent.utils.device import current_device
+    from xlsent.mining.index import faiss_gpus
+    from xlsent.utils.device import current_device
 
-        chosen = current_device()
-        use_gpu_search(int(chosen.partition(":")[2] or 0) if chosen.startswith("cuda") else None)
-        if chosen.startswith("cuda") and not faiss_gpus():
-            gpu_note = (f"search: on the CPU — this faiss cannot use {chosen} (a CPU build); install a GPU build "
-                        "(e.g. pip uninstall faiss-cpu && pip install faiss-gpu-cu12) to search there too")
+    chosen = current_device()  # here: faiss searches on the chosen GPU where it can use one (a Ray worker: its own)
+    gpu = int(chosen.partition(":")[2] or 0) if chosen.startswith("cuda") and engine is None else None
+    gpu_note = None
+    if gpu is not None and not faiss_gpus():
+        gpu_note = (f"search: on the CPU — this faiss cannot use {chosen} (a CPU build); install a GPU build "
+                    "(e.g. pip uninstall faiss-cpu && pip install faiss-gpu-cu12) to search there too")
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist, rescore=rescore,
                                        bits=search_dimensions or 0, groups=index_groups), shard_size=shard_size,
@@ -191,7 +190,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                          console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
                          tgt_lang=tgt_lang, engine=engine,
                          encoder_settings=EncoderSettings(str(model), backend, threads, device, dtype, dimensions),
-                         noise_filters=kinds)
+                         noise_filters=kinds, search_gpu=gpu)
     finally:
         if scratch is not None:
             scratch.cleanup()

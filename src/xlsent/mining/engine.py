@@ -20,6 +20,7 @@ the finished shards when rerun with the same work folder, on either engine.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
@@ -46,8 +47,9 @@ class LocalEngine:
 
     name = "local"
 
-    def __init__(self, encoder=None) -> None:
+    def __init__(self, encoder=None, search_gpu: int | None = None) -> None:
         self.encoder = encoder
+        self.search_gpu = search_gpu  # the GPU faiss searches on while this engine computes (None: the CPU)
 
     def encode(self, tasks: Sequence, settings: EncoderSettings, advance: Callable[[], None]) -> None:
         if tasks and self.encoder is None:
@@ -60,10 +62,13 @@ class LocalEngine:
             advance()
 
     def compute(self, tasks: Sequence, advance: Callable[[], None]) -> None:
+        from xlsent.mining.index import gpu_search
+
         cache: dict = {}  # a searcher, loaded once for every shard searched against it
-        for task in tasks:
-            task.run(cache)
-            advance()
+        with gpu_search(self.search_gpu):  # the process's setting as it was afterwards
+            for task in tasks:
+                task.run(cache)
+                advance()
 
 
 class EncodeWorker:
@@ -105,6 +110,11 @@ class ComputeWorker:
 
     def run(self, task) -> None:
         task.run(self.cache)
+
+    def searches_on_gpu(self) -> bool:
+        from xlsent.mining.index import gpu_resources
+
+        return gpu_resources() is not None
 
     def peak_rss_mib(self) -> float:
         return _peak_rss_mib()
@@ -167,11 +177,13 @@ class RayEngine:
     def check_gpus(self) -> None:
         """``--gpus-per-worker`` on a cluster with fewer GPUs than one worker takes is one line (Ray would wait for
         them for ever)."""
+        self.gpu_slots = None  # how many actors of --gpus-per-worker GPUs the cluster holds at once (None: no GPUs)
         if self.gpus > 0:
             there = float(self.ray.cluster_resources().get("GPU", 0))
             if there < self.gpus:
                 raise XlsentError(f"--gpus-per-worker {self.gpus:g}: the Ray cluster has {there:g} GPU(s) — leave "
                                   "--gpus-per-worker out to encode and search on CPUs, or join a cluster with GPUs")
+            self.gpu_slots = int(there // self.gpus + 1e-9)  # more actors would wait for a GPU and hold their task
 
     def connect(self, address: str | None, local_cpus: int | None) -> None:
         """Join the cluster at ``address`` (or ``RAY_ADDRESS``); with neither, start a local one here."""
@@ -199,12 +211,17 @@ class RayEngine:
         from ray.util import ActorPool
 
         remote = ray.remote(num_cpus=cpus, num_gpus=gpus, max_restarts=3, max_task_retries=3)(cls)
-        actors = [remote.remote(*args) for _ in range(min(self.workers, len(tasks)))]
+        n = min(self.workers, len(tasks), *([self.gpu_slots] if gpus > 0 and self.gpu_slots else []))
+        actors = [remote.remote(*args) for _ in range(n)]
         try:
             for _ in ActorPool(actors).map_unordered(lambda a, t: a.run.remote(t), list(tasks)):
                 advance()
             peaks = ray.get([a.peak_rss_mib.remote() for a in actors])
             self.worker_peak_mib = max([self.worker_peak_mib, *peaks])
+            if cls is ComputeWorker and gpus > 0 and not all(ray.get([a.searches_on_gpu.remote() for a in actors])):
+                warnings.warn("--gpus-per-worker: an index worker's faiss cannot use its GPU (a CPU build): it "
+                              "searched on its CPUs — install a GPU build on the nodes (e.g. pip uninstall faiss-cpu "
+                              "&& pip install faiss-gpu-cu12)", stacklevel=2)
         except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError, ray.exceptions.RaySystemError) as e:
             if isinstance(getattr(e, "cause", None), XlsentError):  # a user error in a task: its own one line
                 raise XlsentError(str(e.cause)) from None

@@ -39,17 +39,22 @@ driver, and is kept in the work folder (:func:`train_index`).
 
 On a GPU (:func:`use_gpu_search`: ``--device cuda`` on the local engine, ``--gpus-per-worker`` on Ray; a faiss
 built with GPU support, e.g. ``faiss-gpu-cu12`` in place of ``faiss-cpu``): a float IVF or IVF-PQ index is copied
-to the GPU once a searcher has merged it (``index_cpu_to_gpu``, 16-bit PQ lookup tables so 64-byte codes fit in
-shared memory) and scanned there with the cells found on the CPU as above (``search_preassigned``); an exact
-search scores each target shard on the GPU (``knn_gpu``; sign bits: ``GpuIndexBinaryFlat``). faiss has no GPU
-binary IVF: a ``ubinary`` IVF index stays on the CPU. Re-scoring is numpy's as everywhere, so the cosines are the
-same numbers; which candidates reach it can differ from a CPU search only where the GPU's float sums put two of
-them in another order at the shortlist's edge. Without a GPU faiss can use, the search runs on the CPU.
+to the GPU once a searcher has merged it (``index_cpu_to_gpu``; PQ lookup tables at 32 bits where they fit in
+shared memory, else 16) and scanned there with the cells found on the CPU as above (``search_preassigned``); an
+exact search scores each target shard on the GPU (``knn_gpu``; sign bits: ``GpuIndexBinaryFlat``). faiss has no
+GPU binary IVF: a ``ubinary`` IVF index stays on the CPU, as does an index the GPU kernels refuse (PQ codes under
+8 bits, more than ``GPU_MAX_K`` cells or candidates), said once. Re-scoring is numpy's as everywhere, so a pair's
+cosine is the same number; which candidates reach it can differ from a CPU search — Hamming-distance ties at the
+shortlist's edge are broken in the GPU's order, not by id, and IVF-PQ's scores are summed differently (16-bit
+tables when 32 do not fit) — so a GPU search's pairs can differ from a CPU search's in a few rows. Ray and local
+give the same pairs when both search on the same kind of device. Without a GPU faiss can use, the CPU searches.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +86,7 @@ class IndexConfig:
 
 
 SHORTLIST = 8  # candidates beyond the n wanted taken from a BLAS-scored flat search, then re-scored without BLAS
+GPU_MAX_K = 2048  # faiss's GPU k-selection: at most this many neighbours a query, or cells visited
 
 _gpu = {"device": None, "resources": None}  # this process's choice (use_gpu_search) and faiss's GPU resources
 
@@ -90,6 +96,17 @@ def use_gpu_search(device: int | None) -> None:
     (:func:`gpu_resources`); a job's driver sets it from ``--device``, a Ray search worker from
     ``--gpus-per-worker`` (its first visible GPU)."""
     _gpu["device"] = device
+
+
+@contextmanager
+def gpu_search(device: int | None):
+    """:func:`use_gpu_search` for a block, the earlier choice restored after it."""
+    before = _gpu["device"]
+    use_gpu_search(device)
+    try:
+        yield
+    finally:
+        use_gpu_search(before)
 
 
 def faiss_gpus() -> int:
@@ -120,21 +137,28 @@ def _binary_flat_config():
 
 
 def index_to_gpu(index, resources):
-    """A float IVF / IVF-PQ ``index`` copied to the GPU (faiss's classic GPU IVF, 16-bit PQ lookup tables: a
-    64-byte code's tables would not fit in shared memory at 32 bits). A GPU out of memory is one line."""
+    """A float IVF / IVF-PQ ``index`` copied to the GPU (faiss's classic GPU IVF; an IVF-PQ index's lookup tables at
+    32 bits where they fit in the GPU's shared memory, else at 16), or None where faiss's GPU kernels do not take
+    it (e.g. PQ codes of fewer than 8 bits, which a small training sample gives, or more than
+    ``GPU_MAX_K`` cells visited): it is then searched on the CPU, said once. A GPU out of memory is one line."""
     import faiss
 
-    co = faiss.GpuClonerOptions()
-    co.useFloat16 = True  # IVF-PQ: 16-bit lookup tables (an IVF-Flat index's storage is unchanged by it)
-    if hasattr(co, "use_cuvs"):
-        co.use_cuvs = False  # cuVS's IVF has no search with cells given (search_preassigned)
-    try:
-        return faiss.index_cpu_to_gpu(resources, _gpu["device"], index, co)
-    except RuntimeError as e:
-        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        raise XlsentError(f"the search index ({index.ntotal:,} vectors) could not be put on the GPU ({first}) — "
-                          "split it with --index-groups, or search on CPUs (leave --gpus-per-worker out, or "
-                          "--device cpu)") from None
+    why = f"nprobe {index.nprobe} is more than its {GPU_MAX_K}"
+    for half in (False, True) if index.nprobe <= GPU_MAX_K else ():
+        co = faiss.GpuClonerOptions()
+        co.useFloat16 = half  # IVF-PQ: 16-bit lookup tables (an IVF-Flat index's storage is unchanged by it)
+        if hasattr(co, "use_cuvs"):
+            co.use_cuvs = False  # cuVS's IVF has no search with cells given (search_preassigned)
+        try:
+            return faiss.index_cpu_to_gpu(resources, _gpu["device"], index, co)
+        except RuntimeError as e:
+            why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+            if "out of memory" in why.lower() or "memoryallocation" in why.lower():
+                raise XlsentError(f"the search index ({index.ntotal:,} vectors) does not fit on the GPU ({why}) — "
+                                  "split it with --index-groups, or search on CPUs (leave --gpus-per-worker out, "
+                                  "or --device cpu)") from None
+    warnings.warn(f"faiss cannot search this index on the GPU ({why}): searching it on the CPU", stacklevel=2)
+    return None
 
 
 def exact_top(queries: np.ndarray, ids: np.ndarray, n: int, vectors, block: int = 2048
@@ -431,6 +455,7 @@ class Searcher:
         self.offset = code_offset(targets, cfg)
         self.seconds = {"cells": 0.0, "scan": 0.0, "rescore": 0.0}  # where search time went (benchmarks read it)
         self.gpu = gpu_resources()  # None: the CPU
+        self.on_gpu = False  # the IVF index was copied to the GPU
         self.quantizer = None  # the IVF cells' centroids, on the CPU whatever the device (cells are found there)
         if kind != "exact":
             import faiss
@@ -451,16 +476,17 @@ class Searcher:
             self.quantizer = self.index.quantizer
             self.centroids = (binary_centroids(self.quantizer) if _binary(targets)
                               else self.quantizer.reconstruct_n(0, self.index.nlist))
-            if self.gpu is not None and not _binary(targets):  # faiss has no GPU binary IVF: that one stays here
+            on_gpu = None if self.gpu is None or _binary(targets) else index_to_gpu(self.index, self.gpu)
+            if on_gpu is not None:  # faiss has no GPU binary IVF: that one stays here
                 self.quantizer = faiss.clone_index(self.quantizer)  # its own copy: the CPU index is freed
-                self.index = index_to_gpu(self.index, self.gpu)
+                self.index, self.on_gpu = on_gpu, True
                 _trim_heap()
 
     @property
     def device(self) -> str:
-        """Where the index is scanned: ``cuda`` or ``cpu`` (a binary IVF is always scanned on the CPU)."""
-        on_gpu = self.gpu is not None and (self.kind == "exact" or not self.binary)
-        return "cuda" if on_gpu else "cpu"
+        """Where the index is scanned: ``cuda`` or ``cpu`` (a binary IVF is always scanned on the CPU; an exact
+        search on the GPU when it has one, unless more than ``GPU_MAX_K`` candidates are wanted)."""
+        return "cuda" if self.on_gpu or (self.gpu is not None and self.kind == "exact") else "cpu"
 
     @property
     def binary(self) -> bool:
@@ -510,22 +536,26 @@ class Searcher:
             cells = self.cells(queries, query_offset)
         t1 = time.perf_counter()
         codes = self._codes(queries, query_offset)
+        if self.on_gpu and k > GPU_MAX_K:
+            raise XlsentError(f"--k {k}: a GPU search finds at most {GPU_MAX_K} neighbours a query — give a smaller "
+                              "--k, or search on CPUs")
+        gpu = self.gpu if wide <= GPU_MAX_K else None  # exact search: more candidates than the GPU picks → here
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
         for i in range(self.targets.n_shards if self.kind == "exact" else 1):
             if binary and self.kind != "exact":  # binary IVF: global ids, Hamming distances
                 dist, idx = self.index.search_preassigned(codes, wide, cells[1], cells[0])
                 sims = dist.astype(np.float32)
             elif binary:  # sign bits, Hamming distance (the smaller the better)
-                flat = (faiss.IndexBinaryFlat(codes.shape[1] * 8) if self.gpu is None
-                        else faiss.GpuIndexBinaryFlat(self.gpu, codes.shape[1] * 8, _binary_flat_config()))
+                flat = (faiss.IndexBinaryFlat(codes.shape[1] * 8) if gpu is None
+                        else faiss.GpuIndexBinaryFlat(gpu, codes.shape[1] * 8, _binary_flat_config()))
                 flat.add(codes_of(self.targets.shard(i), codes.shape[1] * 8, self.offset))
                 dist, idx = flat.search(codes, wide)
                 sims = dist.astype(np.float32)
                 start = self.targets.bounds(i)[0]
                 idx = np.where(idx >= 0, idx + start, -1)
-            elif self.kind == "exact" and self.gpu is not None:  # the shard's scores on the GPU, no index kept
+            elif self.kind == "exact" and gpu is not None:  # the shard's scores on the GPU, no index kept
                 shard = np.ascontiguousarray(self.targets.shard(i), dtype=np.float32)
-                sims, idx = faiss.knn_gpu(self.gpu, queries, shard, min(wide, len(shard)),
+                sims, idx = faiss.knn_gpu(gpu, queries, shard, min(wide, len(shard)),
                                           metric=faiss.METRIC_INNER_PRODUCT, device=_gpu["device"])
                 start = self.targets.bounds(i)[0]
                 idx = np.where(idx >= 0, idx + start, -1)

@@ -84,15 +84,20 @@ def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> No
 def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str, workdir: str | Path,
          cfg: MineConfig, encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
          inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "", engine=None,
-         encoder_settings=None, noise_filters: tuple[str, ...] = ()) -> MineResult:
+         encoder_settings=None, noise_filters: tuple[str, ...] = (), search_gpu: int | None = None) -> MineResult:
     """Run (or resume) a mining job and select pairs. ``src``/``tgt``: sentences, or an input file de-duplicated
     by :func:`xlsent.mining.job.open_input`; ``encoder`` default: the model by name; ``engine``: where the tasks
     run, :mod:`xlsent.mining.engine`, default here; ``noise_filters``: applied to the selected pairs
     (:mod:`xlsent.data.noise_filters`; the language filter checks ``src_lang``/``tgt_lang``, else each side's
-    language detected from the pairs)."""
+    language detected from the pairs); ``search_gpu``: without an engine, the GPU faiss searches on here (None:
+    the CPU; :func:`xlsent.mining.index.gpu_search`)."""
     t0 = time.perf_counter()
     job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
                     tgt_lang=tgt_lang)
+    if engine is None and search_gpu is not None:
+        from xlsent.mining.engine import LocalEngine
+
+        engine = LocalEngine(job.encoder, search_gpu=search_gpu)
     timings = job.run(console, show_progress, engine, encoder_settings)
     t = time.perf_counter()
     counts: dict = {}
