@@ -211,7 +211,7 @@ class RayEngine:
         from ray.util import ActorPool
 
         remote = ray.remote(num_cpus=cpus, num_gpus=gpus, max_restarts=3, max_task_retries=3)(cls)
-        n = min(self.workers, len(tasks), *([self.gpu_slots] if gpus > 0 and self.gpu_slots else []))
+        n = min(self.workers, len(tasks), self.gpu_slots if gpus > 0 else len(tasks))
         actors = [remote.remote(*args) for _ in range(n)]
         try:
             for _ in ActorPool(actors).map_unordered(lambda a, t: a.run.remote(t), list(tasks)):

@@ -485,7 +485,7 @@ class Searcher:
     @property
     def device(self) -> str:
         """Where the index is scanned: ``cuda`` or ``cpu`` (a binary IVF is always scanned on the CPU; an exact
-        search on the GPU when it has one, unless more than ``GPU_MAX_K`` candidates are wanted)."""
+        search on the GPU when it has one, except a call wanting more than ``GPU_MAX_K`` candidates)."""
         return "cuda" if self.on_gpu or (self.gpu is not None and self.kind == "exact") else "cpu"
 
     @property
