@@ -187,7 +187,7 @@ def profile(folder: Path, src: np.ndarray, tgt: np.ndarray, cfg, n: int, label: 
         kind = job.kinds["fwd"]
         own = code_offset(job.src, cfg.index) if cfg.index.center_codes == "own" else None
         seconds = {"cells": 0.0, "scan": 0.0, "rescore": 0.0}
-        groups, queries = job._groups("fwd", job.tgt), np.ascontiguousarray(src[:n])
+        groups, queries = job.search_groups("fwd", job.tgt), np.ascontiguousarray(src[:n])
         index_dir = None if kind == "exact" else folder / "index-tgt"
         # a warm-up, not timed: the first search of a process pays for faiss's and numpy's first calls
         Searcher(job.tgt, kind, cfg.index, index_dir, None if groups == 1 else 0).search(queries[:256], cfg.k, own)

@@ -4,6 +4,7 @@
     python benchmarks/multilingual_adapt.py -o runs/multilingual-adapt
     python benchmarks/multilingual_adapt.py -o runs/multilingual-adapt --temperature 2 --tag t2
     python benchmarks/multilingual_adapt.py -o runs/multilingual-adapt --sample 1000 --set optim.epochs=1
+    python benchmarks/multilingual_adapt.py -o runs/multilingual-adapt --split dev --temperature 2
 
 Two adapt runs on the recipe's defaults (``configs/adapt.yaml``: 1,000 pairs drawn from each source, 10% held out
 to choose the step), the same seed:
@@ -29,6 +30,12 @@ directions), and the script prints, each direction, the mean P@1 over:
 The target: the mixture lifts the unseen languages' mean P@1 by ≥ 5 points in each direction over ``alone``
 without losing more than 1 point on the NT. Finished runs are skipped and scores reused (``OUT/results.json``);
 ``--set KEY=VALUE`` is passed to both runs (``--tag`` names the variant).
+
+``--split dev`` chooses settings without reading the test: ``alone`` trains on ``bible-en-ny:dev-train`` (the Old
+Testament without the dev books), ``mix`` adds ``udhr-all:dev`` without ``udhr-dev``'s 24 languages (the file
+``OUT/udhr-all-dev-minus-udhr-dev.jsonl``, as ``benchmarks/matryoshka.py --mix`` builds it); both are scored on
+``udhr-dev`` (the 24 languages, unseen by either run) and ``bible-en-ny:dev`` (the NT's stand-in), and the same
+target is checked there. Dev runs are named ``dev-…``.
 """
 
 from __future__ import annotations
@@ -39,9 +46,10 @@ import sys
 from pathlib import Path
 
 TASKS = ["retrieval:udhr-all:test", "retrieval:bible-en-ny:test", "retrieval:udhr"]
-NT = "bible-en-ny"
 ALONE = "bible-en-ny:train"
 EXTRA = "udhr-all:dev"
+# --split dev: (trained alone on, unseen languages' task, the NT's stand-in)
+DEV = ("bible-en-ny:dev-train", "retrieval:udhr-dev", "retrieval:bible-en-ny:dev")
 
 
 def _value(text: str):
@@ -64,12 +72,12 @@ def trained_languages(run: Path) -> set[str]:
     return set(rec.get("train_data", {}).get("languages", []))
 
 
-def score(model: str, resamples: int) -> dict:
-    """{task: [(src_lang, tgt_lang, src→tgt P@1, tgt→src P@1), …]} over the three tasks."""
+def score(model: str, resamples: int, tasks: list[str]) -> dict:
+    """{task: [(src_lang, tgt_lang, src→tgt P@1, tgt→src P@1), …]} over the tasks."""
     import xlsent
 
     out = {}
-    for run in xlsent.evaluate_tasks(model, TASKS, options={"resamples": resamples}):
+    for run in xlsent.evaluate_tasks(model, tasks, options={"resamples": resamples}):
         out[run.task] = [(r.src_lang, r.tgt_lang, float(r.src2tgt["p@1"]), float(r.tgt2src["p@1"]))
                          for r in run.results]
     return out
@@ -97,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=None, help="train.sample: pairs drawn from each source")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--tag", default="", help="a name for this variant's runs")
+    ap.add_argument("--split", choices=["dev", "test"], default="test",
+                    help="dev: choose settings on udhr-dev and bible-en-ny:dev (test: read the test sets)")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of each P@1's CI")
     ap.add_argument("--skip-base", action="store_true", help="score only the two runs (the base model's figures are "
@@ -114,10 +124,20 @@ def main(argv: list[str] | None = None) -> int:
     if temperature is None:
         temperature = float(load_config("adapt", None, []).train.language_temperature)
     tag = f"-{args.tag}" if args.tag else ""
-    runs = {"alone": (ALONE, settings),
-            f"mix-T{temperature:g}": (f"{ALONE},{EXTRA}", {**settings, "train.language_temperature": temperature})}
+    dev = args.split == "dev"
+    if dev:
+        from matryoshka import mixture  # the same held-out file as the Matryoshka benchmark's --mix
+
+        alone, extra, tasks = DEV[0], str(mixture(out)), list(DEV[1:])
+        unseen_task, nt_task = DEV[1], DEV[2]
+    else:
+        alone, extra, tasks = ALONE, EXTRA, TASKS
+        unseen_task, nt_task = TASKS[0], TASKS[1]
+    pre = "dev-" if dev else ""
+    runs = {f"{pre}alone": (alone, settings),
+            f"{pre}mix-T{temperature:g}": (f"{alone},{extra}", {**settings, "train.language_temperature": temperature})}
     models = {} if args.skip_base else {
-        "base": str(settings.get("models.student") or load_config("adapt", None, []).models.student)}
+        f"{pre}base": str(settings.get("models.student") or load_config("adapt", None, []).models.student)}
     for name, (pairs, s) in runs.items():
         print(f"training {name}{tag}: {pairs} {s}", file=sys.stderr)
         models[name] = str(train(out, name + tag, pairs, s, args.device))
@@ -126,26 +146,28 @@ def main(argv: list[str] | None = None) -> int:
     cache = out / "results.json"
     results = json.loads(cache.read_text()) if cache.exists() else {}
     for name, model in models.items():
-        key = f"{name}{tag if name != 'base' else ''}|{args.resamples}"
+        key = f"{name}{'' if name.endswith('base') else tag}|{args.resamples}"
         if key not in results:
             print(f"scoring {name}…", file=sys.stderr)
-            results[key] = score(model, args.resamples)
+            results[key] = score(model, args.resamples, tasks)
             cache.write_text(json.dumps(results, indent=1))
 
     head = f"{'model':<14}{'unseen en→xx':>14}{'unseen xx→en':>14}{'NT en→xx':>10}{'NT xx→en':>10}" \
-           f"{'47 en→xx':>10}{'47 xx→en':>10}"
+           + ("" if dev else f"{'47 en→xx':>10}{'47 xx→en':>10}")
     print(head)
     table = {}
     for name in models:
-        r = results[f"{name}{tag if name != 'base' else ''}|{args.resamples}"]
-        unseen = directions(r["retrieval:udhr-all:test"], seen - {"eng", "en"})
-        nt = directions(r[f"retrieval:{NT}:test"])
-        u47 = directions(r["retrieval:udhr"])
+        r = results[f"{name}{'' if name.endswith('base') else tag}|{args.resamples}"]
+        unseen = directions(r[unseen_task], seen - {"eng", "en"})
+        nt = directions(r[nt_task])
+        u47 = None if dev else directions(r["retrieval:udhr"])
         table[name] = (unseen, nt, u47)
-        print(f"{name:<14}{unseen[0]:>14.3f}{unseen[1]:>14.3f}{nt[0]:>10.3f}{nt[1]:>10.3f}{u47[0]:>10.3f}{u47[1]:>10.3f}")
-    mix = next(n for n in models if n.startswith("mix"))
-    (u_a, nt_a, _), (u_m, nt_m, _) = table["alone"], table[mix]
-    print(f"\nunseen languages: {u_a[2]} (udhr-all:test without the trained ones: {', '.join(sorted(seen & {'nya'}))})")
+        print(f"{name:<14}{unseen[0]:>14.3f}{unseen[1]:>14.3f}{nt[0]:>10.3f}{nt[1]:>10.3f}"
+              + ("" if dev else f"{u47[0]:>10.3f}{u47[1]:>10.3f}"))
+    mix = next(n for n in models if n.startswith(f"{pre}mix"))
+    (u_a, nt_a, _), (u_m, nt_m, _) = table[f"{pre}alone"], table[mix]
+    print(f"\nunseen languages: {u_a[2]} ({unseen_task.split(':', 1)[1]} without the trained ones: "
+          f"{', '.join(sorted(seen & {'nya'})) or 'none'})")
     lift = (100 * (u_m[0] - u_a[0]) + 0.0, 100 * (u_m[1] - u_a[1]) + 0.0)
     loss = (100 * (nt_a[0] - nt_m[0]) + 0.0, 100 * (nt_a[1] - nt_m[1]) + 0.0)
     ok = min(lift) >= 5 and max(loss) <= 1

@@ -210,7 +210,7 @@ class MiningJob:
                         for shards, path in zip(parts, paths) if not path.exists()]
         return out
 
-    def _groups(self, direction: str, targets: EmbeddingStore) -> int:
+    def search_groups(self, direction: str, targets: EmbeddingStore) -> int:
         """How many search groups a direction's sub-indexes form (1: no grouping; exact search already holds one
         target shard at a time)."""
         kind = self.kinds[direction]
@@ -226,7 +226,7 @@ class MiningJob:
         for d, queries, targets, name in self._directions():
             kind = self.kinds[d]
             index_dir = None if kind == "exact" else self.dir / f"index-{name}"
-            groups = self._groups(d, targets)
+            groups = self.search_groups(d, targets)
             for g in range(groups):
                 for i in range(queries.n_shards):
                     final = self.dir / "knn" / f"{d}-{i:05d}.npz"
@@ -242,7 +242,7 @@ class MiningJob:
         """Each query shard's grouped results merged into its k nearest (nothing when the search is not grouped)."""
         out = []
         for d, queries, targets, _ in self._directions():
-            groups = self._groups(d, targets)
+            groups = self.search_groups(d, targets)
             if groups > 1:
                 for i, final in enumerate(self.knn_paths(d)):
                     if not final.exists():
@@ -293,7 +293,7 @@ class MiningJob:
                 t = bar.add_task("fill sub-indexes", total=len(fill))
                 engine.compute(fill, lambda: bar.advance(t))
             timings["index_s"] = time.perf_counter() - t0
-            groups = {d: self._groups(d, targets) for d, _, targets, _ in self._directions()}
+            groups = {d: self.search_groups(d, targets) for d, _, targets, _ in self._directions()}
             shards = self.src.n_shards + self.tgt.n_shards
             searches = sum(q.n_shards * groups[d] for d, q, _, _ in self._directions())  # a shard and group each
             merges = sum(q.n_shards for d, q, _, _ in self._directions() if groups[d] > 1)

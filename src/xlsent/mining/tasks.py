@@ -57,6 +57,12 @@ class EncodeTask:
         store.write(self.shard, encoder.encode(self.texts.texts(np.arange(start, stop)), self.lang or None))
 
 
+def open_store(folder: Path, center: bool) -> EmbeddingStore:
+    """The store at ``folder``, its vectors centered (each side's mean subtracted) when ``center``."""
+    store = EmbeddingStore.open(folder)
+    return store.centered() if center else store
+
+
 @dataclass(frozen=True)
 class FillTask:
     """Target shards ``shards`` of ``store`` added to a copy of the ``trained`` index → sub-index ``out``."""
@@ -72,8 +78,7 @@ class FillTask:
         return self.out.exists()
 
     def run(self, cache: dict | None = None) -> None:
-        store = EmbeddingStore.open(self.store)
-        store = store.centered() if self.center else store
+        store = open_store(self.store, self.center)
         fill_part(store, self.shards, self.trained, self.out, code_offset(store, self.index or IndexConfig()))
 
 
@@ -98,8 +103,7 @@ class SearchTask:
         return self.out.exists()
 
     def _store(self, folder: Path) -> EmbeddingStore:
-        store = EmbeddingStore.open(folder)
-        return store.centered() if self.center else store
+        return open_store(folder, self.center)
 
     def searcher(self) -> Searcher:
         return Searcher(self._store(self.targets), self.kind, self.index, self.index_dir, self.group)
@@ -153,8 +157,7 @@ class MergeTask:
         return self.out.exists()
 
     def _store(self, folder: Path) -> EmbeddingStore:
-        store = EmbeddingStore.open(folder)
-        return store.centered() if self.center else store
+        return open_store(folder, self.center)
 
     def run(self, cache: dict | None = None) -> None:
         if not self.out.exists():  # else a retry of a merge that wrote its result: only the clean-up is left
