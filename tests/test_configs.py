@@ -83,13 +83,16 @@ def test_configs_are_parsed_into_typed_objects(recipe):
     assert cfg["optim"]["lr"] == 0.5
 
 
-def test_demo_config_is_the_adapt_default_reported_on_the_new_testament():
+def test_demo_config_is_the_adapt_default_on_the_mixture_reported_on_the_new_testament():
     with resources.as_file(resources.files("xlsent").joinpath("configs", "adapt-demo.yaml")) as path:
         demo = load_config("adapt", path)
     default = load_config("adapt")
     assert demo["eval"]["pairs"] == "bible-en-ny:test" and default["eval"]["pairs"] == "holdout"
+    # the issue-51 mixture: the default's Bible pairs plus udhr-all:dev, 2,000 from each
+    assert demo["train"]["pairs"] == f"{default['train']['pairs']},udhr-all:dev" and demo["train"]["sample"] == 2000
     default["eval"]["pairs"] = "bible-en-ny:test"
-    assert demo == default  # the demo trains exactly what `xlsent train adapt` trains
+    default["train"]["pairs"], default["train"]["sample"] = demo["train"]["pairs"], demo["train"]["sample"]
+    assert demo == default  # otherwise the demo trains exactly what `xlsent train adapt` trains
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
