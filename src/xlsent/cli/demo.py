@@ -100,8 +100,10 @@ def demo_command(
                                                "timings_seconds": timings})
     (output / "embedding_space.png").write_bytes(png)
     sections = [
-        f"<p>Model: {label} adapted (xlsent train adapt) to {cfg.train.sample} Old-Testament English–Chichewa pairs "
-        f"(a part held out to choose the step); evaluated on held-out data only. Config: "
+        f"<p>Model: {label} adapted (xlsent train adapt) on <code>{cfg.train.pairs}</code> "
+        f"({f'{cfg.train.sample} pairs drawn from each source' if cfg.train.sample else 'every pair'}, a part held "
+        "out to choose the step); "
+        f"evaluated on held-out data only. Config: "
         f"<code>{run / 'config.yaml'}</code>.</p>",
         comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base["n"], nt_base, nt_trained)]),
         comparison_table("UDHR paragraphs, per language",

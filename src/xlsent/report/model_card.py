@@ -74,10 +74,27 @@ def _metrics_section(metrics: dict, chose: dict | None = None) -> list[str]:
     return lines + [""]
 
 
+def _data_licence(spec: str) -> str:
+    """The licence of the training pairs: a bundled source's, or each bundled source's of several
+    (``NAME: licence · …``, a user's file as "your file's"); "" for a user's file alone."""
+    from xlsent.data.bundled import licence_of
+    from xlsent.data.pairs import split_sources
+    from xlsent.utils.errors import XlsentError
+
+    try:
+        parts = split_sources(spec)
+    except XlsentError:  # an empty source between commas: no licence line rather than no card
+        parts = [spec]
+    if len(parts) == 1:
+        return licence_of(parts[0])
+    lics = [(p, licence_of(p)) for p in parts]
+    if not any(lic for _, lic in lics):
+        return ""
+    return " · ".join(f"{p}: {lic or 'the licence of your file'}" for p, lic in lics)
+
+
 def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | None, run_dir: Path) -> str:
     """The card's Markdown for a run of ``recipe`` (:class:`~xlsent.recipes.registry.Recipe`)."""
-    from xlsent.data.bundled import licence_of
-
     models = cfg.get("models", {})
     bases = [(key, models[key]) for key in ROLES if isinstance(models.get(key), str)]
     bases = [(k, str(v)) for k, v in bases if v]
@@ -112,8 +129,8 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
     else:
         out.append("None: trained from scratch (tokenizer and weights learned from the training data below).")
     out += ["", "## Training data", ""]
+    lic = _data_licence(str(data.get("pairs", ""))) if data else ""
     if data:
-        lic = licence_of(str(data.get("pairs", "")))
         out += [f"- source: `{data.get('pairs')}`" + (f" ({lic})" if lic else ""),
                 f"- training examples: {data.get('examples')}",
                 f"- languages: {' ↔ '.join(langs) if langs else 'not recorded in the data'}"]
@@ -132,7 +149,6 @@ def render_model_card(recipe, cfg: dict, record: dict | None, metrics: dict | No
     else:
         out += ["## Held-out evaluation", "", "Not run (`--no-eval`); run `xlsent eval retrieval -m MODEL` "
                 f"on held-out pairs{f' such as `{eval_pairs}`' if eval_pairs else ''}.", ""]
-    lic = licence_of(str(data.get("pairs", ""))) if data else ""
     out += ["## Licences", "",
             "- weights: derived from the base models above (their licences apply)",
             f"- training data: {lic or 'the licence of the data you trained on'}",
