@@ -62,7 +62,7 @@ def test_ray_search_equals_local_search_pair_for_pair(engine, tmp_path, kind, pr
     timings = remote.run(show_progress=False, engine=engine)
     assert timings["search_s"] > 0
     if groups > 1:  # a grouped search left no group files behind: each was merged into its shard's k nearest
-        assert all(remote._groups(d, side) == groups for d, _, side, _ in remote._directions())
+        assert all(remote.search_groups(d, side) == groups for d, _, side, _ in remote._directions())
         assert not list((tmp_path / "ray" / "knn").glob("*-g*.npz"))
     for d in ("fwd", "bwd"):
         a, b = load_knn(local.knn_paths(d)), load_knn(remote.knn_paths(d))
