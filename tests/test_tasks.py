@@ -10,7 +10,7 @@ import pytest
 
 import xlsent
 from xlsent.data.registry import entries
-from xlsent.evaluation.tasks import SUITES, TYPES, bitext_f1, declare, expand, names
+from xlsent.evaluation.tasks import SUITES, TASK_TYPES, TYPES, bitext_f1, declare, expand, names
 
 #: registry kinds that hold no evaluation of their own (documents split into sections feed the recipes; word lists)
 _NOT_EVALUATIONS = {"sections", "resource"}
@@ -53,9 +53,11 @@ def test_bad_task_options_fail_before_the_model_loads(tiny_model):
 
 def test_evaluate_runs_a_declared_task_name(tiny_model, pairs_tsv):
     run = xlsent.evaluate(str(tiny_model), f"retrieval:{pairs_tsv}", resamples=20)
-    assert run.task == f"retrieval:{pairs_tsv}" and run.main_score_name == "f1" and len(run.results) == 1
+    assert run.task == f"retrieval:{pairs_tsv}" and run.main_score_name == "p@1" and len(run.results) == 1
     with pytest.raises(xlsent.XlsentError, match="names its data"):
-        xlsent.evaluate(str(tiny_model), "lite", dataset="udhr")
+        xlsent.evaluate(str(tiny_model), "retrieval:udhr", dataset="udhr")
+    with pytest.raises(xlsent.XlsentError, match="evaluate_tasks"):
+        xlsent.evaluate(str(tiny_model), "lite")
 
 
 def test_bitext_f1_is_mtebs_weighted_f1_of_the_top_1():
@@ -71,20 +73,22 @@ def test_run_writes_mteb_results_that_mteb_reads(tiny_model, pairs_tsv, tmp_path
     mteb = pytest.importorskip("mteb")
     runs = xlsent.evaluate_tasks(str(tiny_model), [f"retrieval:{pairs_tsv}", "retrieval:udhr-dev"], tmp_path / "out",
                                  options={"resamples": 20})
-    assert [r.main_score_name for r in runs] == ["f1", "f1"]
+    assert [r.main_score_name for r in runs] == ["p@1", "p@1"]
     files = sorted((tmp_path / "out").glob("*.json"))
     assert len(files) == 2
     for run in runs:
         path = tmp_path / "out" / f"{run.declaration.mteb_name}.json"
         loaded = mteb.TaskResult.from_disk(path)
         assert loaded.task_name == run.declaration.mteb_name
-        assert loaded.get_score() == pytest.approx(run.main_score)
+        # MTEB's file names MTEB's main score (f1); xlsent's (P@1 both ways) stands beside it in every row
+        assert loaded.get_score() == pytest.approx(np.mean([r["f1"] for r in run.scores]))
+        assert run.main_score == pytest.approx(np.mean([r["p@1"] for r in run.scores]))
         row = json.loads(path.read_text())["scores"][run.split][0]
-        assert {"precision", "recall", "f1", "accuracy"} <= set(row) and "p@1" in row["xlsent"]["src2tgt"]
+        assert {"precision", "recall", "f1", "accuracy", "p@1"} <= set(row) and "p@1" in row["xlsent"]["src2tgt"]
     udhr = runs[1]
     assert len(udhr.scores) == 24 and udhr.scores[0]["hf_subset"].startswith("eng-")
     assert all(len(r["languages"]) == 2 and r["languages"][0] == "eng-Latn" for r in udhr.scores)
-    assert udhr.main_score == pytest.approx(np.mean([r["main_score"] for r in udhr.scores]))
+    assert udhr.main_score == pytest.approx(np.mean([r["p@1"] for r in udhr.scores]))
 
 
 def test_every_task_type_writes_a_result_mteb_reads(tiny_model, tmp_path):
@@ -96,11 +100,13 @@ def test_every_task_type_writes_a_result_mteb_reads(tiny_model, tmp_path):
              "documents:udhr-articles:nya": {}, "spans:structural-en-ny:test": {"sample": 40},
              "mse:bible-en-ny:dev": {"sample": 40, "teacher": str(tiny_model)}, "triplet:udhr-dev": {"sample": 60}}
     for name, options in cases.items():
-        run, = xlsent.evaluate_tasks(str(tiny_model), name, tmp_path, options={"resamples": 20, **options})
+        has = TASK_TYPES[name.split(":")[0]].options()
+        run, = xlsent.evaluate_tasks(str(tiny_model), name, tmp_path,
+                                     options={**({"resamples": 20} if "resamples" in has else {}), **options})
         assert run.main_score_name == TYPES[name.split(":")[0]][0] and np.isfinite(run.main_score), name
         assert all(len(r["languages"]) >= 1 and "-" in r["languages"][0] for r in run.scores), name
         loaded = mteb.TaskResult.from_disk(tmp_path / f"{run.declaration.mteb_name}.json")
-        assert loaded.get_score() == pytest.approx(run.main_score), name
+        assert loaded.get_score() == pytest.approx(run.main_score), name  # not MTEB's type: its main score
 
 
 def _mteb_main_score(model_folder, tasks, tmp_path) -> dict:
@@ -110,6 +116,13 @@ def _mteb_main_score(model_folder, tasks, tmp_path) -> dict:
     st = SentenceTransformer(str(model_folder), device="cpu")
     result = mteb.evaluate(st, tasks=tasks, cache=None, show_progress_bar=False)
     return {r.task_name: r.get_score() for r in result.task_results}
+
+
+def row_main(run) -> str:
+    from xlsent.evaluation.tasks import TASK_TYPES
+
+    cls = TASK_TYPES[run.declaration.type]
+    return cls.mteb_main_score or cls.main_score
 
 
 def test_mteb_runs_xlsent_tasks_with_the_same_main_score(tiny_model, pairs_tsv, tmp_path):
@@ -122,7 +135,8 @@ def test_mteb_runs_xlsent_tasks_with_the_same_main_score(tiny_model, pairs_tsv, 
     sts.write_text("".join(f"{' '.join(rng.choice(words, 5))}\t{' '.join(rng.choice(words, 5))}\t"
                            f"{rng.uniform(0, 5):.2f}\n" for _ in range(60)), encoding="utf-8")
     names_ = [f"retrieval:{pairs_tsv}", f"sts:{sts}"]
-    ours = {r.declaration.mteb_name: r.main_score
+    # MTEB's main score (f1 for BitextMining) is the figure xlsent writes under that name
+    ours = {r.declaration.mteb_name: float(np.mean([row[row_main(r)] for row in r.scores]))
             for r in xlsent.evaluate_tasks(str(tiny_model), names_, options={"resamples": 20})}
     theirs = _mteb_main_score(tiny_model, mteb_tasks(names_), tmp_path)
     assert set(theirs) == set(ours)
@@ -163,7 +177,7 @@ def test_mteb_and_xlsent_agree_on_the_real_model(tmp_path):
 
     names_ = ["retrieval:bible-en-ny:dev"]
     options = {"sample": 300, "resamples": 20}
-    ours = {r.declaration.mteb_name: r.main_score
+    ours = {r.declaration.mteb_name: float(np.mean([row[row_main(r)] for row in r.scores]))
             for r in xlsent.evaluate_tasks("e5-small", names_, options=options)}
     from xlsent.models.handle import resolve_model_path
 

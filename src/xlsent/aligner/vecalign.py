@@ -89,7 +89,20 @@ class AlignConfig:
     length_variance: float = 6.8  # Gale–Church's s²: variance of the length difference per character
     seed: int = 0
 
+    @classmethod
+    def of(cls, max_overlap: int = 3, deletion_quantile: float = 0.02, search_buffer: int = 5, plain: bool = False,
+           runs: str = "mean", length_weight: float = 0.1) -> "AlignConfig":
+        """The settings ``xlsent align`` takes, checked (one line for a bad value); ``plain``: the 1-1 cosine
+        baseline (one sentence a side, no normalisation, no length cost)."""
+        cfg = cls(max_overlap=1 if plain else max_overlap, deletion_quantile=deletion_quantile,
+                  search_buffer=search_buffer, normalise=not plain, runs=runs,
+                  length_weight=0.0 if plain else length_weight)
+        cfg.check()
+        return cfg
+
     def check(self) -> None:
+        if self.search_buffer < 1:
+            raise XlsentError(f"--search-buffer {self.search_buffer}: must be ≥ 1")
         if not 1 <= self.max_overlap <= 8:
             raise XlsentError(f"--max-overlap must be between 1 and 8, not {self.max_overlap}")
         if self.runs not in RUNS:

@@ -163,3 +163,16 @@ def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normaliz
         _ENCODERS[key] = load_encoder(model, backend=backend, threads=threads, name=str(model))
     # a copy with this call's options: the loaded model is shared, a memo (one job's) never is
     return _ENCODERS[key].replace(name=name or str(model), **opts)
+
+
+def renamed(given: dict, old: str, new: str, until: str = "0.3") -> None:
+    """A parameter renamed in this release: its old name still works (moved to ``new`` in ``given``) with a
+    ``DeprecationWarning`` until release ``until`` (the changelog lists every rename)."""
+    import warnings
+
+    if old in given:
+        if new in given:
+            raise XlsentError(f"{old}= is the old name of {new}=: give one of them")
+        warnings.warn(f"{old}= is renamed {new}= (the old name goes in xlsent {until})", DeprecationWarning,
+                      stacklevel=3)
+        given[new] = given.pop(old)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, output_file, place
+from xlsent.api._common import check_backend, check_unicode, encoder_for, output_file, place
 from xlsent.utils.errors import XlsentError
 
 
@@ -40,12 +40,7 @@ def align_config(max_overlap: int = 3, deletion_quantile: float = 0.02, search_b
     """The aligner's settings, checked (one line for a bad value)."""
     from xlsent.aligner.vecalign import AlignConfig
 
-    cfg = AlignConfig(max_overlap=1 if plain else max_overlap, deletion_quantile=deletion_quantile,
-                      search_buffer=search_buffer, normalise=not plain, runs=runs,
-                      length_weight=0.0 if plain else length_weight)
-    cfg.check()
-    at_least(search_buffer, 1, "--search-buffer")
-    return cfg
+    return AlignConfig.of(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)
 
 
 def check_lengths(name: str, n_src: int, n_tgt: int, ratio: float) -> None:

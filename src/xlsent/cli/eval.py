@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -96,17 +97,20 @@ def retrieval(
     if resamples < 1000:
         err_console.print(f"[yellow]note: {resamples} bootstrap resamples (< 1,000) give rough CIs[/yellow]")
     ev = _evaluate(model, "retrieval", run, pairs=pairs, dataset=dataset, chunk_words=chunk_words,
-                   dimensions=dimensions, similarity=similarity, center=center, beside=beside, k_nn=k,
+                   dimensions=dimensions, similarity=similarity, center=center, beside=beside, k=k,
                    resamples=resamples, seed=seed, sample=sample, by_language=by_language, on_bad_lines=on_bad_lines,
                    queries=queries, src_distractors=src_distractors or (), tgt_distractors=tgt_distractors or ())
+    from xlsent.evaluation.retrieval import mean_row
+
     results, source = ev.results, pairs or dataset
+    summary = ev.details.get("summary") if isinstance(ev.details, dict) and "languages" in ev.details else None
     rows = retrieval_rows(results)
     pool = (f"{queries} queries among all {results[0].candidates['src2tgt']:,} / {results[0].candidates['tgt2src']:,} "
             "candidates, " if queries else "")
     scoring = (f"centered {similarity}" if center else similarity) + (f", {dimensions} dimensions" if dimensions else "")
     extra = ("script", "pieces/word", "unk") if rows and "pieces/word" in rows[0] else ()
     table = retrieval_table(rows, f"{model} on {source} ({pool}{scoring})", extra)
-    m = ev.mean()
+    m = mean_row(results) if len(results) > 1 else None
     if m:
         table.add_row("mean", str(sum(r.n for r in results)), *[""] * len(extra), *[
             f"{m[d][f'p@{k}']:.3f}" for d in ("src2tgt", "tgt2src") for k in (1, 5, 10)
@@ -115,8 +119,8 @@ def retrieval(
     side = beside_table(rows, m, f"beside it: P@1 of other scorings (center = each side's pool mean; k = {k})")
     if side is not None:
         console.print(side)
-    if ev.summary:
-        console.print(language_summary_table(ev.summary, f"{len(results)} languages by script, tokenizer pieces per "
+    if summary:
+        console.print(language_summary_table(summary, f"{len(results)} languages by script, tokenizer pieces per "
                                              f"word and unknown-piece rate (mean P@1, {scoring})"))
     if plot is not None:
         profiled = [d for d in ev.results if d.pieces_per_word is not None]
@@ -126,7 +130,7 @@ def retrieval(
         from xlsent.report.plots import language_tail_png
 
         _write_png(plot, language_tail_png([r.to_dict() for r in profiled], f"{model} on {source} ({scoring})"))
-    _write(ev.to_dict(), output)
+    _write(ev.details, output)
 
 
 def _write(payload, output: Path | None) -> None:
@@ -141,7 +145,7 @@ def _evaluate(model, task: str, run: dict, *, on_note=None, **kw):
     """``xlsent.evaluate`` with the command's backend, threads, device and dtype, notes shown dimmed."""
     from xlsent.api.evaluation import evaluate
 
-    return evaluate(model, task, **run, show_progress=True, on_note=on_note or show_note, **kw)
+    return evaluate(model, task, **run, show_progress_bar=True, on_note=on_note or show_note, **kw)
 
 
 def _write_png(path: Path, png: bytes) -> None:
@@ -184,9 +188,11 @@ def triplet(
     models: list[str] = typer.Option(..., "--model", "-m", help="model name or folder; repeat to compare models"),
     triplets: Path = typer.Option(None, "--triplets", help="TSV of anchor<TAB>positive<TAB>negative"),
     dataset: str = typer.Option(None, "--dataset", help="build triplets from parallel data, e.g. bible-en-ny:test"),
-    negatives: Negatives = typer.Option("section", help="for --dataset: section | random | hard (mined by --teacher)"),
+    negatives: Optional[Negatives] = typer.Option(None, help="for --dataset: section | random | hard (mined by --teacher); "
+                                        "default: section where the pool has sections, else random"),
     teacher: str = typer.Option("minilm-en", help="for --negatives hard: the model that mines them"),
-    sample: int = typer.Option(0, help="use this many triplets drawn at random (0 = all)"),
+    sample: int = typer.Option(0, help="use this many pairs (of --dataset) or triplets (of --triplets) drawn at "
+                               "random (0 = all)"),
     chunk_words: ChunkWords = 0,
     resamples: Resamples = 1000,
     seed: int = typer.Option(0, help="seed for sampling, negatives and the bootstrap"),
@@ -282,7 +288,9 @@ def mining(
 ) -> None:
     """BUCC-style mining P/R/F1: threshold tuned on dev, applied to test (+ MTEB's top-1 figure, kept apart)."""
     output_file(output)
-    res = _evaluate(model, "mining", run, dataset=dataset, dimensions=dimensions, dev=dev, test=test,
+    if bool(dev) != bool(test) or bool(dataset) == bool(dev):
+        raise XlsentError("give either --dataset (bible, udhr:CODE) or --dev PREFIX and --test PREFIX")
+    res = _evaluate(model, "mining", run, dataset=dataset, dimensions=dimensions, data=dev and f"{dev},{test}",
                     src_lang=src_lang, tgt_lang=tgt_lang, n_gold=n_gold, n_distractors=n_distractors, mode=mode,
                     margin=margin, k=k, center=center, precision=precision, seed=seed).results[0]
     c, t, a = res.test_corpus, res.test, res.auto_test
@@ -348,8 +356,11 @@ def classify(
     tested on target-language texts (MLDoc-style); accuracy and macro-F1 with CIs, per class, confusion."""
     output_file(output)
     output_file(plot, "--plot")
-    res = _evaluate(model, "classify", run, dataset=dataset, chunk_words=chunk_words, dimensions=dimensions,
-                    train=train, test=test, train_target=train_target, train_lang=train_lang, test_lang=test_lang,
+    if bool(dataset) == bool(train or test) or bool(train) != bool(test):
+        raise XlsentError("give --dataset bible-genre, or --train FILE and --test FILE")
+    files = ",".join(str(f) for f in (train, test, train_target) if f) or None
+    res = _evaluate(model, "classification", run, dataset=dataset, data=files, chunk_words=chunk_words,
+                    dimensions=dimensions, train_lang=train_lang, test_lang=test_lang,
                     per_class=per_class, seeds=seeds, resamples=resamples).results[0]
     t = table(f"{model}: {res['train']} → {res['test']} ({seeds} seeds)",
               ("condition", "accuracy [95% CI]", "± seeds", "macro-F1 [95% CI]", "± seeds"))
@@ -406,11 +417,15 @@ def align(
 ) -> None:
     """Sentence-alignment strict and lax precision, recall and F1 (Vecalign's scorer, micro-averaged)."""
     output_file(output)
-    names = []
-    res = _evaluate(model, "align", run, dataset=dataset, on_note=names.append, gold=gold, pred=pred,
+    if bool(dataset) == bool(gold or pred) or bool(gold) != bool(pred):
+        raise XlsentError("give either --gold GOLD --pred PRED, or --dataset bible-align with --model")
+    if dataset and model is None:
+        raise XlsentError("--dataset aligns its documents with a model: give --model (e.g. e5-small)")
+    res = _evaluate(model, "alignment", run, dataset=dataset, data=gold and f"{gold},{pred}",
                     max_overlap=max_overlap, deletion_quantile=deletion_quantile, plain=plain, runs=runs,
-                    length_weight=length_weight).results[0]
-    console.print(f"{names[-1]}: strict F1 {res['strict_f1']:.3f} (P {res['strict_precision']:.3f}, R "
+                    length_weight=length_weight).details
+    label = f"{model} on {dataset} ({res['documents']} chapters)" if dataset else f"{pred} against {gold}"
+    console.print(f"{label}: strict F1 {res['strict_f1']:.3f} (P {res['strict_precision']:.3f}, R "
                   f"{res['strict_recall']:.3f}); lax F1 {res['lax_f1']:.3f} (P {res['lax_precision']:.3f}, R "
                   f"{res['lax_recall']:.3f}); {res['predicted_blocks']} predicted, {res['gold_blocks']} gold blocks")
     _write(res, output)

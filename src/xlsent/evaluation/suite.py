@@ -1,13 +1,15 @@
 """The held-out evaluation every recipe and the demo run, and the one ``metrics.json`` schema.
 
-:func:`evaluate_held_out` scores each encoder on a recipe's ``eval`` pool — retrieval both ways
-with bootstrap CIs, triplet accuracy, MSE to the teacher where one is given and widths agree, and
-optionally the 47 bundled UDHR languages — and returns a :class:`HeldOut`. Test data is only
-reported, never used to choose anything.
+:func:`evaluate_held_out` runs declared tasks (:mod:`xlsent.evaluation.tasks`, the runner of ``xlsent eval run``)
+for each encoder on a recipe's ``eval`` pool — ``retrieval:POOL`` (both ways, bootstrap CIs), ``triplet:POOL``,
+``mse:POOL`` against the teacher where one is given and widths agree, and optionally ``retrieval:UDHR_POOL`` (the
+47 bundled UDHR languages, or another UDHR set) — and returns a :class:`HeldOut`. Test data is only reported,
+never used to choose anything.
 
-``metrics.json`` (schema ``xlsent.metrics/1``, written by ``xlsent train`` and ``xlsent demo``)::
+``metrics.json`` (schema ``xlsent.metrics/2``, written by ``xlsent train`` and ``xlsent demo``; ``/1`` had no
+``main_scores`` and is still read)::
 
-    {"schema": "xlsent.metrics/1",
+    {"schema": "xlsent.metrics/2",
      "recipe": "siamese",                        # the recipe that trained the model
      "eval_pool": {"pairs": "bible-en-ny:test", "n": 1000, "sample_seed": 0},
      "models": {                                 # one entry per model compared, base first
@@ -17,7 +19,9 @@ reported, never used to choose anything.
                    "udhr": {"mean": {...}, "languages": [...], "summary"?},   # only with eval.udhr
                    "spans": {src2tgt/tgt2src: {p@1, ci95}, by_type, ...},  # only the SCP recipe
                    "tagging": {task, sentences, micro_f1|accuracy: {value, ci95}, per_label, ...},  # tagger
-                   "choice": {accuracy, ci95, n}}},  # title selection (multiple choice)
+                   "choice": {accuracy, ci95, n},  # title selection (multiple choice)
+                   "main_scores": {"retrieval:bible-en-ny:test": 0.93, …}}},  # each task's main score, as
+                                                                              # xlsent eval run gives it
      "run": {...}}                               # recipe extras: data notes, train log, sizes, stages
 
 A token tagger or a title selector is scored on its task alone (``tagging`` / ``choice``), not on sentence
@@ -28,7 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCHEMA = "xlsent.metrics/1"
+SCHEMA = "xlsent.metrics/2"
+READS = ("xlsent.metrics/1", SCHEMA)
 
 
 @dataclass
@@ -40,6 +45,7 @@ class ModelMetrics:
     spans: dict | None = None  # structural-span retrieval (the SCP recipe's report)
     tagging: dict | None = None  # NER entity F1 / POS accuracy (the tagger recipe)
     choice: dict | None = None  # multiple-choice accuracy (the title-selection recipe)
+    main_scores: dict | None = None  # task name → its main score (xlsent.evaluation.tasks)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -60,14 +66,15 @@ class HeldOut:
 
     @classmethod
     def from_dict(cls, d: dict) -> "HeldOut":
-        if d.get("schema") != SCHEMA:
-            raise ValueError(f"not an {SCHEMA} metrics file (schema {d.get('schema')!r})")
+        if d.get("schema") not in READS:
+            raise ValueError(f"not an xlsent metrics file ({', '.join(READS)}; schema {d.get('schema')!r})")
         return cls(d["eval_pool"], {n: ModelMetrics(**m) for n, m in d["models"].items()}, d.get("recipe", ""),
                    d.get("run", {}))
 
 
 def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_note=None) -> HeldOut:
-    """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each encoder.
+    """Held-out retrieval (both directions), triplet accuracy and MSE to the teacher for each encoder, each a
+    declared task run by :func:`xlsent.evaluation.tasks.run_tasks`.
 
     ``encoders`` maps a report name to a :class:`~xlsent.encoding.encoder.TextEncoder` (a gloss
     model's encoder glosses the non-English side itself); ``teacher`` is the teacher's encoder.
@@ -79,43 +86,48 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     (:mod:`xlsent.evaluation.languages`). Held-out triplets take their negative from another section
     of the same document where the pool has sections (Bible, UDHR, JSONL doc/section), else at random.
     """
-    from xlsent.data.bundled import bundled_spec, load_bundled, split_by_language
-    from xlsent.data.pairs import english_side, load_pairs, section_keys, side_langs
-    from xlsent.data.triplets import build_triplets
-    from xlsent.evaluation.languages import profile_languages, summarize
-    from xlsent.evaluation.mse import evaluate_mse
-    from xlsent.evaluation.retrieval import Pool, evaluate_many, evaluate_retrieval, mean_row
-    from xlsent.evaluation.triplet import evaluate_triplets
+    from xlsent.evaluation.retrieval import mean_row
+    from xlsent.evaluation.tasks import build, run_tasks
 
-    held = load_pairs(e["pairs"], dedupe=False, sample=e["sample"], seed=seed).dataset
-    other_col, en_col = english_side(held)
-    src, tgt = list(held["src"]), list(held["tgt"])
-    sl, tl = side_langs(held)
-    other_lang = sl if other_col == "src" else tl
-    # paper 004's negatives (another section of the same document) where the pool has sections
-    trip, _ = build_triplets(held, "section" if section_keys(held) is not None else "random", seed)
-    out = HeldOut({"pairs": e["pairs"], "n": len(src), "sample_seed": seed})
-    udhr = None
-    pool = e.get("udhr_pool") or "udhr"
-    if e.get("udhr"):  # read once for every model
-        udhr = {k: Pool(list(p["src"]), list(p["tgt"]), p["src_lang"][0], p["tgt_lang"][0])
-                for k, p in split_by_language(load_bundled(pool)).items()}
+    pool, udhr = e["pairs"], e.get("udhr_pool") or "udhr"
+    same = {"sample": e["sample"], "seed": seed}
+    retrieval, triplet = build([f"retrieval:{pool}", f"triplet:{pool}"], {
+        **same, "similarity": e["similarity"], "beside": False, "by_language": False})
+    mse = build(f"mse:{pool}", same)[0] if teacher is not None else None
+    udhr_task = build(f"retrieval:{udhr}", {"seed": seed, "similarity": e["similarity"], "beside": False})[0] \
+        if e.get("udhr") else None  # read once for every model
+    out = HeldOut({"pairs": pool, "n": len(retrieval.pools[pool].src), "sample_seed": seed})
     for name, enc in encoders.items():
         if on_note is not None:
             on_note(f"evaluating {name}…")
-        m = ModelMetrics(
-            evaluate_retrieval(src, tgt, enc, name, e["similarity"], dataset=e["pairs"], src_lang=sl,
-                               tgt_lang=tl).to_dict(),
-            evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], enc, name, e["pairs"],
-                              anchor_lang=other_lang or None).to_dict())
-        if teacher is not None and enc.dimension == teacher.dimension:
-            m.mse = evaluate_mse(list(held[en_col]), list(held[other_col]), enc, teacher, name,
-                                 dataset=e["pairs"], tgt_lang=other_lang or None).to_dict()
-        if udhr is not None:
-            res = evaluate_many(udhr, enc, name, e["similarity"], 1000, seed, 4, pool)
-            profile_languages(res, udhr, enc)
-            m.udhr = {"mean": mean_row(res), "languages": [x.to_dict() for x in res]}
-            if bundled_spec(pool).summary:
-                m.udhr["summary"] = summarize(res)
+        tasks = [retrieval, triplet] + ([mse] if mse and enc.dimension == teacher.dimension else [])
+        runs = run_tasks(tasks + ([udhr_task] if udhr_task else []), _Given(name, enc, teacher))
+        m = ModelMetrics(runs[0].details, runs[1].details, main_scores={r.task: r.main_score for r in runs})
+        for r in runs[2:]:
+            if r.declaration.type == "mse":
+                m.mse = r.details
+            else:
+                summary = r.details.get("summary") if isinstance(r.details, dict) else None
+                m.udhr = {"mean": mean_row(r.results), "languages": [x.to_dict() for x in r.results],
+                          **({"summary": summary} if summary else {})}
         out.models[name] = m
     return out
+
+
+class _Given:
+    """The scorer of encoders already made (:class:`xlsent.evaluation.tasks.Scorer`): a recipe's, loaded once."""
+
+    def __init__(self, name: str, enc, teacher):
+        self.model, self.enc, self.teacher_enc = name, enc, teacher
+
+    def encoder(self, **options):
+        return self.enc
+
+    def teacher(self, name: str):
+        return self.teacher_enc
+
+    def sentence_model(self, name=None):
+        raise NotImplementedError("a recipe's report scores its encoders only")
+
+    def tagger(self):
+        raise NotImplementedError("a recipe's report scores its encoders only")

@@ -1,41 +1,30 @@
-"""Evaluations as declared tasks, and their results in MTEB's format.
+"""Every evaluation as a declared task, run by one runner, with its result in MTEB's format.
 
 A **task** is a declaration (:class:`TaskDeclaration`: name, type, dataset, languages, splits, main score, licence,
-citation, what its labels are) plus a **task type** that holds the data, is called with what it scores (a model's
-encoder, or a tagger) and returns a :class:`TaskRun`: the typed result(s) of the evaluation module it wraps, a
-``main_score``, and one score row per subset (a language pair of a set split by language). Every bundled
-evaluation is a named task, made from the dataset registry (:mod:`xlsent.data.registry`): ``TYPE:DATASET`` —
-``retrieval:bible-en-ny:dev``, ``retrieval:udhr-dev``, ``mining:udhr:zul``, ``classification:bible-genre`` … —
-and a file of the user's is one too (``retrieval:PAIRS.tsv``, ``sts:FILE.tsv``). :data:`SUITES` name a few
-tasks together (``lite`` runs in a few minutes on two CPU cores).
+citation, what its labels are) plus a **task type** (:class:`TaskType`) that owns its options as typed fields with
+their defaults and ranges, reads its data (before any model loads) and, called with what it scores (a
+:class:`Scorer`), returns a :class:`TaskRun`. :func:`run_tasks` is the one runner: ``xlsent.evaluate``, every
+``xlsent eval`` command, ``xlsent eval run`` and every recipe's held-out report call it.
 
-Task types and their main score (``TYPES``):
+A task is named ``TYPE:DATASET``: a bundled set of the kind the type reads (``retrieval:bible-en-ny:dev``,
+``mining:udhr:zul``, ``classification:bible-genre`` …) or the user's files in the type's own form
+(``retrieval:PAIRS.tsv``, ``classification:TRAIN.tsv,TEST.tsv``; :attr:`TaskType.user_files`). :data:`SUITES`
+name a few tasks together.
 
-* ``retrieval`` — parallel pairs, each side finds its translation among the pool's other side. Main score:
-  MTEB's ``BitextMining`` ``f1``, computed as MTEB computes it (each ``src`` sentence's top-1 ``tgt`` by cosine,
-  sklearn's weighted F1 against the gold index); xlsent's tie-aware P@1/5/10 both ways with bootstrap CIs
-  (:func:`xlsent.evaluation.retrieval.evaluate_many`) beside it. MTEB runs these tasks itself (:func:`mteb_tasks`).
-* ``sts`` — STS2017-format file. Main score: MTEB's ``cosine_spearman``. MTEB runs it too.
-* ``mining`` — BUCC-style comparable corpus: F1 of the mined pairs at the threshold chosen on dev.
-* ``triplet`` — held-out triplets (negative from another section of the same document): accuracy.
-* ``mse`` — distance to a teacher's vectors (``teacher=`` option): the negative MSE ×100 (higher is better).
-* ``classification`` — zero-shot transfer of a linear classifier (MLDoc-style): transfer accuracy.
-* ``documents`` — document matching with chunked pooling: the retrieval ``f1`` over documents.
-* ``alignment`` — sentence alignment of document pairs (Vecalign's scorer): strict F1.
-* ``spans`` — structural-span retrieval (the SCP recipe's report): P@1, mean of both directions.
-* ``ner`` / ``pos`` — a token tagger (``xlsent train tagger``): entity micro-F1 / accuracy.
-
-MTEB runs only the types whose protocol is MTEB's own (``retrieval``, ``sts``); every type writes a result file
-MTEB reads (:meth:`TaskRun.to_mteb`, ``mteb.TaskResult.from_disk``), its ``main_score`` named as the task
-declares and xlsent's own figures beside it under ``"xlsent"``.
+**One main score a task**, wherever it runs (``TYPES``): for ``retrieval`` and ``documents`` it is P@1, the mean
+of both directions (tie-aware) and of every language pair — the figure this project and its papers report, and
+the one that sees a low-resource language both ways; MTEB's BitextMining ``f1`` (one direction, weighted F1 of the
+top-1) stands beside it in every row under its own name, and is the ``main_score`` of the result files in MTEB's
+format (:meth:`TaskRun.to_mteb`), so that a file xlsent writes and one MTEB writes for the same task agree.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+import typing
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -50,6 +39,7 @@ _CITATIONS = {
     "silver": "xlsent silver labels (spaCy en_core_web_sm projected with eflomal)",
     "gold-ner": "hironsan corpus (Japanese NER, MIT)",
 }
+ON_BAD_LINES = ("error", "skip")
 
 
 @dataclass(frozen=True)
@@ -58,7 +48,7 @@ class TaskDeclaration:
 
     name: str  # TYPE:DATASET
     type: str  # a key of TYPES
-    dataset: str  # a bundled name (NAME or NAME:CODE) or the user's file
+    dataset: str  # a bundled name (NAME or NAME:CODE) or the user's files
     languages: str
     splits: tuple[str, ...]
     main_score: str
@@ -70,7 +60,7 @@ class TaskDeclaration:
     @property
     def mteb_name(self) -> str:
         """The task's name in MTEB's results (and in :func:`mteb_tasks`): ``xlsent.retrieval.bible-en-ny.dev``."""
-        return "xlsent." + self.name.replace(":", ".").replace("/", "_")
+        return "xlsent." + self.name.replace(":", ".").replace("/", "_").replace(",", "+")
 
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
@@ -78,15 +68,17 @@ class TaskDeclaration:
 
 @dataclass
 class TaskRun:
-    """A task's result: the typed result(s) of the evaluation it wraps, its main score and one score row per
-    subset (MTEB's ``hf_subset``)."""
+    """A task's result: its main score, one score row per subset (MTEB's ``hf_subset``: a language pair of a set
+    split by language), the typed result(s) of the evaluation it wraps, and ``details``, the JSON
+    ``xlsent eval TYPE --output`` writes."""
 
     declaration: TaskDeclaration
     model: str
     main_score: float
     split: str
-    scores: list[dict]  # one per subset: {"hf_subset", "languages", "main_score", MTEB's figures…, "xlsent": {…}}
+    scores: list[dict]  # one per subset: {"hf_subset", "languages", "main_score" (MTEB's), figures…, "xlsent": {…}}
     results: list = field(default_factory=list)
+    details: Any = None
     evaluation_time: float = 0.0
 
     @property
@@ -98,13 +90,14 @@ class TaskRun:
         return self.declaration.main_score
 
     def to_dict(self) -> dict:
-        """xlsent's own JSON: the declaration, the main score and each subset's row."""
+        """xlsent's own JSON: the declaration, the main score, each subset's row and the details."""
         return {"task": self.declaration.to_dict(), "model": self.model, "main_score": self.main_score,
-                "split": self.split, "scores": self.scores, "evaluation_time": self.evaluation_time}
+                "main_score_name": self.main_score_name, "split": self.split, "scores": self.scores,
+                "details": self.details, "evaluation_time": self.evaluation_time}
 
     def to_mteb(self) -> dict:
-        """The result in MTEB's format (``mteb.TaskResult.from_disk`` reads it): the task's ``main_score`` per
-        subset and, beside it, MTEB's figures for the type and xlsent's own (``"xlsent"``)."""
+        """The result in MTEB's format (``mteb.TaskResult.from_disk`` reads it): each subset's row, its
+        ``main_score`` the one MTEB names for the type, xlsent's main score beside it under its own name."""
         from importlib.metadata import PackageNotFoundError, version
 
         def installed(name: str) -> str | None:
@@ -114,17 +107,16 @@ class TaskRun:
                 return None
 
         return {"dataset_revision": f"xlsent-{installed('xlsent') or 'source'}", "mteb_version": installed("mteb"),
-                "task_name": self.declaration.mteb_name,
-                "scores": {self.split: self.scores},
+                "task_name": self.declaration.mteb_name, "scores": {self.split: self.scores},
                 "evaluation_time": self.evaluation_time, "kg_co2_emissions": None,
                 "date": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())}
 
 
 class Scorer(Protocol):
-    """What a task is called with (the API makes one: :func:`xlsent.evaluate_tasks`): the name results carry,
-    the model's encoder (``encoder(**options)``, options of ``xlsent.api._common.encoder_for``; one model load for
-    every task), a teacher's encoder for MSE, the loaded SentenceTransformer with its prompt for span tasks, and a
-    tagger for ``ner`` / ``pos``. Evaluations never load a model themselves."""
+    """What a task is called with: the name results carry, the model's encoder (``encoder(**options)``, options
+    of ``xlsent.api._common.encoder_for``; one model load for every task), a teacher's encoder, a loaded
+    SentenceTransformer with its prompt (span tasks; hard triplet negatives), and a tagger for ``ner`` / ``pos``.
+    Evaluations never load a model themselves."""
 
     model: str
 
@@ -132,7 +124,7 @@ class Scorer(Protocol):
 
     def teacher(self, name: str) -> Any: ...
 
-    def sentence_model(self) -> Any: ...  # .model (a SentenceTransformer) and .prompt
+    def sentence_model(self, name: str | None = None) -> Any: ...  # .model (a SentenceTransformer) and .prompt
 
     def tagger(self) -> tuple[Any, Any]: ...  # (model, tokenizer)
 
@@ -185,28 +177,94 @@ def _tags(decl: TaskDeclaration, texts: list[list[str]]) -> list[str]:
     return [_lang_tag(c, texts[min(i, len(texts) - 1)] if texts else []) for i, c in enumerate(codes)]
 
 
-def _row(subset: str, languages: list[str], main: float, figures: dict, xlsent: dict) -> dict:
-    return {"hf_subset": subset, "languages": languages, "main_score": float(main), **figures, "xlsent": xlsent}
+def _row(subset: str, languages: list[str], figures: dict, xlsent: Any, mteb_main: str) -> dict:
+    return {"hf_subset": subset, "languages": languages, "main_score": float(figures[mteb_main]), **figures,
+            "xlsent": xlsent}
+
+
+def option(default: Any, *, low: float | None = None, choices: Sequence[str] = ()) -> Any:
+    """A task option: a dataclass field with its default, and its lowest value or its allowed words."""
+    return field(default=default, metadata={"low": low, "choices": tuple(choices)})
+
+
+def _data() -> Any:
+    """What a task reads (``load``): not an option."""
+    return field(default=None, init=False, repr=False)
+
+
+def _bool(value: Any, key: str) -> bool | None:
+    if isinstance(value, bool) or value is None:
+        return value
+    word = str(value).strip().lower()
+    for answer, words in ((True, ("true", "1", "yes", "on")), (False, ("false", "0", "no", "off")),
+                          (None, ("none", "auto"))):
+        if word in words:
+            return answer
+    raise XlsentError(f"task option {key}={value!r}: expected true or false")
+
+
+def _check_option(key: str, value: Any, hint: Any, f: Any) -> Any:
+    """``value`` as the field's type (``"500"`` from the CLI is 500), within its range or words."""
+    kinds = set(typing.get_args(hint)) or {hint}
+    if value is not None and bool in kinds:
+        value = _bool(value, key)
+    elif value is not None and (int in kinds or float in kinds) and not isinstance(value, bool):
+        try:
+            value = int(value) if int in kinds else float(value)
+        except (TypeError, ValueError):
+            raise XlsentError(f"task option {key}={value!r}: expected a "
+                              f"{'whole number' if int in kinds else 'number'}") from None
+    low, choices = f.metadata.get("low"), f.metadata.get("choices")
+    if low is not None and value is not None and value < low:
+        raise XlsentError(f"task option {key}={value}: must be ≥ {low:g}")
+    if choices and value is not None and value not in choices:
+        raise XlsentError(f"task option {key}={value!r}: use one of {', '.join(choices)}")
+    return value
 
 
 # ---- the task types ----------------------------------------------------------------------------------------------
 
 
+@dataclass
 class TaskType:
     """A kind of evaluation. A subclass declares, as class attributes, its ``type`` (the ``TYPE`` of ``TYPE:DATASET``),
-    ``main_score``, what that measures, the dataset-registry ``kind`` it reads (``None``: the user's files only),
-    whether a file of the user's works (``user_files``) and the MTEB task type that runs it in MTEB itself
-    (``mteb_type``, or ``""``); it holds its data (``from_declaration`` reads it, before any model loads) and
-    ``run(scorer)`` returns a :class:`TaskRun`. A new type is one subclass here plus its evaluation module;
-    :data:`TASK_TYPES` lists it by ``type``."""
+    ``main_score`` (and ``mteb_main_score``, MTEB's for the type where it differs), what that measures, the
+    dataset-registry ``kind`` it reads (``None``: the user's files only), the form of the user's files
+    (``user_files``; ``""``: none) and the MTEB task type that runs it in MTEB itself (``mteb_type``, or ``""``).
+    Its options are dataclass fields with their defaults and ranges (:func:`option`); ``load`` reads its data
+    (before any model loads, a bad file failing there) and ``run(scorer)`` returns a :class:`TaskRun`. A new type
+    is one subclass here plus its evaluation module; :data:`TASK_TYPES` lists it by ``type``."""
 
-    type: str = ""
-    main_score: str = ""
-    measures: str = ""
-    kind: str | None = None
-    user_files: bool = False
-    mteb_type: str = ""
+    type: ClassVar[str] = ""
+    main_score: ClassVar[str] = ""
+    mteb_main_score: ClassVar[str] = ""
+    measures: ClassVar[str] = ""
+    kind: ClassVar[str | None] = None
+    user_files: ClassVar[str] = ""
+    mteb_type: ClassVar[str] = ""
+    one_language: ClassVar[bool] = False  # a set of several languages is read one at a time (NAME:CODE)
+    chooses_on_dev: ClassVar[bool] = False  # its dev part chooses a setting, the figure is its test part's
+    lists_languages: ClassVar[bool] = True  # names() lists its sets of several languages
+
     declaration: TaskDeclaration
+    notes: list[str] = field(default_factory=list, init=False, repr=False)  # what reading the data reported
+
+    @classmethod
+    def options(cls) -> dict[str, Any]:
+        """The type's options: name → dataclass field (its default, and ``low`` / ``choices`` in its metadata)."""
+        return {f.name: f for f in fields(cls) if f.init and f.name != "declaration"}
+
+    @classmethod
+    def make(cls, d: TaskDeclaration, given: Mapping[str, Any]) -> "TaskType":
+        """The task with ``given`` options checked and its data read."""
+        known = cls.options()
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise XlsentError(f"unknown task option {unknown[0]} for a {cls.type} task: use one of {', '.join(known)}")
+        hints = typing.get_type_hints(cls)
+        task = cls(d, **{k: _check_option(k, v, hints[k], known[k]) for k, v in given.items()})
+        task.load()
+        return task
 
     @classmethod
     def accepts(cls, entry) -> bool:
@@ -214,74 +272,155 @@ class TaskType:
         return True
 
     @classmethod
-    def from_declaration(cls, d: TaskDeclaration, o: dict) -> "TaskType":
+    def listed(cls, entry) -> bool:
+        """Whether :func:`names` lists the set as a task (training data is no task; it can still be named)."""
+        return (cls.accepts(entry) and not set(entry.splits) <= {"train", "dev-train"}
+                and (cls.lists_languages or not entry.by_language))
+
+    @classmethod
+    def has_files(cls, dataset: str) -> bool:
+        """Whether ``dataset`` names the user's files in this type's form (every comma-separated part there)."""
+        return all(Path(p).expanduser().exists() for p in dataset.split(","))
+
+    @property
+    def needs_model(self) -> bool:
+        return True
+
+    def load(self) -> None:
         raise NotImplementedError
 
     def run(self, scorer: Scorer) -> TaskRun:
         raise NotImplementedError
 
-    def finish(self, scorer: Scorer, rows: list[dict], results: list) -> TaskRun:
+    def finish(self, scorer: Scorer, rows: list[dict], results: list, details: Any) -> TaskRun:
         """The run: its main score is the mean over subsets (every language counts once, as in MTEB)."""
         d = self.declaration
-        main = float(np.mean([r["main_score"] for r in rows]))
-        return TaskRun(d, scorer.model, main, d.splits[0] if len(d.splits) == 1 else "test", rows, results)
+        main = float(np.mean([r[d.main_score] for r in rows]))
+        return TaskRun(d, scorer.model, main, d.splits[0] if len(d.splits) == 1 else "test", rows, results, details)
+
+    def mteb_row(self, subset: str, languages: list[str], figures: dict, xlsent: Any) -> dict:
+        return _row(subset, languages, figures, xlsent, self.mteb_main_score or self.main_score)
 
 
-def _pool(d: TaskDeclaration, o: dict):
-    from xlsent.data.pairs import load_pairs
+def _lines(given: Any, name: str, notes: list[str]) -> list[str]:
+    """Sentences given as a list, or a file of one a line (blank lines skipped and counted)."""
+    if not isinstance(given, (str, Path)):
+        return list(given)
+    from xlsent.data.readers import read_lines
 
-    return load_pairs(d.dataset, dedupe=False, sample=o.get("sample", 0), seed=o.get("seed", 0)).dataset
+    lines = read_lines(Path(given))
+    kept = [x.strip() for x in lines if x.strip()]
+    if len(kept) < len(lines):
+        notes.append(f"{given}: {len(lines) - len(kept)} blank line(s) skipped")
+    notes.append(f"{given}: {len(kept)} distractors ({name})")
+    return kept
 
 
 @dataclass
 class RetrievalTask(TaskType):
-    """Parallel pools (one per language pair): ``pools`` maps a subset name to its
-    :class:`~xlsent.evaluation.retrieval.Pool`."""
+    """Parallel pools, one per language pair: each side finds its translation among the pool's other side —
+    P@1/5/10 both ways, tie-aware, with bootstrap CIs (:mod:`xlsent.evaluation.retrieval`). With ``queries``
+    (Mao et al. 2021: 2,000 queries among 200k sentences), N pairs are drawn and each query is searched among
+    every sentence of the pool's other side plus the distractors (a list, or a file of one a line)."""
 
     type = "retrieval"
-    main_score = "f1"
-    measures = "MTEB BitextMining F1 (src → tgt top-1 by cosine, weighted)"
+    main_score = "p@1"
+    mteb_main_score = "f1"
+    measures = "P@1, mean of both directions (MTEB's BitextMining f1 beside it)"
     kind = "pairs"
-    user_files = True
+    user_files = "PAIRS (TSV, JSONL or Moses A,B)"
     mteb_type = "BitextMining"
 
-    declaration: TaskDeclaration
-    pools: dict[str, Any]  # name → xlsent.evaluation.retrieval.Pool
-    similarity: str = "cosine"
-    resamples: int = 1000
-    seed: int = 0
-    k: int = 4
-    chunk_words: int = 0  # documents: chunked pooling
+    sample: int = option(0, low=0)  # pairs drawn at random (0 = all)
+    seed: int = option(0)  # of the sample and the bootstrap
+    resamples: int = option(1000, low=1)
+    similarity: str = option("cosine", choices=("cosine", "dot", "euclidean", "manhattan", "margin", "csls"))
+    center: bool = option(False)  # subtract each side's mean vector before scoring
+    beside: bool = option(True)  # P@1 with centering, CSLS and both, beside the main figure
+    k: int = option(4, low=1)  # neighbours of the margin and of CSLS
+    by_language: bool | None = option(None)  # one pool per target language (None: when there are several)
+    queries: int = option(0, low=0)
+    src_distractors: Any = option(())
+    tgt_distractors: Any = option(())
+    chunk_words: int = option(0, low=0)  # embed each text as the mean of chunks of at most this many words
+    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    pools: dict = _data()  # name → xlsent.evaluation.retrieval.Pool
+    profile: bool = _data()  # one pool per language: each pool's script and tokenization are reported
+    summary: bool = _data()
 
     @classmethod
-    def from_declaration(cls, d, o):
-        from xlsent.data.bundled import split_by_language
-        from xlsent.data.pairs import side_langs
-        from xlsent.data.registry import is_by_language
+    def has_files(cls, dataset: str) -> bool:
+        from xlsent.data.pairs import bad_source
 
-        pool = _pool(d, o)
-        parts = split_by_language(pool) if is_by_language(d.dataset, "pairs") else {d.dataset: pool}
+        return bad_source(dataset) is None
+
+    def load(self) -> None:
+        from xlsent.data.bundled import bundled_spec, split_by_language
+        from xlsent.data.pairs import load_pairs
+
+        if (self.src_distractors or self.tgt_distractors) and not self.queries:
+            raise XlsentError("src_distractors / tgt_distractors need queries=N (the large-pool mode)")
+        self.src_distractors = _lines(self.src_distractors, "src_distractors", self.notes)
+        self.tgt_distractors = _lines(self.tgt_distractors, "tgt_distractors", self.notes)
+        _check_unicode(self.src_distractors, "src_distractors")
+        _check_unicode(self.tgt_distractors, "tgt_distractors")
+        dataset = self.declaration.dataset
+        loaded = load_pairs(dataset, on_bad_lines=self.on_bad_lines, dedupe=False, sample=self.sample,
+                            seed=self.seed)
+        self.notes += loaded.notes()
+        ds = loaded.dataset
+        several = "tgt_lang" in ds.column_names and len(set(ds["tgt_lang"])) > 1
+        split = self.by_language if self.by_language is not None else several
+        self.use(split_by_language(ds) if split else {dataset: ds})
+        spec = bundled_spec(dataset)
+        self.profile = split or bool(spec and spec.by_language)
+        self.summary = bool(spec and spec.summary and len(self.pools) > 1)
+
+    def use(self, parts: dict) -> None:
+        from xlsent.data.pairs import side_langs
         from xlsent.evaluation.retrieval import Pool
 
-        pools = {k: Pool(list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
-        return cls(d, pools, o.get("similarity", "cosine"), o.get("resamples", 1000), o.get("seed", 0), o.get("k", 4))
+        self.pools = {k: Pool(list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
+        small = {k: len(p.src) for k, p in self.pools.items() if len(p.src) < self.queries}
+        if small:
+            raise XlsentError(f"queries={self.queries}: more than the pool's pairs "
+                              f"({', '.join(f'{k}: {v}' for k, v in small.items())}) — give fewer queries")
 
     def run(self, scorer: Scorer) -> TaskRun:
-        from xlsent.evaluation.languages import profile_languages
-        from xlsent.evaluation.retrieval import evaluate_many
+        from xlsent.evaluation.languages import profile_languages, summarize
+        from xlsent.evaluation.retrieval import evaluate_many, evaluate_queries, mean_row
 
         enc = _Memo(scorer.encoder(chunk_words=self.chunk_words))
-        results = evaluate_many(self.pools, enc, scorer.model, self.similarity, self.resamples, self.seed, self.k,
-                                self.declaration.dataset)
-        if len(self.pools) > 1:
+        dataset = self.declaration.dataset
+        if self.queries:
+            results = [evaluate_queries(src, tgt, enc, self.queries, scorer.model, self.similarity, self.resamples,
+                                        self.seed, self.k, sl, tl, name, self.src_distractors, self.tgt_distractors,
+                                        self.center) for name, (src, tgt, sl, tl) in self.pools.items()]
+        else:
+            results = evaluate_many(self.pools, enc, scorer.model, self.similarity, self.resamples, self.seed, self.k,
+                                    dataset, self.center, self.beside)
+        if self.profile:
             profile_languages(results, self.pools, enc.enc)
-        rows = []
-        for (src, tgt, sl, tl), r in zip(self.pools.values(), results):  # Pool fields
-            figures = bitext_f1(enc.encode(src, sl or None), enc.encode(tgt, tl or None))
-            d = r.to_dict() | ({"chunk_words": self.chunk_words} if self.chunk_words else {})
-            rows.append(_row(f"{sl}-{tl}" if len(self.pools) > 1 else "default",
-                             [_lang_tag(sl, src), _lang_tag(tl, tgt)], figures["f1"], figures, d))
-        return self.finish(scorer, rows, results)
+        rows, dicts = [], []
+        for (src, tgt, sl, tl), r in zip(self.pools.values(), results):
+            figures = {"p@1": (r.src2tgt["p@1"] + r.tgt2src["p@1"]) / 2,
+                       **bitext_f1(enc.encode(src, sl or None), enc.encode(tgt, tl or None))}
+            dicts.append(r.to_dict() | ({"chunk_words": self.chunk_words} if self.chunk_words else {}))
+            rows.append(self.mteb_row(f"{sl}-{tl}" if len(self.pools) > 1 else "default",
+                                      [_lang_tag(sl, src), _lang_tag(tl, tgt)], figures, dicts[-1]))
+        details: Any = dicts[0] if len(dicts) == 1 else dicts
+        if self.summary:
+            details = {"dataset": dataset, "model": scorer.model, "languages": dicts, "mean": mean_row(results),
+                       "summary": summarize(results)}
+        return self.finish(scorer, rows, results, details)
+
+
+def _check_unicode(texts: Sequence[str], name: str) -> None:
+    from xlsent.utils.text import FIX, bad_char, describe
+
+    for i, t in enumerate(texts):
+        if isinstance(t, str) and (j := bad_char(t)) is not None:
+            raise XlsentError(f"{name}[{i}]: text that is not Unicode ({describe('', j, t[j])}) — {FIX}")
 
 
 @dataclass
@@ -290,19 +429,26 @@ class DocumentsTask(RetrievalTask):
     chunks (Huang et al. 2023, Table 12)."""
 
     type = "documents"
-    measures = "BitextMining F1 over documents (chunked pooling)"
+    mteb_main_score = "p@1"
+    measures = "P@1 over documents (chunked pooling), mean of both directions"
     kind = "documents"
+    user_files = "SRC.jsonl,TGT.jsonl (documents paired by id) or PAIRS whose lines are documents"
     mteb_type = ""  # MTEB embeds a document whole: not this protocol
+    one_language = True
 
-    @classmethod
-    def from_declaration(cls, d, o):
+    chunk_words: int = option(20, low=0)
+
+    def load(self) -> None:
+        from xlsent.data.registry import find
         from xlsent.evaluation.documents import document_units
 
+        dataset = self.declaration.dataset
+        if find(dataset, "documents") is None and not all(p.endswith(".jsonl") for p in dataset.split(",")):
+            return super().load()  # a pairs file whose lines are documents
         from xlsent.evaluation.retrieval import Pool
 
-        return cls(d, {d.dataset: Pool(*document_units(d.dataset))}, o.get("similarity", "cosine"),
-                   o.get("resamples", 1000),
-                   o.get("seed", 0), o.get("k", 4), o.get("chunk_words", 20))
+        self.pools = {dataset: Pool(*document_units(dataset))}
+        self.profile = self.summary = False
 
 
 @dataclass
@@ -310,144 +456,223 @@ class StsTask(TaskType):
     type = "sts"
     main_score = "cosine_spearman"
     measures = "Spearman's ρ of cosine similarity with the gold scores"
-    user_files = True
+    user_files = "FILE (sentence1<TAB>sentence2<TAB>score, 0–5)"
     mteb_type = "STS"
 
-    declaration: TaskDeclaration
-    sentences1: list[str]
-    sentences2: list[str]
-    gold: list[float]
-    resamples: int = 1000
-    seed: int = 0
+    resamples: int = option(1000, low=1)
+    seed: int = option(0)
+    chunk_words: int = option(0, low=0)
+    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    sentences1: list[str] = _data()
+    sentences2: list[str] = _data()
+    gold: list[float] = _data()
 
-    @classmethod
-    def from_declaration(cls, d, o):
+    def load(self) -> None:
         from xlsent.data.sts import read_sts
 
-        table, _ = read_sts(Path(d.dataset), "error")
-        return cls(d, list(table["sentence1"]), list(table["sentence2"]), list(table["score"]),
-                   o.get("resamples", 1000), o.get("seed", 0))
+        table, report = read_sts(Path(self.declaration.dataset), self.on_bad_lines)
+        self.notes += report.lines()
+        self.sentences1, self.sentences2, self.gold = list(table["sentence1"]), list(table["sentence2"]), list(
+            table["score"])
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.sts import evaluate_sts
 
-        r = evaluate_sts(self.sentences1, self.sentences2, self.gold, scorer.encoder(), scorer.model,
+        r = evaluate_sts(self.sentences1, self.sentences2, self.gold, scorer.encoder(chunk_words=self.chunk_words),
+                         scorer.model,
                          self.declaration.dataset, self.resamples, self.seed)
         figures = {f"{sim}_{kind}": float(getattr(c, kind)) for sim, c in r.by_similarity.items()
                    for kind in ("spearman", "pearson")}
-        row = _row("default", [_lang_tag("und", self.sentences1)], figures["cosine_spearman"], figures, r.to_dict())
-        return self.finish(scorer, [row], [r])
+        row = self.mteb_row("default", [_lang_tag("und", self.sentences1)], figures, r.to_dict())
+        return self.finish(scorer, [row], [r], r.to_dict())
 
 
 @dataclass
 class MiningTask(TaskType):
-    """A BUCC-style comparable corpus: the threshold is chosen on ``dev``, the figure is ``test``'s."""
+    """A BUCC-style comparable corpus: the threshold is chosen on ``dev``, the figure is ``test``'s (with
+    ``xlsent mine``'s settings: ``mode``, ``margin``, ``k``, ``center``, ``precision``)."""
 
     type = "mining"
     main_score = "f1"
     measures = "BUCC F1 of the mined pairs at the threshold chosen on dev"
     kind = "mining"
+    user_files = "DEV,TEST (BUCC prefixes: PREFIX.SRC, PREFIX.TGT, PREFIX.gold; give src_lang and tgt_lang)"
+    one_language = True
+    chooses_on_dev = True
 
-    declaration: TaskDeclaration
-    dev: Any  # xlsent.data.comparable.ComparableCorpus
-    test: Any
-    config: Any = None  # xlsent.mining.job.MineConfig (default: xlsent mine's defaults)
+    n_gold: int = option(1000, low=1)  # bundled corpora: gold pairs per split
+    n_distractors: int = option(7000, low=0)  # bundled corpora: unrelated sentences per side
+    mode: str = option("max", choices=("forward", "backward", "intersect", "max"))
+    margin: str = option("ratio", choices=("ratio", "distance", "absolute"))
+    k: int = option(4, low=1)
+    center: bool = option(False)
+    precision: str = option("float16", choices=("float32", "float16", "int8", "ubinary"))
+    seed: int = option(0)
+    src_lang: str = option("")  # BUCC files: the source suffix (e.g. de)
+    tgt_lang: str = option("")
+    dev: Any = _data()  # xlsent.data.comparable.ComparableCorpus
+    test: Any = _data()
 
     @classmethod
-    def from_declaration(cls, d, o):
-        from xlsent.data.registry import load
+    def has_files(cls, dataset: str) -> bool:
+        parts = [Path(p).expanduser() for p in dataset.split(",")]
+        return len(parts) == 2 and all(any(p.parent.glob(p.name + ".*")) for p in parts)
 
-        dev, test = load(d.dataset, "mining", n_gold=o.get("n_gold", 1000), n_distractors=o.get("n_distractors", 7000),
-                         seed=o.get("seed", 0))
-        return cls(d, dev, test)
+    def load(self) -> None:
+        from xlsent.data.comparable import read_bucc
+        from xlsent.data.registry import find, load
+
+        dataset = self.declaration.dataset
+        if find(dataset, "mining") is not None:
+            self.dev, self.test = load(dataset, "mining", n_gold=self.n_gold, n_distractors=self.n_distractors,
+                                       seed=self.seed)
+            return
+        if not (self.src_lang and self.tgt_lang):
+            raise XlsentError("BUCC files need src_lang and tgt_lang (the files' suffixes, e.g. de and en)")
+        self.dev, self.test = (read_bucc(p, self.src_lang, self.tgt_lang) for p in dataset.split(","))
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.mining import evaluate_mining
         from xlsent.mining.job import MineConfig
 
-        r = evaluate_mining(scorer.encoder(), self.dev, self.test, self.config or MineConfig(), scorer.model)
+        cfg = MineConfig(k=self.k, mode=self.mode, margin=self.margin, center=self.center, dtype=self.precision)
+        r = evaluate_mining(scorer.encoder(), self.dev, self.test, cfg, scorer.model)
         t = r.test
         figures = {"precision": t.precision, "recall": t.recall, "f1": t.f1, "top1_gold_sources": r.top1_gold_sources}
         tags = [_lang_tag(self.test.src_lang, [x for _, x in self.test.src]),
                 _lang_tag(self.test.tgt_lang, [x for _, x in self.test.tgt])]
-        return self.finish(scorer, [_row("default", tags, t.f1, figures, r.to_dict())], [r])
+        return self.finish(scorer, [self.mteb_row("default", tags, figures, r.to_dict())], [r], r.to_dict())
+
+
+def _triplet_file(dataset: str) -> bool:
+    """A file of ``anchor<TAB>positive<TAB>negative`` lines (a pairs TSV has two fields a line)."""
+    from xlsent.data.readers import read_lines
+
+    p = Path(dataset).expanduser()
+    if not p.is_file() or ".jsonl" in p.name:
+        return False
+    first = next((x for x in read_lines(p)[:50] if x.strip()), "")
+    return first.count("\t") == 2
 
 
 @dataclass
 class TripletTask(TaskType):
-    """Held-out triplets: the negative from another section of the same document where the pool has sections."""
+    """Held-out triplets: the English anchor's translation nearer than a negative — by default another section of
+    the same document where the pool has sections (paper 004), else a random one; ``hard``: mined by ``teacher``."""
 
     type = "triplet"
     main_score = "accuracy"
     measures = "share of triplets whose positive is nearer than the negative (cosine)"
     kind = "pairs"
-    user_files = True
+    user_files = "TRIPLETS (anchor<TAB>positive<TAB>negative) or PAIRS"
 
-    declaration: TaskDeclaration
-    anchors: list[str]
-    positives: list[str]
-    negatives: list[str]
-    anchor_lang: str = ""
-    resamples: int = 1000
-    seed: int = 0
+    sample: int = option(0, low=0)  # pairs of the pool (or lines of a triplets file) drawn at random (0 = all)
+    seed: int = option(0)
+    resamples: int = option(1000, low=1)
+    negatives: str | None = option(None, choices=("section", "random", "hard"))
+    teacher: str = option("minilm-en")  # mines hard negatives
+    chunk_words: int = option(0, low=0)
+    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    triplets: Any = _data()  # a datasets.Dataset: anchor, positive, negative
+    pool: Any = _data()
+    anchor_lang: str = _data()
+
+    lists_languages = False
 
     @classmethod
-    def from_declaration(cls, d, o):
-        from xlsent.data.pairs import english_side, section_keys, side_langs
+    def has_files(cls, dataset: str) -> bool:
+        return _triplet_file(dataset) or RetrievalTask.has_files(dataset)
+
+    def load(self) -> None:
+        from xlsent.data.pairs import english_side, load_pairs, section_keys, side_langs
+        from xlsent.data.triplets import read_triplets
+
+        dataset, self.anchor_lang = self.declaration.dataset, ""
+        if _triplet_file(dataset):
+            ds, report = read_triplets(dataset, self.on_bad_lines)
+            self.notes += report.lines()
+            if self.sample and self.sample < len(ds):
+                ds = ds.shuffle(seed=self.seed).select(range(self.sample))
+            self.triplets = ds
+            return
+        loaded = load_pairs(dataset, on_bad_lines=self.on_bad_lines, dedupe=False, sample=self.sample, seed=self.seed)
+        self.notes += loaded.notes()
+        self.pool = loaded.dataset
+        sl, tl = side_langs(self.pool)
+        self.anchor_lang = sl if english_side(self.pool)[0] == "src" else tl
+        if self.negatives is None:
+            self.negatives = "section" if section_keys(self.pool) is not None else "random"
+        if self.negatives != "hard":  # hard negatives need the teacher: built when it runs
+            self.build()
+
+    def build(self, teacher: Any = None) -> None:
         from xlsent.data.triplets import build_triplets
 
-        pool = _pool(d, o)
-        other_col, _ = english_side(pool)
-        sl, tl = side_langs(pool)
-        trip, _ = build_triplets(pool, "section" if section_keys(pool) is not None else "random", o.get("seed", 0))
-        return cls(d, list(trip["anchor"]), list(trip["positive"]), list(trip["negative"]),
-                   sl if other_col == "src" else tl, o.get("resamples", 1000), o.get("seed", 0))
+        self.triplets, report = build_triplets(self.pool, self.negatives or "random", self.seed, teacher=teacher)
+        self.notes += report.lines()
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.triplet import evaluate_triplets
 
-        r = evaluate_triplets(self.anchors, self.positives, self.negatives, scorer.encoder(), scorer.model,
-                              self.declaration.dataset, self.resamples, self.seed, anchor_lang=self.anchor_lang or None)
+        if self.triplets is None:
+            self.build(scorer.sentence_model(self.teacher).model)
+        t = self.triplets
+        r = evaluate_triplets(list(t["anchor"]), list(t["positive"]), list(t["negative"]),
+                              scorer.encoder(chunk_words=self.chunk_words),
+                              scorer.model, self.declaration.dataset, self.resamples, self.seed,
+                              anchor_lang=self.anchor_lang or None)
         figures = {f"{k}_accuracy": float(v.accuracy) for k, v in r.accuracy.items()}
-        tags = [_lang_tag(self.anchor_lang, self.anchors), _lang_tag("eng", self.positives)]
-        return self.finish(scorer, [_row("default", tags, figures["cosine_accuracy"], figures, r.to_dict())], [r])
+        figures["accuracy"] = figures["cosine_accuracy"]
+        tags = [_lang_tag(self.anchor_lang, list(t["anchor"])), _lang_tag("eng", list(t["positive"]))]
+        return self.finish(scorer, [self.mteb_row("default", tags, figures, r.to_dict())], [r], r.to_dict())
 
 
 @dataclass
 class MseTask(TaskType):
-    """Distance to a teacher (option ``teacher``): the other language's vectors against the teacher's English."""
+    """Distance to a teacher: the model's vectors of both sides against the teacher's of the English side."""
 
     type = "mse"
     main_score = "negative_mse"
     measures = "−MSE×100 between the model's vectors of the other language and the teacher's of the English"
     kind = "pairs"
+    user_files = "PAIRS (English on one side)"
 
-    declaration: TaskDeclaration
-    english: list[str]
-    other: list[str]
-    teacher: str
-    other_lang: str = ""
+    teacher: str = option("minilm-en")
+    sample: int = option(1000, low=0)
+    seed: int = option(0)
+    chunk_words: int = option(0, low=0)
+    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    english: list[str] = _data()
+    other: list[str] = _data()
+    other_lang: str = _data()
+
+    lists_languages = False
 
     @classmethod
-    def from_declaration(cls, d, o):
-        from xlsent.data.pairs import english_side, side_langs
+    def has_files(cls, dataset: str) -> bool:
+        return RetrievalTask.has_files(dataset)
 
-        if not o.get("teacher"):
-            raise XlsentError(f"task {d.name}: give the teacher (option teacher=MODEL)")
-        pool = _pool(d, o)
+    def load(self) -> None:
+        from xlsent.data.pairs import english_side, load_pairs, side_langs
+
+        loaded = load_pairs(self.declaration.dataset, on_bad_lines=self.on_bad_lines, dedupe=False,
+                            sample=self.sample, seed=self.seed)
+        self.notes += loaded.notes()
+        pool = loaded.dataset
         other_col, en_col = english_side(pool)
         sl, tl = side_langs(pool)
-        return cls(d, list(pool[en_col]), list(pool[other_col]), str(o["teacher"]), sl if other_col == "src" else tl)
+        self.english, self.other = list(pool[en_col]), list(pool[other_col])
+        self.other_lang = sl if other_col == "src" else tl
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.mse import evaluate_mse
 
-        r = evaluate_mse(self.english, self.other, scorer.encoder(), scorer.teacher(self.teacher), scorer.model,
-                         dataset=self.declaration.dataset, tgt_lang=self.other_lang or None)
-        d = r.to_dict()
-        main = -float(d["mse_tgt_x100"])
+        r = evaluate_mse(self.english, self.other, scorer.encoder(chunk_words=self.chunk_words), scorer.teacher(self.teacher), scorer.model,
+                         self.teacher, self.declaration.dataset, tgt_lang=self.other_lang or None)
+        main = -100 * float(r.mse_tgt)
         tags = [_lang_tag("eng", self.english), _lang_tag(self.other_lang, self.other)]
-        return self.finish(scorer, [_row("default", tags, main, {"negative_mse": main}, d)], [r])
+        return self.finish(scorer, [self.mteb_row("default", tags, {"negative_mse": main}, r.to_dict())], [r],
+                           r.to_dict())
 
 
 @dataclass
@@ -458,91 +683,155 @@ class ClassificationTask(TaskType):
     main_score = "accuracy"
     measures = "accuracy of the source-trained classifier on the target language"
     kind = "labelled"
+    user_files = "TRAIN,TEST[,TRAIN_TARGET] (label<TAB>text files; train_lang and test_lang name their languages)"
+    chooses_on_dev = True
 
-    declaration: TaskDeclaration
-    train: Any  # xlsent.data.labelled.Labelled
-    test: Any
-    train_target: Any = None
-    seeds: int = 5
-    resamples: int = 1000
+    per_class: int = option(500, low=0)  # bible-genre: verses per class and side (0 = all)
+    seeds: int = option(5, low=1)  # validation splits (C chosen on each)
+    resamples: int = option(1000, low=1)
+    train_lang: str = option("")
+    test_lang: str = option("")
+    chunk_words: int = option(0, low=0)
+    train: Any = _data()  # xlsent.data.labelled.Labelled
+    test: Any = _data()
+    train_target: Any = _data()
 
-    @classmethod
-    def from_declaration(cls, d, o):
-        from xlsent.data.registry import load
+    def load(self) -> None:
+        from xlsent.data.labelled import read_labelled
+        from xlsent.data.registry import find, load
 
-        task = load(d.dataset, "labelled", per_class=o.get("per_class", 500))
-        return cls(d, task["train"], task["test"], task["train_target"], o.get("seeds", 5), o.get("resamples", 1000))
+        dataset = self.declaration.dataset
+        if find(dataset, "labelled") is not None:
+            task = load(dataset, "labelled", per_class=self.per_class)
+            self.train, self.test, self.train_target = task["train"], task["test"], task["train_target"]
+        else:
+            files = dataset.split(",")
+            if len(files) not in (2, 3):
+                raise XlsentError(f"classification:{dataset}: give TRAIN,TEST or TRAIN,TEST,TRAIN_TARGET files")
+            self.train, self.test, *rest = (read_labelled(f) for f in files)
+            self.train_target = rest[0] if rest else None
+            self.train.lang = self.train_lang
+            for part in (self.test, self.train_target):
+                if part is not None:
+                    part.lang = self.test_lang
+        tr, te, tt = self.train, self.test, self.train_target
+        unseen = sorted(set(te.labels) - set(tr.labels))
+        if unseen:
+            raise XlsentError(f"{te.source}: label(s) {', '.join(unseen)} never occur in {tr.source} — the "
+                              "classifier cannot predict them; give training texts for every test label")
+        if len(set(tr.labels)) < 2:
+            raise XlsentError(f"{tr.source}: a classifier needs at least 2 labels")
+        self.notes.append(f"train {len(tr.texts)} ({tr.source}), test {len(te.texts)} ({te.source})"
+                          + (f", in-language train {len(tt.texts)} ({tt.source})" if tt else ""))
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.classify import evaluate_classification
 
-        r = evaluate_classification(scorer.encoder(), self.train, self.test, self.train_target, self.seeds,
+        r = evaluate_classification(scorer.encoder(chunk_words=self.chunk_words), self.train, self.test, self.train_target, self.seeds,
                                     self.resamples)
-        t = r["transfer"]
+        t = {"model": scorer.model, "train": self.train.source, "test": self.test.source, **r}
         tags = [_lang_tag(self.train.lang, self.train.texts), _lang_tag(self.test.lang, self.test.texts)]
-        row = _row("default", tags, t["accuracy"], {"accuracy": t["accuracy"], "f1": t["macro_f1"]},
-                   {"train": self.train.source, "test": self.test.source, **r})
-        return self.finish(scorer, [row], [r])
+        figures = {"accuracy": r["transfer"]["accuracy"], "f1": r["transfer"]["macro_f1"]}
+        return self.finish(scorer, [self.mteb_row("default", tags, figures, t)], [t], t)
 
 
 @dataclass
 class AlignmentTask(TaskType):
-    """Sentence alignment of document pairs with ``xlsent align``'s defaults, scored against the gold."""
+    """Sentence alignment of document pairs with ``xlsent align``'s settings, scored against the gold with
+    Vecalign's scorer; or the user's prediction scored against their gold (no model)."""
 
     type = "alignment"
     main_score = "strict_f1"
     measures = "strict F1 of the aligned blocks (Vecalign's scorer)"
     kind = "alignment"
+    user_files = "GOLD,PRED (alignment files, or folders of them matched by name: scores the prediction)"
 
-    declaration: TaskDeclaration
-    documents: list  # xlsent.data.alignment.DocumentPair
-    langs: tuple[str, str] = ("en", "ny")
+    max_overlap: int = option(3)
+    deletion_quantile: float = option(0.02)
+    plain: bool = option(False)
+    runs: str = option("mean", choices=("mean", "concat"))
+    length_weight: float = option(0.1)
+    documents: list = _data()  # xlsent.data.alignment.DocumentPair
+    gold: list = _data()
+    predicted: list = _data()
+    config: Any = _data()
 
-    @classmethod
-    def from_declaration(cls, d, o):
-        from xlsent.data.registry import load
+    @property
+    def needs_model(self) -> bool:
+        return self.predicted is None
 
-        return cls(d, load(d.dataset, "alignment"))
+    def load(self) -> None:
+        from xlsent.aligner.vecalign import AlignConfig
+        from xlsent.data.alignment import read_alignment
+        from xlsent.data.registry import find, load
+
+        dataset = self.declaration.dataset
+        self.config = AlignConfig.of(self.max_overlap, self.deletion_quantile, 5, self.plain, self.runs,
+                                     self.length_weight)
+        if find(dataset, "alignment") is not None:
+            self.documents = load(dataset, "alignment")
+            return
+        parts = dataset.split(",")
+        if len(parts) != 2:
+            raise XlsentError(f"alignment:{dataset}: give GOLD,PRED (two files, or two folders)")
+        gold, pred = (Path(p).expanduser() for p in parts)
+        if gold.is_dir() != pred.is_dir():
+            raise XlsentError("gold and pred must both be files or both be folders")
+        files = [(gold, pred)]
+        if gold.is_dir():
+            names = sorted(p.name for p in gold.iterdir() if p.is_file() and not p.name.endswith(".json"))
+            missing = [n for n in names if not (pred / n).is_file()]
+            if missing:
+                raise XlsentError(f"{pred}: no prediction for {missing[0]} (and {len(missing) - 1} more) — files "
+                                  "are matched by name")
+            files = [(gold / n, pred / n) for n in names]
+        self.gold = [read_alignment(g) for g, _ in files]
+        self.predicted = [read_alignment(p) for _, p in files]
 
     def run(self, scorer: Scorer) -> TaskRun:
-        from xlsent.aligner.vecalign import EMBED_BATCH, AlignConfig, align_documents
-        from xlsent.evaluation.alignment import evaluate_alignment
+        from xlsent.evaluation.alignment import evaluate_alignment, score_alignments
 
-        cfg = AlignConfig()
-        enc = scorer.encoder(normalize=True, batch_size=EMBED_BATCH)
-        s, _ = evaluate_alignment(self.documents, lambda x: align_documents(x.src, x.tgt, enc.encode, enc.dimension,
-                                                                            cfg, self.langs))
-        d = s.to_dict()
-        figures = {k: d[k] for k in ("strict_precision", "strict_recall", "strict_f1", "lax_precision", "lax_recall",
-                                      "lax_f1")}
-        first = self.documents[:1]
-        tags = _tags(self.declaration, [x.src[:50] for x in first] + [x.tgt[:50] for x in first])
-        return self.finish(scorer, [_row("default", tags, s.strict_f1, figures, d)], [s])
+        if self.predicted is not None:
+            s = score_alignments(self.gold, self.predicted)
+            details = {"dataset": None, "model": None, **s.to_dict()}
+            tags = ["und-Zyyy"]
+        else:
+            from xlsent.aligner.vecalign import EMBED_BATCH, align_documents
+
+            enc = scorer.encoder(normalize=True, batch_size=EMBED_BATCH)
+            s, _ = evaluate_alignment(self.documents, lambda x: align_documents(
+                x.src, x.tgt, enc.encode, enc.dimension, self.config, ("en", "ny")))
+            details = {"dataset": self.declaration.dataset, "model": scorer.model, **s.to_dict()}
+            first = self.documents[:1]
+            tags = _tags(self.declaration, [x.src[:50] for x in first] + [x.tgt[:50] for x in first])
+        figures = {k: getattr(s, k) for k in ("strict_precision", "strict_recall", "strict_f1", "lax_precision",
+                                               "lax_recall", "lax_f1")}
+        return self.finish(scorer, [self.mteb_row("default", tags, figures, details)], [s], details)
 
 
 @dataclass
 class SpansTask(TaskType):
-    """Structural-span retrieval (what the SCP recipe trains): P@1 of each span's aligned span, both ways."""
+    """Structural-span retrieval (what the SCP recipe trains): each English span (subject, verb, object, entity)
+    finds its aligned span among every span of the pool, and back (Chen et al. 2023, Eq. 4)."""
 
     type = "spans"
     main_score = "p@1"
     measures = "structural-span P@1, mean of both directions"
     kind = "spans"
+    user_files = "SPANS (a file of xlsent data structural-words)"
 
-    declaration: TaskDeclaration
-    records: list[dict]
-    max_length: int = 128
-    resamples: int = 1000
-    seed: int = 0
+    sample: int = option(1000, low=0)  # pairs of the pool (0 = all)
+    seed: int = option(0)
+    max_length: int = option(128, low=8)  # pieces per sentence (spans past it are left out and counted)
+    resamples: int = option(1000, low=0)
+    records: list[dict] = _data()
 
-    @classmethod
-    def from_declaration(cls, d, o):
-        from xlsent.data.registry import load
+    def load(self) -> None:
+        from xlsent.data.structural import read_spans
         from xlsent.evaluation.spans import sample_records
 
-        records, _ = load(d.dataset, "spans")
-        return cls(d, sample_records(records, o.get("sample", 1000), o.get("seed", 0)),
-                   resamples=o.get("resamples", 1000), seed=o.get("seed", 0))
+        records, _ = read_spans(self.declaration.dataset)
+        self.records = sample_records(records, self.sample, self.seed)
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.spans import span_retrieval
@@ -553,7 +842,7 @@ class SpansTask(TaskType):
         main = (r.src2tgt.p_at_1 + r.tgt2src.p_at_1) / 2
         figures = {"p@1": main, "src2tgt_p@1": r.src2tgt.p_at_1, "tgt2src_p@1": r.tgt2src.p_at_1}
         tags = _tags(self.declaration, [[x["src"] for x in self.records[:50]], [x["tgt"] for x in self.records[:50]]])
-        return self.finish(scorer, [_row("default", tags, main, figures, r.to_dict())], [r])
+        return self.finish(scorer, [self.mteb_row("default", tags, figures, r.to_dict())], [r], r.to_dict())
 
 
 @dataclass
@@ -564,23 +853,28 @@ class NerTask(TaskType):
     main_score = "micro_f1"
     measures = "entity micro-F1 (seqeval-style spans)"
     kind = "tagged"
+    user_files = "CONLL (token … tag a line, a blank line between sentences)"
 
-    declaration: TaskDeclaration
-    corpus: Any  # xlsent.data.tagging.TaggedCorpus
-    resamples: int = 1000
-    seed: int = 0
-    max_length: int = 128
+    sample: int = option(0, low=0)  # sentences (0 = all)
+    seed: int = option(0)
+    resamples: int = option(1000, low=0)
+    scheme: str | None = option(None, choices=("iob2", "iob1", "plain"))  # default: iob2 for NER, plain for POS
+    strict: bool = option(False)  # an I- tag after O is an error instead of a counted repair
+    tag_column: int = option(-1)
+    max_length: int = option(128, low=8)
+    corpus: Any = _data()  # xlsent.data.tagging.TaggedCorpus
 
     @classmethod
     def accepts(cls, entry) -> bool:
         return entry.name.split(":")[0].endswith(cls.type)
 
-    @classmethod
-    def from_declaration(cls, d, o):
+    def load(self) -> None:
         from xlsent.data.tagging import load_tagged
+        from xlsent.evaluation.tagging import sample_corpus
 
-        return cls(d, load_tagged(d.dataset, None, -1, False, task=cls.type), o.get("resamples", 1000),
-                   o.get("seed", 0))
+        self.corpus = sample_corpus(load_tagged(self.declaration.dataset, self.scheme, self.tag_column, self.strict,
+                                                task=self.type), self.sample, self.seed)
+        self.notes += self.corpus.notes
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.tagging import evaluate_tagger
@@ -589,9 +883,11 @@ class NerTask(TaskType):
         s = evaluate_tagger(model, tok, self.corpus, self.type, self.resamples, self.seed, self.max_length)
         main = float(s.main())
         tags = _tags(self.declaration, [[" ".join(t) for t in self.corpus.tokens[:50]]])
-        return self.finish(scorer, [_row("default", tags, main, {self.main_score: main}, s.to_dict())], [s])
+        return self.finish(scorer, [self.mteb_row("default", tags, {self.main_score: main}, s.to_dict())], [s],
+                           s.to_dict())
 
 
+@dataclass
 class PosTask(NerTask):
     type = "pos"
     main_score = "accuracy"
@@ -611,19 +907,12 @@ TYPES: dict[str, tuple[str, str, str]] = {t: (c.main_score, c.measures, c.mteb_t
 
 
 def _family(dataset: str) -> str:
-    for prefix in ("gold-ner", "silver", "structural", "udhr", "bible"):
-        if dataset.startswith(prefix):
-            return prefix
-    return ""
-
-
-def _training_only(entry) -> bool:
-    return set(entry.splits) <= {"train", "dev-train"}
+    return next((p for p in ("gold-ner", "silver", "structural", "udhr", "bible") if dataset.startswith(p)), "")
 
 
 def declare(name: str) -> TaskDeclaration:
-    """The declaration of ``TYPE:DATASET`` — a bundled set of the kind the type reads, or a file — or an error
-    naming the fix."""
+    """The declaration of ``TYPE:DATASET`` — a bundled set of the kind the type reads, or the user's files in the
+    type's form — or an error naming the fix."""
     from xlsent.data.registry import entries, find
 
     task_type, _, dataset = name.partition(":")
@@ -633,22 +922,22 @@ def declare(name: str) -> TaskDeclaration:
     cls = TASK_TYPES[task_type]
     found = find(dataset, cls.kind) if cls.kind else None
     if found is None:
-        if cls.user_files and Path(dataset).is_file():
+        if cls.user_files and cls.has_files(dataset):
             return TaskDeclaration(name, task_type, dataset, "", ("test",), cls.main_score, "the user's", "", "user",
-                                   f"{cls.measures}, on the user's file {dataset}")
+                                   f"{cls.measures}, on the user's files {dataset}")
         sets = ", ".join(e.name + ("[:CODE]" if e.by_language else "") for e in entries(cls.kind)
-                         if cls.accepts(e) and not _training_only(e)) if cls.kind else ""
-        raise XlsentError(f"task '{name}': '{dataset}' is neither a bundled {cls.kind or 'STS'} set nor a file — "
-                          + (f"the bundled {cls.kind} sets are {sets}" if cls.kind else "give a file"))
+                         if cls.listed(e)) if cls.kind else ""
+        raise XlsentError(f"task '{name}': '{dataset}' is neither a bundled {cls.kind or task_type} set nor a file "
+                          f"— give {cls.user_files}" + (f", or one of the bundled {cls.kind} sets: {sets}"
+                                                         if sets else ""))
     e = found.entry
     if not cls.accepts(e):
         raise XlsentError(f"task '{name}': {e.name} is not a {task_type.upper()} set")
-    if cls.type in ("mining", "documents") and e.by_language and not found.lang:
+    if cls.one_language and e.by_language and not found.lang:
         raise XlsentError(f"task '{name}': {e.name} is read one language at a time — write {task_type}:{e.name}:CODE "
                           f"(e.g. {task_type}:{e.name}:nya)")
-    # mining and classification: the dev / train part chooses, the figure is the test part's
-    splits = ("test",) if cls.type in ("mining", "classification") else (
-        e.splits[:1] if dataset.count(":") and len(e.splits) > 1 else e.splits)
+    splits = ("test",) if cls.chooses_on_dev else (e.splits[:1] if dataset.count(":") and len(e.splits) > 1
+                                                    else e.splits)
     languages = f"eng, {found.lang}" if found.lang else e.languages
     return TaskDeclaration(name, task_type, dataset, languages, splits, cls.main_score, e.licence,
                            _CITATIONS.get(_family(e.name), ""), e.labels, f"{cls.measures} — {e.description}")
@@ -658,15 +947,8 @@ def names() -> list[str]:
     """Every named task over the bundled data (one a set; sets read a language at a time appear as ``:CODE``)."""
     from xlsent.data.registry import entries
 
-    out = []
-    for t, cls in TASK_TYPES.items():
-        if cls.kind is None or t == "mse":  # mse needs a teacher: it is named with the option
-            continue
-        for e in entries(cls.kind):
-            if not cls.accepts(e) or _training_only(e) or (t == "triplet" and e.by_language):
-                continue  # training data is no task (it can still be named)
-            out.append(f"{t}:{e.name}" + (":CODE" if e.by_language and t in ("mining", "documents") else ""))
-    return out
+    return [f"{t}:{e.name}" + (":CODE" if e.by_language and cls.one_language else "")
+            for t, cls in TASK_TYPES.items() if cls.kind for e in entries(cls.kind) if cls.listed(e)]
 
 
 #: named groups of tasks. ``lite``: a first look in a few minutes on two CPU cores (the development data);
@@ -694,48 +976,46 @@ def expand(tasks: str | Sequence[str]) -> list[str]:
     return out
 
 
-#: options of the task types, and their kind (a whole number or a word)
-OPTIONS = {"sample": int, "seed": int, "resamples": int, "k": int, "chunk_words": int, "per_class": int, "seeds": int,
-           "n_gold": int, "n_distractors": int, "similarity": str, "teacher": str}
-
-
-def _options(options: Mapping[str, Any] | Sequence[str] | None) -> dict:
-    """``options`` checked: known keys, whole numbers where a number is meant (``"500"`` from the CLI works); a
-    sequence of ``KEY=VALUE`` strings is read as the CLI's ``--option``."""
+def build(names: str | Sequence[str], options: Mapping[str, Any] | Sequence[str] | None = None) -> list[TaskType]:
+    """The tasks ``names`` (each one name: a file's comma is not split here; :func:`expand` splits a list) with
+    their data read — a bad file fails here, before any model loads. ``options`` (a dict, or ``KEY=VALUE``
+    strings as the CLI's ``--option``) go to every task whose type has them (:meth:`TaskType.options`); one no
+    task has is an error."""
     if options is not None and not isinstance(options, Mapping):
         pairs = [o.partition("=") for o in options]
         bad = [k for k, sep, _ in pairs if not sep]
         if bad:
             raise XlsentError(f"--option {bad[0]}: write KEY=VALUE (e.g. --option sample=500)")
         options = {k.strip(): v.strip() for k, _, v in pairs}
-    out = {}
-    for key, value in (options or {}).items():
-        if key not in OPTIONS:
-            raise XlsentError(f"unknown task option {key}: use one of {', '.join(OPTIONS)}")
-        if OPTIONS[key] is int:
-            try:
-                value = int(value)
-            except (TypeError, ValueError):
-                raise XlsentError(f"task option {key}={value!r}: expected a whole number") from None
-            if value < (1 if key in ("resamples", "k", "seeds") else 0):
-                raise XlsentError(f"task option {key}={value}: too small")
-        out[key] = value
-    if "similarity" in out:
-        from xlsent.evaluation.retrieval import SIMILARITIES
-
-        if out["similarity"] not in SIMILARITIES:
-            raise XlsentError(f"task option similarity={out['similarity']!r}: use one of {', '.join(SIMILARITIES)}")
-    return out
+    given = dict(options or {})
+    declared = [declare(n) for n in ([names] if isinstance(names, str) else names)]
+    types = [TASK_TYPES[d.type] for d in declared]
+    known = {k for t in types for k in t.options()}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise XlsentError(f"unknown task option {unknown[0]}: the task(s) take {', '.join(sorted(known))}")
+    return [t.make(d, {k: v for k, v in given.items() if k in t.options()}) for t, d in zip(types, declared)]
 
 
-def build(name: str, options: Mapping[str, Any] | Sequence[str] | None = None) -> TaskType:
-    """The task ``name`` with its data read (a bad file fails here, before any model loads). ``options``:
-    ``sample`` (pairs of a retrieval / triplet / mse pool, spans of a span pool; 0 = all), ``seed``,
-    ``resamples``, ``similarity``, ``k``, ``chunk_words`` (documents; default 20), ``teacher`` (mse),
-    ``per_class``, ``seeds`` (classification), ``n_gold`` / ``n_distractors`` (mining)."""
-    o = _options(options)
-    d = declare(name)
-    return TASK_TYPES[d.type].from_declaration(d, o)
+def run_tasks(tasks: Sequence[TaskType], scorer: Scorer, on_note: Callable[[str], None] | None = None,
+              output: str | Path | None = None) -> list[TaskRun]:
+    """The one runner: each task's notes, then its run, timed; with ``output``, one file a task in MTEB's format
+    (``<mteb_name>.json``)."""
+    from xlsent.utils.io import write_json_atomic
+
+    note = on_note or (lambda line: None)
+    runs = []
+    for task in tasks:
+        for line in task.notes:
+            note(line)
+        start = time.perf_counter()
+        run = task.run(scorer)
+        run.evaluation_time = round(time.perf_counter() - start, 2)
+        note(f"{run.task}: {run.main_score_name} {run.main_score:.4f}")
+        if output is not None:
+            write_json_atomic(Path(output) / f"{run.declaration.mteb_name}.json", run.to_mteb())
+        runs.append(run)
+    return runs
 
 
 # ---- MTEB itself -------------------------------------------------------------------------------------------------
@@ -744,7 +1024,8 @@ def build(name: str, options: Mapping[str, Any] | Sequence[str] | None = None) -
 def mteb_tasks(task_names: str | Sequence[str], options: Mapping[str, Any] | None = None) -> list:
     """MTEB task objects over xlsent's offline data, for ``mteb.evaluate(model, tasks=…)``: the ``retrieval``
     tasks as ``BitextMining`` (one subset per language pair), the ``sts`` tasks as ``STS``. Their main score is
-    the one ``xlsent eval run`` writes for the same task. Needs ``pip install 'xlsent[mteb]'``."""
+    MTEB's own for the type (``f1``, ``cosine_spearman``), the one xlsent writes as ``main_score`` in MTEB's
+    format. Needs ``pip install 'xlsent[mteb]'``."""
     try:
         from datasets import Dataset, DatasetDict
         from mteb.abstasks.task_metadata import TaskMetadata
@@ -754,41 +1035,40 @@ def mteb_tasks(task_names: str | Sequence[str], options: Mapping[str, Any] | Non
         raise XlsentError(f"mteb is not installed ({e}): pip install 'xlsent[mteb]'") from None
 
     out = []
-    for name in expand(task_names):
-        task = build(name, options)
-        d = task.declaration
-        mteb_type = type(task).mteb_type
-        if not mteb_type:
-            raise XlsentError(f"task {name}: MTEB has no task type with this protocol ({type(task).measures}) — it "
+    for task in build(expand(task_names), options):
+        d, cls = task.declaration, type(task)
+        if not cls.mteb_type:
+            raise XlsentError(f"task {d.name}: MTEB has no task type with this protocol ({cls.measures}) — it "
                               "runs in xlsent only (xlsent eval run writes its result in MTEB's format)")
-        if d.type == "retrieval":
+        if isinstance(task, RetrievalTask):
             subsets = {(f"{sl}-{tl}" if len(task.pools) > 1 else "default"): (src, tgt, sl, tl)
                        for src, tgt, sl, tl in task.pools.values()}
             langs = {k: [_lang_tag(sl, src), _lang_tag(tl, tgt)] for k, (src, tgt, sl, tl) in subsets.items()}
             data = {k: DatasetDict({d.splits[0]: Dataset.from_dict({"sentence1": src, "sentence2": tgt})})
                     for k, (src, tgt, _, _) in subsets.items()}
-            base = AbsTaskBitextMining
+            base: type = AbsTaskBitextMining
         else:
+            assert isinstance(task, StsTask)
             langs = {"default": ["und-Zyyy"]}
             data = {"default": DatasetDict({d.splits[0]: Dataset.from_dict(
                 {"sentence1": task.sentences1, "sentence2": task.sentences2, "score": task.gold})})}
             base = AbsTaskSTS
         metadata = TaskMetadata(
             name=d.mteb_name, dataset={"path": f"xlsent/{d.dataset}", "revision": "bundled"},
-            description=d.description, type=mteb_type, category="t2t", modalities=["text"],
+            description=d.description, type=cls.mteb_type, category="t2t", modalities=["text"],
             eval_splits=list(d.splits[:1]), eval_langs=langs if len(langs) > 1 else next(iter(langs.values())),
-            main_score=d.main_score, license="not specified", annotations_creators="human-annotated",
-            sample_creation="found", bibtex_citation="", reference=None, domains=["Written"], task_subtypes=[],
-            dialect=[], date=None)
+            main_score=cls.mteb_main_score or cls.main_score, license="not specified",
+            annotations_creators="human-annotated", sample_creation="found", bibtex_citation="", reference=None,
+            domains=["Written"], task_subtypes=[], dialect=[], date=None)
         out.append(_mteb_task(base, metadata, data, len(langs) > 1))
     return out
 
 
-def _mteb_task(base: type, metadata, data: dict, multilingual: bool):
+def _mteb_task(base: type, metadata: Any, data: dict, multilingual: bool) -> Any:
     extra = {"min_score": 0, "max_score": 5} if base.__name__ == "AbsTaskSTS" else {}
 
     class XlsentTask(base):  # type: ignore[misc, valid-type]
-        def load_data(self, **kwargs) -> None:
+        def load_data(self, **kwargs: Any) -> None:
             self.dataset = data if multilingual else data["default"]
             self.data_loaded = True
 
