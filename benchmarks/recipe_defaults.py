@@ -5,7 +5,7 @@
 
 Runs ``xlsent train RECIPE -o DIR/RECIPE`` for each recipe with its shipped default config (or
 ``--preset``, with ``--set`` overrides), on the default model and the bundled data, then reads the
-run's ``metrics.json`` (schema ``xlsent.metrics/1``) and compares the trained model with the
+run's ``metrics.json`` (schema ``xlsent.metrics/2``) and compares the trained model with the
 recipe's own base model (the first model of the report: e5-small for siamese, xkd, triplet-kd and
 multistage; all-MiniLM-L6-v2 on glossed input for gloss) on the held-out New Testament (1,000
 verse pairs, both directions) and the UDHR mean over 47 languages (both directions, where the

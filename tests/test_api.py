@@ -70,14 +70,14 @@ def test_a_loaded_model_embeds_as_its_name_does(tiny_model):
     np.testing.assert_allclose(xlsent.embed(texts, model=model), xlsent.embed(texts, model=str(tiny_model)), atol=1e-6)
 
 
-def test_evaluate_retrieval_to_dict_is_the_cli_json(tiny_model, pairs_tsv, tmp_path):
+def test_evaluate_retrieval_details_are_the_cli_json(tiny_model, pairs_tsv, tmp_path):
     out = tmp_path / "r.json"
     r = run_cli("eval", "retrieval", "-m", str(tiny_model), "--pairs", str(pairs_tsv), "-o", str(out),
                 "--resamples", "200")
     assert r.returncode == 0, r.stderr
     ev = xlsent.evaluate(str(tiny_model), "retrieval", pairs=pairs_tsv, resamples=200)
-    assert json.loads(json.dumps(ev.to_dict())) == json.loads(out.read_text())
-    d = ev.to_dict()
+    assert json.loads(json.dumps(ev.details)) == json.loads(out.read_text())
+    d = ev.details
     assert ev.main_score == pytest.approx((d["src2tgt"]["p@1"] + d["tgt2src"]["p@1"]) / 2)
 
 
@@ -86,14 +86,15 @@ def test_evaluate_over_languages_gives_one_result_a_pool(tiny_model):
                          resamples=50)
     assert len(ev.results) == 1 and ev.results[0].n > 20
     many = xlsent.evaluate(str(tiny_model), "retrieval", dataset="udhr-dev", beside=False, resamples=50, sample=300)
-    assert len(many.results) > 1 and isinstance(many.to_dict(), list) and many.mean() is not None
+    assert len(many.results) > 1 and isinstance(many.details, list) and len(many.scores) == len(many.results)
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda m: xlsent.evaluate(m, "retrieval"), "give exactly one of --pairs FILE or --dataset NAME"),
-    (lambda m: xlsent.evaluate(m, "retrieval", dataset="nope"), "unknown dataset 'nope'"),
-    (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", similarity="jaccard"), "unknown --similarity"),
-    (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", colour="red"), "unknown option colour="),
+    (lambda m: xlsent.evaluate(m, "retrieval"), "give exactly one of pairs="),
+    (lambda m: xlsent.evaluate(m, "retrieval", dataset="nope"), "'nope' is neither a bundled pairs set nor a file"),
+    (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", similarity="jaccard"),
+     "unknown similarity='jaccard'"),
+    (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", colour="red"), "unknown task option colour"),
     (lambda m: xlsent.evaluate(m, "nope"), "unknown task 'nope'"),
     (lambda m: xlsent.embed(["a", " "], model=m), "texts[1]: blank"),
     (lambda m: xlsent.embed(["a"], model=m, precision="int4"), "unknown --precision 'int4'"),

@@ -302,7 +302,7 @@ def test_train_commands_built_from_the_registry_run_end_to_end(recipe, tiny_mode
     assert metrics["eval_pool"]["n"] == 40 and (tmp_path / "r" / "model" / "modules.json").exists()
     assert "model: " in p.stdout and "metrics: " in p.stdout
     # one metrics.json schema for every recipe; a model card filled in from the run
-    assert metrics["schema"] == "xlsent.metrics/1" and metrics["recipe"] == recipe and len(metrics["models"]) == 2
+    assert metrics["schema"] == "xlsent.metrics/2" and metrics["recipe"] == recipe and len(metrics["models"]) == 2
     assert all("retrieval" in m and "triplets" in m for m in metrics["models"].values())
     assert ("udhr" in metrics["models"]["trained"]) == (recipe == "siamese")
     card = (tmp_path / "r" / "model" / "README.md").read_text()
@@ -324,7 +324,7 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Bible NT verses" in p.stdout and "UDHR mean of 47 languages" in p.stdout
     metrics = json.loads((out / "adapt" / "metrics.json").read_text())
-    assert metrics["schema"] == "xlsent.metrics/1" and metrics["eval_pool"]["n"] == 200
+    assert metrics["schema"] == "xlsent.metrics/2" and metrics["eval_pool"]["n"] == 200
     assert metrics["recipe"] == "adapt" and list(metrics["models"]) == [f"base {tiny_model}", "adapted"]
     assert len(metrics["models"]["adapted"]["udhr"]["languages"]) == 47
     report = json.loads((out / "report.json").read_text())

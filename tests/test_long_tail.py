@@ -117,9 +117,9 @@ def test_eval_retrieval_over_udhr_all_test_one_entry_a_language_a_summary_and_th
     assert "Cher" in r.stdout and "unk" in r.stdout
     # the same through the Python API
     ev = xlsent.evaluate(str(tiny_model), "retrieval", dataset="udhr-all:test", resamples=50, device="cpu")
-    assert json.loads(json.dumps(ev.to_dict())) == d and ev.summary == d["summary"]
+    assert json.loads(json.dumps(ev.details)) == d and ev.details["summary"] == d["summary"]
     one = xlsent.evaluate(str(tiny_model), "retrieval", dataset="udhr-all:test:chr", resamples=50, beside=False,
-                          device="cpu").to_dict()
+                          device="cpu").details
     assert one["tgt_lang"] == "chr" and one["script"] == "Cher" and "summary" not in one
 
 

@@ -195,7 +195,7 @@ def test_cli_train_eval_and_bad_input(wp_model, toy_files, tmp_path):
     assert r.exit_code == 0, r.output
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
     # the one metrics schema: a tagger is scored on its task, and the test labels' kind is said
-    assert m["schema"] == "xlsent.metrics/1" and m["recipe"] == "tagger" and m["eval_pool"]["labels"] == "user file"
+    assert m["schema"] == "xlsent.metrics/2" and m["recipe"] == "tagger" and m["eval_pool"]["labels"] == "user file"
     assert "micro_f1" in m["models"]["trained"]["tagging"] and "retrieval" not in m["models"]["trained"]
     assert (tmp_path / "run" / "model" / "README.md").exists()  # the model card, as every recipe writes
     r = runner.invoke(app, ["eval", "ner", "-m", str(tmp_path / "run"), "-m", str(tmp_path / "run"), "--test",

@@ -60,7 +60,7 @@ def test_train_accuracy_and_p4(tmp_path):
     # seed 1: on this toy task some seeds stall in a local minimum (loss ≈ 0.9; seed 2 did under the old loop too)
     assert r.exit_code == 0, (r.output, r.exception)
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert m["schema"] == "xlsent.metrics/1" and m["recipe"] == "titles"
+    assert m["schema"] == "xlsent.metrics/2" and m["recipe"] == "titles"
     assert m["models"]["trained"]["choice"]["accuracy"] > 0.8, m  # chance is 0.25: the title's word is in the text
     stop = tmp_path / "stop.txt"
     stop.write_text("ku\n", encoding="utf-8")

@@ -46,16 +46,24 @@ def check_unicode(texts, name: str) -> None:
             raise XlsentError(f"{name}[{i}]: text that is not Unicode ({describe('', j, t[j])}) — {FIX}")
 
 
+def given(name: str, value: object) -> str:
+    """How a message names a value given for a parameter: ``sample=-1`` in Python (``name`` a parameter), ``--sample
+    -1`` from the command line (``name`` an option). The CLI turns the first into the second for its own options
+    (:func:`xlsent.cli.common.option_words`), so one message serves both."""
+    return f"{name} {value!r}" if name.startswith("-") else f"{name}={value!r}"
+
+
 def at_least(value: float, minimum: float, option: str) -> None:
-    """One line for a numeric option out of range (checked before any model loads)."""
+    """One line for a numeric parameter out of range (checked before any model loads); ``option``: its Python
+    name (or a command's ``--option``)."""
     if value < minimum:
-        raise XlsentError(f"{option} {value}: must be ≥ {minimum:g}")
+        raise XlsentError(f"{given(option, value)}: must be ≥ {minimum:g}")
 
 
 def choice(value: str, allowed: tuple[str, ...], option: str) -> str:
     """One line for a word that is not one of ``allowed``."""
     if value not in allowed:
-        raise XlsentError(f"unknown {option} '{value}': use one of {', '.join(allowed)}")
+        raise XlsentError(f"unknown {given(option, value)}: use one of {', '.join(allowed)}")
     return value
 
 

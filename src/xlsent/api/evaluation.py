@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from xlsent.api._common import Note, at_least, check_backend, check_dimensions, encoder_for, output_file, place, renamed
-from xlsent.evaluation.tasks import TaskRun, TaskType
+from xlsent.evaluation.tasks import TASK_TYPES, TaskRun, TaskType, declare
 from xlsent.utils.errors import XlsentError
 
 #: the names ``evaluate`` took before tasks were declared: old → task type (kept for one release)
@@ -84,6 +84,8 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         data = ",".join(map(str, files))
     given = [x for x in (pairs, dataset, data) if x]
     if ":" not in task and task not in _suites():
+        if task not in TASK_TYPES:
+            declare(task)  # one line: the task types
         if len(given) != 1:
             raise XlsentError(f"task {task}: give exactly one of pairs= (a file), dataset= (a bundled set) or data= "
                               "(the task's files)")
@@ -94,7 +96,7 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         raise XlsentError(f"{task} is a suite of tasks: run it with xlsent.evaluate_tasks(model, {task!r})")
     from xlsent.evaluation.tasks import build
 
-    runs = _run(model, lambda: build(task, options), None, backend, threads, device, dtype, dimensions,
+    runs = _run(model, build(task, options, read=False), None, backend, threads, device, dtype, dimensions,
                 show_progress_bar, on_note)
     return runs[0]
 
@@ -134,13 +136,14 @@ def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | 
     folder = Path(output) if output is not None else None
     if folder is not None:
         output_file(folder / "task.json", "output")
-    return _run(model, lambda: build(expand(tasks), options), folder, backend, threads, device, dtype, dimensions,
+    return _run(model, build(expand(tasks), options, read=False), folder, backend, threads, device, dtype, dimensions,
                 show_progress_bar, on_note)
 
 
-def _run(model: Any, tasks: Callable[[], list[TaskType]], folder: Path | None, backend: str, threads: int,
+def _run(model: Any, tasks: list[TaskType], folder: Path | None, backend: str, threads: int,
          device: str, dtype: str, dimensions: int | None, show_progress_bar: bool, note: Note) -> list[TaskRun]:
-    """Check the model's name and the runtime, read every task's data, then load the model once and run them."""
+    """Check the runtime and the model's name (``tasks``' names and options are checked), read every task's data,
+    then load the model once and run them."""
     from xlsent.evaluation.tasks import run_tasks
 
     check_backend(backend, threads)
@@ -150,12 +153,13 @@ def _run(model: Any, tasks: Callable[[], list[TaskType]], folder: Path | None, b
         if str(model) not in REGISTRY:
             resolve_model_path(str(model))
     dimensions = check_dimensions(model, dimensions) if model is not None else None
-    built = tasks()  # every file read and checked before the model loads
-    if model is None and any(t.needs_model for t in built):
-        raise XlsentError(f"task {built[0].declaration.name} scores a model: give one (a registered name or a model "
+    for task in tasks:  # every file read and checked before the model loads
+        task.load()
+    if model is None and any(t.needs_model for t in tasks):
+        raise XlsentError(f"task {tasks[0].declaration.name} scores a model: give one (a registered name or a model "
                           "folder)")
     place(device, dtype)
-    return run_tasks(built, _Scorer(model, backend, threads, dimensions, show_progress_bar), note, folder)
+    return run_tasks(tasks, _Scorer(model, backend, threads, dimensions, show_progress_bar), note, folder)
 
 
 class _Scorer:

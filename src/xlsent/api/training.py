@@ -64,7 +64,7 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
     if report.metrics is not None:
         report.metrics.recipe = spec.name
         metrics = report.metrics.to_dict()
-        write_json_atomic(output / "metrics.json", metrics)  # schema xlsent.metrics/1
+        write_json_atomic(output / "metrics.json", metrics)  # schema xlsent.metrics/2
     elif (output / "metrics.json").exists():
         (output / "metrics.json").unlink()  # an earlier run's figures must not sit beside this model
     card = write_model_card(spec, output, report.model, metrics)
@@ -96,7 +96,7 @@ def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
 
     Returns:
         A :class:`RunResult`: ``model_path`` (loads with ``SentenceTransformer``), ``metrics`` (the
-        ``xlsent.metrics/1`` dict also written as ``metrics.json``) and ``model_card``.
+        ``xlsent.metrics/2`` dict also written as ``metrics.json``) and ``model_card``.
 
     Example:
         >>> import contextlib, io, tempfile, xlsent

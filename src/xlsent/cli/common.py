@@ -64,10 +64,37 @@ def _plain_class(cls: type) -> type:
     return _PLAIN.setdefault(cls, Plain)
 
 
+def option_words(message: str, params) -> str:
+    """``message`` (an error raised in Python, naming parameters as ``name=value`` or ``name=``) in the words of
+    the command line: each parameter that is one of the command's options (``params``) becomes that option
+    (``--name value``). The one place that maps Python's names to the CLI's."""
+    import re
+
+    for p in params:
+        opt = next((o for o in getattr(p, "opts", ()) if o.startswith("--")), None)
+        if opt and p.name:
+            message = re.sub(rf"(?<![\w-]){re.escape(p.name)}=(?=[\s,;:)]|$)", opt, message)
+            message = re.sub(rf"(?<![\w-]){re.escape(p.name)}=(?=\S)", opt + " ", message)
+    return message
+
+
 def _plain_command(cls: type) -> type:
-    """``cls`` (a command or group class) whose ``--help`` option is :func:`_plain_class` too."""
+    """``cls`` (a command or group class) whose ``--help`` option is :func:`_plain_class` too, and whose user
+    errors name its options (:func:`option_words`)."""
     if cls not in _PLAIN:
         class Plain(cls):
+            def invoke(self, ctx):
+                try:
+                    return super().invoke(ctx)
+                except XlsentError as e:
+                    if getattr(e, "worded", False) or hasattr(self, "commands"):
+                        raise
+                    worded = type(e).__new__(type(e))
+                    worded.__dict__.update(e.__dict__)
+                    worded.args = (option_words(str(e), self.params),)
+                    worded.worded = True
+                    raise worded from None
+
             def get_help_option(self, ctx):
                 option = super().get_help_option(ctx)
                 if option is not None:

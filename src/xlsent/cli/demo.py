@@ -95,7 +95,7 @@ def demo_command(
                                for name, enc in ((f"base {label}", base), ("after adapt", trained))],
                               "English", "Chichewa")
     timings["total"] = time.perf_counter() - t0
-    # the metrics in the one schema of every run (xlsent.metrics/1), plus the demo's config and timings
+    # the metrics in the one schema of every run (xlsent.metrics/2), plus the demo's config and timings
     write_json_atomic(output / "report.json", {"config": cfg, "model": str(trained_path), "metrics": metrics,
                                                "timings_seconds": timings})
     (output / "embedding_space.png").write_bytes(png)

@@ -86,6 +86,8 @@ def retrieval(
     tokenizer splits it (pieces per word, unknown-piece rate); over ``udhr-all`` (``:dev``, ``:test``) the JSON
     adds a summary by script, pieces per word and unknown-piece rate, and ``--plot`` draws P@1 against them."""
     output_file(output)
+    if bool(pairs) == bool(dataset):
+        raise XlsentError("give exactly one of --pairs FILE or --dataset NAME")
     check_dimensions(model, dimensions)
     if plot is not None:
         output_file(plot)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import at_least, console, output_file, show_note, table
+from xlsent.cli.common import console, output_file, show_note, table
 from xlsent.cli.options import JsonOutput, Resamples, takes
 from xlsent.utils.io import write_json_atomic
 
@@ -25,22 +25,14 @@ def eval_spans(
 ) -> None:
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
-    from xlsent.data.structural import read_spans
-    from xlsent.evaluation.spans import sample_records, span_retrieval
-    from xlsent.models.handle import load_model
+    from xlsent.api.evaluation import evaluate
 
     output_file(output)
-    at_least(sample, 0, "--sample")
-    at_least(max_length, 8, "--max-length")
-    at_least(resamples, 0, "--resamples")
-    records, _ = read_spans(spans)  # a bad file fails before any model loads
-    records = sample_records(records, sample, seed)
     results = []
     for m in models:
         show_note(f"structural-span retrieval: {m}…")
-        handle = load_model(m)
-        results.append(span_retrieval(handle.model, handle.prompt, records, max_length, bootstrap=resamples, seed=seed,
-                                      name=m))
+        results.append(evaluate(m, f"spans:{spans}", sample=sample, seed=seed, max_length=max_length,
+                                resamples=resamples, on_note=show_note, **run).results[0])
     t = table(f"structural-span retrieval P@1 on {spans} ({results[0].pairs} pairs, {results[0].spans} spans)",
               ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"),
               caption="per-type columns: en→xx P@1 of the spans of that type")

@@ -6,7 +6,7 @@ for each encoder on a recipe's ``eval`` pool — ``retrieval:POOL`` (both ways, 
 47 bundled UDHR languages, or another UDHR set) — and returns a :class:`HeldOut`. Test data is only reported,
 never used to choose anything.
 
-``metrics.json`` (schema ``xlsent.metrics/2``, written by ``xlsent train`` and ``xlsent demo``; ``/1`` had no
+``metrics.json`` (schema ``xlsent.metrics/2``, written by ``xlsent train`` and ``xlsent demo``; ``xlsent.metrics/1`` had no
 ``main_scores`` and is still read)::
 
     {"schema": "xlsent.metrics/2",

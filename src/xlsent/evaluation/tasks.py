@@ -200,7 +200,7 @@ def _bool(value: Any, key: str) -> bool | None:
                           (None, ("none", "auto"))):
         if word in words:
             return answer
-    raise XlsentError(f"task option {key}={value!r}: expected true or false")
+    raise XlsentError(f"{key}={value!r}: expected true or false")
 
 
 def _check_option(key: str, value: Any, hint: Any, f: Any) -> Any:
@@ -212,13 +212,13 @@ def _check_option(key: str, value: Any, hint: Any, f: Any) -> Any:
         try:
             value = int(value) if int in kinds else float(value)
         except (TypeError, ValueError):
-            raise XlsentError(f"task option {key}={value!r}: expected a "
+            raise XlsentError(f"{key}={value!r}: expected a "
                               f"{'whole number' if int in kinds else 'number'}") from None
     low, choices = f.metadata.get("low"), f.metadata.get("choices")
     if low is not None and value is not None and value < low:
-        raise XlsentError(f"task option {key}={value}: must be ≥ {low:g}")
+        raise XlsentError(f"{key}={value!r}: must be ≥ {low:g}")
     if choices and value is not None and value not in choices:
-        raise XlsentError(f"task option {key}={value!r}: use one of {', '.join(choices)}")
+        raise XlsentError(f"unknown {key}={value!r}: use one of {', '.join(choices)}")
     return value
 
 
@@ -256,15 +256,13 @@ class TaskType:
 
     @classmethod
     def make(cls, d: TaskDeclaration, given: Mapping[str, Any]) -> "TaskType":
-        """The task with ``given`` options checked and its data read."""
+        """The task with ``given`` options checked (its data not read yet: :meth:`load`)."""
         known = cls.options()
         unknown = sorted(set(given) - set(known))
         if unknown:
             raise XlsentError(f"unknown task option {unknown[0]} for a {cls.type} task: use one of {', '.join(known)}")
         hints = typing.get_type_hints(cls)
-        task = cls(d, **{k: _check_option(k, v, hints[k], known[k]) for k, v in given.items()})
-        task.load()
-        return task
+        return cls(d, **{k: _check_option(k, v, hints[k], known[k]) for k, v in given.items()})
 
     @classmethod
     def accepts(cls, entry) -> bool:
@@ -976,11 +974,12 @@ def expand(tasks: str | Sequence[str]) -> list[str]:
     return out
 
 
-def build(names: str | Sequence[str], options: Mapping[str, Any] | Sequence[str] | None = None) -> list[TaskType]:
+def build(names: str | Sequence[str], options: Mapping[str, Any] | Sequence[str] | None = None,
+          read: bool = True) -> list[TaskType]:
     """The tasks ``names`` (each one name: a file's comma is not split here; :func:`expand` splits a list) with
     their data read — a bad file fails here, before any model loads. ``options`` (a dict, or ``KEY=VALUE``
     strings as the CLI's ``--option``) go to every task whose type has them (:meth:`TaskType.options`); one no
-    task has is an error."""
+    task has is an error. ``read=False``: names and options checked, the data left to each task's ``load``."""
     if options is not None and not isinstance(options, Mapping):
         pairs = [o.partition("=") for o in options]
         bad = [k for k, sep, _ in pairs if not sep]
@@ -994,7 +993,10 @@ def build(names: str | Sequence[str], options: Mapping[str, Any] | Sequence[str]
     unknown = sorted(set(given) - known)
     if unknown:
         raise XlsentError(f"unknown task option {unknown[0]}: the task(s) take {', '.join(sorted(known))}")
-    return [t.make(d, {k: v for k, v in given.items() if k in t.options()}) for t, d in zip(types, declared)]
+    tasks = [t.make(d, {k: v for k, v in given.items() if k in t.options()}) for t, d in zip(types, declared)]
+    for task in tasks if read else ():
+        task.load()
+    return tasks
 
 
 def run_tasks(tasks: Sequence[TaskType], scorer: Scorer, on_note: Callable[[str], None] | None = None,

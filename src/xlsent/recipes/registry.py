@@ -30,7 +30,7 @@ class RunResult:
 
     output: Path  # the run folder: model/, config.yaml, metrics.json, logs
     model_path: Path  # loads with SentenceTransformer(model_path) (a tagger's: a token-classification folder)
-    metrics: dict | None = None  # the xlsent.metrics/1 dict written as metrics.json; None without evaluation
+    metrics: dict | None = None  # the xlsent.metrics/2 dict written as metrics.json; None without evaluation
     recipe: str = ""
     model_card: Path | None = None
     sizes: dict | None = None  # multistage: parameters of the assistant and the student

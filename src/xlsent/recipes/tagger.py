@@ -21,7 +21,7 @@ better (docs/results.md). Decisions where the papers are silent:
 
 The run folder holds ``model/`` (a Hugging Face token-classification folder that
 ``SentenceTransformer(path)`` also loads as an encoder), ``config.yaml``, ``metrics.json``
-(schema ``xlsent.metrics/1``, its ``tagging`` part) and ``train_log.jsonl``; an interrupted run resumes from its last
+(schema ``xlsent.metrics/2``, its ``tagging`` part) and ``train_log.jsonl``; an interrupted run resumes from its last
 checkpoint (:mod:`xlsent.training.run_folder`).
 """
 

@@ -4,7 +4,7 @@ sentence-transformers writes a generic card ("Unknown" base model, data and lang
 :func:`write_model_card` replaces it with what the run knows: the recipe and its paper, the base
 model(s) with their sources and licences, the training data with counts and languages (from the
 done marker, ``stage.json``), the held-out metrics with their 95% bootstrap CIs (``metrics.json``,
-schema ``xlsent.metrics/1``), the licences and the command that reproduces the run. Hugging Face
+schema ``xlsent.metrics/2``), the licences and the command that reproduces the run. Hugging Face
 metadata (``base_model``, ``language``, ``license``, ``tags``) goes in the YAML front matter.
 """
 
