@@ -254,7 +254,7 @@ def test_too_little_text_is_one_line(unigram_model, tmp_path, content, words, no
 
 def test_a_missing_texts_file_zero_pieces_and_a_folder_that_is_not_a_model(unigram_model, new_texts, tmp_path,
                                                                            no_model_load):
-    with pytest.raises(xlsent.XlsentError, match="--texts .*no such file"):
+    with pytest.raises(xlsent.XlsentError, match="texts=.*no such file"):
         xlsent.extend_vocab(str(unigram_model), tmp_path / "missing.txt", tmp_path / "out")
     with pytest.raises(xlsent.XlsentError, match="--pieces 0: must be ≥ 1.*--pieces 2000"):
         xlsent.extend_vocab(str(unigram_model), new_texts, tmp_path / "out", pieces=0)

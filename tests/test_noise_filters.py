@@ -30,7 +30,7 @@ def _removed(report, name):
 
 def test_language_codes_detection_and_script():
     assert language_code("nya") == "ny" and language_code("en-GB") == "en" and language_code("ny") == "ny"
-    with pytest.raises(XlsentError, match="--tgt-lang: 'xx' is not a known language code"):
+    with pytest.raises(XlsentError, match="--tgt-lang xx: not a known language code"):
         language_code("xx", "--tgt-lang")
     assert detect(EN[1]).lang == "en" and detect(EN[1]).reliable
     assert detect(NY[4]).lang == "ny"
@@ -110,8 +110,8 @@ def test_filter_pairs_cli_filters_auto_threshold_and_summary(tiny_model, tmp_pat
     r = xlsent("data", "filter-pairs", str(pairs), "-o", str(out), "--top", "0", "--rank-by", "cosine",
                "-m", str(tiny_model), "--filters", "none", "--min-words", "0")
     assert r.returncode == 0 and len(out.read_text().splitlines()) == len(src)
-    for args, message in ((["--filters", "lang"], "--filters entry"), (["--tgt-lang", "xx"], "--tgt-lang: 'xx'"),
-                          (["--threshold", "high"], "--threshold high: not a number")):
+    for args, message in ((["--filters", "lang"], "unknown --filters 'lang'"), (["--tgt-lang", "xx"], "--tgt-lang 'xx'"),
+                          (["--threshold", "high"], "--threshold 'high': not a number")):
         r = xlsent("data", "filter-pairs", str(pairs), "-o", str(out), "-m", str(tmp_path / "none"), *args)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 

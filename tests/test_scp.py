@@ -439,4 +439,4 @@ def test_eval_spans_cli(tiny_model, tmp_path):
     r = json.loads(out.read_text())["results"][0]
     assert r["spans"] == 48 and "subject" in r["by_type"]
     res = CliRunner().invoke(app, ["eval", "spans", "-m", str(tiny_model), "--spans", str(tmp_path / "none.jsonl")])
-    assert res.exit_code != 0 and "no such structural-words file" in str(res.exception)  # main() prints it as one line
+    assert res.exit_code != 0 and "no such file" in str(res.exception)  # main() prints it as one line

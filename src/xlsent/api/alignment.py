@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from xlsent.api._common import check_backend, check_unicode, encoder_for, output_file, place
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 
 @dataclass(frozen=True)
@@ -131,11 +131,12 @@ def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Pa
     elif src is None or tgt is None:
         raise XlsentError("give two documents (SRC TGT) or --batch LIST")
     else:
-        pairs = [(src, tgt)]
+        pairs = [(Path(src), Path(tgt))]
         output_file(output)
     langs = split.split(",") if split else []
     if split and (len(langs) != 2 or not all(LANG_CODE.match(x) for x in langs)):
-        raise XlsentError(f"--split takes two language codes, SRC_LANG,TGT_LANG (e.g. en,ny or eng,nya), not '{split}'")
+        raise XlsentError(f"{named('split', split)}: give two language codes, SRC_LANG,TGT_LANG (e.g. en,ny or "
+                          "eng,nya)")
     docs = []  # every document read and checked before the model loads
     for s, t in pairs:
         s_sents = read_raw_document(s, langs[0]) if langs else read_document(s)
@@ -143,7 +144,7 @@ def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Pa
         check_lengths(f"{s} / {t}", len(s_sents), len(t_sents), max_length_ratio)
         docs.append((s, t, s_sents, t_sents))
     if pairs_out is not None:
-        output_file(pairs_out, "--pairs")
+        output_file(pairs_out, "pairs")
     t0 = time.perf_counter()
     place(device, dtype)
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=True, batch_size=EMBED_BATCH)
@@ -153,7 +154,7 @@ def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Pa
     for n, (s, t, s_sents, t_sents) in enumerate(docs):  # each pair is align()'s, with the model loaded once
         a = align(s_sents, t_sents, model=encoder, max_overlap=max_overlap, deletion_quantile=deletion_quantile,
                   length_weight=length_weight, search_buffer=search_buffer, runs=runs, plain=plain,
-                  max_length_ratio=max_length_ratio, src_lang=(langs or [None])[0], tgt_lang=(langs or [None, None])[1],
+                  max_length_ratio=max_length_ratio, src_lang=langs[0] if langs else None, tgt_lang=langs[1] if langs else None,
                   backend=backend, threads=threads, device=device, dtype=dtype).alignment
         path = output / f"{n:05d}-{Path(s).stem}.{fmt}" if batch is not None else output
         write_alignment(path, a, s_sents, t_sents, fmt)

@@ -4,7 +4,7 @@ the SCP recipe trains on."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from xlsent.api._common import Note, at_least, choice, output_file
 from xlsent.utils.errors import XlsentError
@@ -62,14 +62,14 @@ def structural_words(pairs: str, output: str | Path, model: str = "e5-small", ty
     output_file(output)
     kinds = tuple(sw.TYPES if types is None else types)
     for t in kinds:
-        choice(t, sw.TYPES, "--types entry")
+        choice(t, sw.TYPES, "types")
     if not kinds:
-        raise XlsentError("--types: give at least one of " + ", ".join(sw.TYPES))
-    at_least(sample, 0, "--sample")
+        raise XlsentError("types=: give at least one of " + ", ".join(sw.TYPES))
+    at_least(sample, 0, "sample")
     loaded = load_pairs(pairs, on_bad_lines=on_bad_lines, sample=sample, seed=seed)
     for n in loaded.notes():
         note(n)
-    ds = loaded.dataset
+    ds: Any = loaded.dataset
     other_col, en_col = english_side(ds)
     langs = dict(zip(("src", "tgt"), side_langs(ds)))
     if langs[en_col] not in ("en", "eng", ""):
@@ -99,6 +99,6 @@ def structural_words(pairs: str, output: str | Path, model: str = "e5-small", ty
             "prompt": handle.prompt, "tokenizer": sw.tokenizer_fingerprint(handle.model.tokenizer),
             "types": list(kinds), "object_deps": list(object_deps), "stopwords": stop_note,
             "counts": counts.to_dict(), "spans_without_pieces": missing, "notes": loaded.notes() + counts.notes()}
-    sw.write_spans(output, records, meta)
+    sw.write_spans(Path(output), records, meta)
     return {**meta, "records": len(records), "spans": sum(len(r["spans"]) for r in records),
-            "meta_path": str(sw.meta_path(output))}
+            "meta_path": str(sw.meta_path(Path(output)))}

@@ -9,7 +9,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlsent.api._common import at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for, place
+from xlsent.api._common import (at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
+                                old_names, place)
 from xlsent.utils.errors import XlsentError
 
 PRECISIONS = ("float32", "float16", "int8", "ubinary")
@@ -21,22 +22,23 @@ def _means(model: Any, lang: str | None):
     from xlsent.models.language_means import read_language_means
 
     if not lang:
-        raise XlsentError("--center needs --lang CODE (whose mean vector to subtract)")
+        raise XlsentError("center= needs lang= (the language whose mean vector to subtract)")
     if not isinstance(model, (str, Path)):
-        raise XlsentError("--center reads the language means stored in a model folder: give the model by name or "
+        raise XlsentError("center= reads the language means stored in a model folder: give the model by name or "
                           "folder")
     means = read_language_means(source_folder(model))
     if means is None:
-        raise XlsentError(f"--center: {model} carries no language means — run xlsent models calibrate {model} "
-                          f"--lang {lang}=FILE first")
+        raise XlsentError(f"center=: {model} carries no language means — calibrate it first (xlsent models "
+                          f"calibrate {model} --lang {lang}=FILE, or xlsent.calibrate)")
     means.mean(lang)  # an uncalibrated language is one line, before the model loads
     return means
 
 
 def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | None = None, center: bool = False,
-          precision: str = "float32", normalize: bool = False, batch_size: int = 64, chunk_words: int = 0,
-          backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-          dimensions: int | None = None, show_progress: bool = False) -> np.ndarray:
+          precision: str = "float32", normalize_embeddings: bool = False, batch_size: int = 64, chunk_words: int = 0,
+          prompt_name: str | None = None, prompt: str | None = None, backend: str = "auto", threads: int = 0,
+          device: str = "auto", dtype: str = "auto", truncate_dim: int | None = None, show_progress_bar: bool = False,
+          **old: Any) -> np.ndarray:
     """Embed texts.
 
     Args:
@@ -51,49 +53,57 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
             re-normalise.
         precision: ``float32`` | ``float16`` | ``int8`` (records of a float32 ``scale`` and int8 ``q``, the vector
             ≈ ``q × scale``) | ``ubinary`` (the sign bits packed into uint8, d/8 bytes a row).
-        normalize: unit-length rows.
+        normalize_embeddings: unit-length rows.
         batch_size: texts per forward pass (batches are sorted by length).
         chunk_words: chunked pooling: texts longer than N words are embedded in ≤ N-word chunks and averaged
             (0 = off).
+        prompt_name: one of the model's prompts, prefixed to every text: e5's ``"query"`` (``query: ``, for a
+            search query) or ``"passage"`` (``passage: ``, its default — what xlsent uses everywhere unless told).
+        prompt: a prompt's text instead (``""``: none).
         backend: ``auto`` (an exported folder runs on onnxruntime, any other model on torch) | ``torch`` |
             ``onnx`` (a torch model is exported once, fp32, into the cache).
         threads: threads of the backend (0 = its default).
         device: ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``.
         dtype: the precision a torch model encodes in: ``auto`` (fp16 on a CUDA GPU, fp32 elsewhere) | ``fp32``
             | ``fp16`` | ``bf16``.
-        dimensions: the first N coordinates of each vector, renormalised to unit length (``None`` = the model's
+        truncate_dim: the first N coordinates of each vector, renormalised to unit length (``None`` = the model's
             full width; 1 to the model's width, checked before the model loads). Centering comes before the cut
             (the stored means are full width), quantisation after it.
-        show_progress: a progress bar.
+        show_progress_bar: a progress bar.
+        **old: the names of the last release (``normalize``, ``dimensions``, ``show_progress``), with a
+            ``DeprecationWarning``.
 
     Returns:
-        An ``(n, d)`` array (a single text: ``(1, d)``; ``d`` = ``dimensions`` when given) at ``precision``:
+        An ``(n, d)`` array (a single text: ``(1, d)``; ``d`` = ``truncate_dim`` when given) at ``precision``:
         float32 or float16 rows, int8 records, or ``(n, d/8)`` uint8 for ubinary.
 
     Example:
         >>> import xlsent
-        >>> vecs = xlsent.embed(["Moni, muli bwanji?", "Hello, how are you?"], model="e5-small", normalize=True)
+        >>> vecs = xlsent.embed(["Moni, muli bwanji?", "Hello, how are you?"], model="e5-small",
+        ...                     normalize_embeddings=True)
         >>> vecs.shape
         (2, 384)
         >>> round(float(vecs[0] @ vecs[1]), 1) > 0.5
         True
     """
+    normalize, dimensions, show_progress = old_names("embed", old, normalize_embeddings=normalize_embeddings,
+                                                     truncate_dim=truncate_dim, show_progress_bar=show_progress_bar)
     items = [texts] if isinstance(texts, str) else list(texts)
     for i, t in enumerate(items):
         if not isinstance(t, str) or not t.strip():
             raise XlsentError(f"texts[{i}]: {'blank' if isinstance(t, str) else type(t).__name__} — every text must "
                               "be non-empty (a row per text)")
     check_unicode(items, "texts")
-    choice(precision, PRECISIONS, "--precision")
+    choice(precision, PRECISIONS, "precision")
     check_backend(backend, threads)
-    at_least(batch_size, 1, "--batch-size")
-    at_least(chunk_words, 0, "--chunk-words")
+    at_least(batch_size, 1, "batch_size")
+    at_least(chunk_words, 0, "chunk_words")
     means = _means(model, lang) if center else None
-    dimensions = check_dimensions(model, dimensions)
+    dimensions = check_dimensions(model, dimensions, "truncate_dim")
     place(device, dtype)
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
                           chunk_words=chunk_words, show_progress=show_progress,
-                          dimensions=None if center else dimensions)
+                          dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
     return _finish(encoder.encode(items, lang or None), means, lang, precision, dimensions if center else None)
 
 
@@ -120,11 +130,13 @@ class EmbedFileResult:
 
 
 def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *, lang: str | None = None,
-               center: bool = False, precision: str = "float32", normalize: bool = False, batch_size: int = 64,
-               chunk_words: int = 0, text_column: str = "", id_column: str = "", shard_size: int = 50_000,
-               overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto",
-               dtype: str = "auto", dimensions: int | None = None, engine: Any = None,
-               on_progress: Callable[[int, int], None] | None = None, show_progress: bool = False) -> EmbedFileResult:
+               center: bool = False, precision: str = "float32", normalize_embeddings: bool = False,
+               batch_size: int = 64, chunk_words: int = 0, prompt_name: str | None = None, prompt: str | None = None,
+               text_column: str = "", id_column: str = "", shard_size: int = 50_000, overwrite: bool = False,
+               backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
+               truncate_dim: int | None = None, engine: Any = None,
+               on_progress: Callable[[int, int], None] | None = None, show_progress_bar: bool = False,
+               **old: Any) -> EmbedFileResult:
     """Embed every text of a file into a ``.npy`` matrix or a folder of Parquet shards (``xlsent embed``).
 
     Args:
@@ -154,6 +166,8 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     from xlsent.mining.engine import EncoderSettings
     from xlsent.utils.io import atomic_path
 
+    normalize, dimensions, show_progress = old_names("embed_file", old, normalize_embeddings=normalize_embeddings,
+                                                     truncate_dim=truncate_dim, show_progress_bar=show_progress_bar)
     output = Path(output)
     to_npy = output.suffix == ".npy"
     if to_npy:
@@ -163,14 +177,14 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     elif output.exists() and not output.is_dir():
         raise XlsentError(f"{output}: exists and is a file — a .npy output ends in .npy; a folder gets Parquet shards")
     check_backend(backend, threads)
-    choice(precision, PRECISIONS, "--precision")
-    at_least(batch_size, 1, "--batch-size")
-    at_least(chunk_words, 0, "--chunk-words")
-    at_least(shard_size, 1, "--shard-size")
+    choice(precision, PRECISIONS, "precision")
+    at_least(batch_size, 1, "batch_size")
+    at_least(chunk_words, 0, "chunk_words")
+    at_least(shard_size, 1, "shard_size")
     if center and not to_npy:
-        raise XlsentError("--center goes with a .npy output")
+        raise XlsentError("center= goes with a .npy output")
     means = _means(model, lang) if center else None
-    dimensions = check_dimensions(model, dimensions)
+    dimensions = check_dimensions(model, dimensions, "truncate_dim")
     place(device, dtype)
     source = open_source(Path(input), text_column, id_column)  # a missing file or column: one line, before the model
     if callable(engine):
@@ -180,14 +194,15 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     texts = source.read(0, source.rows)[1] if to_npy and engine is None else None
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
                           chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy,
-                          dimensions=None if center else dimensions)
+                          dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
     if to_npy and engine is None:  # one process: every text at once, as always
         vecs = encoder.encode(texts, lang or None)
     else:
         from xlsent.mining.embed_job import embed_corpus, read_shards
 
         folder = output.with_name(output.name + ".work") if to_npy else output
-        settings = EncoderSettings(str(model), backend, threads, device, dtype, None if center else dimensions)
+        settings = EncoderSettings(str(model), backend, threads, device, dtype, None if center else dimensions,
+                                   encoder.prompt)
         manifest = embed_corpus(source, folder, encoder, settings,
                                 engine, shard_size, normalize, chunk_words, lang or "", overwrite,
                                 on_progress or (lambda done, total: None),

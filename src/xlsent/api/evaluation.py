@@ -8,7 +8,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from xlsent.api._common import Note, at_least, check_backend, check_dimensions, encoder_for, output_file, place, renamed
+from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, encoder_for, old_names, output_file,
+                                place, renamed)
 from xlsent.evaluation.tasks import TASK_TYPES, TaskRun, TaskType, declare
 from xlsent.utils.errors import XlsentError
 
@@ -24,8 +25,9 @@ Evaluation = TaskRun
 
 def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = None, dataset: str | None = None,
              data: str | Path | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
-             dtype: str = "auto", dimensions: int | None = None, show_progress_bar: bool = False,
-             on_note: Note = None, **options: Any) -> TaskRun:
+             dtype: str = "auto", truncate_dim: int | None = None, prompt_name: str | None = None,
+             prompt: str | None = None, show_progress_bar: bool = False, on_note: Note = None,
+             **options: Any) -> TaskRun:
     """Evaluate a model on one task, through the same runner as ``xlsent eval run`` and every recipe's report.
 
     ``task`` is a declared task (``"retrieval:bible-en-ny:dev"``, ``"mining:udhr:zul"``,
@@ -53,11 +55,15 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         task: a task type or a declared task name.
         pairs, dataset, data: the task's data (a type only).
         backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
-        dimensions: evaluate the first N coordinates of each vector, renormalised (``None``: the full width).
+        truncate_dim: evaluate the first N coordinates of each vector, renormalised (``None``: the full width).
+        prompt_name, prompt: the prompt prefixed to every text (as :func:`xlsent.embed`; the model's default unless
+            given).
         show_progress_bar: progress bars while encoding.
         on_note: called with each line the evaluation reports (pairs read, skipped lines, the main score).
         **options: the task type's options, with their defaults
-            (:meth:`~xlsent.evaluation.tasks.TaskType.options`), e.g. ``similarity``, ``sample``, ``resamples``.
+            (:meth:`~xlsent.evaluation.tasks.TaskType.options`), e.g. ``similarity``, ``sample``, ``resamples``;
+            the names of the last release (``dimensions``, ``show_progress``, ``k_nn``, task ``classify`` /
+            ``align`` and their file options) still work, with a ``DeprecationWarning``.
 
     Returns:
         A :class:`~xlsent.evaluation.tasks.TaskRun`: ``main_score``, ``main_score_name``, ``scores`` (one row per
@@ -70,8 +76,9 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         >>> run.main_score_name, run.main_score > 0.8
         ('p@1', True)
     """
-    renamed(options, "show_progress", "show_progress_bar")
-    show_progress_bar = bool(options.pop("show_progress_bar", show_progress_bar))
+    old = {k: options.pop(k) for k in ("dimensions", "show_progress") if k in options}
+    truncate_dim, show_progress_bar = old_names("evaluate", old, truncate_dim=truncate_dim,
+                                                show_progress_bar=show_progress_bar)
     renamed(options, "k_nn", "k")
     if task in _OLD_TYPES:
         warnings.warn(f"task {task!r} is named {_OLD_TYPES[task]!r} (the old name goes in xlsent 0.3)",
@@ -96,15 +103,16 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         raise XlsentError(f"{task} is a suite of tasks: run it with xlsent.evaluate_tasks(model, {task!r})")
     from xlsent.evaluation.tasks import build
 
-    runs = _run(model, build(task, options, read=False), None, backend, threads, device, dtype, dimensions,
-                show_progress_bar, on_note)
+    scorer = _Scorer(model, backend, threads, truncate_dim, show_progress_bar, prompt_name=prompt_name, prompt=prompt)
+    runs = _run(model, build(task, options, read=False), None, scorer, device, dtype, on_note)
     return runs[0]
 
 
 def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | None = None, *,
                    options: dict | Sequence[str] | None = None, backend: str = "auto", threads: int = 0,
-                   device: str = "auto", dtype: str = "auto", dimensions: int | None = None,
-                   show_progress_bar: bool = False, on_note: Note = None) -> list[TaskRun]:
+                   device: str = "auto", dtype: str = "auto", truncate_dim: int | None = None,
+                   prompt_name: str | None = None, prompt: str | None = None, show_progress_bar: bool = False,
+                   on_note: Note = None, **old: Any) -> list[TaskRun]:
     """Run declared tasks (``xlsent eval run``): ``tasks`` is ``NAME[,NAME…]`` or a list — task names
     (``retrieval:bible-en-ny:dev``, ``mining:udhr:zul``, ``sts:FILE``; see :func:`xlsent.evaluation.tasks.names`)
     or suites (``lite``, ``dev``, ``test``: :data:`xlsent.evaluation.tasks.SUITES`).
@@ -120,7 +128,8 @@ def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | 
         output: a folder for the result files (created).
         options: the task types' options (a dict, or ``KEY=VALUE`` strings), each given to every task whose type
             has it (:meth:`xlsent.evaluation.tasks.TaskType.options`).
-        backend, threads, device, dtype, dimensions, show_progress_bar, on_note: as :func:`evaluate`.
+        backend, threads, device, dtype, truncate_dim, prompt_name, prompt, show_progress_bar, on_note: as
+            :func:`evaluate`.
 
     Returns:
         One :class:`~xlsent.evaluation.tasks.TaskRun` a task, in order.
@@ -133,33 +142,35 @@ def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | 
     """
     from xlsent.evaluation.tasks import build, expand
 
+    truncate_dim, show_progress_bar = old_names("evaluate_tasks", old, truncate_dim=truncate_dim,
+                                                show_progress_bar=show_progress_bar)
     folder = Path(output) if output is not None else None
     if folder is not None:
         output_file(folder / "task.json", "output")
-    return _run(model, build(expand(tasks), options, read=False), folder, backend, threads, device, dtype, dimensions,
-                show_progress_bar, on_note)
+    scorer = _Scorer(model, backend, threads, truncate_dim, show_progress_bar, prompt_name=prompt_name, prompt=prompt)
+    return _run(model, build(expand(tasks), options, read=False), folder, scorer, device, dtype, on_note)
 
 
-def _run(model: Any, tasks: list[TaskType], folder: Path | None, backend: str, threads: int,
-         device: str, dtype: str, dimensions: int | None, show_progress_bar: bool, note: Note) -> list[TaskRun]:
+def _run(model: Any, tasks: list[TaskType], folder: Path | None, scorer: "_Scorer", device: str, dtype: str,
+         note: Note) -> list[TaskRun]:
     """Check the runtime and the model's name (``tasks``' names and options are checked), read every task's data,
     then load the model once and run them."""
     from xlsent.evaluation.tasks import run_tasks
 
-    check_backend(backend, threads)
+    check_backend(scorer.backend, scorer.threads)
     if isinstance(model, (str, Path)):  # a wrong path: one line before any task's data is read
         from xlsent.models.registry import REGISTRY, resolve_model_path
 
         if str(model) not in REGISTRY:
             resolve_model_path(str(model))
-    dimensions = check_dimensions(model, dimensions) if model is not None else None
+    scorer.dimensions = check_dimensions(model, scorer.dimensions) if model is not None else None
     for task in tasks:  # every file read and checked before the model loads
         task.load()
     if model is None and any(t.needs_model for t in tasks):
         raise XlsentError(f"task {tasks[0].declaration.name} scores a model: give one (a registered name or a model "
                           "folder)")
     place(device, dtype)
-    return run_tasks(tasks, _Scorer(model, backend, threads, dimensions, show_progress_bar), note, folder)
+    return run_tasks(tasks, scorer, note, folder)
 
 
 class _Scorer:
@@ -167,14 +178,17 @@ class _Scorer:
     never in an evaluation, and once for every task."""
 
     def __init__(self, source: Any, backend: str = "auto", threads: int = 0, dimensions: int | None = None,
-                 show_progress_bar: bool = False, tagger: tuple[Any, Any] | None = None):
+                 show_progress_bar: bool = False, tagger: tuple[Any, Any] | None = None, prompt_name: str | None = None,
+                 prompt: str | None = None):
         self.source, self.backend, self.threads, self._tagger = source, backend, threads, tagger
         self.dimensions, self.show_progress_bar = dimensions, show_progress_bar
+        self.prompt_name, self.prompt = prompt_name, prompt
         self.model = "" if source is None else str(source) if isinstance(source, (str, Path)) else "model"
 
     def encoder(self, **options: Any) -> Any:
         return encoder_for(self.source, backend=self.backend, threads=self.threads, memo=True, name=self.model,
-                           dimensions=self.dimensions, show_progress=self.show_progress_bar, **options)
+                           dimensions=self.dimensions, show_progress=self.show_progress_bar,
+                           prompt_name=self.prompt_name, prompt=self.prompt, **options)
 
     def teacher(self, name: str) -> Any:
         return encoder_for(name, backend=self.backend, threads=self.threads, memo=True, name=name)
@@ -225,11 +239,11 @@ def evaluate_taggers(models: Sequence[str], test: str | Path, task: str = "ner",
     if task not in ("ner", "pos"):
         raise XlsentError(f"unknown task '{task}': use ner or pos")
     if compare and len(compare) != len(models):
-        raise XlsentError(f"compare: give one tagger per model ({len(models)}), seed i against seed i — "
+        raise XlsentError(f"compare=: give one tagger per model= ({len(models)}), seed i against seed i — "
                           f"got {len(compare)}")
     at_least(resamples, 0, "resamples")
     if not models:
-        raise XlsentError("give at least one model (a tagger folder; several for several seeds)")
+        raise XlsentError("give at least one model= (a tagger folder; several for several seeds)")
     options = {"sample": sample, "seed": seed, "resamples": resamples, "scheme": scheme, "strict": strict,
                "tag_column": tag_column, "max_length": max_length}
     loaded, = build(f"{task}:{test}", options)

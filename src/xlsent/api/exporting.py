@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from xlsent.api._common import Note, at_least
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 
 @dataclass
@@ -70,37 +70,39 @@ def export(model: str | Path, output: str | Path, *, int8: bool = False, smooth:
 
     output = Path(output)
     if output.exists() and not output.is_dir():
-        raise XlsentError(f"--output {output}: exists and is a file — give a folder")
+        raise XlsentError(f"{named('output', str(output))}: exists and is a file — give a folder")
     if output.is_dir() and any(output.iterdir()) and not is_export_folder(output):
-        raise XlsentError(f"--output {output}: a folder that is not an export — choose an empty or new folder")
+        raise XlsentError(f"{named('output', str(output))}: a folder that is not an export — choose an empty or new "
+                          "folder")
     int8_options = (smooth, fp32_parts, fp32_layers, int8_attention, int8_embeddings, reduce_range)
     if not int8 and any(x not in (None, "", False) for x in int8_options):
-        raise XlsentError("--smooth, --fp32-parts, --fp32-layers, --int8-attention, --int8-embeddings "
-                          "and --reduce-range apply to --int8 only — add --int8")
+        raise XlsentError("smooth=, fp32_parts=, fp32_layers=, int8_attention=, int8_embeddings= and reduce_range= "
+                          "apply to int8= only — add int8=")
     settings = None
     if int8:
         base = default_int8()
         try:
             layers = [int(x) for x in fp32_layers.split(",") if x.strip()]
         except ValueError:
-            raise XlsentError(f"--fp32-layers {fp32_layers!r}: give comma-separated layer numbers, e.g. 0,11") from None
+            raise XlsentError(f"{named('fp32_layers', fp32_layers)}: give comma-separated layer numbers, e.g. 0,11"
+                              ) from None
         settings = Int8Settings(
             per_channel=per_channel, reduce_range=reduce_range, attention=int8_attention, embeddings=int8_embeddings,
             fp32_parts=base.fp32_parts if fp32_parts is None else _parts(fp32_parts),
             fp32_layers=layers, smooth=base.smooth if smooth is None else smooth, calibration=calibration)
         if settings.smooth > 0:
-            _check_text_source(calibration, "--calibration")
+            _check_text_source(calibration, "calibration")
     vocab = None
     if (tail_rank or tail_pq) and keep_vocab is None:
-        raise XlsentError(f"{'--tail-rank' if tail_rank else '--tail-pq'} applies to --keep-vocab only — add "
-                          "--keep-vocab N (the pieces that keep full rows)")
+        raise XlsentError(f"{'tail_rank=' if tail_rank else 'tail_pq='} applies to keep_vocab= only — add "
+                          "keep_vocab=N (the pieces that keep full rows)")
     if keep_vocab is not None:
-        at_least(keep_vocab, 0, "--keep-vocab")
-        at_least(tail_rank, 0, "--tail-rank")
-        at_least(tail_pq, 0, "--tail-pq")
+        at_least(keep_vocab, 0, "keep_vocab")
+        at_least(tail_rank, 0, "tail_rank")
+        at_least(tail_pq, 0, "tail_pq")
         texts = None if vocab_texts.lower() == "none" else vocab_texts
         if texts:
-            _check_text_source(texts, "--vocab-texts")
+            _check_text_source(texts, "vocab_texts")
         vocab = VocabSettings(top=keep_vocab, texts=texts, tail_rank=tail_rank, tail_pq=tail_pq)
         _check_tail_pq(str(model), tail_pq)
     manifest = export_model(str(model), output, int8=settings, keep_vocab=vocab, keep_fp32=keep_fp32,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
-                                output_file, parse_filters, parse_threshold, place)
-from xlsent.utils.errors import XlsentError
+                                old_names, output_file, parse_filters, parse_threshold, place)
+from xlsent.utils.errors import XlsentError, named
 
 if TYPE_CHECKING:
     from xlsent.data.pair_filter import FilteredPairs
@@ -25,11 +25,12 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          k: int = 4, mode: str = "max", margin: str = "ratio", dedupe: bool = True, center: bool = False,
          index: str = "auto", nprobe: int = 64, nlist: int = 0, shard_size: int = 50_000,
          precision: str = "float16", memory_gib: float = 4.0, batch_size: int = 64, documents: bool = False,
-         src_lang: str = "", tgt_lang: str = "", filters: str | Sequence[str] = "default", splitter: str = "auto",
+         src_lang: str | None = None, tgt_lang: str | None = None, filters: str | Sequence[str] = "default",
+         splitter: str = "auto",
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-         dimensions: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
+         truncate_dim: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
          index_groups: int = 1, engine: Any = None, on_note: Note = None, console: Any = None,
-         show_progress: bool = False) -> "MineResult":
+         show_progress_bar: bool = False, **old: Any) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
 
     Args:
@@ -64,8 +65,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`). On a CUDA device
             faiss searches there too where it is a GPU build (float IVF / IVF-PQ and exact search; a ``ubinary``
             IVF index stays on the CPU); a CPU build says so once (``on_note``) and searches on the CPU.
-        dimensions: mine with the first N coordinates of each vector, renormalised (``None`` = the full width; as
-            :func:`xlsent.embed`); stored and searched at that width, at ``precision``.
+        truncate_dim: mine with the first N coordinates of each vector, renormalised (``None`` = the full width;
+            as :func:`xlsent.embed`); stored and searched at that width, at ``precision``.
         rescore: ``ubinary``: k × this many candidates by Hamming distance are re-scored with the int8 vectors.
         search_dimensions: ``ubinary``: the search index keeps the sign bits of the first N coordinates only
             (N/8 bytes a sentence, a multiple of 8, at most the width) and the candidates are re-scored with every
@@ -80,7 +81,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         engine: where the job's tasks run: ``None`` here, a :class:`xlsent.mining.engine.RayEngine`, or a function
             that makes one (called after every option is checked, so a bad option never starts a cluster).
         on_note: called with each line the job reports (inputs read, skipped lines).
-        console: a ``rich`` console for the progress bars (``show_progress``).
+        console: a ``rich`` console for the progress bars (``show_progress_bar``).
+        **old: the names of the last release (``dimensions``, ``show_progress``), with a ``DeprecationWarning``.
 
     Returns:
         The pairs, best first, as ``(score, src, tgt)`` tuples (``.pairs``), the job's summary (``.summary``:
@@ -102,39 +104,41 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     from xlsent.mining.mine import input_summary, is_document_source, mine as run_job, read_mining_input, save
     from xlsent.mining.store import DTYPES
 
-    choice(mode, MODES, "--mode")
-    choice(margin, MARGINS, "--margin")
-    choice(index, INDEXES, "--index")
-    choice(precision, DTYPES, "--precision")
+    dimensions, show_progress = old_names("mine", old, truncate_dim=truncate_dim, show_progress_bar=show_progress_bar)
+    src_lang, tgt_lang = src_lang or "", tgt_lang or ""  # None and "": not said
+    choice(mode, MODES, "mode")
+    choice(margin, MARGINS, "margin")
+    choice(index, INDEXES, "index")
+    choice(precision, DTYPES, "precision")
     if precision == "ubinary" and index == "ivfpq":
-        raise XlsentError("--precision ubinary is searched by sign bits, already d/8 bytes a sentence: use --index "
-                          "ivf (binary IVF), exact or auto, not ivfpq")
-    choice(splitter, SPLITTERS, "--splitter")
+        raise XlsentError("precision='ubinary' is searched by sign bits, already d/8 bytes a sentence: use index='ivf' "
+                          "(binary IVF), 'exact' or 'auto', not 'ivfpq'")
+    choice(splitter, SPLITTERS, "splitter")
     cut = parse_threshold(threshold)
     kinds = parse_filters(filters)
-    for code, option in ((src_lang, "--src-lang"), (tgt_lang, "--tgt-lang")):
+    for code, option in ((src_lang, "src_lang"), (tgt_lang, "tgt_lang")):
         if code:
             language_code(code, option)
     check_backend(backend, threads)
     output = output_file(output)
-    for value, minimum, option in ((k, 1, "--k"), (nprobe, 1, "--nprobe"), (nlist, 0, "--nlist"),
-                                   (shard_size, 1, "--shard-size"), (batch_size, 1, "--batch-size"),
-                                   (rescore, 1, "--rescore"), (index_groups, 1, "--index-groups"),
-                                   (memory_gib, 0.01, "--memory-gib")):
+    for value, minimum, option in ((k, 1, "k"), (nprobe, 1, "nprobe"), (nlist, 0, "nlist"),
+                                   (shard_size, 1, "shard_size"), (batch_size, 1, "batch_size"),
+                                   (rescore, 1, "rescore"), (index_groups, 1, "index_groups"),
+                                   (memory_gib, 0.01, "memory_gib")):
         at_least(value, minimum, option)
     dimensions = check_dimensions(model, dimensions)
     if precision == "ubinary" and dimensions and dimensions % 8:
-        raise XlsentError(f"--precision ubinary packs 8 sign bits to a byte: --dimensions {dimensions} must be a "
+        raise XlsentError(f"precision='ubinary' packs 8 sign bits to a byte: truncate_dim={dimensions} must be a "
                           "multiple of 8")
     if search_dimensions is not None:
         if precision != "ubinary":
-            raise XlsentError(f"--search-dimensions {search_dimensions}: only a --precision ubinary index keeps a "
-                              "prefix of sign bits — add --precision ubinary, or leave --search-dimensions out")
+            raise XlsentError(f"search_dimensions={search_dimensions}: only a precision='ubinary' index keeps a "
+                              "prefix of sign bits — add precision='ubinary', or leave search_dimensions= out")
         from xlsent.encoding.width import model_width
 
         width = dimensions or model_width(model)  # None where the folder does not say: the job checks it later
         if search_dimensions % 8 or search_dimensions < 8 or (width and search_dimensions > width):
-            raise XlsentError(f"--search-dimensions {search_dimensions}: give a multiple of 8 from 8 to the width "
+            raise XlsentError(f"search_dimensions={search_dimensions}: give a multiple of 8 from 8 to the width "
                               f"searched{f' ({width})' if width else ''}")
     place(device, dtype)
     if callable(engine):
@@ -155,8 +159,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     scratch = None
     if workdir is None and output is None:
         scratch = tempfile.TemporaryDirectory(prefix="xlsent-mine-")
-    work = Path(workdir) if workdir is not None else (Path(scratch.name) if scratch else
-                                                      output.with_name(output.name + ".work"))
+    work = Path(workdir) if workdir is not None else Path(scratch.name) if scratch else \
+        Path(str(output) + ".work")
     note = on_note or (lambda line: None)
     if gpu_note:
         note(gpu_note)
@@ -179,8 +183,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
             if documents or path.suffix == ".gz" or is_document_source(path):  # split or unpacked here
                 texts, report = read_mining_input(path, lang, documents, splitter)
             else:  # a plain file: de-duplicated by blocks on the engine, never read whole into this process
-                texts = open_input(work, name, path, cfg, engine)
-                report = texts.report()
+                opened = open_input(work, name, path, cfg, engine)
+                texts, report = opened, opened.report()  # type: ignore[assignment]
             for line in report.lines():
                 note(line)
             inputs[name] = input_summary(report)
@@ -272,11 +276,11 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     output = output_file(output)
     if preset not in FILTER_PRESETS:
         raise XlsentError(f"unknown --preset '{preset}': use paper (Huang et al. 2023 §4.1), or none for the default")
-    chosen = FILTER_PRESETS[preset]
-    min_words = chosen["min_words"] if min_words is None else min_words
-    top = chosen["top"] if top is None else top
-    at_least(min_words, 0, "--min-words")
-    at_least(top, 0, "--top")
+    chosen: dict[str, Any] = dict(FILTER_PRESETS[preset])
+    min_words = int(chosen["min_words"] if min_words is None else min_words)
+    top = int(chosen["top"] if top is None else top)
+    at_least(min_words, 0, "min_words")
+    at_least(top, 0, "top")
     pattern = special_pattern or chosen["special_pattern"]
     pattern = SPECIAL_PATTERNS.get(pattern, pattern) if special else None
     if pattern:
@@ -285,12 +289,13 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         try:
             re.compile(pattern)
         except re.error as exc:
-            raise XlsentError(f"--special-pattern {pattern!r}: not a regular expression ({exc})") from None
-    choice(rank_by, RANK_BY, "--rank-by")
+            raise XlsentError(f"{named('special_pattern', pattern)}: not a regular expression ({exc})") from None
+    choice(rank_by, RANK_BY, "rank_by")
     kinds = parse_filters(filters)
     cut_at = parse_threshold(threshold)
     ds, report = read_candidates(str(source), on_bad_lines)
-    declared = tuple(a or b or None for a, b in zip((src_lang, tgt_lang), file_languages(ds)))
+    found = file_languages(ds)
+    declared = (src_lang or found[0] or None, tgt_lang or found[1] or None)
     langs, lang_notes = pair_languages(ds["src"], ds["tgt"], declared) if "language" in kinds else ((None, None), [])
     encode = None
     if rank_by != "score":
@@ -300,7 +305,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         encoder = encoder_for(model, normalize=True)
         enc_langs = tuple(a or b or None for a, b in zip(langs, side_langs(ds)))  # a gloss model glosses non-English
         encode = lambda texts, side: encoder.encode(texts, enc_langs[side == "tgt"])  # noqa: E731
-    cut = None
+    cut: Callable[[Any], Any] | None = None
     if cut_at == "auto":
         from xlsent.mining.threshold import auto_threshold
 

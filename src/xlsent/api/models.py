@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, place
-from xlsent.utils.errors import InputFormatError, XlsentError
+from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, old_names, place
+from xlsent.utils.errors import InputFormatError, XlsentError, named
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -39,13 +39,13 @@ def load(name_or_path: str | Path = "e5-small", device: str = "auto") -> "Senten
     from xlsent.utils.device import resolve_device
 
     handle = load_model(name_or_path, device=resolve_device(device, "device"))
-    handle.model._xlsent_path = str(handle.path)  # so that xlsent's caches key it by its folder's fingerprint
+    handle.model._xlsent_path = str(handle.path)  # type: ignore[assignment]  # so that xlsent's caches key it by its folder's fingerprint
     return handle.model
 
 
 def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *, sample: int = 0,
               backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-              show_progress: bool = False) -> "LanguageMeans":
+              show_progress_bar: bool = False, **old: Any) -> "LanguageMeans":
     """Store per-language mean vectors in a model folder, for centering single texts (``embed(center=True)``,
     ``xlsent serve``).
 
@@ -55,7 +55,8 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
         texts: language code → text of that language: a list of texts or a file with one text a line
             (a few hundred lines are plenty). Blank lines and repeats are left out.
         sample: use at most this many texts of each language (seeded; 0 = all).
-        backend, threads, device, dtype, show_progress: where and how the model runs (as :func:`xlsent.embed`).
+        backend, threads, device, dtype, show_progress_bar: where and how the model runs (as :func:`xlsent.embed`;
+            ``show_progress``, the old name, still works with a ``DeprecationWarning``).
 
     Returns:
         Every language mean now stored in the folder (those stored before included).
@@ -73,16 +74,16 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
     from xlsent.models.language_means import language_code, read_language_means
 
     check_backend(backend, threads)
-    at_least(sample, 0, "--sample")
+    at_least(sample, 0, "sample")
     sources: dict[str, str] = {}
     by_lang: dict[str, list[str]] = {}
     for code, given in texts.items():
         if not str(code).strip():
-            raise XlsentError(f"--lang ={given}: give CODE=FILE, e.g. --lang nya=chichewa.txt")
+            raise XlsentError(f"the texts {given}: give their language's code (e.g. nya for chichewa.txt)")
         code = language_code(code)
         if isinstance(given, (str, Path)):
             if isinstance(given, (str, Path)) and not Path(given).is_file():
-                raise XlsentError(f"--lang {code}={given}: no such file {given}")
+                raise XlsentError(f"the texts of {code} ({given}): no such file")
             sources[code], lines = str(given), read_lines(Path(given))
         else:
             sources[code], lines = "texts given in Python", list(given)
@@ -91,11 +92,12 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
         if sample and sample < len(lines):
             lines = random.Random(0).sample(lines, sample)
         if not lines:
-            raise XlsentError(f"--lang {code}={sources[code]}: the file holds no text")
+            raise XlsentError(f"the texts of {code} ({sources[code]}): no text")
         by_lang[code] = lines
     place(device, dtype)
     folder = source_folder(str(model))  # the folder named (never a cached export): serve and embed --center read it
-    encoder = encoder_for(str(model), backend=backend, threads=threads, normalize=True, show_progress=show_progress)
+    encoder = encoder_for(str(model), backend=backend, threads=threads, normalize=True,
+                          show_progress=old_names("calibrate", old, show_progress_bar=show_progress_bar)[0])
     means = calibrate_means(encoder.encode, by_lang, sources, read_language_means(folder))
     means.save(folder)
     return means
@@ -150,8 +152,8 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     if isinstance(texts, (str, Path)):
         source = str(texts)
         if not Path(texts).is_file():
-            raise XlsentError(f"--texts {texts}: no such file — give a file of text in the script to add, "
-                              "one sentence a line")
+            raise XlsentError(f"{named('texts', str(texts))}: no such file — give a file of text in the script to "
+                              "add, one sentence a line")
         try:
             lines = read_lines(Path(texts))
         except InputFormatError as exc:
@@ -162,9 +164,10 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
         source, lines = "texts given in Python", list(texts)
         check_unicode(lines, "texts")
     lines = check_texts(lines, source)
-    out = output_folder(output, "--output")
+    out = output_folder(output, "output")
     if out.exists() and any(out.iterdir()):
-        raise XlsentError(f"--output {out}: the folder is not empty — give a new folder for the extended model")
+        raise XlsentError(f"{named('output', str(out))}: the folder is not empty — give a new folder for the "
+                          "extended model")
     path = resolve_model_path(str(model))
     folder_tokenizer_json(path)  # a model whose tokenizer cannot be extended: one line, before it loads
     st = load_model(path, device="cpu").model

@@ -70,11 +70,16 @@ def option_words(message: str, params) -> str:
     (``--name value``). The one place that maps Python's names to the CLI's."""
     import re
 
+    from xlsent.api._common import RENAMED
+
+    python = {new: old for old, new in RENAMED.items()}  # truncate_dim= is --dimensions …
     for p in params:
         opt = next((o for o in getattr(p, "opts", ()) if o.startswith("--")), None)
+        for name in (n for n in python if python[n] == p.name) if opt and p.name else ():
+            message = re.sub(rf"(?<![\w.-]){name}=", f"{p.name}=", message)
         if opt and p.name:
-            message = re.sub(rf"(?<![\w-]){re.escape(p.name)}=(?=[\s,;:)]|$)", opt, message)
-            message = re.sub(rf"(?<![\w-]){re.escape(p.name)}=(?=\S)", opt + " ", message)
+            message = re.sub(rf"(?<![\w.-]){re.escape(p.name)}=(?=[\s,;:)]|$)", opt, message)
+            message = re.sub(rf"(?<![\w.-]){re.escape(p.name)}=(?=\S)", opt + " ", message)
     return message
 
 

@@ -37,16 +37,20 @@ def embed_command(
     center: bool = typer.Option(False, help="subtract the language's mean vector stored in the model folder "
                                 "(xlsent models calibrate) and re-normalise; needs --lang"),
     dimensions: Dimensions = None,
+    prompt_name: str = typer.Option(None, "--prompt-name", help="one of the model's prompts prefixed to every text "
+                                    "(e5: query | passage; default: the model's default prompt, e5's passage)"),
+    prompt: str = typer.Option(None, "--prompt", help="a prompt's text instead (\"\": none)"),
     run: dict = None,
 ) -> None:
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""
     from xlsent.api.embedding import embed_file
 
-    res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision, normalize=normalize,
-                     batch_size=batch_size, chunk_words=chunk_words, text_column=text_column, id_column=id_column,
-                     shard_size=shard_size, overwrite=overwrite, dimensions=dimensions, **run,
+    res = embed_file(input, output, model, lang=lang or None, center=center, precision=precision,
+                     normalize_embeddings=normalize, batch_size=batch_size, chunk_words=chunk_words,
+                     prompt_name=prompt_name, prompt=prompt, text_column=text_column, id_column=id_column,
+                     shard_size=shard_size, overwrite=overwrite, truncate_dim=dimensions, **run,
                      on_progress=lambda done, total: err_console.print(f"[dim]shard {done}/{total}[/dim]"),
-                     show_progress=True)
+                     show_progress_bar=True)
     if res.shards:
         console.print(f"wrote {output}: {res.rows} rows × {res.dimension} in {res.shards} Parquet shard(s) + "
                       f"{output / '_manifest.json'}")

@@ -99,7 +99,7 @@ def retrieval(
     if resamples < 1000:
         err_console.print(f"[yellow]note: {resamples} bootstrap resamples (< 1,000) give rough CIs[/yellow]")
     ev = _evaluate(model, "retrieval", run, pairs=pairs, dataset=dataset, chunk_words=chunk_words,
-                   dimensions=dimensions, similarity=similarity, center=center, beside=beside, k=k,
+                   truncate_dim=dimensions, similarity=similarity, center=center, beside=beside, k=k,
                    resamples=resamples, seed=seed, sample=sample, by_language=by_language, on_bad_lines=on_bad_lines,
                    queries=queries, src_distractors=src_distractors or (), tgt_distractors=tgt_distractors or ())
     from xlsent.evaluation.retrieval import mean_row
@@ -174,7 +174,7 @@ def sts(
     from xlsent.evaluation.sts import STS_SIMILARITIES
 
     output_file(output)
-    res = _evaluate(model, "sts", run, data=data, chunk_words=chunk_words, dimensions=dimensions, resamples=resamples,
+    res = _evaluate(model, "sts", run, data=data, chunk_words=chunk_words, truncate_dim=dimensions, resamples=resamples,
                     seed=seed, on_bad_lines=on_bad_lines).results[0]
     t = table(f"{model} on {data} (n = {res.n})", ("similarity", "Spearman ρ [95% CI]", "Pearson r"))
     for k in STS_SIMILARITIES:
@@ -212,7 +212,7 @@ def triplet(
         check_dimensions(m, dimensions)
     notes = [show_note] + [lambda line: None] * (len(models) - 1)  # the data's notes once
     results = [_evaluate(m, "triplet", run, data=triplets, dataset=dataset, chunk_words=chunk_words,
-                         dimensions=dimensions, on_note=note, negatives=negatives, teacher=teacher, sample=sample,
+                         truncate_dim=dimensions, on_note=note, negatives=negatives, teacher=teacher, sample=sample,
                          resamples=resamples, seed=seed, on_bad_lines=on_bad_lines).results[0]
                for m, note in zip(models, notes)]
     source, n = str(triplets or dataset), results[0].n
@@ -292,7 +292,7 @@ def mining(
     output_file(output)
     if bool(dev) != bool(test) or bool(dataset) == bool(dev):
         raise XlsentError("give either --dataset (bible, udhr:CODE) or --dev PREFIX and --test PREFIX")
-    res = _evaluate(model, "mining", run, dataset=dataset, dimensions=dimensions, data=dev and f"{dev},{test}",
+    res = _evaluate(model, "mining", run, dataset=dataset, truncate_dim=dimensions, data=dev and f"{dev},{test}",
                     src_lang=src_lang, tgt_lang=tgt_lang, n_gold=n_gold, n_distractors=n_distractors, mode=mode,
                     margin=margin, k=k, center=center, precision=precision, seed=seed).results[0]
     c, t, a = res.test_corpus, res.test, res.auto_test
@@ -326,7 +326,7 @@ def documents(
     """Paragraph / document matching P@1 and P@5 with chunked pooling (Huang et al. 2023 Table 12)."""
     output_file(output)
     res = _evaluate(model, "documents", run, pairs=pairs, dataset=dataset, chunk_words=chunk_words,
-                    dimensions=dimensions, similarity=similarity, resamples=resamples, seed=seed,
+                    truncate_dim=dimensions, similarity=similarity, resamples=resamples, seed=seed,
                     on_bad_lines=on_bad_lines).results[0]
     d = {**res.to_dict(), "chunk_words": chunk_words}
     console.print(retrieval_table([{**d, "pool": dataset or pairs}], f"{model}: document matching ({similarity}, "
@@ -362,7 +362,7 @@ def classify(
         raise XlsentError("give --dataset bible-genre, or --train FILE and --test FILE")
     files = ",".join(str(f) for f in (train, test, train_target) if f) or None
     res = _evaluate(model, "classification", run, dataset=dataset, data=files, chunk_words=chunk_words,
-                    dimensions=dimensions, train_lang=train_lang, test_lang=test_lang,
+                    truncate_dim=dimensions, train_lang=train_lang, test_lang=test_lang,
                     per_class=per_class, seeds=seeds, resamples=resamples).results[0]
     t = table(f"{model}: {res['train']} → {res['test']} ({seeds} seeds)",
               ("condition", "accuracy [95% CI]", "± seeds", "macro-F1 [95% CI]", "± seeds"))
@@ -465,7 +465,7 @@ def run_tasks(
     if not model or not tasks:
         raise XlsentError("give --model MODEL and --tasks TASK[,TASK…] (or a suite: lite, dev, test); --list shows "
                           "them")
-    runs = evaluate_tasks(model, tasks, output, options=option, **run, dimensions=dimensions, on_note=show_note)
+    runs = evaluate_tasks(model, tasks, output, options=option, **run, truncate_dim=dimensions, on_note=show_note)
     t = table(f"{model}: {len(runs)} task(s)", ("task", "main score", "", "subsets", "seconds"))
     for r in runs:
         t.add_row(escape(r.task), f"{r.main_score:.4f}", r.main_score_name, str(len(r.scores)),

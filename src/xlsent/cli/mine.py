@@ -77,9 +77,9 @@ def mine_command(
                   margin=margin, dedupe=dedupe, center=center, index=index, nprobe=nprobe, nlist=nlist,
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
-                  overwrite=overwrite, dimensions=dimensions, rescore=rescore, search_dimensions=search_dimensions,
+                  overwrite=overwrite, truncate_dim=dimensions, rescore=rescore, search_dimensions=search_dimensions,
                   index_groups=index_groups, **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
-                  show_progress=True)
+                  show_progress_bar=True)
     summary = output.with_name(output.name + ".json")
     s = result.summary
     sel = s["selection"]

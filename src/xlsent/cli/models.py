@@ -71,7 +71,7 @@ def calibrate_command(
         if not sep or not code.strip() or not path:
             raise XlsentError(f"--lang {item}: give CODE=FILE, e.g. --lang nya=chichewa.txt")
         files[code] = path
-    means = calibrate(name, files, sample=sample, show_progress=True, **run)
+    means = calibrate(name, files, sample=sample, show_progress_bar=True, **run)
     path = source_folder(name) / MEANS_FILE
     t = table(f"language means in {path}", ("language", "texts", "source"), left=3)
     for code, info in means.summary().items():

@@ -108,7 +108,7 @@ def takes(*names: str):
             from xlsent.cli.common import make_engine
 
             run = {n: kwargs.pop(n) for n in names}
-            place(run.get("device", "auto"), run.get("dtype", "auto"))
+            place(run.get("device", "auto"), run.get("dtype", "auto"), ("--device", "--dtype"))
             at_least(run.get("threads", 0), 0, "--threads")
             if "engine" in run:
                 ray = [run.pop(n) for n in RAY]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 
 def language_code(code: str, option: str = "--lang") -> str:
@@ -30,7 +30,7 @@ def language_code(code: str, option: str = "--lang") -> str:
     except (ValueError, LookupError):
         lang = None
     if lang is None or not lang.is_valid() or not lang.language:
-        raise XlsentError(f"{option}: '{code}' is not a known language code — give an ISO 639-1 or 639-3 code, "
+        raise XlsentError(f"{named(option, code)}: not a known language code — give an ISO 639-1 or 639-3 code, "
                           "e.g. ny or nya, en or eng")
     return lang.language
 

@@ -22,8 +22,9 @@ def embed(
     normalize: bool = False,
     show_progress: bool = True,
     description: str = "embedding",
+    prompt: str | None = None,
 ) -> np.ndarray:
-    """Encode ``texts`` with ``model`` (the model's default prompt applies).
+    """Encode ``texts`` with ``model``: ``prompt`` prefixed (``None``: the model's default prompt).
 
     Texts are ordered by token count (not characters, as ``encode`` does), so a
     batch pads to a similar length; results come back in input order.
@@ -39,7 +40,7 @@ def embed(
         return out
     from xlsent.models.handle import model_prompt
 
-    prompt = model_prompt(model)
+    prompt = model_prompt(model) if prompt is None else prompt
     order = np.argsort(-token_lengths(model, [prompt + t for t in texts]), kind="stable")
     with Progress(disable=not show_progress, transient=True) as progress, torch.inference_mode():
         task = progress.add_task(description, total=len(texts))
@@ -51,6 +52,7 @@ def embed(
                 convert_to_numpy=True,
                 normalize_embeddings=normalize,
                 show_progress_bar=False,
+                prompt=prompt,
             )
             out[idx] = vecs
             progress.advance(task, len(idx))

@@ -68,7 +68,8 @@ class Backend(Protocol):
     dimension: int
     normalizes: bool  # rows come out unit-length
 
-    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray: ...
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False,
+              prompt: str | None = None) -> np.ndarray: ...
 
 
 class SentenceTransformerBackend:
@@ -87,10 +88,15 @@ class SentenceTransformerBackend:
 
             handle.model.to(torch_dtype(dtype))
 
-    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False,
+              prompt: str | None = None) -> np.ndarray:
         from xlsent.encoding.embed import embed
 
-        return embed(self.handle.model, texts, batch_size=batch_size, show_progress=show_progress)
+        return embed(self.handle.model, texts, batch_size=batch_size, show_progress=show_progress, prompt=prompt)
+
+    def prompts(self) -> dict[str, str]:
+        """The model's named prompts (sentence-transformers' ``prompts``: e5's ``query`` and ``passage``)."""
+        return dict(self.handle.model.prompts)
 
     @property
     def max_tokens(self) -> int:
@@ -149,11 +155,13 @@ class Encoder:
         show_progress: a progress bar while embedding.
         memo: remember every text's vector for the encoder's lifetime.
         dimensions: the first N coordinates of each vector, renormalised (``None`` = the full width).
+        prompt: the text prefixed to every input (``None``: the model's default prompt; ``""``: none).
     """
 
     def __init__(self, backend: Backend, *, gloss: Gloss | None = None, chunk_words: int = 0,
                  normalize: bool = False, batch_size: int = 64, show_progress: bool = False,
-                 memo: bool = False, name: str | None = None, dimensions: int | None = None) -> None:
+                 memo: bool = False, name: str | None = None, dimensions: int | None = None,
+                 prompt: str | None = None) -> None:
         from xlsent.encoding.width import valid_width
 
         self.backend = backend
@@ -164,6 +172,7 @@ class Encoder:
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
         self.show_progress = show_progress
+        self.prompt = prompt
         self.name = name or backend.name
         self._memo: dict[str, np.ndarray] | None = {} if memo else None
 
@@ -222,16 +231,27 @@ class Encoder:
         dtype = getattr(self.backend, "dtype", "fp32")  # half-precision vectors differ: their own caches
         return (f"{base}|gloss={len(self.gloss.dictionary) if self.gloss else 0}|chunk={self.chunk_words}"
                 + (f"|dtype={dtype}" if dtype != "fp32" else "")
-                + (f"|dimensions={self.dimensions}" if self.dimensions else ""))
+                + (f"|dimensions={self.dimensions}" if self.dimensions else "")
+                + (f"|prompt={self.prompt!r}" if self.prompt is not None else ""))
 
     def replace(self, **kwargs) -> "Encoder":
         """A copy with some options changed (``normalize``, ``batch_size``, ``chunk_words``, ``dimensions``…); no
         memo is shared."""
         opts = {"gloss": self.gloss, "chunk_words": self.chunk_words, "normalize": self.normalize,
                 "batch_size": self.batch_size, "show_progress": self.show_progress,
-                "memo": self._memo is not None, "name": self.name, "dimensions": self.dimensions}
+                "memo": self._memo is not None, "name": self.name, "dimensions": self.dimensions,
+                "prompt": self.prompt}
         opts.update(kwargs)
         return Encoder(self.backend, **opts)
+
+    def prompt_named(self, name: str) -> str:
+        """The text of the model's prompt ``name`` (e5: ``query``, ``passage``), or one line naming those there
+        are."""
+        prompts = self.backend.prompts() if hasattr(self.backend, "prompts") else {}
+        if name not in prompts:
+            known = ", ".join(prompts) or "none (an exported folder keeps only its default prompt: give prompt= its text)"
+            raise XlsentError(f"prompt_name={name!r}: the model has no such prompt — its prompts: {known}")
+        return prompts[name]
 
     @property
     def language_dependent(self) -> bool:
@@ -247,7 +267,9 @@ class Encoder:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         def run(batch: list[str]) -> np.ndarray:
-            return self.backend.embed(batch, self.batch_size, self.show_progress)
+            if self.prompt is None:  # the backend's own default (a plain function takes no prompt)
+                return self.backend.embed(batch, self.batch_size, self.show_progress)
+            return self.backend.embed(batch, self.batch_size, self.show_progress, prompt=self.prompt)
 
         if self.chunk_words > 0:
             from xlsent.encoding.chunked import chunked_encode

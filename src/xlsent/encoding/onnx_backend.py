@@ -100,10 +100,12 @@ class OnnxBackend:
         self.session = ort.InferenceSession(str(self.folder / m.model_file), session_options(threads, spin),
                                             providers=self.providers)
 
-    def token_ids(self, texts: list[str]) -> list[list[int]]:
-        """The ids the graph sees for each text (prompt prefixed, lower-cased if the model does, truncated)."""
+    def token_ids(self, texts: list[str], prompt: str | None = None) -> list[list[int]]:
+        """The ids the graph sees for each text (``prompt`` prefixed, the model's own when None; lower-cased if
+        the model does; truncated)."""
         m = self.manifest
-        prepared = [m.prompt + (t.lower() if m.lowercase else t) for t in texts]
+        prompt = m.prompt if prompt is None else prompt
+        prepared = [prompt + (t.lower() if m.lowercase else t) for t in texts]
         return [e.ids for e in self.tokenizer.encode_batch(prepared)]
 
     @property
@@ -154,14 +156,15 @@ class OnnxBackend:
             mask[i, : len(ids)] = 1
         return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
 
-    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False,
+              prompt: str | None = None) -> np.ndarray:
         from rich.progress import Progress
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        ids = self.token_ids(texts)
+        ids = self.token_ids(texts, prompt)
         order = np.argsort(-np.fromiter((len(x) for x in ids), np.int64, len(ids)), kind="stable")
         with Progress(disable=not show_progress, transient=True) as progress:
             task = progress.add_task("embedding (onnx)", total=len(texts))

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 OPTION = "--dimensions"
 
@@ -44,15 +44,15 @@ def valid_width(dimensions: Any, full: int | None, option: str = OPTION) -> int 
     if dimensions is None:
         return None
     if isinstance(dimensions, bool) or not isinstance(dimensions, (int, np.integer)):
-        raise XlsentError(f"{option} {dimensions!r}: not a whole number — give a width such as 128 (the first N "
+        raise XlsentError(f"{named(option, dimensions)}: not a whole number — give a width such as 128 (the first N "
                           "coordinates of each vector), or leave it out for the full width")
     dimensions = int(dimensions)
     span = f"1 to {full}" if full else "1 to the model's width"
     if dimensions < 1:
-        raise XlsentError(f"{option} {dimensions}: must be ≥ 1 (the first N coordinates of each vector, "
+        raise XlsentError(f"{named(option, dimensions)}: must be ≥ 1 (the first N coordinates of each vector, "
                           f"renormalised) — give {span}, or leave it out for the full width")
     if full and dimensions > full:
-        raise XlsentError(f"{option} {dimensions}: more than the model's width ({full}) — give {span}, or leave "
+        raise XlsentError(f"{named(option, dimensions)}: more than the model's width ({full}) — give {span}, or leave "
                           "it out for the full width")
     return dimensions
 

@@ -31,6 +31,7 @@ retrieval; its ``eval_pool`` names the test file and whether its labels are gold
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 SCHEMA = "xlsent.metrics/2"
 READS = ("xlsent.metrics/1", SCHEMA)
@@ -91,6 +92,7 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
 
     pool, udhr = e["pairs"], e.get("udhr_pool") or "udhr"
     same = {"sample": e["sample"], "seed": seed}
+    retrieval: Any
     retrieval, triplet = build([f"retrieval:{pool}", f"triplet:{pool}"], {
         **same, "similarity": e["similarity"], "beside": False, "by_language": False})
     mse = build(f"mse:{pool}", same)[0] if teacher is not None else None

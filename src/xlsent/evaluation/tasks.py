@@ -162,7 +162,7 @@ class _Memo:
         self.name, self.dimension = getattr(enc, "name", ""), enc.dimension
         self.language_dependent = getattr(enc, "language_dependent", True)
 
-    def encode(self, texts: list[str], lang: str | None = None) -> np.ndarray:
+    def encode(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         key = (lang or "") if self.language_dependent else ""
         todo = list(dict.fromkeys(t for t in texts if (key, t) not in self.rows))
         if todo:
@@ -366,7 +366,7 @@ class RetrievalTask(TaskType):
         loaded = load_pairs(dataset, on_bad_lines=self.on_bad_lines, dedupe=False, sample=self.sample,
                             seed=self.seed)
         self.notes += loaded.notes()
-        ds = loaded.dataset
+        ds: Any = loaded.dataset
         several = "tgt_lang" in ds.column_names and len(set(ds["tgt_lang"])) > 1
         split = self.by_language if self.by_language is not None else several
         self.use(split_by_language(ds) if split else {dataset: ds})
@@ -656,7 +656,7 @@ class MseTask(TaskType):
         loaded = load_pairs(self.declaration.dataset, on_bad_lines=self.on_bad_lines, dedupe=False,
                             sample=self.sample, seed=self.seed)
         self.notes += loaded.notes()
-        pool = loaded.dataset
+        pool: Any = loaded.dataset
         other_col, en_col = english_side(pool)
         sl, tl = side_langs(pool)
         self.english, self.other = list(pool[en_col]), list(pool[other_col])
@@ -870,7 +870,8 @@ class NerTask(TaskType):
         from xlsent.data.tagging import load_tagged
         from xlsent.evaluation.tagging import sample_corpus
 
-        self.corpus = sample_corpus(load_tagged(self.declaration.dataset, self.scheme, self.tag_column, self.strict,
+        scheme: Any = self.scheme  # checked against the schemes (option choices)
+        self.corpus = sample_corpus(load_tagged(self.declaration.dataset, scheme, self.tag_column, self.strict,
                                                 task=self.type), self.sample, self.seed)
         self.notes += self.corpus.notes
 
@@ -923,11 +924,18 @@ def declare(name: str) -> TaskDeclaration:
         if cls.user_files and cls.has_files(dataset):
             return TaskDeclaration(name, task_type, dataset, "", ("test",), cls.main_score, "the user's", "", "user",
                                    f"{cls.measures}, on the user's files {dataset}")
+        for part in dataset.split(","):  # a path of the user's that is not there: said as such
+            p = Path(part).expanduser()
+            if p.is_dir() and not cls.has_files(dataset):
+                raise XlsentError(f"{part}: is a folder — task {task_type} reads {cls.user_files}")
+            if not p.exists() and (p.suffix or "/" in part) and (cls.kind is None or find(part, cls.kind) is None):
+                if cls.type != "mining" or not any(p.parent.glob(p.name + ".*")):
+                    raise XlsentError(f"{part}: no such file — task {task_type} reads {cls.user_files}")
         sets = ", ".join(e.name + ("[:CODE]" if e.by_language else "") for e in entries(cls.kind)
                          if cls.listed(e)) if cls.kind else ""
-        raise XlsentError(f"task '{name}': '{dataset}' is neither a bundled {cls.kind or task_type} set nor a file "
-                          f"— give {cls.user_files}" + (f", or one of the bundled {cls.kind} sets: {sets}"
-                                                         if sets else ""))
+        raise XlsentError(f"task '{name}': unknown dataset '{dataset}', neither a bundled {cls.kind or task_type} set "
+                          f"nor a file — give {cls.user_files}" + (f", or one of the bundled {cls.kind} sets: {sets}"
+                                                                    if sets else ""))
     e = found.entry
     if not cls.accepts(e):
         raise XlsentError(f"task '{name}': {e.name} is not a {task_type.upper()} set")
@@ -1057,7 +1065,7 @@ def mteb_tasks(task_names: str | Sequence[str], options: Mapping[str, Any] | Non
             base = AbsTaskSTS
         metadata = TaskMetadata(
             name=d.mteb_name, dataset={"path": f"xlsent/{d.dataset}", "revision": "bundled"},
-            description=d.description, type=cls.mteb_type, category="t2t", modalities=["text"],
+            description=d.description, type=typing.cast(Any, cls.mteb_type), category="t2t", modalities=["text"],
             eval_splits=list(d.splits[:1]), eval_langs=langs if len(langs) > 1 else next(iter(langs.values())),
             main_score=cls.mteb_main_score or cls.main_score, license="not specified",
             annotations_creators="human-annotated", sample_creation="found", bibtex_citation="", reference=None,

@@ -40,6 +40,7 @@ class EncoderSettings:
     device: str = "auto"
     dtype: str = "auto"  # --dtype: the precision a torch model encodes in (auto: fp16 on a CUDA GPU, else fp32)
     dimensions: int | None = None  # --dimensions: the first N coordinates, renormalised (None: the full width)
+    prompt: str | None = None  # the prompt prefixed to every text (None: the model's default)
 
 
 class LocalEngine:
@@ -56,7 +57,7 @@ class LocalEngine:
             from xlsent.exporter.load import load_encoder
 
             self.encoder = load_encoder(settings.model, backend=settings.backend, threads=settings.threads,
-                                        dimensions=settings.dimensions)
+                                        dimensions=settings.dimensions, prompt=settings.prompt)
         for task in tasks:
             task.run(self.encoder, show_progress=False)
             advance()
@@ -85,7 +86,7 @@ class EncodeWorker:
         use_device(settings.device, "--device")
         use_encoding_dtype(settings.dtype, "--dtype")
         self.encoder = load_encoder(settings.model, backend=settings.backend, threads=threads,
-                                    dimensions=settings.dimensions)
+                                    dimensions=settings.dimensions, prompt=settings.prompt)
 
     def run(self, task) -> None:
         task.run(self.encoder, show_progress=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 DEVICE_HELP = "auto | cpu | cuda | cuda:N | mps"
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -58,23 +58,25 @@ def resolve_device(spec: str | None = "auto", option: str = "--device") -> str:
         return "cpu"
     if s == "mps":
         if not has_mps:
-            raise XlsentError(f"{option} mps: Apple's MPS is not available here ({_found()}) — use {option} cpu or auto")
+            raise XlsentError(f"{named(option, 'mps')}: Apple's MPS is not available here ({_found()}) — use "
+                              f"{named(option, 'cpu')} or auto")
         return "mps"
     m = re.fullmatch(r"cuda(?::(\d+))?", s)
     if not m:
-        raise XlsentError(f"{option} {spec}: not a device — use one of {DEVICE_HELP}")
+        raise XlsentError(f"{named(option, spec)}: not a device — use one of {DEVICE_HELP}")
     if not torch.cuda.is_available():
-        raise XlsentError(f"{option} {spec}: no CUDA GPU here ({_found()}) — use {option} cpu or auto")
+        raise XlsentError(f"{named(option, spec)}: no CUDA GPU here ({_found()}) — use {named(option, 'cpu')} or "
+                          "auto")
     if local is not None:
         if m.group(1) is not None and int(m.group(1)) != int(local):
-            raise XlsentError(f"{option} {spec}: under several processes each takes the GPU of its local rank — "
+            raise XlsentError(f"{named(option, spec)}: under several processes each takes the GPU of its local rank — "
                               f"use {option} cuda (or CUDA_VISIBLE_DEVICES to choose the GPUs)")
         index = int(local)
     else:
         index = int(m.group(1)) if m.group(1) is not None else torch.cuda.current_device()
     n = torch.cuda.device_count()
     if index >= n:
-        raise XlsentError(f"{option} {spec}: this machine has {n} CUDA GPU(s) (cuda:0 … cuda:{n - 1})")
+        raise XlsentError(f"{named(option, spec)}: this machine has {n} CUDA GPU(s) (cuda:0 … cuda:{n - 1})")
     return f"cuda:{index}"
 
 
@@ -126,7 +128,7 @@ def torch_dtype(name: str, option: str = "--dtype"):
 
     table = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     if name not in table:
-        raise XlsentError(f"{option} {name}: use one of {', '.join(DTYPES)}")
+        raise XlsentError(f"{named(option, name)}: use one of {', '.join(DTYPES)}")
     return table[name]
 
 
@@ -136,7 +138,7 @@ def use_encoding_dtype(spec: str | None, option: str = "--dtype") -> str:
     global _encoding_dtype
     s = (spec or "auto").strip().lower()
     if s != "auto" and s not in DTYPES:
-        raise XlsentError(f"{option} {spec}: use one of auto, {', '.join(DTYPES)}")
+        raise XlsentError(f"{named(option, spec)}: use one of auto, {', '.join(DTYPES)}")
     _encoding_dtype = s
     return s
 

@@ -14,6 +14,13 @@ class XlsentError(Exception):
     """An error caused by user input, with a message that says what to fix."""
 
 
+def named(name: str, value: object) -> str:
+    """How a message names a value given for a parameter: ``sample=-1`` in Python (``name`` a parameter), ``--sample
+    -1`` from the command line (``name`` an option). The CLI turns the first into the second for its own options
+    (:func:`xlsent.cli.common.option_words`), so one message serves both."""
+    return f"{name} {value}" if name.startswith("-") else f"{name}={value!r}"
+
+
 class InputFormatError(XlsentError):
     """A malformed input file: names the file, the line and the fix."""
 
