@@ -95,7 +95,7 @@ def test_the_substitute_map_is_one_to_one_onto_deseret_and_invertible():
 
 
 def test_the_new_pieces_segment_text_that_was_unk_before(unigram_model, extended):
-    before, after = _tokenizer(unigram_model), _tokenizer(extended.path)
+    before, after = _tokenizer(unigram_model), _tokenizer(extended.output)
     text = NEW[0]
     ids_before = before(text, add_special_tokens=False)["input_ids"]
     ids_after = after(text, add_special_tokens=False)["input_ids"]
@@ -111,11 +111,11 @@ def test_the_new_pieces_segment_text_that_was_unk_before(unigram_model, extended
 
 
 def test_the_record_and_the_config_say_what_was_added(extended):
-    rec = json.loads((extended.path / "xlsent_added_pieces.json").read_text(encoding="utf-8"))
+    rec = json.loads((extended.output / "xlsent_added_pieces.json").read_text(encoding="utf-8"))
     assert rec["added"] == extended.added == len(rec["pieces"])
     assert [p[1] for p in rec["pieces"]] == list(range(extended.first_id, extended.first_id + extended.added))
     assert "sub-pieces" in rec["init_method"] and "default" in rec["init_method"]
-    cfg = json.loads((extended.path / "config.json").read_text(encoding="utf-8"))
+    cfg = json.loads((extended.output / "config.json").read_text(encoding="utf-8"))
     assert cfg["xlsent_added_rows"] == {"first": extended.first_id, "count": extended.added}
     assert cfg["vocab_size"] == extended.first_id + extended.added  # the 3 padding rows are gone
 
@@ -126,7 +126,7 @@ def test_the_folder_reloads_in_a_fresh_process_with_the_same_vectors_for_old_scr
     code = ("import sys, json; from sentence_transformers import SentenceTransformer as S; "
             "m = S(sys.argv[1], device='cpu'); print(json.dumps(m.encode(json.loads(sys.argv[2])).tolist()))")
     old_texts = LATIN[:4] + ["unknown words stay as they were"]
-    r = subprocess.run([sys.executable, "-c", code, str(extended.path), json.dumps(old_texts + NEW[:2])],
+    r = subprocess.run([sys.executable, "-c", code, str(extended.output), json.dumps(old_texts + NEW[:2])],
                        capture_output=True, text=True, check=True)
     vecs = np.asarray(json.loads(r.stdout.strip().splitlines()[-1]))
     base = SentenceTransformer(str(unigram_model), device="cpu").encode(old_texts + NEW[:2])
@@ -134,7 +134,7 @@ def test_the_folder_reloads_in_a_fresh_process_with_the_same_vectors_for_old_scr
     assert not np.allclose(vecs[len(old_texts):], base[len(old_texts):], atol=1e-3)  # the new script changed
     # old-script text keeps its ids exactly
     for t in old_texts:
-        assert _tokenizer(unigram_model)(t)["input_ids"] == _tokenizer(extended.path)(t)["input_ids"]
+        assert _tokenizer(unigram_model)(t)["input_ids"] == _tokenizer(extended.output)(t)["input_ids"]
 
 
 def test_new_rows_are_initialised_as_stated(unigram_model, extended):
@@ -142,7 +142,7 @@ def test_new_rows_are_initialised_as_stated(unigram_model, extended):
     from safetensors.torch import load_file
 
     base = load_file(str(unigram_model / "model.safetensors"))
-    ext = load_file(str(extended.path / "model.safetensors"))
+    ext = load_file(str(extended.output / "model.safetensors"))
     key = next(k for k in ext if k.endswith("word_embeddings.weight"))
     old, new = base[key].float(), ext[key].float()
     first = extended.first_id
@@ -172,7 +172,7 @@ def test_the_same_seed_gives_the_same_rows(unigram_model, new_texts, extended, t
     np.testing.assert_allclose([s for _, _, s, _ in again.pieces], [s for _, _, s, _ in extended.pieces], atol=1e-3)
     from safetensors.torch import load_file
 
-    a, b = load_file(str(tmp_path / "again" / "model.safetensors")), load_file(str(extended.path / "model.safetensors"))
+    a, b = load_file(str(tmp_path / "again" / "model.safetensors")), load_file(str(extended.output / "model.safetensors"))
     assert all(a[k].equal(b[k]) for k in a)
 
 
@@ -186,11 +186,11 @@ def test_adapt_trains_the_new_rows_while_the_old_rows_stay_frozen(extended, tmp_
     latin = sorted({" ".join(rng.choice(words) for _ in range(4)) for _ in range(40)})
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
-    run = xlsent.adapt(pairs, tmp_path / "run", model=str(extended.path), evaluate=False, device="cpu",
+    run = xlsent.adapt(pairs, tmp_path / "run", model=str(extended.output), evaluate=False, device="cpu",
                        settings={"train.holdout": 0.25, "train.holdout_min": 5, "train.sample": 0,
                                  "optim.batch_size": 8, "optim.epochs": 1, "optim.lr": 1e-2,
                                  "models.freeze_word_embeddings": True, "eval.udhr": False})
-    before = load_file(str(extended.path / "model.safetensors"))
+    before = load_file(str(extended.output / "model.safetensors"))
     after = load_file(str(Path(run.model_path) / "model.safetensors"))
     key = next(k for k in before if k.endswith("word_embeddings.weight"))
     first = extended.first_id

@@ -38,7 +38,7 @@ def test_the_defaults_keep_punctuation_and_short_sentences_and_remove_markup(tmp
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         res = xlsent.filter_pairs(f, rank_by="score", filters="none")
-    kept = {s for _, s, _ in res.rows}
+    kept = {s for _, s, _ in res.pairs}
     assert kept == {s for s, _ in CLEAN}, kept ^ {s for s, _ in CLEAN}
     steps = {name: removed for name, removed, _ in res.report.steps}
     assert steps["markup"] == len(MARKUP) and "min-words" not in steps and "special-chars" not in steps
@@ -68,8 +68,8 @@ def test_preset_paper_is_the_papers_filter_exactly(tmp_path):
     ds, report = clean_pairs(Dataset.from_dict({"src": [s for s, _ in rows], "tgt": [t for _, t in rows]}),
                              min_words=5, special_pattern=PAPER_SPECIAL_PATTERN, dedupe=True)
     assert PAPER_SPECIAL_PATTERN == r"[<>{}\[\]|\\^~@#$%*=_]|https?://"  # Huang et al. 2023 §4.1's characters
-    assert len(res.rows) == 2016 and len(ds) > 2016
-    assert [s for _, s, _ in res.rows] == list(ds["src"])[:2016]  # the best 2,016 of what the paper's cleaning keeps
+    assert len(res.pairs) == 2016 and len(ds) > 2016
+    assert [s for _, s, _ in res.pairs] == list(ds["src"])[:2016]  # the best 2,016 of what the paper's cleaning keeps
     assert [(n, r) for n, r, _ in res.report.steps] == [(n, r) for n, r, _ in report.steps]
 
 

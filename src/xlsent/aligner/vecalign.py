@@ -4,9 +4,9 @@ Sentence Alignment in Linear Time and Space") on any xlsent encoder.
 1. **Overlaps.** Every run of up to ``max_overlap`` consecutive sentences of each document has a unit vector;
    ``layers[k - 1][i]`` is the run of k sentences that ends at sentence i. Vecalign embeds each run's joined
    text (``runs="concat"``); the default here embeds the sentences only and takes a run's vector as the
-   normalised sum of its sentences' (``runs="mean"``): on ``bible-align:dev`` with e5-small the same strict F1 on
-   split verses (0.978 against 0.977 at Vecalign's deletion penalty), one point lower with deletions, for a
-   sixth of the embedding time (141 s against 827 s on 2 cores) — what makes long documents practical on a CPU.
+   normalised sum of its sentences' (``runs="mean"``): on ``bible-align:dev`` with e5-small about the same strict
+   F1 on split verses, a little lower with deletions, for far less embedding time — what makes long
+   documents practical on a CPU (``docs/experiments/alignment-and-filters.md``).
 2. **Cost** of joining a source run x (a sentences) to a target run y (b sentences)::
 
        c(x, y) = a·b · 2·(1 − cos(x, y)) / (n(x) + n(y)),    n(v) = 1 − mean_s cos(v, r_s)
@@ -21,14 +21,14 @@ Sentence Alignment in Linear Time and Space") on any xlsent encoder.
    ends, which cosine barely sees (a short second sentence such as "Usandibisire." moves a run's vector
    little). The − 1 centres the term: for a true block P(|δ|) is uniform, so −log P averages 1, and uncentred
    it made every extra block cost more — with lengths as noisy as ±20% a sentence it merged neighbours into
-   2-2 blocks (tests/test_align.py). On ``bible-align:dev``, weight 0.1 raised strict F1 from 0.966 to 0.976
-   on split verses and from 0.954 to 0.975 with deletions; weights 0.05–0.2, s² from 3 to 30 and the
-   uncentred form were all within a point there (docs/results.md).
+   2-2 blocks (tests/test_align.py). On ``bible-align:dev``, weight 0.1 raised strict F1 on split verses and
+   with deletions; weights 0.05–0.2, s² from 3 to 30 and the uncentred form scored about the same there
+   (``docs/experiments/alignment-and-filters.md``).
 4. **Deletion penalty** (1-0 and 0-1, per sentence): the ``deletion_quantile`` quantile of the costs of
    ``cost_samples`` random 1-1 pairs of the two documents (length cost included). Vecalign's 0.2 absorbed
    deleted sentences into 2-1 blocks on the development data; with the length cost, 0.02 and 0.05 had the
-   same mean strict F1 over the split-verse and the deletion variants of ``bible-align:dev`` (0.976), 0.02 the
-   better with deletions (0.975 against 0.973; docs/results.md).
+   same mean strict F1 over the split-verse and the deletion variants of ``bible-align:dev``, 0.02 the better
+   with deletions (``docs/experiments/alignment-and-filters.md``).
 5. **Steps** 1-1, 1-2, 2-1 … up to a + b ≤ max_overlap + 1 (Vecalign's ``alignment_max_size`` = this + 1;
    ``max_overlap`` 3 is its default of 4), plus the deletions; the best path by dynamic programming
    (:mod:`xlsent.aligner.dp`).

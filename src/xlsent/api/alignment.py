@@ -15,24 +15,35 @@ from xlsent.utils.errors import XlsentError, named
 @dataclass(frozen=True)
 class AlignedBlock:
     """One block of an alignment: the sentences of each side it joins (0-based ids, in order; empty on one side
-    for a deletion) and its score (the block's normalised cost: 0 identical … about 1 as unlike as random
-    sentences; 0 for a deletion)."""
+    for a deletion) and its ``cost`` (Vecalign's normalised cost: 0 identical … about 1 as unlike as random
+    sentences; 0 for a deletion). Its ``score`` is higher-is-better, as every score of xlsent: a similarity,
+    ``1 − cost`` for a block that joins both sides, 0 for a deletion."""
 
     src_ids: tuple[int, ...]
     tgt_ids: tuple[int, ...]
-    score: float
+    cost: float
+
+    @property
+    def score(self) -> float:
+        return 1.0 - self.cost if self.src_ids and self.tgt_ids else 0.0
 
     @property
     def kind(self) -> str:
         """``1-1``, ``2-1``, ``1-0`` (a deletion) …"""
         return f"{len(self.src_ids)}-{len(self.tgt_ids)}"
 
+    def to_dict(self) -> dict:
+        return {"src_ids": list(self.src_ids), "tgt_ids": list(self.tgt_ids), "score": self.score, "cost": self.cost}
+
 
 class Blocks(list):
     """The blocks of an alignment, in document order (a list of :class:`AlignedBlock`); ``.alignment`` is the
-    same alignment in the form the file writers take."""
+    same alignment in the form the file writers take (Vecalign's costs)."""
 
     alignment: Any = None
+
+    def to_dict(self) -> dict:
+        return {"blocks": [b.to_dict() for b in self]}
 
 
 def align_config(max_overlap: int = 3, deletion_quantile: float = 0.02, search_buffer: int = 5, plain: bool = False,
@@ -75,7 +86,8 @@ def align(src_sentences: Sequence[str], tgt_sentences: Sequence[str], *, model: 
         backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`).
 
     Returns:
-        The blocks in document order, each with ``src_ids``, ``tgt_ids`` (0-based) and ``score``.
+        The blocks in document order, each with ``src_ids``, ``tgt_ids`` (0-based), ``score`` (a similarity,
+        higher is better) and ``cost``.
 
     Example:
         >>> import xlsent

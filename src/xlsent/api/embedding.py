@@ -128,6 +128,10 @@ class EmbedFileResult:
     precision: str
     shards: int = 0  # Parquet shards (a folder output); 0 for a .npy file
 
+    def to_dict(self) -> dict:
+        return {"output": str(self.output), "rows": self.rows, "dimension": self.dimension,
+                "precision": self.precision, "shards": self.shards}
+
 
 def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *, lang: str | None = None,
                center: bool = False, precision: str = "float32", normalize_embeddings: bool = False,

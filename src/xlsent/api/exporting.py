@@ -22,6 +22,12 @@ class ExportResult:
     def checks(self) -> dict:
         return self.manifest.checks
 
+    def to_dict(self) -> dict:
+        """The folder and its manifest (``xlsent_onnx.json``)."""
+        from dataclasses import asdict
+
+        return {"output": str(self.output), "manifest": asdict(self.manifest)}
+
 
 def export(model: str | Path, output: str | Path, *, int8: bool = False, smooth: float | None = None,
            fp32_parts: str | None = None, fp32_layers: str = "", int8_attention: bool = False,

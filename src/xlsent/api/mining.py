@@ -217,8 +217,8 @@ WARN_REMOVED_SHARE = 0.10
 def filter_pairs(source: str | Path, output: str | Path | None = None, *, model: str = "e5-small",
                  preset: str | None = None, min_words: int | None = None, special_pattern: str | None = None,
                  special: bool = True, top: int | None = None, rank_by: str = "cosine", center: bool = False,
-                 filters: str | Sequence[str] = "default", src_lang: str = "", tgt_lang: str = "", max_z: float = 4.0,
-                 threshold: str | float | None = None, on_bad_lines: str = "error", device: str = "auto",
+                 filters: str | Sequence[str] = "default", src_lang: str | None = None, tgt_lang: str | None = None,
+                 max_z: float = 4.0, threshold: str | float | None = None, on_bad_lines: str = "error", device: str = "auto",
                  dtype: str = "auto") -> "FilteredPairs":
     """Clean pairs: keep every clean pair of your file, ranked by similarity (``xlsent data filter-pairs``).
 
@@ -250,7 +250,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         device, dtype: where and how the model runs.
 
     Returns:
-        The kept pairs (``.rows``: ``(score, src, tgt)``), the counts of every filter (``.report``) and notes;
+        The kept pairs (``.pairs``: ``(score, src, tgt)``), the counts of every filter (``.report``) and notes;
         ``to_dict()`` is what ``OUTPUT.json`` holds.
 
     Example:
@@ -261,7 +261,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         >>> kept = xlsent.filter_pairs(f, rank_by="score", filters="none")
         >>> len(kept.rows), kept.report.rows_in
         (2, 2)
-        >>> len(xlsent.filter_pairs(f, rank_by="score", filters="none", preset="paper").rows)  # under 5 words
+        >>> len(xlsent.filter_pairs(f, rank_by="score", filters="none", preset="paper").pairs)  # under 5 words
         1
     """
     import warnings
@@ -323,6 +323,6 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
                       f"({str(output) + '.json' if output is not None else 'the result.to_dict()'}) before training "
                       "on what is left", stacklevel=2)
     if output is not None:
-        write_pairs_tsv(output, res.rows)
+        write_pairs_tsv(output, res.pairs)
         write_json_atomic(str(output) + ".json", res.to_dict())
     return res

@@ -174,6 +174,6 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     ext = extend_vocabulary(st, lines, pieces, seed)
     out.mkdir(parents=True, exist_ok=True)
     st.save(str(out))
-    ext.path = out
+    ext.output = out
     write_record(out, ext, str(model), source, seed)
     return ext

@@ -74,7 +74,7 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
 
 def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
           settings: dict[str, Any] | None = None, config: str | Path | None = None, preset: str | None = None,
-          device: str | None = None, evaluate: bool = True, on_note: Note = None) -> RunResult:
+          device: str = "auto", evaluate: bool = True, on_note: Note = None) -> RunResult:
     """Train a model with one of the recipes (``xlsent train RECIPE``).
 
     Recipes: ``adapt`` (the best model for your own pairs), ``siamese``, ``xkd``, ``triplet-kd``, ``gloss``,
@@ -90,7 +90,8 @@ def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
         settings: config overrides as dotted keys, e.g. ``{"optim.epochs": 1, "train.sample": 500}`` (what
             ``--set`` takes); every value is checked before any model loads.
         config: a YAML file overriding the recipe's defaults; ``preset``: a shipped preset (``paper``, ``small`` …).
-        device: where it trains (``models.device``): ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``.
+        device: where it trains (``models.device``): ``auto`` (the config's ``models.device``, itself ``auto``
+            unless a config says otherwise) | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``.
         evaluate: run the held-out evaluation after training.
         on_note: called with each line the recipe reports (data read, progress of stages).
 
@@ -108,11 +109,12 @@ def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
         ('model', True)
     """
     output = output_folder(Path(output))
-    cfg = recipe_config(recipe, data, settings=settings, config=config, preset=preset, device=device)
+    cfg = recipe_config(recipe, data, settings=settings, config=config, preset=preset,
+                        device=None if device == "auto" else device)
     return run_recipe(recipe, cfg, output, evaluate=evaluate, on_note=on_note)
 
 
-def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", device: str | None = None,
+def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", device: str = "auto",
           settings: dict[str, Any] | None = None, evaluate: bool = True, on_note: Note = None) -> RunResult:
     """Adapt a model to your own translated pairs: the best model for your language (``xlsent train adapt``).
 
@@ -126,8 +128,8 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
             ``tgt``, ``src_lang``, ``tgt_lang``, or Moses ``A,B``) or a bundled dataset name.
         output: the run folder; a rerun resumes.
         model: the model to adapt: a registered name or a local sentence-transformers folder.
-        device: where it trains: ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps`` (default: the config's
-            ``models.device``, ``auto``).
+        device: where it trains: ``auto`` (the config's ``models.device``, itself ``auto``) | ``cpu`` | ``cuda`` |
+            ``cuda:N`` | ``mps``.
         settings: config overrides as dotted keys (``{"train.sample": 0}`` trains on every pair).
         evaluate: report the held-out figures after training.
         on_note: called with each line the recipe reports.

@@ -195,7 +195,7 @@ def filter_pairs_command(
     show_lines(res.about["read"] + res.notes)
     n_in = res.report.rows_in
     console.print(f"the filters removed {n_in - res.screened} of {n_in} pairs ({res.removed_share:.1%})")
-    console.print(f"wrote {output} ({len(res.rows)} of {n_in} pairs, ranked by {rank_by}) and {output}.json")
+    console.print(f"wrote {output} ({len(res.pairs)} of {n_in} pairs, ranked by {rank_by}) and {output}.json")
 
 
 @app.command("overlap")

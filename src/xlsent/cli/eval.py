@@ -144,10 +144,19 @@ def _write(payload, output: Path | None) -> None:
 
 
 def _evaluate(model, task: str, run: dict, *, on_note=None, **kw):
-    """``xlsent.evaluate`` with the command's backend, threads, device and dtype, notes shown dimmed."""
+    """``xlsent.evaluate`` with the command's backend, threads, device and dtype, notes shown dimmed; the task's
+    main score said in one line (the same figure wherever the task runs)."""
     from xlsent.api.evaluation import evaluate
 
-    return evaluate(model, task, **run, show_progress_bar=True, on_note=on_note or show_note, **kw)
+    result = evaluate(model, task, **run, show_progress_bar=True, on_note=on_note or show_note, **kw)
+    main_score_line(result)
+    return result
+
+
+def main_score_line(result) -> None:
+    """``main score (p@1): 0.9312`` — a task's one main score, as every path that runs it gives it."""
+    console.print(f"main score ({result.main_score_name}): {result.main_score:.4f}"
+                  + (f"  [dim]{escape(result.model)}[/dim]" if result.model else ""), highlight=False)
 
 
 def _write_png(path: Path, png: bytes) -> None:

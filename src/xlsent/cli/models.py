@@ -99,7 +99,7 @@ def extend_vocab_command(
     if as_json:
         console.print_json(json.dumps({k: v for k, v in ext.to_dict().items() if k != "pieces"}))
         return
-    t = Table(title=f"extended model in {ext.path}", show_header=False)
+    t = Table(title=f"extended model in {ext.output}", show_header=False)
     t.add_row("pieces added", f"{ext.added:,} (ids {ext.first_id:,}–{ext.first_id + ext.added - 1:,}; "
               f"{ext.new_characters:,} new characters)")
     t.add_row("unknown-piece rate of the text", f"{ext.unk_rate_before:.1%} → {ext.unk_rate_after:.1%}")

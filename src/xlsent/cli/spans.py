@@ -26,13 +26,16 @@ def eval_spans(
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
     from xlsent.api.evaluation import evaluate
+    from xlsent.cli.eval import main_score_line
 
     output_file(output)
     results = []
     for m in models:
         show_note(f"structural-span retrieval: {m}…")
-        results.append(evaluate(m, f"spans:{spans}", sample=sample, seed=seed, max_length=max_length,
-                                resamples=resamples, on_note=show_note, **run).results[0])
+        result = evaluate(m, f"spans:{spans}", sample=sample, seed=seed, max_length=max_length, resamples=resamples,
+                          on_note=show_note, **run)
+        main_score_line(result)
+        results.append(result.results[0])
     t = table(f"structural-span retrieval P@1 on {spans} ({results[0].pairs} pairs, {results[0].spans} spans)",
               ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"),
               caption="per-type columns: en→xx P@1 of the spans of that type")

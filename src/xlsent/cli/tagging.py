@@ -42,7 +42,12 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resam
     res = evaluate_taggers(models, test, task, compare=compare, sample=sample, seed=seed, resamples=resamples,
                            scheme=scheme, strict=strict, tag_column=tag_column, max_length=max_length,
                            on_note=show_note)
+    from xlsent.evaluation.tasks import TASK_TYPES
+
     scored, n = res.pop("scored"), len(res.pop("corpus"))
+    for name, s in scored:  # each tagger's main score, as every path that runs the task gives it
+        console.print(f"main score ({TASK_TYPES[task].main_score}): {float(s.main()):.4f}  [dim]{name}[/dim]",
+                      highlight=False)
     console.print(scores_table(scored, task, f"{task.upper()} on {test} — {n} sentences, {res['labels']} labels"))
     if len(scored) == 1:
         console.print(per_label_table(scored[0][1], task))

@@ -41,7 +41,10 @@ RANK_BY = ("cosine", "margin", "csls", "score")
 
 @dataclass
 class FilteredPairs:
-    rows: list[tuple[float, str, str]]
+    """What :func:`xlsent.filter_pairs` kept: ``pairs`` (``(score, src, tgt)``, best first), the counts of every
+    filter and notes; ``to_dict()`` is what ``OUTPUT.json`` holds."""
+
+    pairs: list[tuple[float, str, str]]
     report: CleanReport
     notes: list[str]
     noise: NoiseReport | None = None
@@ -50,12 +53,21 @@ class FilteredPairs:
     screened: int = 0  # pairs left after the cleaning and the noise filters (before any cut or top N)
 
     @property
+    def rows(self) -> list[tuple[float, str, str]]:
+        """Deprecated: :attr:`pairs` (the old name, until xlsent 0.3)."""
+        import warnings
+
+        warnings.warn("FilteredPairs.rows is renamed .pairs (the old name goes in xlsent 0.3)", DeprecationWarning,
+                      stacklevel=2)
+        return self.pairs
+
+    @property
     def removed_share(self) -> float:
         """Share of the file's pairs the cleaning and the noise filters removed (a cut or a top N not counted)."""
         return 1 - self.screened / self.report.rows_in if self.report.rows_in else 0.0
 
     def to_dict(self) -> dict:
-        return {**self.about, "kept": len(self.rows), "removed_by_filters": {
+        return {**self.about, "kept": len(self.pairs), "removed_by_filters": {
                     "pairs": self.report.rows_in - self.screened, "share": round(self.removed_share, 4)},
                 "cleaning": self.report.to_dict(),
                 "noise_filters": self.noise.to_dict() if self.noise else None, "threshold": self.threshold,

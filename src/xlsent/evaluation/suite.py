@@ -95,7 +95,8 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     retrieval: Any
     retrieval, triplet = build([f"retrieval:{pool}", f"triplet:{pool}"], {
         **same, "similarity": e["similarity"], "beside": False, "by_language": False})
-    mse = build(f"mse:{pool}", same)[0] if teacher is not None else None
+    mse = build(f"mse:{pool}", {**same, "teacher": getattr(teacher, "name", "teacher")})[0] if teacher is not None \
+        else None
     udhr_task = build(f"retrieval:{udhr}", {"seed": seed, "similarity": e["similarity"], "beside": False})[0] \
         if e.get("udhr") else None  # read once for every model
     out = HeldOut({"pairs": pool, "n": len(retrieval.pools[pool].src), "sample_seed": seed})

@@ -38,12 +38,12 @@ saves and loads as the one ordinary ``weight`` — so checkpoints, the chosen st
 plain table, and a step costs the added rows' gradient only, not the 96M-entry table's.
 
 **The added rows learn 300 times faster** (``ADDED_ROWS_LR_SCALE``): they start random while the rest of the model
-starts trained, and at adapt's learning rate (13 steps at 8e-5) they moved 0.00012 a coordinate against a spread of
-0.078 — untrained. The table holds them divided by 300 and multiplies them back in its forward pass: under Adam
+starts trained, and at adapt's learning rate (13 steps at 8e-5) they barely moved against the table's spread —
+untrained. The table holds them divided by 300 and multiplies them back in its forward pass: under Adam
 the same as a 300 times larger learning rate for them alone, with no parameter group of their own in the trainer.
 Chosen on development data only (``bible-en-ny:dev-train`` → ``bible-en-ny:dev``, Chichewa in Deseret letters, 500
-pairs: P@1 xx→en / en→xx 0.056 / 0.098 at 1×, 0.064 / 0.124 at 30×, 0.190 / 0.238 at 300×, adapt without the
-added pieces 0.080 / 0.116; 300 is the largest multiple tried — ``docs/experiments/extend-vocab.md``).
+pairs): of 1×, 30× and 300×, only 300× retrieved better than adapt without the added pieces in both directions;
+300 is the largest multiple tried (figures in ``docs/experiments/extend-vocab.md``).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ INIT_METHOD = ("sub-pieces: the mean of the rows of the known base pieces the ba
 class VocabExtension:
     """What :func:`xlsent.extend_vocab` added, and where the extended model is."""
 
-    path: Path  # the extended model's folder
+    output: Path  # the extended model's folder
     added: int  # pieces added (= new token-table rows)
     first_id: int  # id of the first added piece
     new_characters: int  # characters of the text the base tokenizer mapped to <unk>, each now a piece
@@ -86,9 +86,18 @@ class VocabExtension:
     texts: int  # lines of text the pieces were learnt from
     pieces: list = field(default_factory=list, repr=False)  # [piece, id, score, init] for each added piece
 
+    @property
+    def path(self) -> Path:
+        """Deprecated: :attr:`output` (the old name, until xlsent 0.3)."""
+        import warnings
+
+        warnings.warn("VocabExtension.path is renamed .output (the old name goes in xlsent 0.3)", DeprecationWarning,
+                      stacklevel=2)
+        return self.output
+
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["path"] = str(self.path)
+        d["output"] = str(self.output)
         return d
 
 
@@ -257,7 +266,7 @@ def extend_vocabulary(model, texts: list[str], pieces: int = DEFAULT_PIECES, see
     module.processor = tokenizer_with(tok, extended_tokenizer_json(full, new))
     after = _piece_stats(module.tokenizer, sample)
     return VocabExtension(
-        path=Path(), added=len(new), first_id=first, new_characters=len(unknown),
+        output=Path(), added=len(new), first_id=first, new_characters=len(unknown),
         unk_rate_before=round(before["unk_rate"], 6), unk_rate_after=round(after["unk_rate"], 6),
         pieces_per_word_before=round(before["pieces_per_word"], 4),
         pieces_per_word_after=round(after["pieces_per_word"], 4),
@@ -269,7 +278,7 @@ def write_record(folder: Path, ext: VocabExtension, base: str, source: str, seed
     from xlsent.utils.io import write_text_atomic
 
     record = {"base_model": base, "texts": source, "seed": int(seed), "init_method": INIT_METHOD,
-              **{k: v for k, v in ext.to_dict().items() if k != "path"}}
+              **{k: v for k, v in ext.to_dict().items() if k != "output"}}
     write_text_atomic(folder / ADDED_FILE, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
 
 

@@ -3,7 +3,7 @@
 Two ways to store the rare pieces: at low rank (:class:`TailFactorisedEmbedding`, ``--tail-rank``, described
 first below) or as product-quantisation codes (:class:`TailProductQuantisedEmbedding`, ``--tail-pq``, at the end
 of this module) — the second fits the rows far better at the same parameter count and is the one the compressed
-deployable model uses (docs/results.md, "Fourth pass").
+deployable model uses (``docs/experiments/export-and-int8.md``, "Fourth pass").
 
 Trimming removes pieces, and the tokenizer must re-segment every word that used them into shorter pieces the
 model has rarely seen in that role — which is where a trimmed multilingual model loses the languages its
@@ -16,8 +16,8 @@ so every text is segmented exactly as before, and spends the parameter budget by
   by a truncated SVD of the tail's centred rows (the best rank-``r`` fit in squared error, Eckart–Young).
 
 Parameters: ``head × d + tail × r + r × d + d`` instead of ``(head + tail) × d`` (e5-small with the 40,000
-top-scoring pieces and the bundled training text's pieces as head — 44,925 rows — and r = 96: 58.6M, 49.8%
-of its 117.7M parameters).
+top-scoring pieces and the bundled training text's pieces as head and r = 96: just under half of its
+parameters; the counts are in ``docs/experiments/export-and-int8.md``).
 
 Ids are reordered so that the head pieces come first (``[0, head)``, in their original order, so the
 special tokens keep their ids) and the tail after them; the tokenizer is rewritten with the same order
@@ -29,9 +29,10 @@ name ends ``word_embeddings/MatMul``) and a ``Where``; its cost is ``tokens × r
 
 Decisions: the factors are the SVD's, not trained (training them would need the model's gradients through
 every text in every language the tail serves). The rank and the head size were chosen on development data
-(udhr-dev, 24 languages no figure reports) at the 50% budget: rank 64 / 96 / 128 / 144 with the largest head
-that fits gave udhr-dev mean P@1 69.8 / 70.6 / 69.1 / 67.6 en→xx against 76.9 for the full model, and
-removing the same pieces instead (``--keep-vocab`` alone) 60.6 (docs/results.md). The tail's rows are
+(udhr-dev, 24 languages no figure reports) at the 50% budget: of rank 64 / 96 / 128 / 144 with the largest
+head that fits, rank 96 gave the best udhr-dev mean P@1 en→xx, every rank stayed below the full model and
+all were well above removing the same pieces instead (``--keep-vocab`` alone; figures in
+``docs/experiments/export-and-int8.md``). The tail's rows are
 far from low-rank (rank 96 keeps half their variance), so the low-rank tail halves the loss of trimming; it
 does not remove it.
 """

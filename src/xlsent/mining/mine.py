@@ -32,7 +32,8 @@ class MineResult:
         return pd.DataFrame(self.pairs, columns=["score", "src", "tgt"])
 
     def to_dict(self) -> dict:
-        return self.summary
+        """The summary (what ``OUTPUT.json`` holds) and the pairs, as ``{"score", "src", "tgt"}`` objects."""
+        return {**self.summary, "pairs": [{"score": float(s), "src": a, "tgt": b} for s, a, b in self.pairs]}
 
     def save(self, output: str | Path) -> Path:
         """Write ``output`` (TSV: score, src, tgt) and ``output.json`` (the summary); returns the summary's path."""

@@ -10,21 +10,22 @@ keeping more would add more wrong pairs than right ones. Two estimates, each whe
 mixture over the standardised scores; each candidate's posterior of the higher component is read
 as the chance that it is a translation, and the cut is where the mixture's expected F1
 ``2 Σ_{i≤n} p_i / (n + Σ_i p_i)`` peaks. When one Gaussian fits better (BIC) there is nothing to
-cut between and every candidate is kept. Bible en–ny (4,701 candidates): test F1 0.624 against
-0.637 at the dev-tuned threshold.
+cut between and every candidate is kept. On the Bible en–ny corpus (thousands of candidates) its test
+F1 came close to the dev-tuned threshold's (``docs/experiments/bitext-mining.md``).
 
 **Target–decoy** (20 to 199 candidates). Too few scores to fit a mixture: BIC found a second
-population in 35% of simulated 30-score samples shaped like UDHR isiZulu (half translations), and
-on isiZulu itself (30 candidates) the mixture cut at F1 0.421 where the dev-tuned cut gives 0.733.
+population in only a minority of simulated 30-score samples shaped like UDHR isiZulu (half translations),
+and on isiZulu itself (30 candidates) the mixture, forced to cut, cut far too high.
 Instead, every candidate gets a *decoy*: the runner-up score of its source's or its target's list
 (the larger) — by construction not the sentence's partner, so a sample of how high a
 non-translation scores in this corpus, with this model and margin. The share of wrong candidates
 π₀ is estimated as in Storey's FDR method, ``#{candidates ≤ λ} / #{decoys ≤ λ}`` with λ the
 decoys' median; keeping the candidates ≥ t then holds about ``K(t) − π₀·D(t)`` right pairs
 (``D(t)``: decoys ≥ t) out of ``N·(1 − π₀)``, and the cut is where that expected F1 peaks.
-isiZulu: π₀ 0.60 (truly 0.63), test F1 0.733. It is not used on large corpora: a wrong pair's
-decoy is its sentence's *second*-best non-translation, a little below the best one, and over
-thousands of candidates that bias dominates (Bible: π₀ 0.59 for a true 0.79, F1 0.475).
+On isiZulu it estimated π₀ close to the truth and matched the dev-tuned cut's test F1. It is not used on
+large corpora: a wrong pair's decoy is its sentence's *second*-best non-translation, a little below the best
+one, and over thousands of candidates that bias dominates (on the Bible it underestimated π₀ and cut far too
+low). Figures: ``docs/experiments/bitext-mining.md``.
 
 Under :data:`MIN_CANDIDATES` (20) candidates nothing is estimated and all are kept; the ``note``
 of every estimate says which rule made the cut and why.

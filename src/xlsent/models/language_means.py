@@ -43,6 +43,10 @@ class LanguageMeans:
     def languages(self) -> list[str]:
         return sorted(self.means)
 
+    def to_dict(self) -> dict:
+        """The calibrated languages, the width and where each mean came from (the vectors stay in the folder)."""
+        return {"languages": self.languages, "dimension": self.dimension, "sources": self.sources}
+
     @property
     def dimension(self) -> int:
         return len(next(iter(self.means.values()))) if self.means else 0

@@ -3,9 +3,9 @@
 * :func:`entity_overlap` (Table 3.3): of the test file's entity tokens (tags other than ``O``), the
   share whose word occurs in the training file with the same entity label ("identical words with
   identical labels — excluding those tagged O"). The paper divides by "the total number of words in
-  the L2 test set"; its figures (up to 47.7% on entity-dense WikiANN) fit entity words, so that is the
-  main figure, and the share of all test tokens is given beside it. Whole-entity overlap (what P3
-  replaces) is reported too.
+  the L2 test set"; its published figures (the paper's Table 3.3: up to 47.7% on entity-dense
+  WikiANN) fit entity words, so that is the main figure, and the share of all test tokens is given
+  beside it. Whole-entity overlap (what P3 replaces) is reported too.
 * :func:`word_overlap` (Table 3.4): the test texts' first ``max_pieces`` sub-tokens under a given
   tokenizer (special tokens left out); the share of those tokens whose piece also occurs among the
   training texts' pieces (cut the same way), by occurrence and by distinct piece.

@@ -22,10 +22,10 @@ low-resource headwords (Chichewa "a", "ndi"…).
 **Default: triplet loss + KD to the SBERT's frozen self.** The paper's loss for this model is
 Eq. 3.1 alone (5 epochs over every pair, batch 16, max length 128) — ``--preset paper``. At the
 CPU budget (190 steps of 16 triplets, ``--preset small`` with lr 5e-5) that loss *lowers* held-out
-New-Testament ny→en P@1 on glossed input (0.598 → 0.424): the English SBERT drifts. The default
-adds Eq. 3.2 against the frozen original with λ = 0.9 (triplet-kd's value; the teacher is the
-SBERT itself, so no second model is needed) and lr 2e-5: ny→en 0.592 → 0.724, en→ny 0.454 →
-0.697 (``docs/results.md``, "Every recipe's default"). UDHR is not reported by default: the
+New-Testament ny→en P@1 on glossed input (``docs/experiments/siamese-and-recipe-defaults.md``): the
+English SBERT drifts. The default adds Eq. 3.2 against the frozen original with λ = 0.9 (triplet-kd's
+value; the teacher is the SBERT itself, so no second model is needed) and lr 2e-5, and raises NT P@1 in
+both directions (``docs/results.md``, "Every recipe's default"). UDHR is not reported by default: the
 dictionary is induced for one language (``eval.udhr``).
 
 Decisions where the paper is silent: unknown words are kept; the triplet margin α = 1.0 as in

@@ -46,17 +46,18 @@ Decisions where the paper is silent or ambiguous:
   the training corpus never shows (other scripts) still have sensible vectors.
   ``svd-corpus`` (xlsent) weights each token by its count in the training pairs (+1) when
   choosing the directions, and draws half of each token-alignment batch by that count: on
-  e5-small at B = 128 the relative reconstruction error of the Bible's tokens falls from
-  0.52 to 0.21 (uniform error 0.38 → 0.49);
+  e5-small at B = 128 the Bible's tokens are reconstructed far better, the vocabulary as a
+  whole somewhat worse (``docs/experiments/distillation.md``);
 * ``stage3.loss``: ``mse`` (the paper's Eq. 4) or ``contrastive`` (xlsent: MSE plus an in-batch
   InfoNCE of student embeddings against the assistant's, τ = ``stage3.temperature``; see
   :class:`~xlsent.losses.ContrastiveDistillLoss`) — on an anisotropic assistant like e5, MSE
-  alone reaches cosine 0.92 with the targets while retrieval is still at chance;
+  alone reaches a high cosine with the targets while retrieval is still at chance
+  (``docs/experiments/distillation.md``);
 * ``mcl.infonce_weight`` (xlsent, default 0 = the paper): stage 4 adds an in-batch InfoNCE of
   both student sides against the teacher's English embeddings, τ = ``mcl.temperature``. With
   e5-small as its own teacher, the paper's stage 4 (soft MCL + MSE, lr 1e-4, 188 steps) took
-  the stage-3 student from 0.81 to 0.001 NT ny→en P@1: e5's cosines are ≈ 0.8 for any two
-  sentences, and matching them erases what tells sentences apart;
+  the stage-3 student's NT ny→en P@1 down to chance (``docs/experiments/distillation.md``): e5's
+  cosines are high for any two sentences, and matching them erases what tells sentences apart;
 * every stage trains on texts with the model's default prompt (e5: ``"passage: "``), the
   prompt its targets were encoded with and the one ``encode`` adds;
 * ALBERT places position/type embeddings and the LayerNorm before the projection (size B)
@@ -70,7 +71,8 @@ Decisions where the paper is silent or ambiguous:
   need no translations: its tokens join the ``svd-corpus`` counts and its sentences, two to a
   row, join stage 3's pairs (``train.monolingual_sample`` takes a seeded subset). Distilled on
   English–Chichewa alone, the compressed student keeps its Chichewa but loses languages it never
-  sees (UDHR Hausa 0.47 → 0.08); text in the languages to keep is the remedy;
+  sees (UDHR Hausa falls to near chance; ``docs/experiments/distillation.md``); text in the languages
+  to keep is the remedy;
 * no checkpoint is picked on test data (the published code selected on STS test sets); the
   last step of each stage is its model.
 """

@@ -45,6 +45,12 @@ class RunResult:
     log: list[dict] = field(default_factory=list)  # siamese: the loss at each logged step
     trained: Any = None  # siamese: the head over the feature cache (encode, encoder), without reloading the model
 
+    def to_dict(self) -> dict:
+        """Where the run is and what it measured: the JSON of ``xlsent train``'s summary."""
+        return {"recipe": self.recipe, "output": str(self.output), "model_path": str(self.model_path),
+                "model_card": str(self.model_card) if self.model_card else None, "metrics": self.metrics,
+                "sizes": self.sizes, "stages": {k: str(v) for k, v in self.stages.items()}, "notes": self.notes}
+
 
 @dataclass
 class Report:

@@ -18,8 +18,8 @@ Paper setting (``--preset paper``): XLM-R base, L_scp + L_mlm, Adam lr 1e-6 with
 8 layers frozen (their output shared by the fast and the slow encoder), 64 pieces, batch 16 pairs (≈ 38
 spans), a queue of 4,096 — the queue is what gives a small batch its negatives —, lr 2e-5 for 372 steps,
 and **no MLM**: e5-small ships no MLM head, and with a fresh one the MLM term pulled the sentence encoder
-down (NT en→ny −2.8 points against the base model, −6.5 against the same run without MLM; OT development
-books the same) while taking 7 of 16 minutes (docs/results.md). ``--set mlm.enabled=true`` or the paper
+down (NT en→ny below the base model and well below the same run without MLM; OT development books the
+same) while taking nearly half the training time (``docs/experiments/scp.md``). ``--set mlm.enabled=true`` or the paper
 preset turns it on. Ablation switches: ``scp.variant`` (``cl-moco`` | ``moco`` | ``in-batch``: Fig. 3, Table 4),
 ``mlm.enabled`` (Table 4), ``scp.queue_size`` (Fig. 4), ``scp.tau`` (Fig. 5), ``train.types`` (Table 10),
 ``scp.negatives`` and ``scp.momentum_convention`` (the two readings of the paper below).

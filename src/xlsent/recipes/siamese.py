@@ -24,8 +24,9 @@ Decisions where the paper is silent or ambiguous:
 * **Which layer** (``features.layer: auto``, xlsent's default): the paper reads mBERT, a raw
   masked-language model, at its 7th layer. A sentence encoder such as multilingual-e5-small was
   trained to give sentence vectors at its output, and its 7th layer makes the default model worse
-  (held-out NT en→ny P@1 0.918 → 0.737); so ``auto`` reads a sentence-transformers folder with a
-  pooling module at its last layer and anything else at layer 7. ``--preset paper`` is layer 7.
+  (held-out NT en→ny P@1 falls; ``docs/experiments/siamese-and-recipe-defaults.md``); so ``auto``
+  reads a sentence-transformers folder with a pooling module at its last layer and anything else at
+  layer 7. ``--preset paper`` is layer 7.
 * **"7th hidden layer"** = ``hidden_states[7]``, the output of the 7th
   transformer layer (index 0 is the embedding output). The encoder is cut to the
   deepest layer needed. "Mean of all layers" averages layers 1..L.
