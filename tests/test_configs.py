@@ -14,8 +14,8 @@ from test_cli import xlsent
 
 from xlsent.recipes.config import load_config, presets
 from xlsent.recipes.config_schema import recipe_choices, recipe_declaration
-from xlsent.recipes.config_types import (EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig,
-                                         leaf_type)
+from xlsent.recipes.config_schema import _check_declared
+from xlsent.recipes.config_types import EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig
 from xlsent.recipes.registry import REGISTRY
 from xlsent.utils.errors import XlsentError
 
@@ -68,11 +68,9 @@ def test_configs_are_parsed_into_typed_objects(recipe):
                 if isinstance(v, Section):
                     check(v, f"{prefix}{k}.")
                     continue
-                typ, words = leaf_type(type(node), k, v)
-                if typ is not None:
-                    assert isinstance(v, typ) or (typ is str and k == "layer"), (recipe, name, f"{prefix}{k}", v, typ)
-                if words:
-                    assert v in words, (recipe, f"{prefix}{k}", v)
+                annotation = type(node).declared(k, extras=True)
+                if annotation is not None:  # the shipped value fits its field's type, range and words
+                    assert _check_declared(f"{prefix}{k}", v, v, annotation) == v, (recipe, name, f"{prefix}{k}", v)
 
         check(cfg, "")
     if recipe == "multistage":
@@ -149,13 +147,12 @@ def test_each_recipe_declares_its_own_fields_and_its_shipped_configs_pass_its_ch
         node = defaults
         for part in path.split("."):
             node = node[part]
-        shared = {"models": ModelsConfig, "train": TrainConfig, "eval": EvalConfig}.get(path)
+        shared = {"models": ModelsConfig, "train": TrainConfig, "eval": EvalConfig, "optim": OptimConfig}.get(path)
         assert shared is None or issubclass(cls, shared), (recipe, path)
         own = set(typing.get_type_hints(cls)) - set(typing.get_type_hints(shared or Section))
         assert own and own <= set(node), (recipe, path, own - set(node))
-        for k in own:
-            typ, _ = leaf_type(cls, k, node[k])
-            assert isinstance(node[k], typ) or (typ is float and isinstance(node[k], int)), (recipe, path, k)
+        for k in own:  # the shipped value fits the declared type and range
+            _check_declared(f"{path}.{k}", node[k], node[k], cls.declared(k, extras=True))
     for key in recipe_declaration(recipe, "FILES", ()):
         head, _, leaf = key.rpartition(".")
         assert leaf in defaults[head], (recipe, key)
@@ -193,7 +190,7 @@ def test_a_config_of_defaults_is_checked_without_torch():
     ("triplet-kd", "negatives.strategy=nearest", "negatives.strategy='nearest': not an allowed value"),
     ("triplet-kd", "train.triplets=missing.tsv", "train.triplets='missing.tsv': no such file"),
     ("gloss", "dictionary.unknown=maybe", "dictionary.unknown='maybe': not an allowed value — use one of keep, drop"),
-    ("multistage", "stage1.lr=abc", "stage1.lr='abc': expected a number or null"),
+    ("multistage", "stage1.lr=abc", "stage1.lr='abc': expected a number (default null)"),
     ("multistage", "mcl.variant=hard", "mcl.variant='hard': not an allowed value"),
     ("scp", "scp.variant=simclr", "scp.variant='simclr': not an allowed value — use one of cl-moco, moco, in-batch"),
     ("scp", "scp.momentum=1.5", "scp.momentum=1.5: must lie in [0, 1]"),
@@ -338,3 +335,38 @@ def test_demo_runs_end_to_end_on_a_tiny_model(tiny_model, tmp_path):
     # a wrong model is refused before anything loads
     bad = xlsent("demo", "-m", str(tmp_path / "nope"), "-o", str(tmp_path / "d2"))
     assert bad.returncode == 2 and "models.student=" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_every_number_of_every_shipped_config_has_a_declared_range():
+    """The ranges live on the fields (``Annotated[…, Range(…)]`` in the shared sections and each recipe's
+    ``SECTIONS``), not in a table keyed by leaf name: every number a shipped config holds is declared with one."""
+    from importlib import resources
+
+    import yaml
+
+    from xlsent.recipes.config_schema import recipe_declaration
+    from xlsent.recipes.config_types import RecipeConfig, section_type, unwrap
+
+    unranged = {"recipe.order"}  # the registry's own entry, not a setting
+    missing = []
+    for f in resources.files("xlsent").joinpath("configs").iterdir():
+        if not f.name.endswith(".yaml"):
+            continue
+        stem = f.name.removesuffix(".yaml")
+        recipe = next(r for r in REGISTRY if stem == r or stem.startswith((r + ".", r + "-")))  # adapt-demo: adapt's
+        sections = recipe_declaration(recipe, "SECTIONS", {})
+
+        def walk(node, cls, prefix):
+            for k, v in node.items():
+                key = prefix + k
+                if isinstance(v, dict):
+                    walk(v, section_type(cls, k, v), key + ".")
+                elif isinstance(v, (int, float)) and not isinstance(v, bool) and key not in unranged:
+                    owner = cls if cls.declared(k) is not None else sections.get(prefix[:-1])
+                    t = owner.declared(k, extras=True) if owner is not None else None
+                    args = __import__("typing").get_args(unwrap(t)[0]) if t is not None else ()
+                    if t is None or (unwrap(t)[1] is None and not any(unwrap(a)[1] for a in args)):
+                        missing.append(f"{f.name}: {key}")
+
+        walk(yaml.safe_load(f.read_text(encoding="utf-8")) or {}, RecipeConfig, "")
+    assert not missing, missing

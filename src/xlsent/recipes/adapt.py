@@ -114,6 +114,7 @@ from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
+from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, PosFloat, Section
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_text_atomic
@@ -125,19 +126,33 @@ HOLDOUT_FILE = "holdout.jsonl"
 class AdaptTrain(TrainConfig):
     """``train:`` of this recipe: the shared fields and the held-out share that chooses the step."""
 
-    holdout: float = 0.0                    # share of the pairs held out to choose the step
-    holdout_min: int = 100
-    language_temperature: float = 1.0       # T: a language's share of an epoch ∝ (n_l/N)^(1/T); 1 = by size
+    holdout: FractionFloat = 0.0            # share of the pairs held out to choose the step
+    holdout_min: NonNegInt = 100
+    language_temperature: PosFloat = 1.0    # T: a language's share of an epoch ∝ (n_l/N)^(1/T); 1 = by size
 
 
 class AdaptEval(EvalConfig):
     """``eval:`` of this recipe: the shared fields and how often the held-out part is scored."""
 
-    select_every: float = 2.0               # held-out scoring per epoch
+    select_every: PosFloat = 2.0            # held-out scoring per epoch
 
 
-#: this recipe's own fields of the shared sections, typed (the schema reads them: xlsent.recipes.config_schema)
-SECTIONS = {"train": AdaptTrain, "eval": AdaptEval}
+class AdaptLoss(Section):
+    """``loss:`` — the in-batch ranking's scale and the self-distillation's weight."""
+
+    scale: PosFloat = 20.0
+    kd_weight: NonNegFloat = 1.0
+
+
+class AdaptNegatives(Section):
+    """``negatives:`` — mined hard negatives a pair (0: in-batch only) and their margin below the positive."""
+
+    hard: NonNegInt = 0
+    relative_margin: NonNegFloat = 0.05
+
+
+#: this recipe's own sections and fields, typed with their ranges (the schema reads them: xlsent.recipes.config_schema)
+SECTIONS = {"train": AdaptTrain, "eval": AdaptEval, "loss": AdaptLoss, "negatives": AdaptNegatives}
 
 
 def validate(cfg: RecipeConfig) -> None:

@@ -4,8 +4,8 @@
 :class:`~xlsent.recipes.config_types.RecipeConfig`. Every value is checked against its declared
 type (:mod:`xlsent.recipes.config_types` for the shared sections; for a recipe's own keys, the
 classes its module declares in ``SECTIONS``, else the type of the shipped default in
-``configs/<recipe>.yaml``), the ranges that the key's name implies (a learning rate > 0, a batch
-size ≥ 1, a dropout in [0, 1)), the allowed words of the key (a ``Literal`` field, or the recipe
+``configs/<recipe>.yaml``), the range declared on the field (``Annotated[float, Range(gt=0)]``: a learning
+rate > 0, a batch size ≥ 1, a dropout in [0, 1)), the allowed words of the key (a ``Literal`` field, or the recipe
 module's ``CHOICES``), and — for models and data — that the name or path can be found; then the
 recipe module's ``validate(cfg)`` hook checks what spans several keys. The first problem is one
 :class:`~xlsent.utils.errors.XlsentError` line that names the key, the value and the fix
@@ -21,7 +21,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from xlsent.recipes.config_types import RecipeConfig, Section, leaf_type, section_type
+from xlsent.recipes.config_types import RecipeConfig, Section, section_type
 from xlsent.utils.errors import XlsentError
 
 
@@ -57,28 +57,23 @@ _fail = config_error
 
 def _check_type(key: str, value: Any, default: Any, typ: type | None) -> Any:
     """``value`` as the field's type ``typ`` (an int where a float is expected), or an error."""
-    if typ is None:  # per-stage overrides: null = the optim value
-        if value is not None and key.split(".")[-1] in ("lr", "batch_size", "epochs", "max_steps", "sample") and (
-                isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise _fail(key, value, "expected a number or null", f"e.g. --set {key}=null")
+    if typ is None:  # a key whose shipped default is null and whose section declares no type
         return value
     if typ is bool:
         if not isinstance(value, bool):
             raise _fail(key, value, "expected true or false", f"write {key}=true or {key}=false")
         return value
     if typ is int:
-        if key == "features.layer" and isinstance(value, str):
-            return value
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _fail(key, value, f"expected a whole number (default {default})", f"e.g. --set {key}={default}")
+            shown = "null" if default is None else default
+            raise _fail(key, value, f"expected a whole number (default {shown})", f"e.g. --set {key}={shown}")
         return value
     if typ is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _fail(key, value, f"expected a number (default {default:g})", f"e.g. --set {key}={default:g}")
+            shown = "null" if default is None else f"{default:g}"
+            raise _fail(key, value, f"expected a number (default {shown})", f"e.g. --set {key}={shown}")
         return float(value)
     if typ is str:
-        if key == "features.layer" and isinstance(value, int) and not isinstance(value, bool):
-            return value
         if value is None:  # `--set key=` (YAML null): the empty word
             return ""
         if not isinstance(value, str):
@@ -143,28 +138,44 @@ def _check_matryoshka(typed: RecipeConfig) -> None:
                      _model_width(name) if name else None, name or "the model")
 
 
-def _check_range(key: str, value: Any) -> None:
-    leaf = key.split(".")[-1]
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return
-    if leaf in ("lr", "temperature", "language_temperature", "checkpoint_every", "tau", "scale", "select_every") and not value > 0:
-        raise _fail(key, value, "must be > 0", "give a positive number, e.g. 2e-5")
-    if leaf in ("batch_size", "token_steps", "shard_size", "grad_accum") and value < 1:
-        raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
-    if leaf in ("epochs", "max_steps", "sample", "min_words", "max_words", "checkpoint_minutes", "logging_steps",
-                "min_count", "monolingual_sample", "per_positive", "average_k", "chunk_words", "seed",
-                "max_seq_length", "bottleneck", "warmup_ratio", "weight_decay", "adam_epsilon", "max_grad_norm",
-                "margin", "kd_weight", "mcl_weight", "infonce_weight", "contrastive_weight",
-                "relative_margin", "gen_weight", "align_weight", "sim_weight", "decay_epoch", "train_layers",
-                "bootstrap", "queue_size", "span_sample", "weight", "holdout_min", "hard") and value < 0:
-        raise _fail(key, value, "must be ≥ 0", "give 0 or a positive number")
-    if leaf == "momentum" and not 0 <= value <= 1:
-        raise _fail(key, value, "must lie in [0, 1]", "give a fraction such as 0.99")
-    if leaf in ("dropout", "min_share", "warmup_ratio", "mlm_rate", "probability", "holdout") and not 0 <= value < 1 + (leaf == "min_share"):
-        raise _fail(key, value, "must lie in [0, 1)", "give a fraction such as 0.1")
-    if leaf in ("ru_layers", "repeats", "per_positive", "average_k", "layers", "hidden", "heads", "ffn",
-                "vocab_size") and value < 1:
-        raise _fail(key, value, "must be ≥ 1", "give a whole number ≥ 1")
+def _check_declared(key: str, value: Any, default: Any, annotation: Any) -> Any:
+    """``value`` checked against its field's declared annotation: the type (``float`` takes an int), the range
+    (``Annotated[…, Range(…)]``), the words of a ``Literal``, ``None`` where the type allows it, and unions of
+    these (``features.layer``: a hidden-state index ≥ 0, or ``auto`` / ``last`` / ``all``)."""
+    import types
+    import typing
+
+    from xlsent.recipes.config_types import unwrap
+
+    t, outer = unwrap(annotation)
+    options = typing.get_args(t) if isinstance(t, types.UnionType) or typing.get_origin(t) is typing.Union else (t,)
+    if value is None and type(None) in options:
+        return None
+    words: tuple = ()
+    kinds: list[tuple[type, Any]] = []
+    for option in options:
+        o, inner = unwrap(option)
+        if typing.get_origin(o) is typing.Literal:
+            words += typing.get_args(o)
+        elif isinstance(o, type) and o is not type(None):
+            kinds.append((o, inner or outer))
+    if value in words:
+        return value
+    if words and (isinstance(value, str) or not kinds):
+        whole = ["a whole number"] if any(k is int for k, _ in kinds) else []
+        raise _fail(key, value, "not an allowed value", f"use one of {', '.join(map(str, [*whole, *words]))}")
+    for i, (kind, rng) in enumerate(kinds):
+        try:
+            value = _check_type(key, value, default, kind)
+        except XlsentError:
+            if i == len(kinds) - 1:
+                raise
+            continue
+        problem = rng.problem(value) if rng is not None and isinstance(value, (int, float)) else None
+        if problem:
+            raise _fail(key, value, problem, rng.fix())
+        return value
+    return value
 
 
 def _check_device(key: str, value: Any) -> None:
@@ -239,24 +250,22 @@ def validate_config(recipe: str, cfg: dict, defaults: dict) -> RecipeConfig:
                     raise _fail(key, v, "expected a mapping of keys", f"set its keys, e.g. --set {key}.KEY=VALUE")
                 out[k] = walk(v, d, key + ".", section_type(cls, k, d))
                 continue
-            typ, words = leaf_type(cls, k, d)
+            owner: type[Section] = cls
             mine = v != d and cls.declared(k) is None  # a recipe's own key, not at its default: its module says
             own["differs"] = own.get("differs") or v != d
             section = declared("SECTIONS", {}).get(prefix[:-1]) if mine else None
             if section is not None and section.declared(k) is not None:
-                typ, words = leaf_type(section, k, d)
+                owner = section
             if k in _WIDTH_LISTS:
                 v = _as_list(key, v)
-            v = _check_type(key, v, d, typ)
-            if not words and v != d:  # a shipped default is allowed (tests/test_configs.py checks them)
-                words = declared("CHOICES", {}).get(key)
-            if words:
-                if key == "features.layer" and isinstance(v, int):
-                    if v < 0:
-                        raise _fail(key, v, "a hidden-state index must be ≥ 0", "give 0..L, last, all or auto")
-                elif v not in words:
-                    raise _fail(key, v, "not an allowed value", f"use one of {', '.join(map(str, words))}")
-            _check_range(key, v)
+            annotation = owner.declared(k, extras=True)
+            if annotation is not None:  # the field's type, range and words, declared once on its section
+                v = _check_declared(key, v, d, annotation)
+            else:  # a recipe's own key its module does not declare: the type of the shipped default
+                v = _check_type(key, v, d, None if d is None else type(d))
+            words = declared("CHOICES", {}).get(key) if v != d and isinstance(v, str) else None
+            if words and v not in words:  # the allowed words built from the constants of the modules using them
+                raise _fail(key, v, "not an allowed value", f"use one of {', '.join(map(str, words))}")
             _check_device(key, v)
             _check_exists(key, v, declared("FILES", ()) if mine and isinstance(v, str) and v else ())
             out[k] = v

@@ -21,7 +21,8 @@ import types
 import typing
 from typing import Any, Literal
 
-from xlsent.training.settings import OptimConfig, Section  # the loop's settings, part of every recipe's config
+from xlsent.training.settings import (NonNegInt, OptimConfig, PosInt,  # the loop's settings, in every recipe's config
+                                      Section)
 
 
 class ModelsConfig(Section):
@@ -30,7 +31,7 @@ class ModelsConfig(Section):
     base: str = ""                          # a frozen encoder, or the one a task head is put on
     teacher: str = ""                       # distillation: the frozen teacher
     student: str = ""                       # the model trained (a recipe may declare a mapping: the shape it builds)
-    max_seq_length: int = 128
+    max_seq_length: PosInt = 128
     freeze_word_embeddings: bool = False
     device: str = "auto"                    # auto | cpu | cuda | cuda:N | mps (xlsent.utils.device)
 
@@ -39,9 +40,9 @@ class TrainConfig(Section):
     """``train:`` — the training pairs and how they are cleaned and sampled."""
 
     pairs: str = ""
-    sample: int = 0
-    min_words: int = 0
-    max_words: int = 0
+    sample: NonNegInt = 0
+    min_words: NonNegInt = 0
+    max_words: NonNegInt = 0
     special_pattern: str = ""
     on_bad_lines: Literal["error", "skip"] = "error"
 
@@ -50,9 +51,9 @@ class EvalConfig(Section):
     """``eval:`` — the held-out evaluation reported after training (never used to pick a model)."""
 
     pairs: str = ""
-    sample: int = 1000
+    sample: NonNegInt = 1000
     similarity: Literal["cosine", "dot", "euclidean", "manhattan", "margin", "csls"] = "cosine"
-    chunk_words: int = 0
+    chunk_words: NonNegInt = 0
     udhr: bool = True
     # which UDHR languages eval.udhr scores: udhr (47) | udhr-dev (24, choosing settings) | udhr-all:dev (211, choosing
     # settings) | udhr-all:test (234; with a summary by script and tokenizer pieces, and the plot in the demo's report)
@@ -79,16 +80,12 @@ def section_type(parent: type[Section], key: str, default: Any) -> type[Section]
     return Section
 
 
-def leaf_type(parent: type[Section], key: str, default: Any) -> tuple[type | None, tuple | None]:
-    """(Python type, allowed words or ``None``) of the value ``parent.key``: the declared type where the
-    section declares one, else the type of the shipped default (``None`` where the default is null)."""
-    t = parent.declared(key)
-    if t is not None:
-        options = typing.get_args(t) if isinstance(t, types.UnionType) else (t,)
-        for cand in options:
-            if typing.get_origin(cand) is Literal:
-                return str, typing.get_args(cand)
-            if isinstance(cand, type) and not issubclass(cand, Section) and (
-                    len(options) == 1 or default is None or isinstance(default, cand)):
-                return cand, None
-    return (None if default is None else type(default)), None
+def unwrap(t: Any) -> tuple[Any, Any]:
+    """(the type, its :class:`~xlsent.training.settings.Range` or None) of a declared annotation."""
+    from xlsent.training.settings import Range
+
+    if typing.get_origin(t) is typing.Annotated:
+        base, *meta = typing.get_args(t)
+        return base, next((m for m in meta if isinstance(m, Range)), None)
+    return t, None
+

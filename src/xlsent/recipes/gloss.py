@@ -43,6 +43,8 @@ import copy
 from pathlib import Path
 
 from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.triplet_kd import TripletLoss, TripletNegatives
+from xlsent.training.settings import NonNegInt, Section, UnitFloat
 from xlsent.data.dictionary import BilingualDictionary
 from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
@@ -61,6 +63,18 @@ from xlsent.recipes.registry import RunResult
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES,
            "dictionary.symmetrize": SYMMETRIZE, "dictionary.unknown": UNKNOWN}
 FILES = ("dictionary.tsv", "dictionary.freedict")
+
+
+class GlossDictionary(Section):
+    """``dictionary:`` — how the word alignments become a dictionary: a translation seen at least ``min_count``
+    times and taking at least ``min_share`` of its word's alignments."""
+
+    min_count: NonNegInt = 2
+    min_share: UnitFloat = 0.1
+
+
+#: this recipe's own sections, typed with their ranges (its loss and negatives are triplet-kd's)
+SECTIONS = {"loss": TripletLoss, "negatives": TripletNegatives, "dictionary": GlossDictionary}
 #: the model card's note on how to use the model (xlsent.report.model_card)
 CARD_NOTE = ("Low-resource text must be glossed word by word first: xlsent's encoder does it from the dictionary in "
              "this folder (`gloss_dictionary.tsv`); elsewhere run `xlsent gloss -m MODEL`.")  # this recipe's keys that name files (checked before anything loads)

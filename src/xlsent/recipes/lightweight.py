@@ -56,6 +56,7 @@ from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import ModelsConfig, RecipeConfig
+from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, OptimConfig, PosInt, Section
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
@@ -75,8 +76,36 @@ class LightweightModels(ModelsConfig):
     reference: str = ""
 
 
-#: this recipe's own field of the shared sections, typed (the schema reads it: xlsent.recipes.config_schema)
-SECTIONS = {"models": LightweightModels}
+class LightweightEncoder(Section):
+    """``encoder:`` — the dual transformer's shape (paper 002: 2 layers)."""
+
+    layers: PosInt = 2
+    hidden: PosInt = 512
+    heads: PosInt = 8
+    ffn: PosInt = 1024
+    dropout: FractionFloat = 0.1
+
+
+class LightweightTokenizer(Section):
+    vocab_size: PosInt = 8000
+
+
+class LightweightLossConfig(Section):
+    """``loss:`` — the weights of the generative, alignment and similarity terms, and the MLM masking rate."""
+
+    gen_weight: NonNegFloat = 1.0
+    align_weight: NonNegFloat = 2.0
+    sim_weight: NonNegFloat = 2.0
+    mlm_rate: FractionFloat = 0.15
+
+
+class LightweightOptim(OptimConfig):
+    decay_epoch: NonNegInt = 0  # the epoch from which the learning rate decays (0: from the start)
+
+
+#: this recipe's own sections and fields, typed with their ranges (the schema reads them: xlsent.recipes.config_schema)
+SECTIONS = {"models": LightweightModels, "encoder": LightweightEncoder, "tokenizer": LightweightTokenizer,
+            "loss": LightweightLossConfig, "optim": LightweightOptim}
 
 
 def validate(cfg: RecipeConfig) -> None:

@@ -94,6 +94,7 @@ from xlsent.recipes._trainer import train_stage
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig
+from xlsent.training.settings import NonNegFloat, NonNegInt, PosFloat, PosInt
 from xlsent.recipes.registry import RunResult
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
@@ -111,11 +112,11 @@ CHOICES = {"mcl.variant": MCL_VARIANTS, "stages.mode": MODES, "stage2.objective"
 class StudentShape(Section):
     """``models.student`` of this recipe: the shape of the student it builds."""
 
-    bottleneck: int = 0
+    bottleneck: NonNegInt = 0
     init: str = "svd"                       # CHOICES: models.student.init
     positions: str = "fresh"
-    ru_layers: int = 3
-    repeats: int = 1
+    ru_layers: PosInt = 3
+    repeats: PosInt = 1
 
 
 class MultistageModels(ModelsConfig):
@@ -128,7 +129,7 @@ class MultistageTrain(TrainConfig):
     """``train:`` of this recipe: the shared fields and extra monolingual text for stages 2-3."""
 
     monolingual: str = ""                   # one sentence a line
-    monolingual_sample: int = 0
+    monolingual_sample: NonNegInt = 0
 
 
 class MultistageEval(EvalConfig):
@@ -137,9 +138,39 @@ class MultistageEval(EvalConfig):
     each_stage: bool = False
 
 
-#: this recipe's own fields of the shared sections, typed, and its keys that name files (xlsent.recipes.config_schema)
+class Stage(Section):
+    """``stageN:`` — a stage's own length and sample; ``lr`` and ``batch_size`` null: ``optim``'s."""
+
+    epochs: NonNegInt = 20
+    max_steps: NonNegInt = 0
+    sample: NonNegInt = 0
+    lr: PosFloat | None = None
+    batch_size: PosInt | None = None
+
+
+class Stage2(Stage):
+    token_steps: PosInt = 1000
+
+
+class Stage3(Stage):
+    temperature: PosFloat = 0.05
+    contrastive_weight: NonNegFloat = 1.0
+
+
+class Mcl(Section):
+    """``mcl:`` — stage 4's terms: the multilingual contrastive loss, InfoNCE and distillation, and its
+    temperature."""
+
+    mcl_weight: NonNegFloat = 1.0
+    infonce_weight: NonNegFloat = 0.0
+    kd_weight: NonNegFloat = 1.0
+    temperature: PosFloat = 0.05
+
+
+#: this recipe's own sections and fields, typed with their ranges, and its keys that name files
+#: (xlsent.recipes.config_schema)
 SECTIONS = {"models": MultistageModels, "models.student": StudentShape, "train": MultistageTrain,
-            "eval": MultistageEval}
+            "eval": MultistageEval, "stage1": Stage, "stage2": Stage2, "stage3": Stage3, "stage4": Stage, "mcl": Mcl}
 FILES = ("train.monolingual",)
 
 

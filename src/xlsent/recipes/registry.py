@@ -3,8 +3,8 @@
 Each :class:`Recipe` names its training function and its evaluation hook by dotted path, so the
 registry (and ``xlsent train --help``) loads no torch; the CLI builds one command per entry
 (:mod:`xlsent.cli.train`). A recipe is two files: its module and ``configs/<name>.yaml``, whose ``recipe:``
-section is this registry's entry (help line, paper, training function and evaluation hook by dotted path, what
-the report compares) and whose other sections are the defaults; presets are ``configs/<name>.<preset>.yaml``.
+section is this registry's entry (help line, paper, training function and evaluation hook by dotted path, its
+place in the list, the key ``DATA`` sets) and whose other sections are the defaults; presets are ``configs/<name>.<preset>.yaml``.
 
 A training function is ``train(cfg, output, on_note=None, progress=True) -> RunResult`` (every recipe's
 ``train_*`` returns a :class:`RunResult`); an evaluation hook is ``evaluate(cfg, result, output, on_note=None,
@@ -70,7 +70,6 @@ class Recipe:
     paper: str
     train: str  # "module:function"
     evaluate: str  # "module:function"
-    report_models: tuple[str, ...] = field(default_factory=tuple)  # what the held-out report compares
     data_key: str = "train.pairs"  # the config key ``xlsent train RECIPE DATA`` sets: what the recipe trains on
 
     @staticmethod
@@ -132,8 +131,8 @@ def _declared_recipes() -> dict[str, Recipe]:
             entry = (_yaml(f.read_text(encoding="utf-8")) or {}).get("recipe")
             if entry:
                 found.append((entry.get("order", 99), name, entry))
-    return {name: Recipe(name, e["help"], e["paper"], e["train"], e["evaluate"], tuple(e.get("compares", ())),
-                         e.get("data_key", "train.pairs")) for _, name, e in sorted(found)}
+    return {name: Recipe(name, e["help"], e["paper"], e["train"], e["evaluate"], e.get("data_key", "train.pairs"))
+            for _, name, e in sorted(found)}
 
 
 REGISTRY: dict[str, Recipe] = _declared_recipes()

@@ -57,7 +57,8 @@ import torch
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_schema import config_error
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
+from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, PosFloat, PosInt, Section, UnitFloat
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
@@ -70,6 +71,33 @@ from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"scp.variant": VARIANTS, "scp.negatives": NEGATIVES, "scp.momentum_convention": CONVENTIONS}
+
+
+class ScpSettings(Section):
+    """``scp:`` — the contrastive objective: temperature, queue, momentum and the layers trained."""
+
+    tau: PosFloat = 0.05
+    queue_size: NonNegInt = 4096
+    momentum: UnitFloat = 0.99
+    train_layers: NonNegInt = 4
+
+
+class ScpMlm(Section):
+    probability: FractionFloat = 0.15
+    weight: NonNegFloat = 1.0
+
+
+class ScpTrain(TrainConfig):
+    sample_seed: NonNegInt = 0
+
+
+class ScpEval(EvalConfig):
+    span_sample: NonNegInt = 1000
+    span_max_length: PosInt = 128
+
+
+#: this recipe's own sections and fields, typed with their ranges (xlsent.recipes.config_schema)
+SECTIONS = {"scp": ScpSettings, "mlm": ScpMlm, "train": ScpTrain, "eval": ScpEval}
 
 
 def validate(cfg: RecipeConfig) -> None:

@@ -69,13 +69,14 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Annotated, Callable, Literal
 
 import numpy as np
 import torch
 
 from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import RecipeConfig
+from xlsent.training.settings import Count, FractionFloat, NonNegFloat, PosInt, Section
 from xlsent.recipes.registry import RunResult
 from xlsent.data.pairs import load_train_pairs
 from xlsent.data.negatives import build_negatives
@@ -98,8 +99,34 @@ from xlsent.modules.hidden_layer_pooling import POOLINGS
 from xlsent.modules.siamese_head import HEAD_TYPES
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
-CHOICES = {"features.pooling": POOLINGS, "features.layer": ("auto", "last", "all"),  # or a hidden-state index
+CHOICES = {"features.pooling": POOLINGS,
            "head.type": HEAD_TYPES, "loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
+
+
+class SiameseFeaturesConfig(Section):
+    """``features:`` — which hidden state of the frozen encoder is cached: a layer's index (0 = the token
+    table), ``last``, ``all`` (their mean) or ``auto`` (what suits the model)."""
+
+    layer: Annotated[int, Count] | Literal["auto", "last", "all"] = "auto"
+    batch_size: PosInt = 32
+
+
+class SiameseHeadConfig(Section):
+    dropout: FractionFloat = 0.2
+
+
+class SiameseLossConfig(Section):
+    margin: NonNegFloat = 1.0
+
+
+class SiameseNegativesConfig(Section):
+    per_positive: PosInt = 1
+    average_k: PosInt = 8
+
+
+#: this recipe's own sections, typed with their ranges (xlsent.recipes.config_schema)
+SECTIONS = {"features": SiameseFeaturesConfig, "head": SiameseHeadConfig, "loss": SiameseLossConfig,
+            "negatives": SiameseNegativesConfig}
 
 
 def validate(cfg: RecipeConfig) -> None:

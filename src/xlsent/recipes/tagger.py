@@ -39,12 +39,30 @@ from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.data.conll import SCHEMES
 from xlsent.recipes.registry import RunResult
+from xlsent.recipes.config_types import EvalConfig, TrainConfig
+from xlsent.training.settings import NonNegInt, Section
 
 #: what the trained model gives: a token-classification folder, not sentence embeddings (the CLI and the model card read it)
 OUTPUT = "tagger"
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"tagger.task": ("ner", "pos"), "train.scheme": ("auto", *SCHEMES)}
+
+
+class TaggerSettings(Section):
+    train_layers: NonNegInt = 4  # the top layers trained (0: every layer)
+
+
+class TaggerTrain(TrainConfig):
+    sample_seed: NonNegInt = 0
+
+
+class TaggerEval(EvalConfig):
+    bootstrap: NonNegInt = 1000
+
+
+#: this recipe's own sections, typed with their ranges (xlsent.recipes.config_schema)
+SECTIONS = {"tagger": TaggerSettings, "train": TaggerTrain, "eval": TaggerEval}
 
 Note = Callable[[str], None] | None
 

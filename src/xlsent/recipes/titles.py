@@ -29,6 +29,15 @@ from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
 from xlsent.recipes.registry import RunResult
+from xlsent.training.settings import NonNegInt, Section
+
+
+class TitlesSettings(Section):
+    train_layers: NonNegInt = 0  # the top layers trained (0: every layer)
+
+
+#: this recipe's own section, typed with its range (xlsent.recipes.config_schema)
+SECTIONS = {"titles": TitlesSettings}
 
 #: what the trained model gives: a multiple-choice folder, not sentence embeddings (the CLI and the model card read it)
 OUTPUT = "choice"

@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.recipes.config_types import RecipeConfig, TrainConfig
+from xlsent.training.settings import NonNegFloat, Section
 from xlsent.models.handle import load_model
 from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
@@ -69,8 +70,22 @@ class TripletTrain(TrainConfig):
     triplets: str = ""                      # a TSV of anchor, positive, negative
 
 
-#: this recipe's own field of the shared sections, typed, and its key that names a file (xlsent.recipes.config_schema)
-SECTIONS = {"train": TripletTrain}
+class TripletLoss(Section):
+    """``loss:`` — the triplet margin and the distillation's weight (paper 004: 0.9)."""
+
+    margin: NonNegFloat = 1.0
+    kd_weight: NonNegFloat = 0.9
+
+
+class TripletNegatives(Section):
+    """``negatives:`` — a hard negative's margin below the positive (relative to the teacher's score)."""
+
+    relative_margin: NonNegFloat = 0.05
+
+
+#: this recipe's own sections and fields, typed with their ranges, and its key that names a file
+#: (xlsent.recipes.config_schema)
+SECTIONS = {"train": TripletTrain, "loss": TripletLoss, "negatives": TripletNegatives}
 FILES = ("train.triplets",)
 
 

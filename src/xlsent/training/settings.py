@@ -6,7 +6,57 @@ also typed attributes) and :class:`OptimConfig`, the ``optim:`` section of every
 from __future__ import annotations
 
 import typing
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+
+@dataclass(frozen=True)
+class Range:
+    """A numeric field's range, declared on the field (``lr: Annotated[float, Range(gt=0)]``, pydantic's
+    ``Field(gt=0)`` style) and checked with the rest of the config before any model loads."""
+
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+
+    def problem(self, value: float) -> str | None:
+        """What is wrong with ``value`` (``must be > 0``), or None."""
+        for bound, ok in ((self.gt, lambda b: value > b), (self.ge, lambda b: value >= b),
+                          (self.lt, lambda b: value < b), (self.le, lambda b: value <= b)):
+            if bound is not None and not ok(bound):
+                return self.described()
+        return None
+
+    def described(self) -> str:
+        """``must be > 0``, ``must be ≥ 1``, ``must lie in [0, 1)`` …"""
+        lo, hi = (self.gt if self.gt is not None else self.ge), (self.lt if self.lt is not None else self.le)
+        if lo is not None and hi is not None:
+            return (f"must lie in {'(' if self.gt is not None else '['}{lo:g}, {hi:g}"
+                    f"{')' if self.lt is not None else ']'}")
+        if lo is not None:
+            return f"must be {'>' if self.gt is not None else '≥'} {lo:g}"
+        return f"must be {'<' if self.lt is not None else '≤'} {hi:g}"
+
+    def fix(self) -> str:
+        """What to give instead."""
+        if (self.gt if self.gt is not None else self.ge) is not None and (self.lt, self.le) != (None, None):
+            return "give a fraction such as 0.1"
+        if self.gt == 0:
+            return "give a positive number, e.g. 2e-5"
+        if self.ge == 0:
+            return "give 0 or a positive number"
+        return f"give a whole number {self.described().removeprefix('must be ')}"
+
+
+#: the ranges fields share
+Positive, Count, AtLeast1, Fraction, Unit = Range(gt=0), Range(ge=0), Range(ge=1), Range(ge=0, lt=1), Range(ge=0, le=1)
+PosFloat = Annotated[float, Positive]  # a learning rate, a temperature …
+NonNegFloat = Annotated[float, Count]  # a weight, a margin …
+NonNegInt = Annotated[int, Count]  # a count where 0 means none or all
+PosInt = Annotated[int, AtLeast1]  # a size
+FractionFloat = Annotated[float, Fraction]  # a share in [0, 1)
+UnitFloat = Annotated[float, Unit]  # a share in [0, 1]
 
 
 class Section(dict):
@@ -41,25 +91,26 @@ class Section(dict):
                 for k, v in self.items()}
 
     @classmethod
-    def declared(cls, key: str) -> Any:
-        """The declared type of ``key`` (``None`` where the class declares none)."""
-        return typing.get_type_hints(cls).get(key)
+    def declared(cls, key: str, extras: bool = False) -> Any:
+        """The declared type of ``key`` (``None`` where the class declares none); ``extras``: with its
+        ``Annotated`` range."""
+        return typing.get_type_hints(cls, include_extras=extras).get(key)
 
 
 class OptimConfig(Section):
     """``optim:`` — the optimiser, schedule, checkpointing and seed."""
 
-    lr: float = 2e-5
-    batch_size: int = 16
-    epochs: int = 1
-    max_steps: int = 0
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.01
-    adam_epsilon: float = 1e-6
-    max_grad_norm: float = 1.0
-    checkpoint_every: float = 0.2
-    checkpoint_minutes: float = 10.0
-    logging_steps: int = 10
-    seed: int = 0
+    lr: PosFloat = 2e-5
+    batch_size: PosInt = 16
+    epochs: NonNegInt = 1
+    max_steps: NonNegInt = 0
+    warmup_ratio: FractionFloat = 0.1
+    weight_decay: NonNegFloat = 0.01
+    adam_epsilon: NonNegFloat = 1e-6
+    max_grad_norm: NonNegFloat = 1.0
+    checkpoint_every: PosFloat = 0.2
+    checkpoint_minutes: NonNegFloat = 10.0
+    logging_steps: NonNegInt = 10
+    seed: NonNegInt = 0
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"  # auto: bf16 on a GPU that has it, else fp32
-    grad_accum: int = 1                     # micro-batches a step (optim.batch_size stays the global batch)
+    grad_accum: PosInt = 1                  # micro-batches a step (optim.batch_size stays the global batch)
