@@ -263,7 +263,7 @@ def test_cli_align_writes_both_formats_a_summary_and_batches(tmp_path, tiny_mode
     ("empty", "the document is empty"),
     ("blank", "a.ny:2: blank line"),
     ("batch", "list.tsv:2: .*missing.ny: no such file"),
-    ("split", "--split 'en': give two language codes"),
+    ("split", "--split 'English,ny': give two language codes"),
     ("format", "--format"),
     ("overlap", "--max-overlap must be between 1 and 8"),
 ])

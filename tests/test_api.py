@@ -91,7 +91,7 @@ def test_evaluate_over_languages_gives_one_result_a_pool(tiny_model):
 
 @pytest.mark.parametrize("call, message", [
     (lambda m: xlsent.evaluate(m, "retrieval"), "give exactly one of pairs="),
-    (lambda m: xlsent.evaluate(m, "retrieval", dataset="nope"), "'nope' is neither a bundled pairs set nor a file"),
+    (lambda m: xlsent.evaluate(m, "retrieval", dataset="nope"), "unknown dataset 'nope'"),
     (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", similarity="jaccard"),
      "unknown similarity='jaccard'"),
     (lambda m: xlsent.evaluate(m, "retrieval", dataset="udhr", colour="red"), "unknown task option colour"),
@@ -109,7 +109,7 @@ def test_evaluate_over_languages_gives_one_result_a_pool(tiny_model):
     (lambda m: xlsent.adapt("p.tsv", "/tmp/x", settings={"train.pairs": "q.tsv"}), "the training data is given twice"),
     (lambda m: xlsent.train("adapt", "/tmp/x", settings={"eval.pairs": Path("/no/such.tsv")}), "/no/such.tsv"),
     (lambda m: xlsent.filter_pairs("/no/such.tsv"), "/no/such.tsv"),
-    (lambda m: xlsent.embed(["a"], model=m, device="cuda:7"), "--device"),
+    (lambda m: xlsent.embed(["a"], model=m, device="cuda:7"), "device='cuda:7'"),
 ])
 def test_bad_input_raises_the_cli_one_line_error_before_any_model_loads(call, message, monkeypatch):
     def no_loading(*a, **k):

@@ -25,7 +25,7 @@ def test_cpu_and_auto():
 def test_not_a_device():
     with pytest.raises(XlsentError, match=r"--device gpu: not a device — use one of auto \| cpu"):
         resolve_device("gpu")
-    with pytest.raises(XlsentError, match=r"models.device tpu"):
+    with pytest.raises(XlsentError, match=r"models.device='tpu'"):
         resolve_device("tpu", option="models.device")
 
 
@@ -119,7 +119,7 @@ def test_train_cuda_missing_is_one_line(tmp_path):
     r = xlsent("train", "xkd", "-o", str(tmp_path / "r"), "--device", "cuda")
     assert r.returncode == 2
     lines = [x for x in r.stderr.splitlines() if x.strip()]
-    assert len(lines) == 1 and "models.device cuda: no CUDA GPU here" in lines[0], r.stderr
+    assert len(lines) == 1 and "models.device='cuda': no CUDA GPU here" in lines[0], r.stderr
     assert not (tmp_path / "r" / "checkpoints").exists()
 
 

@@ -284,8 +284,8 @@ def test_an_exported_folder_carries_its_width_and_is_cut_the_same(make_tiny_mode
     out = tmp_path / "onnx"
     xlsent.export(str(model), out)
     assert recorded_widths(out) == [32, 16] and model_width(str(out)) == 32
-    torch_vecs = xlsent.embed(TEXTS, model=str(model), dimensions=16)
-    onnx_vecs = xlsent.embed(TEXTS, model=str(out), dimensions=16)
+    torch_vecs = xlsent.embed(TEXTS, model=str(model), truncate_dim=16)
+    onnx_vecs = xlsent.embed(TEXTS, model=str(out), truncate_dim=16)
     assert onnx_vecs.shape == (5, 16) and np.abs(onnx_vecs - torch_vecs).max() < 1e-4
-    with pytest.raises(Exception, match="--dimensions 48: more than the model's width \\(32\\)"):
-        xlsent.embed(TEXTS, model=str(out), dimensions=48)
+    with pytest.raises(Exception, match="truncate_dim=48: more than the model's width \\(32\\)"):
+        xlsent.embed(TEXTS, model=str(out), truncate_dim=48)

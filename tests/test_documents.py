@@ -135,4 +135,4 @@ def test_eval_documents_on_udhr_articles(tiny_model, tmp_path):
     d = json.loads(out.read_text())
     assert d["n"] == 31 and d["chunk_words"] == 20 and 0 <= d["src2tgt"]["p@1"] <= 1
     bad = xlsent("eval", "documents", "-m", str(tiny_model), "--dataset", "wiki")
-    assert bad.returncode == 2 and "unknown documents 'wiki'" in bad.stderr
+    assert bad.returncode == 2 and "unknown dataset 'wiki'" in bad.stderr

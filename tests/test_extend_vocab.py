@@ -264,7 +264,7 @@ def test_a_missing_texts_file_zero_pieces_and_a_folder_that_is_not_a_model(unigr
         xlsent.extend_vocab(str(tmp_path / "notamodel"), new_texts, tmp_path / "out")
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
-    with pytest.raises(xlsent.XlsentError, match="--output .*not empty"):
+    with pytest.raises(xlsent.XlsentError, match="output=.*not empty"):
         xlsent.extend_vocab(str(unigram_model), new_texts, tmp_path / "full")
 
 

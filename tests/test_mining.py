@@ -683,9 +683,9 @@ def test_mine_search_dimensions_needs_a_ubinary_index_of_whole_bytes(tiny_model)
     width searched — each one line before the model loads."""
     import xlsent
 
-    for kw, said in (({"search_dimensions": 16}, "add --precision ubinary"),
+    for kw, said in (({"search_dimensions": 16}, "add precision='ubinary'"),
                      ({"search_dimensions": 12, "precision": "ubinary"}, "multiple of 8"),
-                     ({"search_dimensions": 24, "precision": "ubinary", "dimensions": 16}, r"width searched \(16\)")):
+                     ({"search_dimensions": 24, "precision": "ubinary", "truncate_dim": 16}, r"width searched \(16\)")):
         with pytest.raises(XlsentError, match=said):
             xlsent.mine(["a b"], ["c d"], model=str(tiny_model), **kw)
 

@@ -110,7 +110,7 @@ def test_filter_pairs_cli_filters_auto_threshold_and_summary(tiny_model, tmp_pat
     r = xlsent("data", "filter-pairs", str(pairs), "-o", str(out), "--top", "0", "--rank-by", "cosine",
                "-m", str(tiny_model), "--filters", "none", "--min-words", "0")
     assert r.returncode == 0 and len(out.read_text().splitlines()) == len(src)
-    for args, message in ((["--filters", "lang"], "unknown --filters 'lang'"), (["--tgt-lang", "xx"], "--tgt-lang 'xx'"),
+    for args, message in ((["--filters", "lang"], "unknown --filters 'lang'"), (["--tgt-lang", "xx"], "--tgt-lang xx"),
                           (["--threshold", "high"], "--threshold 'high': not a number")):
         r = xlsent("data", "filter-pairs", str(pairs), "-o", str(out), "-m", str(tmp_path / "none"), *args)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -139,6 +139,12 @@ def show_note(text: str) -> None:
     err_console.print(escape(text), style="dim")
 
 
+def main_score_line(name: str, score: float, model: str = "") -> None:
+    """``main score (p@1): 0.9312`` — a task's one main score, as every path that runs it gives it."""
+    console.print(f"main score ({name}): {score:.4f}" + (f"  [dim]{escape(model)}[/dim]" if model else ""),
+                  highlight=False)
+
+
 def show_lines(lines) -> None:
     """Notes on stdout, dimmed, never parsed as markup."""
     for line in lines:

@@ -8,10 +8,12 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import (beside_table, check_dimensions, console, err_console, output_file, retrieval_table,
-                               show_note, table)
+from xlsent.cli.common import (beside_table, check_dimensions, console, err_console, main_score_line, output_file,
+                               retrieval_table, show_note, table)
 from xlsent.cli.options import (RUNTIME, ChunkWords, Dimensions, JsonOutput, K, Margin, MatchMode, Model, Negatives,
                                 OnBadLines, Resamples, Runs, Similarity, StoredPrecision, takes)
+from xlsent.cli.spans import eval_spans
+from xlsent.cli.tagging import eval_adversarial, eval_ner, eval_pos, eval_titles
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
@@ -149,14 +151,8 @@ def _evaluate(model, task: str, run: dict, *, on_note=None, **kw):
     from xlsent.api.evaluation import evaluate
 
     result = evaluate(model, task, **run, show_progress_bar=True, on_note=on_note or show_note, **kw)
-    main_score_line(result)
+    main_score_line(result.main_score_name, result.main_score, result.model)
     return result
-
-
-def main_score_line(result) -> None:
-    """``main score (p@1): 0.9312`` — a task's one main score, as every path that runs it gives it."""
-    console.print(f"main score ({result.main_score_name}): {result.main_score:.4f}"
-                  + (f"  [dim]{escape(result.model)}[/dim]" if result.model else ""), highlight=False)
 
 
 def _write_png(path: Path, png: bytes) -> None:
@@ -393,19 +389,13 @@ def classify(
     _write(res, output)
 
 
-from xlsent.cli.tagging import eval_ner, eval_pos  # noqa: E402
 
-app.command("ner")(eval_ner)
-app.command("pos")(eval_pos)
-from xlsent.cli.tagging import eval_adversarial  # noqa: E402
 
-app.command("adversarial")(eval_adversarial)
-from xlsent.cli.tagging import eval_titles  # noqa: E402
-
-app.command("titles")(eval_titles)
-from xlsent.cli.spans import eval_spans  # noqa: E402
-
-app.command("spans")(eval_spans)
+# the token-level and span commands live beside their recipes' other commands; registered here, after
+# the sentence-level ones
+for name, command in (("ner", eval_ner), ("pos", eval_pos), ("adversarial", eval_adversarial),
+                      ("titles", eval_titles), ("spans", eval_spans)):
+    app.command(name)(command)
 
 
 @app.command("align")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 from rich.markup import escape
 
-from xlsent.cli.common import console, output_file, show_note, table
+from xlsent.cli.common import console, main_score_line, output_file, show_note, table
 from xlsent.cli.options import JsonOutput, Resamples, takes
 from xlsent.utils.io import write_json_atomic
 
@@ -26,7 +26,6 @@ def eval_spans(
     """Each English structural span (subject, verb, object, entity) finds its aligned span of the other language
     among every span of the pool, and back: P@1 by cosine of the SCP span vectors (Chen et al. 2023, Eq. 4)."""
     from xlsent.api.evaluation import evaluate
-    from xlsent.cli.eval import main_score_line
 
     output_file(output)
     results = []
@@ -34,7 +33,7 @@ def eval_spans(
         show_note(f"structural-span retrieval: {m}…")
         result = evaluate(m, f"spans:{spans}", sample=sample, seed=seed, max_length=max_length, resamples=resamples,
                           on_note=show_note, **run)
-        main_score_line(result)
+        main_score_line(result.main_score_name, result.main_score, m)
         results.append(result.results[0])
     t = table(f"structural-span retrieval P@1 on {spans} ({results[0].pairs} pairs, {results[0].spans} spans)",
               ("model", "en→xx", "xx→en", "subject", "verb", "object", "entity"),

@@ -9,7 +9,7 @@ from typing import Literal, Optional
 import typer
 from rich.table import Table
 
-from xlsent.cli.common import at_least, console, output_file, output_folder, show_note, table, with_device
+from xlsent.cli.common import at_least, console, main_score_line, output_file, output_folder, show_note, table, with_device
 from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
 from xlsent.data.conll import SCHEMES
 from xlsent.utils.errors import XlsentError
@@ -46,8 +46,7 @@ def _eval(task: str, models: list[str], test: str, sample: int, seed: int, resam
 
     scored, n = res.pop("scored"), len(res.pop("corpus"))
     for name, s in scored:  # each tagger's main score, as every path that runs the task gives it
-        console.print(f"main score ({TASK_TYPES[task].main_score}): {float(s.main()):.4f}  [dim]{name}[/dim]",
-                      highlight=False)
+        main_score_line(TASK_TYPES[task].main_score, float(s.main()), name)
     console.print(scores_table(scored, task, f"{task.upper()} on {test} — {n} sentences, {res['labels']} labels"))
     if len(scored) == 1:
         console.print(per_label_table(scored[0][1], task))
