@@ -13,6 +13,25 @@ WORDS = (
 ).split()
 
 
+_THREADS: list[int] = []  # torch's own thread count, as first seen
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads():
+    """Each test ends with torch's thread count as it found it: a test that sets it (an engine worker, --threads 1)
+    would otherwise change the numerics of every test after it (a toy training run's trajectory with them)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and not _THREADS:
+        _THREADS.append(torch.get_num_threads())
+    found = torch.get_num_threads() if torch is not None else (_THREADS[0] if _THREADS else None)
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and found is not None and torch.get_num_threads() != found:
+        torch.set_num_threads(found)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory):
     cache = tmp_path_factory.mktemp("xlsent-cache")
