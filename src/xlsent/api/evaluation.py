@@ -162,8 +162,8 @@ def _run(model: Any, tasks: list[TaskType], folder: Path | None, scorer: "_Score
         from xlsent.encoding.onnx_folder import is_export_folder
         from xlsent.models.registry import REGISTRY, resolve_model_path
 
-        folder = Path(str(model)).expanduser()
-        if str(model) not in REGISTRY and not (folder.is_dir() and is_export_folder(folder)):
+        given = Path(str(model)).expanduser()
+        if str(model) not in REGISTRY and not (given.is_dir() and is_export_folder(given)):
             resolve_model_path(str(model))
     scorer.dimensions = check_dimensions(model, scorer.dimensions) if model is not None else None
     for task in tasks:  # every file read and checked before the model loads
