@@ -266,10 +266,16 @@ def load_train_pairs(train: dict, seed: int) -> TrainPairs:
                       row_languages(ds, other_col, str(train["pairs"])), sources)
 
 
+def other_language(ds, other_col: str | None = None) -> str:
+    """The language code of the non-English side (``other_col``, else :func:`english_side`'s), stated or detected;
+    ``""`` where neither."""
+    return side_langs(ds)[0 if (other_col or english_side(ds)[0]) == "src" else 1]
+
+
 def row_languages(ds, other_col: str, source: str = "") -> list[str]:
     """Each row's language: the code its non-English side (``other_col``) states, else the dataset's stated or
     detected code for that side, else the row's source (``source`` column, else ``source``)."""
-    code = side_langs(ds)[0 if other_col == "src" else 1]
+    code = other_language(ds, other_col)
     col = f"{other_col}_lang"
     n = len(ds)
     stated = list(ds[col]) if col in ds.column_names else [""] * n

@@ -582,7 +582,7 @@ class TripletTask(TaskType):
         return _triplet_file(dataset) or RetrievalTask.has_files(dataset)
 
     def load(self) -> None:
-        from xlsent.data.pairs import english_side, load_pairs, section_keys, side_langs
+        from xlsent.data.pairs import load_pairs, other_language, section_keys
         from xlsent.data.triplets import read_triplets
 
         dataset, self.anchor_lang = self.declaration.dataset, ""
@@ -596,8 +596,7 @@ class TripletTask(TaskType):
         loaded = load_pairs(dataset, on_bad_lines=self.on_bad_lines, dedupe=False, sample=self.sample, seed=self.seed)
         self.notes += loaded.notes()
         self.pool = loaded.dataset
-        sl, tl = side_langs(self.pool)
-        self.anchor_lang = sl if english_side(self.pool)[0] == "src" else tl
+        self.anchor_lang = other_language(self.pool)
         if self.negatives is None:
             self.negatives = "section" if section_keys(self.pool) is not None else "random"
         if self.negatives != "hard":  # hard negatives need the teacher: built when it runs
@@ -651,16 +650,15 @@ class MseTask(TaskType):
         return RetrievalTask.has_files(dataset)
 
     def load(self) -> None:
-        from xlsent.data.pairs import english_side, load_pairs, side_langs
+        from xlsent.data.pairs import english_side, load_pairs, other_language
 
         loaded = load_pairs(self.declaration.dataset, on_bad_lines=self.on_bad_lines, dedupe=False,
                             sample=self.sample, seed=self.seed)
         self.notes += loaded.notes()
         pool: Any = loaded.dataset
         other_col, en_col = english_side(pool)
-        sl, tl = side_langs(pool)
         self.english, self.other = list(pool[en_col]), list(pool[other_col])
-        self.other_lang = sl if other_col == "src" else tl
+        self.other_lang = other_language(pool, other_col)
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.mse import evaluate_mse
