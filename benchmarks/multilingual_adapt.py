@@ -63,7 +63,7 @@ def _value(text: str):
 def train(out: Path, name: str, pairs: str, settings: dict, device: str) -> Path:
     import xlsent
 
-    run = xlsent.train("adapt", out / name, pairs, settings=settings, device=device, evaluate=False,
+    run = xlsent.train("adapt", pairs, output=out / name, settings=settings, device=device, evaluate=False,
                        on_note=lambda line: print(f"  [{name}] {line}", file=sys.stderr))
     return Path(run.model_path)
 

@@ -67,6 +67,10 @@ def test_old_names_work_for_one_release_with_a_warning(tiny_model):
     assert old.shape == new.shape == (1, 8)
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         xlsent.embed(["a"], model=str(tiny_model), colour="red")
+    with pytest.warns(DeprecationWarning, match="output=DIR"), pytest.raises(xlsent.XlsentError, match="unknown recipe"):
+        xlsent.train("nope", "/tmp/x")  # the last release's order still reaches the recipe check
+    with pytest.raises(xlsent.XlsentError, match="unknown recipe"):
+        xlsent.train("nope", "pairs.tsv", output="/tmp/x")
     from xlsent.data.cleaning import CleanReport
     from xlsent.data.pair_filter import FilteredPairs
 

@@ -172,7 +172,7 @@ def test_adapt_trains_on_two_sources_with_a_temperature(tiny_model, pairs_tsv, t
     settings = {"models.student": str(tiny_model), "optim.max_steps": 2, "optim.batch_size": 8,
                 "train.holdout": 0.2, "train.holdout_min": 4, "train.sample": 0, "train.language_temperature": 3,
                 "eval.udhr": False}
-    run = xlsent.train("adapt", tmp_path / "run", f"{pairs_tsv},{zu}", settings=settings, device="cpu",
+    run = xlsent.train("adapt", f"{pairs_tsv},{zu}", output=tmp_path / "run", settings=settings, device="cpu",
                        on_note=notes.append)
     assert run.model_path.exists() and run.metrics["recipe"] == "adapt"
     rec = json.loads((tmp_path / "run" / "stage.json").read_text())

@@ -72,16 +72,19 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
                    title=report.title, usage=report.usage, held_out=report.metrics)
 
 
-def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
+def train(recipe: str, *positional: str | Path, output: str | Path | None = None, data: str | Path | None = None,
           settings: dict[str, Any] | None = None, config: str | Path | None = None, preset: str | None = None,
           device: str = "auto", evaluate: bool = True, on_note: Note = None) -> RunResult:
-    """Train a model with one of the recipes (``xlsent train RECIPE``).
+    """Train a model with one of the recipes: ``train(recipe, data, output=DIR)``, in the order of
+    ``xlsent train RECIPE DATA -o DIR`` and of :func:`adapt` (the last release's ``train(recipe, output, data)``
+    still works, with a ``DeprecationWarning``, until xlsent 0.3).
 
     Recipes: ``adapt`` (the best model for your own pairs), ``siamese``, ``xkd``, ``triplet-kd``, ``gloss``,
     ``lightweight``, ``multistage``, ``scp``, ``tagger``, ``titles`` — the guide to each is on the docs site.
 
     Args:
         recipe: the recipe's name.
+        positional: ``data`` (the one positional argument after the recipe).
         output: the run folder (``model/``, ``config.yaml``, ``metrics.json``, logs). A rerun with the same config
             resumes from its last checkpoint; a finished stage is skipped.
         data: what the recipe trains on: a pairs file (TSV ``src<TAB>tgt``, JSONL, Moses ``A,B``) or a bundled
@@ -102,12 +105,23 @@ def train(recipe: str, output: str | Path, data: str | Path | None = None, *,
     Example:
         >>> import contextlib, io, tempfile, xlsent
         >>> with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints its log
-        ...     run = xlsent.train("adapt", tempfile.mkdtemp(), "bible-en-ny:dev",
+        ...     run = xlsent.train("adapt", "bible-en-ny:dev", output=tempfile.mkdtemp(),
         ...                        settings={"train.sample": 200, "optim.max_steps": 4, "optim.batch_size": 8,
         ...                                  "eval.udhr": False})
         >>> run.model_path.name, "retrieval" in run.metrics["models"]["adapted"]
         ('model', True)
     """
+    if output is None:  # the last release's order, train(recipe, output[, data])
+        if not positional:
+            raise XlsentError("output=: give the run folder — xlsent.train(recipe, data, output=DIR)")
+        import warnings
+
+        warnings.warn("xlsent.train(recipe, output, data) is now xlsent.train(recipe, data, output=DIR), the order of "
+                      "the command line (the old order goes in xlsent 0.3)", DeprecationWarning, stacklevel=2)
+        output, positional = positional[0], positional[1:]
+    if len(positional) > 1 or (positional and data is not None):
+        raise XlsentError("train: give the data once — xlsent.train(recipe, data, output=DIR)")
+    data = positional[0] if positional else data
     output = output_folder(Path(output))
     cfg = recipe_config(recipe, data, settings=settings, config=config, preset=preset,
                         device=None if device == "auto" else device)
@@ -147,5 +161,5 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
         >>> SentenceTransformer(str(run.model_path)).get_embedding_dimension()
         384
     """
-    return train("adapt", output, pairs, settings={"models.student": str(model), **(settings or {})},
+    return train("adapt", pairs, output=output, settings={"models.student": str(model), **(settings or {})},
                  device=device, evaluate=evaluate, on_note=on_note)
