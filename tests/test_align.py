@@ -265,7 +265,7 @@ def test_cli_align_writes_both_formats_a_summary_and_batches(tmp_path, tiny_mode
     ("batch", "list.tsv:2: .*missing.ny: no such file"),
     ("split", "--split 'English,ny': give two language codes"),
     ("format", "--format"),
-    ("overlap", "--max-overlap must be between 1 and 8"),
+    ("overlap", "--max-overlap 0: must be between 1 and 8"),
 ])
 def test_cli_align_bad_input_is_one_line_before_any_model_loads(tmp_path, case, message):
     from test_cli import xlsent

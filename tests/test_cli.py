@@ -160,7 +160,7 @@ def test_embed_into_parquet_shards_from_every_input_kind(tiny_model, tmp_path):
     assert (out / "part-00001.parquet").exists() and (out / "part-00000.parquet").stat().st_mtime_ns == kept
     with pytest.raises(XlsentError, match="--overwrite"):
         embed_corpus(open_source(tmp_path / "in.jsonl", "body"), out, encoder, settings, shard_size=3)
-    for name, cols, message in (("in.parquet", ("txt",), "no column 'txt' (--text-column)"),
+    for name, cols, message in (("in.parquet", ("txt",), "text_column='txt': no such column"),
                                 ("in.jsonl", ("txt",), "in.jsonl:1: no column 'txt'"),
                                 ("in.tsv", ("body",), "a TSV column is a number"),
                                 ("in.txt", ("x",), "one text a line has no columns")):
@@ -172,7 +172,7 @@ def test_embed_into_parquet_shards_from_every_input_kind(tiny_model, tmp_path):
     assert r.returncode == 0 and "1 Parquet shard(s)" in r.stdout, r.stderr
     np.testing.assert_allclose(read_shards(tmp_path / "cli")[1], ref, atol=1e-5)
     r = xlsent("embed", "-m", "no-such-model", "-i", str(tmp_path / "in.parquet"), "-o", str(tmp_path / "x"))
-    assert r.returncode == 2 and "no column 'text' (--text-column)" in r.stderr.replace("\n", ""), r.stderr
+    assert r.returncode == 2 and "--text-column 'text': no such column" in r.stderr.replace("\n", ""), r.stderr
 
 
 def test_data_stats_tokenizer_columns(tiny_model):

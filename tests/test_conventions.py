@@ -102,3 +102,34 @@ def test_python_errors_name_parameters_and_the_cli_names_options(tiny_model, tmp
     assert r.returncode == 2 and "--dimensions 0: must be ≥ 1" in r.stderr and "truncate_dim" not in r.stderr
     r = run_cli("eval", "retrieval", "-m", str(tiny_model), "--dataset", "udhr:nya", "--k", "0")
     assert r.returncode == 2 and "--k 0: must be ≥ 1" in r.stderr, r.stderr
+
+
+
+def test_library_errors_name_python_parameters_and_the_cli_turns_them_into_options(tiny_model, tmp_path):
+    """The aligner, the vocabulary trimmer and the vocabulary extender raise in Python's words (``name=value``, no
+    ``--``); the command line shows the same messages with its options (``--name value``), never Python's names."""
+    from test_cli import xlsent as run_cli
+
+    model = str(tiny_model)
+    texts = tmp_path / "t.txt"
+    texts.write_text("a b\nc d\n", encoding="utf-8")
+    cases = (
+        (lambda: xlsent.align(["a"], ["b"], model=model, search_buffer=0), "search_buffer=0: must be ≥ 1",
+         ("align", str(texts), str(texts), "-o", str(tmp_path / "a.tsv"), "-m", model, "--search-buffer", "0"),
+         "--search-buffer 0: must be ≥ 1"),
+        (lambda: xlsent.export(model, tmp_path / "o", keep_vocab=10, tail_pq=7),
+         "tail_pq=7: must divide the embedding width 32",
+         ("export", model, "-o", str(tmp_path / "o"), "--keep-vocab", "10", "--tail-pq", "7"),
+         "--tail-pq 7: must divide the embedding width 32"),
+        (lambda: xlsent.extend_vocab(model, texts, tmp_path / "x", pieces=0),
+         "pieces=0: must be ≥ 1 — the most new pieces to add (e.g. pieces=2000, the default)",
+         ("models", "extend-vocab", model, "--texts", str(texts), "-o", str(tmp_path / "x"), "--pieces", "0"),
+         "--pieces 0: must be ≥ 1 — the most new pieces to add (e.g. --pieces 2000, the default)"),
+    )
+    for call, python, args, cli in cases:
+        with pytest.raises(xlsent.XlsentError) as err:
+            call()
+        assert python in str(err.value) and "--" not in str(err.value), str(err.value)
+        r = run_cli(*args)
+        stderr = " ".join(r.stderr.split())
+        assert r.returncode == 2 and cli in stderr and python.split("=")[0] + "=" not in stderr, r.stderr

@@ -23,7 +23,7 @@ def test_cpu_and_auto():
 
 
 def test_not_a_device():
-    with pytest.raises(XlsentError, match=r"--device gpu: not a device — use one of auto \| cpu"):
+    with pytest.raises(XlsentError, match=r"device='gpu': not a device — use one of auto \| cpu"):
         resolve_device("gpu")
     with pytest.raises(XlsentError, match=r"models.device='tpu'"):
         resolve_device("tpu", option="models.device")
@@ -31,9 +31,9 @@ def test_not_a_device():
 
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_cuda_missing_names_what_was_found():
-    with pytest.raises(XlsentError, match=r"--device cuda: no CUDA GPU here \(.*\) — use --device cpu or auto"):
+    with pytest.raises(XlsentError, match=r"device='cuda': no CUDA GPU here \(.*\) — use device='cpu' or auto"):
         resolve_device("cuda")
-    with pytest.raises(XlsentError, match=r"--device cuda:1: no CUDA GPU"):
+    with pytest.raises(XlsentError, match=r"device='cuda:1': no CUDA GPU"):
         resolve_device("cuda:1")
 
 
@@ -43,7 +43,7 @@ def test_gpu_index_out_of_range(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     assert resolve_device("cuda") == "cuda:0"
     assert resolve_device("cuda:1") == "cuda:1"
-    with pytest.raises(XlsentError, match=r"--device cuda:2: this machine has 2 CUDA GPU\(s\) \(cuda:0 … cuda:1\)"):
+    with pytest.raises(XlsentError, match=r"device='cuda:2': this machine has 2 CUDA GPU\(s\) \(cuda:0 … cuda:1\)"):
         resolve_device("cuda:2")
 
 
@@ -54,7 +54,7 @@ def test_several_processes_take_their_local_rank(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "4")
     monkeypatch.setenv("LOCAL_RANK", "2")
     assert resolve_device("auto") == resolve_device("cuda") == resolve_device("cuda:2") == "cuda:2"
-    with pytest.raises(XlsentError, match="each takes the GPU of its local rank"):
+    with pytest.raises(XlsentError, match="each takes the GPU of its local rank — use device='cuda'"):
         resolve_device("cuda:0")
 
 

@@ -248,7 +248,7 @@ def no_model_load(monkeypatch):
 def test_too_little_text_is_one_line(unigram_model, tmp_path, content, words, no_model_load):
     f = tmp_path / "t.txt"
     f.write_text(content, encoding="utf-8")
-    with pytest.raises(xlsent.XlsentError, match=f"--texts .*{words}.*one sentence a line"):
+    with pytest.raises(xlsent.XlsentError, match=f"texts=.*{words}.*one sentence a line"):
         xlsent.extend_vocab(str(unigram_model), f, tmp_path / "out")
 
 
@@ -256,7 +256,7 @@ def test_a_missing_texts_file_zero_pieces_and_a_folder_that_is_not_a_model(unigr
                                                                            no_model_load):
     with pytest.raises(xlsent.XlsentError, match="texts=.*no such file"):
         xlsent.extend_vocab(str(unigram_model), tmp_path / "missing.txt", tmp_path / "out")
-    with pytest.raises(xlsent.XlsentError, match="--pieces 0: must be ≥ 1.*--pieces 2000"):
+    with pytest.raises(xlsent.XlsentError, match="pieces=0: must be ≥ 1.*pieces=2000"):
         xlsent.extend_vocab(str(unigram_model), new_texts, tmp_path / "out", pieces=0)
     (tmp_path / "notamodel").mkdir()
     (tmp_path / "notamodel" / "readme.txt").write_text("hello")

@@ -90,7 +90,7 @@ def test_a_large_share_removed_is_printed_and_warned_about(tmp_path, tiny_model)
 
 
 def test_an_unknown_preset_is_one_line(tmp_path):
-    with pytest.raises(xlsent.XlsentError, match="unknown --preset 'web'"):
+    with pytest.raises(xlsent.XlsentError, match="unknown preset='web'"):
         xlsent.filter_pairs(_mined(tmp_path / "c.tsv", CLEAN), rank_by="score", preset="web")
 
 

@@ -528,7 +528,7 @@ def test_every_store_precision_reads_back_and_finds_the_neighbours(tmp_path):
         assert overlap >= {"float32": 1.0, "float16": 0.95, "int8": 0.9, "ubinary": 0.5}[dtype], (dtype, overlap)
         np.testing.assert_allclose(sims, np.einsum("qd,qkd->qk", queries, back[idx]), rtol=1e-5)
     assert bytes_per_sentence("ubinary", 64)["index"] == 8
-    with pytest.raises(XlsentError, match="use --index ivf"):
+    with pytest.raises(XlsentError, match="use index='ivf'"):
         Searcher(store, "ivfpq", IndexConfig(), tmp_path / "ivfpq")
 
 
@@ -623,9 +623,9 @@ def test_a_binary_index_over_a_prefix_finds_by_its_bits_and_ranks_by_every_coord
     assert faiss.read_index_binary(str(trained)).d == 16 and faiss.read_index_binary(str(paths[0])).code_size == 2
     assert (idx[:, 0] == np.arange(80)).mean() >= 0.9  # the near copies are still found first
     for bad in (12, 72, -8):
-        with pytest.raises(XlsentError, match="--search-dimensions"):
+        with pytest.raises(XlsentError, match="search_dimensions="):
             code_bits(64, IndexConfig(bits=bad))
-    with pytest.raises(XlsentError, match="--search-dimensions 12"):
+    with pytest.raises(XlsentError, match="search_dimensions=12"):
         choose_kind(10, 10, 64, IndexConfig(bits=12), 4.0, "ubinary")
 
 
@@ -989,12 +989,12 @@ def test_a_gpu_search_sends_each_index_where_faiss_can_scan_it(tmp_path, monkeyp
         assert searcher.device == "cpu"
         np.testing.assert_array_equal(searcher.search(queries, 4)[1], cpu[("ivfpq", "float32")][1])
         refuse["IndexIVFFlat"] = "Error in allocMemory: cudaMalloc error out of memory [2]"
-        with pytest.raises(XlsentError, match="does not fit on the GPU.*--index-groups"):
+        with pytest.raises(XlsentError, match="does not fit on the GPU.*index_groups="):
             Searcher(stores["float32"], "ivf", cfg, tmp_path / "ix-ivf-float32")
         monkeypatch.setattr(faiss, "index_cpu_to_gpu", to_gpu)
         refuse.clear()
         big = _store(tmp_path, "big", _unit(rng.normal(size=(2100, 32))), 1100)
-        with pytest.raises(XlsentError, match="--k 2100: a GPU search finds at most 2048"):
+        with pytest.raises(XlsentError, match="k=2100: a GPU search finds at most 2048"):
             Searcher(big, "ivf", cfg, tmp_path / "ix-big").search(queries, 2100)
 
         from xlsent.mining.engine import LocalEngine  # the local engine's choice lasts its tasks, then is undone

@@ -89,7 +89,7 @@ def test_workers_given_gpus_search_the_same_pairs_and_too_many_gpus_is_one_line(
     from xlsent.mining.engine import RayEngine
     from xlsent.utils.errors import XlsentError
 
-    with pytest.raises(XlsentError, match=re.escape("--gpus-per-worker 2: the Ray cluster has 1 GPU(s)")):
+    with pytest.raises(XlsentError, match=re.escape("gpus_per_worker=2: the Ray cluster has 1 GPU(s)")):
         RayEngine(workers=2, cpus_per_worker=0.5, gpus_per_worker=2)
     src = _vectors(500, 32, 0)
     tgt = _vectors(600, 32, 1, base=src[:300])

@@ -67,7 +67,7 @@ from scipy import special
 from xlsent.aligner import RUNS
 from xlsent.aligner.dp import Band, align_band, band_around, step_types
 from xlsent.data.alignment import Alignment
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 #: texts a forward pass when ``xlsent align`` embeds sentences: on 2 cores, 1,000 + 1,000 split Bible verses took
 #: 29.5 / 29.7 s at 32 against 31.3 / 33.8 s at the encoder's general 64 (padding within a batch of short
@@ -102,15 +102,15 @@ class AlignConfig:
 
     def check(self) -> None:
         if self.search_buffer < 1:
-            raise XlsentError(f"--search-buffer {self.search_buffer}: must be ≥ 1")
+            raise XlsentError(f"{named('search_buffer', self.search_buffer)}: must be ≥ 1")
         if not 1 <= self.max_overlap <= 8:
-            raise XlsentError(f"--max-overlap must be between 1 and 8, not {self.max_overlap}")
+            raise XlsentError(f"{named('max_overlap', self.max_overlap)}: must be between 1 and 8")
         if self.runs not in RUNS:
-            raise XlsentError(f"unknown --runs '{self.runs}': use one of {', '.join(RUNS)}")
+            raise XlsentError(f"unknown {named('runs', self.runs)}: use one of {', '.join(RUNS)}")
         if not 0 < self.deletion_quantile < 1:
-            raise XlsentError(f"--deletion-quantile must be between 0 and 1, not {self.deletion_quantile}")
+            raise XlsentError(f"{named('deletion_quantile', self.deletion_quantile)}: must be between 0 and 1")
         if self.length_weight < 0:
-            raise XlsentError(f"--length-weight must be 0 or more, not {self.length_weight}")
+            raise XlsentError(f"{named('length_weight', self.length_weight)}: must be 0 or more")
 
 
 def overlaps(sentences: Sequence[str], n: int) -> list[list[str | None]]:

@@ -58,7 +58,8 @@ def check_lengths(name: str, n_src: int, n_tgt: int, ratio: float) -> None:
     """Refuse a document pair whose sentence counts differ by more than ``ratio``×."""
     if max(n_src, n_tgt) > ratio * max(1, min(n_src, n_tgt)):
         raise XlsentError(f"{name}: {n_src} source and {n_tgt} target sentences differ by more than "
-                          f"{ratio:g}× — are these translations of the same document? (--max-length-ratio)")
+                          f"{ratio:g}× — are these translations of the same document? (a larger "
+                          "max_length_ratio= allows it)")
 
 
 def align(src_sentences: Sequence[str], tgt_sentences: Sequence[str], *, model: Any = "e5-small",
@@ -136,12 +137,13 @@ def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Pa
     output = Path(output)
     if batch is not None:
         if src is not None or tgt is not None:
-            raise XlsentError("give either SRC TGT or --batch LIST, not both")
+            raise XlsentError("give either SRC TGT or batch=LIST, not both")
         pairs = read_batch(batch)
         if output.exists() and not output.is_dir():
-            raise XlsentError(f"{output}: exists and is a file — --batch writes a folder of alignments")
+            raise XlsentError(f"{named('output', str(output))}: exists and is a file — with batch= the output is a "
+                              "folder of alignments")
     elif src is None or tgt is None:
-        raise XlsentError("give two documents (SRC TGT) or --batch LIST")
+        raise XlsentError("give two documents (SRC TGT) or batch=LIST")
     else:
         pairs = [(Path(src), Path(tgt))]
         output_file(output)

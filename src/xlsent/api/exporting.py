@@ -117,7 +117,7 @@ def export(model: str | Path, output: str | Path, *, int8: bool = False, smooth:
 
 
 def _check_tail_pq(model: str, slots: int) -> None:
-    """--tail-pq must divide the model's width: said before the model loads, when its config can be read."""
+    """``tail_pq`` must divide the model's width: said before the model loads, when its config can be read."""
     if not slots:
         return
     import json
@@ -146,4 +146,4 @@ def _check_text_source(spec: str, option: str) -> None:
     from xlsent.data.bundled import is_bundled
 
     if not is_bundled(spec) and not Path(spec).is_file():
-        raise XlsentError(f"{option} {spec}: neither a bundled pair set (xlsent data list) nor a file")
+        raise XlsentError(f"{named(option, spec)}: neither a bundled pair set (xlsent data list) nor a file")

@@ -275,7 +275,8 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
 
     output = output_file(output)
     if preset not in FILTER_PRESETS:
-        raise XlsentError(f"unknown --preset '{preset}': use paper (Huang et al. 2023 §4.1), or none for the default")
+        raise XlsentError(f"unknown {named('preset', preset)}: use 'paper' (Huang et al. 2023 §4.1), or None for the "
+                          "default")
     chosen: dict[str, Any] = dict(FILTER_PRESETS[preset])
     min_words = int(chosen["min_words"] if min_words is None else min_words)
     top = int(chosen["top"] if top is None else top)

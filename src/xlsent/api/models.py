@@ -143,8 +143,8 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     """
     from xlsent.api._common import output_folder
     from xlsent.data.readers import read_lines
-    from xlsent.exporter.extend_vocab import (check_pieces, check_texts, extend_vocabulary, folder_tokenizer_json,
-                                              write_record)
+    from xlsent.exporter.extend_vocab import (PYTHON_TEXTS, check_pieces, check_texts, extend_vocabulary,
+                                              folder_tokenizer_json, write_record)
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
 
@@ -161,7 +161,7 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
                 raise
             lines = []  # said below, with the option's name
     else:
-        source, lines = "texts given in Python", list(texts)
+        source, lines = PYTHON_TEXTS, list(texts)
         check_unicode(lines, "texts")
     lines = check_texts(lines, source)
     out = output_folder(output, "output")

@@ -21,7 +21,7 @@ from typing import Sequence
 from xlsent.utils.errors import XlsentError, named
 
 
-def language_code(code: str, option: str = "--lang") -> str:
+def language_code(code: str, option: str = "lang") -> str:
     """``code`` as langcodes normalises it (ISO 639-1 where there is one), or an error naming ``option``."""
     import langcodes
 

@@ -34,7 +34,7 @@ from xlsent.data.cleaning import CleanReport, clean_pairs
 from xlsent.data.noise_filters import NoiseReport, apply_noise_filters
 from xlsent.data.readers import read_fields, read_lines, read_pairs
 from xlsent.similarity import center as center_rows, pair_margins, unit
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 RANK_BY = ("cosine", "margin", "csls", "score")
 
@@ -127,19 +127,19 @@ def filter_pairs(ds, min_words: int = 0, special_pattern: str | None = None, top
     ranking; ``center`` subtracts each side's mean over the candidates first; ``noise_filters`` and ``langs``
     (normalised codes, None = unknown) as :func:`xlsent.data.noise_filters.apply_noise_filters`."""
     if rank_by not in RANK_BY:
-        raise XlsentError(f"unknown --rank-by '{rank_by}': use one of {', '.join(RANK_BY)}")
+        raise XlsentError(f"unknown {named('rank_by', rank_by)}: use one of {', '.join(RANK_BY)}")
     if rank_by == "score" and "score" not in ds.column_names:
-        raise XlsentError("--rank-by score needs a mined file (score<TAB>src<TAB>tgt); use cosine or margin")
+        raise XlsentError("rank_by='score' needs a mined file (score<TAB>src<TAB>tgt); use 'cosine' or 'margin'")
     ds, report, noise, notes = screen(ds, min_words, special_pattern, noise_filters, langs, max_z)
     src, tgt = list(ds["src"]), list(ds["tgt"])
     if not src:
-        raise XlsentError("no pair is left after the filters — loosen --min-words or --special-pattern, or switch "
-                          "filters off with --filters")
+        raise XlsentError("no pair is left after the filters — loosen min_words= or special_pattern=, or switch "
+                          "filters off with filters=")
     if rank_by == "score":
         scores = np.asarray(ds["score"], dtype=np.float64)
     else:
         if encode is None:
-            raise XlsentError(f"--rank-by {rank_by} needs a model")
+            raise XlsentError(f"{named('rank_by', rank_by)} needs a model")
         a, b = encode(src, "src"), encode(tgt, "tgt")
         if center:
             a, b = center_rows(a), center_rows(b)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.utils.errors import InputFormatError, XlsentError
+from xlsent.utils.errors import InputFormatError, XlsentError, named
 from xlsent.utils.io import atomic_path
 from xlsent.utils.text import FIX as NOT_UNICODE_FIX
 from xlsent.utils.text import unencodable_problem
@@ -185,8 +185,8 @@ def open_source(path: str | Path, text_column: str = "", id_column: str = "") ->
         raise XlsentError(f"{path}: is a folder, expected a file")
     kind = _kind(path)
     if kind == "lines" and (text_column or id_column):
-        raise XlsentError(f"{path}: one text a line has no columns — --text-column/--id-column go with .tsv, .jsonl "
-                          "or .parquet")
+        raise XlsentError(f"{path}: one text a line has no columns — text_column= and id_column= go with .tsv, "
+                          ".jsonl or .parquet")
     if kind == "parquet":
         import pyarrow.parquet as pq
 
@@ -196,15 +196,15 @@ def open_source(path: str | Path, text_column: str = "", id_column: str = "") ->
             raise XlsentError(f"{path}: not a Parquet file ({str(e).splitlines()[0][:120]})") from None
         text_column = text_column or "text"
         names = f.schema_arrow.names
-        for col, option in ((text_column, "--text-column"), (id_column, "--id-column")):
+        for col, option in ((text_column, "text_column"), (id_column, "id_column")):
             if col and col not in names:
-                raise XlsentError(f"{path}: no column {col!r} ({option}) — it has {', '.join(names[:12])}")
+                raise XlsentError(f"{path}: {named(option, col)}: no such column — it has {', '.join(names[:12])}")
         return TextSource(path, kind, int(f.metadata.num_rows), text_column, id_column)
     if kind == "tsv":
         text_column = text_column or "1"
-        for col, option in ((text_column, "--text-column"), (id_column, "--id-column")):
+        for col, option in ((text_column, "text_column"), (id_column, "id_column")):
             if col and not (col.isdigit() and int(col) >= 1):
-                raise XlsentError(f"{path}: {option} {col!r} — a TSV column is a number from 1")
+                raise XlsentError(f"{path}: {named(option, col)} — a TSV column is a number from 1")
     if kind == "jsonl":
         text_column = text_column or "text"
     rows = len(line_offsets(path)) - 1

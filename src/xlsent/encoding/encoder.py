@@ -44,7 +44,7 @@ import numpy as np
 from xlsent.data.pairs import is_english
 from xlsent.models.gloss import Gloss, load_gloss
 from xlsent.models.handle import ModelHandle, load_model
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 BACKENDS = ("auto", "torch", "onnx")
 
@@ -185,15 +185,15 @@ class Encoder:
         if backend not in BACKENDS:
             raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
         if threads and threads < 0:
-            raise XlsentError(f"--threads must be ≥ 0 (0 = the backend's default), not {threads}")
+            raise XlsentError(f"{named('threads', threads)}: must be ≥ 0 (0 = the backend's default)")
         if not isinstance(name_or_path, ModelHandle):
             from xlsent.encoding.onnx_folder import is_export_folder
 
             folder = Path(str(name_or_path))
             exported = folder.is_dir() and is_export_folder(folder)
             if exported and backend == "torch":
-                raise XlsentError(f"{folder}: an exported ONNX folder has no torch weights — use --backend onnx "
-                                  "(or auto), or give the source model for torch")
+                raise XlsentError(f"{folder}: an exported ONNX folder has no torch weights — use backend='onnx' "
+                                  "(or 'auto'), or give the source model for torch")
             if backend == "onnx" and not exported:
                 raise XlsentError(f"{name_or_path}: not an exported folder — export it (xlsent export), or load it "
                                   "with xlsent.exporter.load_encoder, which exports a torch model once into the cache")

@@ -22,7 +22,9 @@ import numpy as np
 
 from xlsent.utils.errors import XlsentError, named
 
-OPTION = "--dimensions"
+#: the name a width is given by: the parameter of this module and of the encoder, the service's field and the
+#: command line's ``--dimensions`` (:func:`xlsent.api._common.check_dimensions` names Python's ``truncate_dim``)
+OPTION = "dimensions"
 
 
 def cut(vectors: np.ndarray, dimensions: int | None) -> np.ndarray:
@@ -32,7 +34,7 @@ def cut(vectors: np.ndarray, dimensions: int | None) -> np.ndarray:
     if dimensions is None:
         return x
     if x.ndim != 2 or dimensions > x.shape[1]:
-        raise XlsentError(f"{OPTION} {dimensions}: more than the model's width ({x.shape[-1]}) — give 1 to "
+        raise XlsentError(f"{named(OPTION, dimensions)}: more than the model's width ({x.shape[-1]}) — give 1 to "
                           f"{x.shape[-1]}, or leave it out for the full width")
     head = x[:, :dimensions]
     return head / np.maximum(np.linalg.norm(head, axis=1, keepdims=True), 1e-12)

@@ -57,13 +57,15 @@ from pathlib import Path
 import torch
 
 from xlsent.exporter.vocab import WORD_START, tokenizer_with
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 ADDED_FILE = "xlsent_added_pieces.json"
 CONFIG_KEY = "xlsent_added_rows"  # in the transformer's config.json: {"first": id, "count": n}
 DEFAULT_PIECES = 2000
 ADDED_ROWS_LR_SCALE = 300.0  # the added rows' learning rate, as a multiple of the model's (module docstring)
 MIN_LINES = 2
+#: the source :func:`check_texts` names for texts given in Python as a list (not a file)
+PYTHON_TEXTS = "texts given in Python"
 INIT_METHOD = ("sub-pieces: the mean of the rows of the known base pieces the base tokenizer splits the new piece "
                "into (no bare '▁', no <unk>), weighted by characters covered; default (no known part): the token "
                "table's per-dimension mean + Gaussian noise with its per-dimension standard deviation, seeded")
@@ -102,21 +104,22 @@ class VocabExtension:
 
 
 def check_pieces(pieces: int) -> int:
-    """One line for a ``--pieces`` that adds nothing."""
+    """One line for a ``pieces`` that adds nothing."""
     if int(pieces) < 1:
-        raise XlsentError(f"--pieces {pieces}: must be ≥ 1 — the most new pieces to add "
-                          f"(e.g. --pieces {DEFAULT_PIECES}, the default)")
+        raise XlsentError(f"{named('pieces', pieces)}: must be ≥ 1 — the most new pieces to add "
+                          f"(e.g. pieces={DEFAULT_PIECES}, the default)")
     return int(pieces)
 
 
 def check_texts(lines: list[str], source: str) -> list[str]:
-    """The non-blank lines of ``source``; one line for too little text."""
+    """The non-blank lines of ``source`` (a file, or :data:`PYTHON_TEXTS`); one line for too little text."""
     texts = [t.strip() for t in lines if t.strip()]
+    given = "texts" if source == PYTHON_TEXTS else named("texts", source)
     if not texts:
-        raise XlsentError(f"--texts {source}: no text — give text in the script to add, one sentence a line "
+        raise XlsentError(f"{given}: no text — give text in the script to add, one sentence a line "
                           "(a few thousand lines)")
     if len(texts) < MIN_LINES:
-        raise XlsentError(f"--texts {source}: only {len(texts)} line of text — new pieces are learnt from your "
+        raise XlsentError(f"{given}: only {len(texts)} line of text — new pieces are learnt from your "
                           f"text: give at least {MIN_LINES} lines, one sentence a line (a few thousand is better)")
     return texts
 
@@ -171,7 +174,8 @@ def learn_pieces(tokenizer_json: dict, texts: list[str], limit: int) -> tuple[li
 
     unknown = unknown_characters(tokenizer_json, texts)
     if not unknown:
-        raise XlsentError("--texts: the model's tokenizer already reads every character of the text (no <unk>) — "
+        raise XlsentError("the model's tokenizer already reads every character of the text given as texts= "
+                          "(no <unk>) — "
                           "extend-vocab is for a script it cannot read; train with xlsent train adapt instead")
     base = _tokenizer(tokenizer_json)
     learner = Tokenizer(models.Unigram())

@@ -42,7 +42,7 @@ from typing import Sequence
 
 import numpy as np
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 PARTS = ("query", "key", "value", "attention_output", "ffn_in", "ffn_out")
 _PART_PATTERNS = {
@@ -77,7 +77,7 @@ class Int8Settings:
             raise XlsentError(f"unknown fp32 part(s) {', '.join(bad)}: choose from {', '.join(PARTS)}, each alone "
                               "(every layer) or as PART@LAYER (one 0-based layer, e.g. ffn_out@4)")
         if not 0.0 <= float(self.smooth) < 1.0:
-            raise XlsentError(f"--smooth must be in [0, 1) (SmoothQuant's α; 0 = off), not {self.smooth}")
+            raise XlsentError(f"{named('smooth', self.smooth)}: must be in [0, 1) (SmoothQuant's α; 0 = off)")
         if int(self.calibration_texts) < 1:
             raise XlsentError("calibration_texts must be ≥ 1")
 

@@ -143,9 +143,10 @@ class TailProductQuantisedEmbedding(_HeadTailEmbedding):
         mean = tail.mean(0) if len(tail) else np.zeros(dim, np.float32)
         x = np.ascontiguousarray(tail - mean, dtype=np.float32)
         if len(x) < 2:
-            from xlsent.utils.errors import XlsentError
+            from xlsent.utils.errors import XlsentError, named
 
-            raise XlsentError(f"--tail-pq: {len(x)} piece(s) outside the head — nothing to quantise; drop --tail-pq")
+            raise XlsentError(f"{named('tail_pq', slots)}: {len(x)} piece(s) outside the head — nothing to quantise; "
+                              "leave out tail_pq=")
         bits = min(8, int(np.log2(len(x))))  # 256 centroids a slot; fewer only when the tail has fewer rows
         pq = faiss.ProductQuantizer(dim, slots, bits)
         pq.cp.seed = seed
@@ -175,9 +176,10 @@ class TailProductQuantisedEmbedding(_HeadTailEmbedding):
 
 
 def check_slots(width: int, slots: int) -> None:
-    """``--tail-pq M`` cuts each row into M equal sub-vectors: M must divide the width."""
+    """``tail_pq=M`` cuts each row into M equal sub-vectors: M must divide the width."""
     if slots < 1 or int(width) % slots:
-        from xlsent.utils.errors import XlsentError
+        from xlsent.utils.errors import XlsentError, named
 
         good = [m for m in (16, 32, 48, 64, 96, 128, 192) if int(width) % m == 0]
-        raise XlsentError(f"--tail-pq {slots}: must divide the embedding width {width} (e.g. {', '.join(map(str, good))})")
+        raise XlsentError(f"{named('tail_pq', slots)}: must divide the embedding width {width} (e.g. "
+                          f"{', '.join(map(str, good))})")

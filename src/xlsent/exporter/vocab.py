@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 WORD_START = "▁"
 
@@ -60,13 +60,16 @@ class VocabSettings:
 
     def __post_init__(self) -> None:
         if int(self.tail_pq) < 0:
-            raise XlsentError("--tail-pq must be ≥ 0 (0 = remove the pieces --keep-vocab does not keep)")
+            raise XlsentError(f"{named('tail_pq', self.tail_pq)}: must be ≥ 0 (0 = remove the pieces keep_vocab= "
+                              "does not keep)")
         if self.tail_rank and self.tail_pq:
-            raise XlsentError("--tail-rank and --tail-pq are two ways to store the same pieces — give one")
+            raise XlsentError("tail_rank= and tail_pq= are two ways to store the same pieces — give one")
         if int(self.top) < 0:
-            raise XlsentError("--keep-vocab must be ≥ 0 (the number of top-scoring pieces to keep)")
+            raise XlsentError(f"{named('keep_vocab', self.top)}: must be ≥ 0 (the number of top-scoring pieces to "
+                              "keep)")
         if int(self.tail_rank) < 0:
-            raise XlsentError("--tail-rank must be ≥ 0 (0 = remove the pieces --keep-vocab does not keep)")
+            raise XlsentError(f"{named('tail_rank', self.tail_rank)}: must be ≥ 0 (0 = remove the pieces keep_vocab= "
+                              "does not keep)")
 
 
 def read_texts(spec: str, limit: int = 0, sample: bool = False) -> list[str]:

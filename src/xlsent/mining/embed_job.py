@@ -26,7 +26,7 @@ import numpy as np
 
 from xlsent.data.text_source import TextSource
 from xlsent.mining.store import quantize
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 from xlsent.utils.io import atomic_path, write_json_atomic
 
 MANIFEST = "_manifest.json"  # "_": Parquet readers given the folder skip it
@@ -102,7 +102,7 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
     from xlsent.mining.engine import LocalEngine
 
     if shard_size < 1:
-        raise XlsentError(f"--shard-size {shard_size}: give at least 1")
+        raise XlsentError(f"{named('shard_size', shard_size)}: give at least 1")
     folder = Path(folder)
     stat = source.path.stat()
     key = {"model": encoder.fingerprint, "source": str(source.path.resolve()), "size": stat.st_size,

@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 ENGINES = ("local", "ray")
 
@@ -83,8 +83,8 @@ class EncodeWorker:
 
         threads = max(1, int(settings.threads))
         torch.set_num_threads(threads)  # Ray sets OMP_NUM_THREADS to the actor's CPUs; say it for torch too
-        use_device(settings.device, "--device")
-        use_encoding_dtype(settings.dtype, "--dtype")
+        use_device(settings.device, "device")
+        use_encoding_dtype(settings.dtype, "dtype")
         self.encoder = load_encoder(settings.model, backend=settings.backend, threads=threads,
                                     dimensions=settings.dimensions, prompt=settings.prompt)
 
@@ -138,23 +138,26 @@ def _reachable(address: str) -> None:
     import socket
 
     if address.startswith("ray://"):
-        raise XlsentError(f"--address {address}: Ray Client (ray://) is not supported — give the head's HOST:PORT "
-                          "(GCS, default port 6379) or submit with `ray job submit --working-dir . -- xlsent …`")
+        raise XlsentError(f"{named('address', address)}: Ray Client (ray://) is not supported — give the head's "
+                          "HOST:PORT (GCS, default port 6379) or submit with "
+                          "`ray job submit --working-dir . -- xlsent …`")
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        raise XlsentError(f"--address {address}: give auto or HOST:PORT of the cluster's head (e.g. 10.0.0.5:6379)")
+        raise XlsentError(f"{named('address', address)}: give auto or HOST:PORT of the cluster's head (e.g. "
+                          "10.0.0.5:6379)")
     try:
         socket.create_connection((host, int(port)), timeout=3).close()
     except OSError as e:
-        raise XlsentError(f"--address {address}: no Ray cluster answers there ({e.strerror or e}) — start one with "
-                          "`ray start --head`, or leave --address out for a local cluster") from None
+        raise XlsentError(f"{named('address', address)}: no Ray cluster answers there ({e.strerror or e}) — "
+                          "start one with `ray start --head`, or leave out address= for a local cluster") from None
 
 
 def _import_ray():
     try:
         import ray
     except ImportError:
-        raise XlsentError("--engine ray needs Ray: pip install 'xlsent[ray]' (or pip install ray)") from None
+        raise XlsentError(f"{named('engine', 'ray')} needs Ray: pip install 'xlsent[ray]' (or pip install ray)"
+                          ) from None
     return ray
 
 
@@ -166,9 +169,11 @@ class RayEngine:
     def __init__(self, address: str | None = None, workers: int = 2, cpus_per_worker: float = 1.0,
                  gpus_per_worker: float = 0.0, local_cpus: int | None = None) -> None:
         if workers < 1:
-            raise XlsentError(f"--workers {workers}: give at least 1")
-        if cpus_per_worker <= 0 or gpus_per_worker < 0:
-            raise XlsentError("--cpus-per-worker must be > 0 and --gpus-per-worker ≥ 0")
+            raise XlsentError(f"{named('workers', workers)}: give at least 1")
+        if cpus_per_worker <= 0:
+            raise XlsentError(f"cpus_per_worker={cpus_per_worker:g}: must be > 0")
+        if gpus_per_worker < 0:
+            raise XlsentError(f"gpus_per_worker={gpus_per_worker:g}: must be ≥ 0")
         self.ray = _import_ray()
         self.workers, self.cpus, self.gpus = int(workers), float(cpus_per_worker), float(gpus_per_worker)
         self.worker_peak_mib = 0.0  # the largest peak resident memory of an actor so far
@@ -182,8 +187,8 @@ class RayEngine:
         if self.gpus > 0:
             there = float(self.ray.cluster_resources().get("GPU", 0))
             if there < self.gpus:
-                raise XlsentError(f"--gpus-per-worker {self.gpus:g}: the Ray cluster has {there:g} GPU(s) — leave "
-                                  "--gpus-per-worker out to encode and search on CPUs, or join a cluster with GPUs")
+                raise XlsentError(f"gpus_per_worker={self.gpus:g}: the Ray cluster has {there:g} GPU(s) — leave out "
+                                  "gpus_per_worker= to encode and search on CPUs, or join a cluster with GPUs")
             self.gpu_slots = int(there // self.gpus + 1e-9)  # more actors would wait for a GPU and hold their task
 
     def connect(self, address: str | None, local_cpus: int | None) -> None:
@@ -200,10 +205,10 @@ class RayEngine:
             else:
                 ray.init(num_cpus=local_cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as e:
-            where = f"--address {address}" if address else "a local Ray cluster"
+            where = named("address", address) if address else "a local Ray cluster"
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise XlsentError(f"{where}: could not connect ({first}) — start one with `ray start --head`, give "
-                              "its address, or leave --address out for a local cluster") from None
+                              "its address, or leave out address= for a local cluster") from None
 
     def _run(self, cls, args: tuple, tasks: Sequence, advance: Callable[[], None], cpus: float,
              gpus: float = 0.0) -> None:

@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.mining.store import EmbeddingStore, binary_codes
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 from xlsent.utils.io import atomic_path
 
 INDEX_KINDS = ("auto", "exact", "ivf", "ivfpq")
@@ -155,8 +155,8 @@ def index_to_gpu(index, resources):
             why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
             if "out of memory" in why.lower() or "memoryallocation" in why.lower():
                 raise XlsentError(f"the search index ({index.ntotal:,} vectors) does not fit on the GPU ({why}) — "
-                                  "split it with --index-groups, or search on CPUs (leave --gpus-per-worker out, "
-                                  "or --device cpu)") from None
+                                  "split it with index_groups=, or search on CPUs (leave out gpus_per_worker=, "
+                                  "or device='cpu')") from None
     warnings.warn(f"faiss cannot search this index on the GPU ({why}): searching it on the CPU", stacklevel=2)
     return None
 
@@ -216,10 +216,10 @@ def choose_kind(n_query: int, n_target: int, dim: int, cfg: IndexConfig, memory_
 def check_binary(kind: str, dim: int) -> None:
     """A ``ubinary`` store is searched by an exact binary index or a binary IVF one, over whole bytes of sign bits."""
     if kind == "ivfpq":
-        raise XlsentError("--precision ubinary is searched by sign bits, already d/8 bytes a sentence: use --index "
-                          "ivf (binary IVF), exact or auto, not ivfpq")
+        raise XlsentError("precision='ubinary' is searched by sign bits, already d/8 bytes a sentence: use index='ivf' "
+                          "(binary IVF), 'exact' or 'auto', not 'ivfpq'")
     if dim % 8:
-        raise XlsentError(f"--precision ubinary packs 8 sign bits to a byte: the width {dim} must be a multiple of 8")
+        raise XlsentError(f"precision='ubinary' packs 8 sign bits to a byte: the width {dim} must be a multiple of 8")
 
 
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int32)
@@ -257,8 +257,8 @@ def _binary(store: EmbeddingStore) -> bool:
 def code_bits(dim: int, cfg: IndexConfig) -> int:
     """The sign bits a ubinary index holds a vector: ``cfg.bits`` (the first coordinates'), or every coordinate."""
     if cfg.bits and (cfg.bits % 8 or cfg.bits > dim or cfg.bits < 0):
-        raise XlsentError(f"--search-dimensions {cfg.bits}: the index keeps whole bytes of sign bits of the first "
-                          f"coordinates — give a multiple of 8 from 8 to the width ({dim})")
+        raise XlsentError(f"{named('search_dimensions', cfg.bits)}: the index keeps whole bytes of sign bits of the "
+                          f"first coordinates — give a multiple of 8 from 8 to the width ({dim})")
     return cfg.bits or dim
 
 
@@ -537,8 +537,8 @@ class Searcher:
         t1 = time.perf_counter()
         codes = self._codes(queries, query_offset)
         if self.on_gpu and k > GPU_MAX_K:
-            raise XlsentError(f"--k {k}: a GPU search finds at most {GPU_MAX_K} neighbours a query — give a smaller "
-                              "--k, or search on CPUs")
+            raise XlsentError(f"{named('k', k)}: a GPU search finds at most {GPU_MAX_K} neighbours a query — give "
+                              f"k={GPU_MAX_K} or less, or search on CPUs")
         gpu = self.gpu if wide <= GPU_MAX_K else None  # exact search: more candidates than the GPU picks → here
         heap = faiss.ResultHeap(len(queries), wide, keep_max=not binary)
         for i in range(self.targets.n_shards if self.kind == "exact" else 1):

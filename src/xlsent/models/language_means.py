@@ -58,8 +58,8 @@ class LanguageMeans:
         code = language_code(lang)
         if code not in self.means:
             raise XlsentError(f"no mean vector for language '{lang}' in this model (calibrated: "
-                              f"{', '.join(self.languages) or 'none'}) — run xlsent models calibrate MODEL "
-                              f"--lang {code}=FILE")
+                              f"{', '.join(self.languages) or 'none'}) — calibrate it (xlsent.calibrate, or "
+                              f"xlsent models calibrate MODEL --lang {code}=FILE)")
         return self.means[code]
 
     def apply(self, vectors: np.ndarray, lang: str) -> np.ndarray:
@@ -102,11 +102,12 @@ def calibrate(encode, texts_by_lang: dict[str, list[str]], sources: dict[str, st
     for lang, texts in texts_by_lang.items():
         code = language_code(lang)
         if not texts:
-            raise XlsentError(f"--lang {lang}={sources.get(lang, '')}: no text to calibrate on")
+            raise XlsentError(f"the texts of {lang} ({sources.get(lang, '')}): no text to calibrate on")
         vecs = unit(encode(texts, code))
         if means and len(vecs[0]) != len(next(iter(means.values()))):
-            raise XlsentError(f"--lang {lang}: this model's vectors have {len(vecs[0])} dimensions, the stored means "
-                              f"{len(next(iter(means.values())))} — calibrate a model folder only with its own model")
+            raise XlsentError(f"the texts of {lang}: this model's vectors have {len(vecs[0])} dimensions, the stored "
+                              f"means {len(next(iter(means.values())))} — calibrate a model folder only with its own "
+                              "model")
         means[code] = vecs.mean(0).astype(np.float32)
         info[code] = {"texts": len(texts), "source": sources.get(lang, "")}
     return LanguageMeans(means, info)

@@ -52,10 +52,10 @@ def _default_list(inp: PerturbInputs, kind: str):
         return given
     src = inp.target_train or inp.train
     found = default_given_names(src) if kind == "P1" else default_places(src)
-    label, what, option = ("PER", "given names", "--names") if kind == "P1" else ("LOC", "place names", "--places")
+    label, what, option = ("PER", "given names", "names=") if kind == "P1" else ("LOC", "place names", "places=")
     if not found:
         raise XlsentError(f"{kind} needs {what}: {src.path or 'the training file'} has no {label} entity — "
-                          f"give a list with {option} FILE")
+                          f"give a list with {option}FILE")
     inp.notes.append(f"{kind}: {len(found)} {what} from the {label} entities of {src.path or 'the target training file'}")
     return found
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xlsent.evaluation.adversarial import RunScores, effects, plot_effects
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 
 @dataclass
@@ -36,7 +36,7 @@ def parse_pair(text: str) -> PairSpec:
     name, eq, files = text.partition("=")
     parts = [x.strip() for x in files.split(",")]
     if not eq or len(parts) != 3 or not all(parts) or "-" not in name:
-        raise XlsentError(f"--pair {text!r}: expected L1-L2=L1_TRAIN,L2_TRAIN,L2_TEST "
+        raise XlsentError(f"{named('pair', text)}: expected L1-L2=L1_TRAIN,L2_TRAIN,L2_TEST "
                           "(e.g. en-ny=silver-ner:en:train,silver-ner:ny:train,silver-ner:ny:test)")
     return PairSpec(name.strip(), *parts, name.strip().rsplit("-", 1)[1])
 
@@ -171,6 +171,6 @@ def load_inputs(test: str, train: str, target_train: str | None, lang: str, name
         sw, note = read_stopword_file(str(stopwords)), f"stop words: {stopwords}"
     else:
         if not lang:
-            raise XlsentError("give --lang CODE (for the stop words) or --stopwords FILE")
+            raise XlsentError("give lang=CODE (for the stop words) or stopwords=FILE")
         sw, note = stopwords_for(lang, [*test_c.tokens, *(tgt_c.tokens if tgt_c else [])])
     return PerturbInputs(test_c, train_c, tgt_c, read_list(names, "given name"), read_places(places), sw, note, model)

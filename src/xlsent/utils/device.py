@@ -39,7 +39,7 @@ def _found() -> str:
     return cuda + (", MPS" if mps is not None and mps.is_available() else "")
 
 
-def resolve_device(spec: str | None = "auto", option: str = "--device") -> str:
+def resolve_device(spec: str | None = "auto", option: str = "device") -> str:
     """``spec`` as a torch device string (``cpu``, ``cuda:0``, ``mps``), or one clear error."""
     import torch
 
@@ -70,7 +70,7 @@ def resolve_device(spec: str | None = "auto", option: str = "--device") -> str:
     if local is not None:
         if m.group(1) is not None and int(m.group(1)) != int(local):
             raise XlsentError(f"{named(option, spec)}: under several processes each takes the GPU of its local rank — "
-                              f"use {option} cuda (or CUDA_VISIBLE_DEVICES to choose the GPUs)")
+                              f"use {named(option, 'cuda')} (or CUDA_VISIBLE_DEVICES to choose the GPUs)")
         index = int(local)
     else:
         index = int(m.group(1)) if m.group(1) is not None else torch.cuda.current_device()
@@ -80,7 +80,7 @@ def resolve_device(spec: str | None = "auto", option: str = "--device") -> str:
     return f"cuda:{index}"
 
 
-def use_device(spec: str | None, option: str = "--device") -> str:
+def use_device(spec: str | None, option: str = "device") -> str:
     """Resolve ``spec`` and make it the device every later model load uses (this process)."""
     global _chosen
     _chosen = resolve_device(spec, option)
@@ -122,7 +122,7 @@ def training_precision(spec: str, device: str, option: str = "optim.precision") 
     return spec
 
 
-def torch_dtype(name: str, option: str = "--dtype"):
+def torch_dtype(name: str, option: str = "dtype"):
     """The torch dtype of ``fp32`` / ``fp16`` / ``bf16``."""
     import torch
 
@@ -132,7 +132,7 @@ def torch_dtype(name: str, option: str = "--dtype"):
     return table[name]
 
 
-def use_encoding_dtype(spec: str | None, option: str = "--dtype") -> str:
+def use_encoding_dtype(spec: str | None, option: str = "dtype") -> str:
     """The dtype every later :class:`~xlsent.encoding.encoder.Encoder` runs a torch model in (this process):
     ``auto`` (fp16 on a CUDA GPU, fp32 elsewhere), ``fp32``, ``fp16`` or ``bf16``."""
     global _encoding_dtype
