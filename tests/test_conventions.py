@@ -89,6 +89,19 @@ def test_prompts_are_selectable_and_change_the_vectors(make_tiny_model, tmp_path
         xlsent.embed(["a"], model=model, prompt_name="summary")
 
 
+def test_an_unknown_prompt_name_is_said_before_the_model_loads(make_tiny_model, tmp_path, monkeypatch):
+    import xlsent.exporter.load as load
+
+    model = str(make_tiny_model(tmp_path / "prompted2", prompt="passage: "))
+
+    def no_load(*a, **k):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(load, "load_encoder", no_load)
+    with pytest.raises(xlsent.XlsentError, match="prompt_name='summary': .* its prompts: .*passage"):
+        xlsent.embed(["a"], model=model, prompt_name="summary")
+
+
 def test_python_errors_name_parameters_and_the_cli_names_options(tiny_model, tmp_path):
     from test_cli import xlsent as run_cli
 

@@ -199,8 +199,9 @@ def test_ray_embedding_equals_local_embedding(engine, tiny_model, tmp_path):
 
     src, _, _ = _corpus(seed=4)
     (tmp_path / "in.txt").write_text("".join(t + "\n" for t in src), encoding="utf-8")
-    encoder = Encoder.load(str(tiny_model), threads=1)
-    settings = EncoderSettings(str(tiny_model), threads=1, device="cpu")
+    # a prompt that is not the model's default (it has none) travels to the workers in the settings
+    encoder = Encoder.load(str(tiny_model), threads=1).replace(prompt="god ")
+    settings = EncoderSettings(str(tiny_model), threads=1, device="cpu", prompt="god ")
     source = open_source(tmp_path / "in.txt")
     local = embed_corpus(source, tmp_path / "local", encoder, settings, shard_size=40, normalize=True)
     remote = embed_corpus(source, tmp_path / "ray", encoder, settings, engine=engine, shard_size=40, normalize=True)
@@ -208,6 +209,8 @@ def test_ray_embedding_equals_local_embedding(engine, tiny_model, tmp_path):
     a, b = read_shards(tmp_path / "local"), read_shards(tmp_path / "ray")
     assert a[0] == b[0] == list(range(len(src)))
     np.testing.assert_allclose(a[1], b[1], atol=1e-6)
+    unprompted = Encoder.load(str(tiny_model), threads=1, normalize=True).encode(src[:5])
+    assert not np.allclose(unprompted, b[1][:5], atol=1e-3)  # the workers used the prompt
 
 
 def test_a_worker_that_cannot_import_the_task_is_one_line(engine, tmp_path, monkeypatch):

@@ -141,6 +141,12 @@ def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normaliz
         raise XlsentError("give prompt= (a text) or prompt_name= (one of the model's prompts), not both")
     if isinstance(model, Encoder):
         return _prompted(model if dimensions is None else model.replace(dimensions=dimensions), prompt_name, prompt)
+    if prompt_name is not None and isinstance(model, (str, Path)):  # a name the folder lacks: said before it loads
+        from xlsent.encoding.encoder import folder_prompts, prompt_in
+
+        known = folder_prompts(model)
+        if known is not None:
+            prompt_in(known, prompt_name)
     opts: dict[str, Any] = dict(normalize=normalize, batch_size=batch_size, chunk_words=chunk_words,
                                 show_progress=show_progress, memo=memo, dimensions=dimensions)
     if not isinstance(model, (str, Path)):  # a SentenceTransformer the caller loaded

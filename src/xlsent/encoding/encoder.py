@@ -247,11 +247,7 @@ class Encoder:
     def prompt_named(self, name: str) -> str:
         """The text of the model's prompt ``name`` (e5: ``query``, ``passage``), or one line naming those there
         are."""
-        prompts = self.backend.prompts() if hasattr(self.backend, "prompts") else {}
-        if name not in prompts:
-            known = ", ".join(prompts) or "none (an exported folder keeps only its default prompt: give prompt= its text)"
-            raise XlsentError(f"prompt_name={name!r}: the model has no such prompt — its prompts: {known}")
-        return prompts[name]
+        return prompt_in(self.backend.prompts() if hasattr(self.backend, "prompts") else {}, name)
 
     @property
     def language_dependent(self) -> bool:
@@ -311,6 +307,32 @@ class Encoder:
         seen = self.preprocess(texts, lang)
         ids, unk = pieces(seen)
         return piece_stats(ids, unk, seen)
+
+
+def prompt_in(prompts: dict[str, str], name: str) -> str:
+    """The text of the prompt ``name`` among a model's ``prompts``, or one line naming those there are."""
+    if name not in prompts:
+        known = ", ".join(prompts) or "none (an exported folder keeps only its default prompt: give prompt= its text)"
+        raise XlsentError(f"prompt_name={name!r}: the model has no such prompt — its prompts: {known}")
+    return prompts[name]
+
+
+def folder_prompts(spec: str | Path) -> dict[str, str] | None:
+    """A model's named prompts read from its folder without loading it (sentence-transformers'
+    ``config_sentence_transformers.json``; an exported folder keeps none); ``None`` when the folder does not say."""
+    import json
+
+    from xlsent.encoding.onnx_folder import is_export_folder
+
+    folder = Path(str(spec)).expanduser()
+    if folder.is_dir() and is_export_folder(folder):
+        return {}
+    config = source_folder(spec) / "config_sentence_transformers.json"
+    try:
+        prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return dict(prompts) if isinstance(prompts, dict) else None
 
 
 def source_folder(spec: str | Path) -> Path:
