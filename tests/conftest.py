@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# Rich reads COLUMNS once, when the CLI's consoles are made (on the first import of xlsent.cli): set before any test
+# imports it, so that which test runs first on a worker (pytest-xdist) cannot wrap the CLI's lines at 80 columns.
+os.environ.setdefault("COLUMNS", "200")
+
 WORDS = (
     "god is good the river is wide water light earth heaven mulungu ndi wabwino mtsinje madzi kuwala dziko "
     "kumwamba and of in a to he she they we you it was were be have has said unto lord chala nyumba"

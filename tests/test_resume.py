@@ -1,4 +1,4 @@
-"""Every recipe, at its shipped checkpoint settings, resumes from a SIGKILL mid-stage to the model an
+"""A recipe of each way of training, at its shipped checkpoint settings, resumes from a SIGKILL mid-stage to the model an
 uninterrupted run trains (:mod:`xlsent.training.run_folder`).
 
 A child process runs the recipe's training function as ``xlsent train`` would and kills itself with
@@ -50,7 +50,7 @@ if recipe == "siamese":
 elif recipe == "lightweight":
     import xlsent.losses.lightweight_losses as m
     m.LightweightLoss.forward = counting(m.LightweightLoss.forward)
-elif recipe in ("tagger", "titles", "scp"):  # the one loop's step function, counted
+elif recipe in ("tagger", "scp"):  # the one loop's step function, counted
     import xlsent.training.loop as L
     _run = L.run_loop
     L.run_loop = lambda folder, optim, module, opt, sched, n, step, **kw: _run(folder, optim, module, opt, sched, n,
@@ -63,10 +63,6 @@ if recipe == "tagger":
     from pathlib import Path
     from xlsent.recipes.tagger import train_tagger
     train_tagger(cfg, Path(output), print, False)
-elif recipe == "titles":
-    from pathlib import Path
-    from xlsent.recipes.titles import train_titles
-    train_titles(cfg, Path(output), print, False)
 else:
     REGISTRY[recipe].train_fn()(cfg, output, print, False)
 """
@@ -78,13 +74,12 @@ def setup(tmp_path_factory):
     rng = random.Random(1)
     en, ny = WORDS[:12], WORDS[13:22]
     rows = {" ".join(rng.choice(en) for _ in range(6)): " ".join(rng.choice(ny) for _ in range(6)) for _ in range(260)}
-    pairs = root / "pairs.jsonl"  # with document sections: the triplet recipes' default negatives need them
+    pairs = root / "pairs.jsonl"
     pairs.write_text("".join(json.dumps({"src": a, "tgt": b, "src_lang": "en", "tgt_lang": "ny", "doc": f"d{i % 4}",
                                          "section": str(i // 4 % 10)}) + "\n"
                              for i, (a, b) in enumerate(list(rows.items())[:200])), encoding="utf-8")
     from test_tagger import build_wordpiece_model, toy_corpus
     from test_scp import _spans_file
-    from test_titles import make_file
 
     from xlsent.data.conll import write_conll
 
@@ -92,17 +87,14 @@ def setup(tmp_path_factory):
     teacher = build_tiny_model(root / "teacher", layers=2, seed=1)
     return {"pairs": pairs, "teacher": teacher, "spans": _spans_file(root, teacher),
             "student": build_tiny_model(root / "student", layers=4, seed=2, prompt="passage: "),
-            "wp": build_wordpiece_model(root / "wp"), "tags": root / "tags.conll",
-            "titles": make_file(root / "titles.tsv", 96, 0)}
+            "wp": build_wordpiece_model(root / "wp"), "tags": root / "tags.conll"}
 
 
 def _overrides(recipe: str, s: dict) -> list[str]:
     common = [f"train.pairs={s['pairs']}"]
     return {
         "siamese": [f"models.base={s['student']}", *common],
-        "xkd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "adapt": [f"models.student={s['student']}", *common],
-        "triplet-kd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "gloss": [f"models.student={s['teacher']}", *common],
         "lightweight": ["encoder.hidden=32", "encoder.heads=2", "encoder.ffn=64", "tokenizer.vocab_size=100",
                         "models.reference=''", *common],
@@ -113,8 +105,6 @@ def _overrides(recipe: str, s: dict) -> list[str]:
         "scp": [f"models.base={s['teacher']}", f"train.spans={s['spans']}", "train.sample=0", "models.max_seq_length=32",
                 "scp.queue_size=16", "scp.train_layers=1", "mlm.enabled=true", "optim.batch_size=4", "optim.epochs=2",
                 "optim.checkpoint_every=3"],
-        "titles": [f"models.base={s['wp']}", f"train.data={s['titles']}", "optim.epochs=2", "optim.batch_size=16",
-                   "models.max_seq_length=24"],
     }[recipe]
 
 
@@ -143,17 +133,18 @@ def _encode(path) -> np.ndarray:
     return SentenceTransformer(str(path), device="cpu").encode(TEXTS)
 
 
-# (recipe, preset, loss call at which the run is killed, the stage folder that must resume)
+# (recipe, preset, loss call at which the run is killed, the stage folder that must resume): one recipe for each
+# way a stage trains and checkpoints — its own loop (siamese), sentence-transformers' trainer (adapt, with held-out
+# selection; gloss, with its dictionary; lightweight, its own loss; multistage, a later stage), and the one loop of
+# the task heads (tagger) and of the pretraining with queues (scp). xkd, triplet-kd and titles train through the
+# same code as adapt and tagger (and tests/test_distill_recipes.py resumes multistage's stages).
 CASES = [
     ("siamese", None, 301, ""),  # 7 steps × 2 loss calls an epoch, 490 steps, checkpoints every 49: killed at step 151
-    ("xkd", "small", 8, ""),  # 13 steps, checkpoints every 3: killed after checkpoint-6
     ("adapt", None, 3, ""),  # 100 pairs held out, 100 trained: 4 steps, checkpoints every step: killed after checkpoint-2
-    ("triplet-kd", "small", 8, ""),
     ("gloss", "small", 50, ""),
     ("lightweight", "small", 10, ""),  # 4 steps × 4 epochs, checkpoints every 4: killed after step 8  # max_steps 190, checkpoints every 38: killed after checkpoint-38
     ("multistage", "small", 13 + 4 + 8, "stage3-recurrence"),  # stages 1 (13 steps) and 2 (4) done, killed in 3
     ("tagger", None, 11, ""),  # 8 steps × 2 epochs, checkpoints every 3 steps: killed after step 9
-    ("titles", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 (a fifth of 12): killed after step 6
     ("scp", None, 8, ""),  # 6 steps × 2 epochs, checkpoints every 3 steps: killed after step 6 (queues, slow encoder)
 ]
 
@@ -185,9 +176,9 @@ def test_sigkill_mid_stage_resumes_to_the_uninterrupted_model(setup, tmp_path, r
         assert rec["resumed_from_step"] == 147 and rec["steps"] == 490
     elif recipe == "lightweight":
         assert rec["resumed_from_step"] == 8 and rec["steps"] == 16
-    elif recipe in ("tagger", "titles", "scp"):
-        assert rec["resumed_from_step"] == {"tagger": 9, "titles": 6, "scp": 6}[recipe]
-        assert rec["steps"] == {"tagger": 16, "titles": 12, "scp": 12}[recipe]
+    elif recipe in ("tagger", "scp"):
+        assert rec["resumed_from_step"] == {"tagger": 9, "scp": 6}[recipe]
+        assert rec["steps"] == {"tagger": 16, "scp": 12}[recipe]
     else:
         assert rec["resumed_from"] and "checkpoint-" in rec["resumed_from"]
         assert rec["steps"] == json.loads((tmp_path / "straight" / stage / "stage.json").read_text())["steps"]
