@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ def read_entries(spec: str) -> list[Entry]:
     if is_bundled(spec) or path.suffix in (".tsv", ".jsonl", ".gz") or "," in spec:
         from xlsent.data.pairs import load_pairs, side_langs
 
-        ds = load_pairs(spec, dedupe=False).dataset
+        ds: Any = load_pairs(spec, dedupe=False).dataset
         src_lang, tgt_lang = side_langs(ds)
         # a row's own code (UDHR: one language a row), else the side's, stated or detected
         tgt_langs = list(ds["tgt_lang"]) if "tgt_lang" in ds.column_names else [""] * len(ds)

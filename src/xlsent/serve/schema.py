@@ -1,63 +1,100 @@
-"""The service's OpenAPI description: request and response bodies of every route, with the server's own limits.
+"""The service's request and response bodies: pydantic models built from the server's :class:`ServeLimits`.
 
-The routes read and check their JSON by hand (:mod:`xlsent.serve.app`: one error shape, the limit named), so the
-pydantic models here describe bodies and never validate a request. They are built when the app is created, from
-its :class:`~xlsent.serve.limits.ServeLimits`: ``/openapi.json`` states the limits this server enforces (inputs per
-request, characters per text, ``k``), not the defaults.
+FastAPI validates every request body against its route's model and writes ``/openapi.json`` from these models (one
+copy: the limits in the description are the ones this server enforces). A body that does not fit is one
+:class:`~fastapi.exceptions.RequestValidationError`, which :func:`refusal` turns into the service's one error shape
+(:class:`~xlsent.serve.limits.LimitError`): the field and, for text that is not Unicode, the input's index.
+What needs the model or the queue — a blank text, more inputs or characters than the limits (413), a width above the
+model's, a language without a stored mean — is checked by the routes (:mod:`xlsent.serve.routes`), with the status
+each limit has always had.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from types import SimpleNamespace
+from typing import Annotated, Any, Literal, Union
 
-from xlsent.serve.limits import ServeLimits
+from xlsent.serve.limits import LimitError, ServeLimits
+from xlsent.utils.text import FIX as NOT_UNICODE_FIX
+from xlsent.utils.text import describe, find_unencodable, shown
 
 REF = "#/components/schemas/{model}"
+#: ``encoding_format`` of ``/v1/embeddings``: OpenAI's two, and infinity's int8 and ubinary (docs/guides/serving.md)
+ENCODING_FORMATS = ("float", "base64", "int8", "ubinary")
 
 
-def _models(limits: ServeLimits) -> list:
-    from pydantic import BaseModel, ConfigDict, Field, RootModel
+def models(limits: ServeLimits) -> SimpleNamespace:
+    """Every body's model, with this server's limits: ``.EmbeddingsRequest``, ``.EmbedRequest``,
+    ``.SearchRequest`` (validated), the responses and ``.Error`` (described)."""
+    from pydantic import (BaseModel, ConfigDict, Field, RootModel, StrictBool, StrictInt, StrictStr, WithJsonSchema,
+                          model_validator)
+    from pydantic_core import PydanticCustomError
 
-    Text = Union[str, list[str]]  # its limits are written into the schema by components()
-    centering = Field(None, description="center the vectors with this language's stored mean (see /info)")
-    width = Field(None, ge=1, description="the first N coordinates of each vector, renormalised to unit length "
-                  "(v[:N] / ‖v[:N]‖ of the full vector; after any centering): a whole number from 1 to the model's "
-                  "width (/info: dimensions.full; else 422 naming 'dimensions'); default: the server's --dimensions, "
-                  "else the full width")
+    text_item = {"type": "string", "minLength": 1, "maxLength": limits.max_chars}
+    texts = WithJsonSchema({"anyOf": [text_item, {"type": "array", "items": text_item, "minItems": 1,
+                                                  "maxItems": limits.max_inputs}],
+                            "description": f"one text or a list of 1 to {limits.max_inputs} texts (more → 413), each "
+                                           f"non-blank, at most {limits.max_chars} characters (more → 413) and valid "
+                                           "Unicode (a lone surrogate such as \\ud800 → 422)"})
+    Texts = Annotated[Union[StrictStr, list[StrictStr]], texts]
+    Language = Annotated[StrictStr | None, Field(description="center the vectors with this language's stored mean "
+                                                             "(see /info)")]
+    Width = Annotated[Annotated[StrictInt, Field(ge=1)] | None, Field(
+        description="the first N coordinates of each vector, renormalised to unit length (v[:N] / ‖v[:N]‖ of the full "
+                    "vector; after any centering): a whole number from 1 to the model's width (/info: "
+                    "dimensions.full; else 422 naming 'dimensions'); default: the server's --dimensions, else the "
+                    "full width")]
 
-    class Open(BaseModel):  # a request may carry other fields: they are ignored
+    class Open(BaseModel):
+        """A request body: a JSON object whose every string is Unicode; other fields are allowed and ignored."""
+
         model_config = ConfigDict(extra="allow")
+
+        @model_validator(mode="before")
+        @classmethod
+        def unicode(cls, data: Any) -> Any:
+            found = find_unencodable(data) if isinstance(data, dict) else None
+            if found is not None:
+                where, i, char = found
+                field, _, rest = where.partition("[")
+                index = rest.split("]")[0]
+                raise PydanticCustomError("unicode", "not Unicode", {
+                    "field": field.split(".")[0], "index": int(index) if index.isdigit() else None,
+                    "where": describe("", i, char)})
+            return data
 
     class EmbeddingsRequest(Open):
         """OpenAI-compatible ``POST /v1/embeddings``."""
 
-        input: Text = Field(description="one text or a list of texts")
-        model: str | None = Field(None, description="the served model's name (another name → 422); may be left out")
-        encoding_format: Literal["float", "base64", "int8", "ubinary"] = Field(
+        input: Texts
+        model: StrictStr | None = Field(None, description="the served model's name (another name → 422); may be "
+                                        "left out")
+        encoding_format: Literal[ENCODING_FORMATS] = Field(  # type: ignore[valid-type]
             "float", description="float: a list of floats | base64: each vector's little-endian float32 bytes | "
             "int8: a list of integers −127…127, q = round(127·x/max|x|), with the row's 'scale' (max|x|/127; the "
             "vector ≈ q × scale) | ubinary: a list of integers 0…255, the sign bits x > 0 packed 8 to a byte, the "
             "first coordinate in the high bit (numpy.packbits; ⌈d/8⌉ bytes). int8 and ubinary quantise the vector "
             "after the cut to 'dimensions'")
-        dimensions: int | None = width
-        language: str | None = centering
+        dimensions: Width = None
+        language: Language = None
 
     class EmbedRequest(Open):
         """TEI-style ``POST /embed``."""
 
-        inputs: Text = Field(description="one text or a list of texts")
-        normalize: bool = Field(True, description="unit-length vectors")
-        truncate: bool | None = Field(None, description="cut a text over the token limit (true) or refuse it with "
-                                      "413 (false); default: the server's --overlong policy")
-        dimensions: int | None = width
-        language: str | None = centering
+        inputs: Texts
+        normalize: StrictBool = Field(True, description="unit-length vectors")
+        truncate: StrictBool | None = Field(None, description="cut a text over the token limit (true) or refuse it "
+                                            "with 413 (false); default: the server's --overlong policy")
+        dimensions: Width = None
+        language: Language = None
 
     class SearchRequest(Open):
         """``POST /search``: the nearest entries of the server's ``--index`` corpus."""
 
-        query: str = Field(min_length=1, max_length=limits.max_chars, description="the query text")
-        k: int = Field(10, ge=1, le=limits.max_k, description=f"results, 1 to {limits.max_k}")
-        language: str | None = Field(None, description="the query's language (needed by a centered index)")
+        query: Annotated[StrictStr, WithJsonSchema({**text_item, "description": "the query text (more characters → "
+                                                    "413)"})]
+        k: Annotated[StrictInt, Field(ge=1, le=limits.max_k, description=f"results, 1 to {limits.max_k}")] = 10
+        language: StrictStr | None = Field(None, description="the query's language (needed by a centered index)")
 
     class Embedding(BaseModel):
         object: Literal["embedding"]
@@ -131,26 +168,76 @@ def _models(limits: ServeLimits) -> list:
     class Vectors(RootModel[list[list[float]]]):
         """``POST /embed``'s answer: one vector per input, in order."""
 
-    return [EmbeddingsRequest, EmbedRequest, SearchRequest, EmbeddingsResponse, Vectors, SearchResponse, Health, Info,
-            Error]
+    return SimpleNamespace(**{m.__name__: m for m in (EmbeddingsRequest, EmbedRequest, SearchRequest,
+                                                      EmbeddingsResponse, Vectors, SearchResponse, Health, Info,
+                                                      Error)})
 
 
-def components(limits: ServeLimits) -> dict[str, dict]:
-    """``components.schemas`` of the description: every model, references as ``#/components/schemas/NAME``."""
-    from pydantic.json_schema import models_json_schema
+# ---- a validation error as the one error shape ---------------------------------------------------------------------
 
-    _, top = models_json_schema([(m, "validation") for m in _models(limits)], ref_template=REF)
-    out = dict(top.get("$defs", {}))
-    text_item = {"type": "string", "minLength": 1, "maxLength": limits.max_chars}
-    text_list = {"type": "array", "items": text_item, "minItems": 1, "maxItems": limits.max_inputs}
-    for name, field in (("EmbeddingsRequest", "input"), ("EmbedRequest", "inputs")):
-        prop = out[name]["properties"][field]
-        prop.pop("anyOf", None)
-        prop["anyOf"] = [dict(text_item), dict(text_list)]
-        prop["description"] = (f"one text or a list of 1 to {limits.max_inputs} texts (more → 413), each non-blank, "
-                               f"at most {limits.max_chars} characters (more → 413) and valid Unicode (a lone "
-                               "surrogate such as \\ud800 → 422)")
-    return out
+#: which field's error is said when a body breaks several (the order the routes checked them in by hand)
+ORDER = ("model", "encoding_format", "dimensions", "input", "inputs", "query", "normalize", "truncate", "k",
+         "language")
+
+
+def not_unicode(field: str, index: int | None, where: str) -> LimitError:
+    """422 for text that is not Unicode, naming the field and (in a list) the input's index."""
+    at = f"input {index} of '{field}'" if index is not None else f"'{field}'"
+    return LimitError(422, "unicode", {"field": field, "index": index},
+                      f"{at} is not Unicode text ({where}) — {NOT_UNICODE_FIX}")
+
+
+def refusal(errors: list[dict], limits: ServeLimits, name: str, width: int | None, default_width: int | None
+            ) -> LimitError:
+    """The one error of a body FastAPI could not validate: the first broken field (:data:`ORDER`), worded as the
+    service words it (``name``: the served model's; ``width``: its full width, None while loading)."""
+    def rank(e: dict) -> tuple:
+        field = e["loc"][1] if len(e["loc"]) > 1 and isinstance(e["loc"][1], str) else ""
+        return (e["type"] != "unicode", e["type"] != "json_invalid", bool(field), e["type"] != "missing",
+                ORDER.index(field) if field in ORDER else len(ORDER))
+
+    e = min(errors, key=rank)
+    loc, kind, value = e["loc"], e["type"], e.get("input")
+    field = loc[1] if len(loc) > 1 and isinstance(loc[1], str) else None
+    if kind == "unicode":
+        ctx = e.get("ctx") or {}
+        return not_unicode(ctx.get("field", ""), ctx.get("index"), ctx.get("where", ""))
+    if kind == "json_invalid":
+        return LimitError(422, "json", None, "the body is not valid JSON")
+    if field is None:
+        return LimitError(422, "json", None, "the body must be a JSON object")
+    if kind == "missing":
+        return LimitError(422, field, None, f"missing '{field}'")
+    if field in ("input", "inputs"):
+        return LimitError(422, "input type", "string or list of strings",
+                          f"'{field}' must be a string or a list of strings")
+    if field == "query":
+        return LimitError(422, "input type", "string", "'query' must be a string")
+    if field == "model":
+        return LimitError(422, "model", name, f"model {shown(value)} is not served here; this server serves "
+                          f"{shown(name)}")
+    if field == "encoding_format":
+        return LimitError(422, "encoding_format", " | ".join(ENCODING_FORMATS),
+                          f"encoding_format {shown(value)} is not supported: use {', '.join(ENCODING_FORMATS)}")
+    if field == "dimensions":
+        return width_error(value, width, default_width)
+    if field in ("normalize", "truncate"):
+        return LimitError(422, "json", None, "'normalize' and 'truncate' must be true or false")
+    if field == "k":
+        return LimitError(422, "k", limits.max_k, f"'k' must be a whole number from 1 to {limits.max_k}")
+    if field == "language":
+        return LimitError(422, "language", None, "'language' must be a language code such as 'nya'")
+    return LimitError(422, field, None, f"'{field}': {e.get('msg', 'not valid')}")
+
+
+def width_error(value: Any, full: int | None, default: int | None) -> LimitError:
+    """422 naming ``dimensions``: a whole number from 1 to the model's width."""
+    upto = f"{full} (this model's width)" if full else "the model's width"
+    return LimitError(422, "dimensions", full, f"'dimensions' must be a whole number from 1 to {upto}, not "
+                      f"{shown(value)}; leave it out for {default or full or 'the full width'}")
+
+
+# ---- the description's pieces ---------------------------------------------------------------------------------------
 
 
 def ref(name: str) -> dict:
@@ -171,14 +258,9 @@ ERRORS = {
 }
 
 
-def responses(ok: str, ok_description: str, codes=(401, 413, 422, 429, 503)) -> dict:
+def responses(ok: str, ok_description: str, codes: tuple[int, ...] = (401, 413, 422, 429, 503)) -> dict:
     """The ``responses`` of a route: 200 with ``ok`` (a component's name) and each refusal with the error shape."""
     out: dict[Any, dict] = {200: json_body(ok, ok_description)} if ok else {}
     for code in codes:
         out[code] = json_body("Error", ERRORS[code])
     return out
-
-
-def request_body(name: str) -> dict:
-    """``openapi_extra`` of a POST route whose JSON body is component ``name``."""
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref(name)}}}}

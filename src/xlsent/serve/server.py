@@ -70,7 +70,7 @@ def serve(service: Service, host: str, port: int, drain_seconds: float = 25.0, d
           log_level: str = "warning") -> int:
     """Serve until SIGTERM or Ctrl-C, drain, and return the exit status (0: every accepted request answered)."""
     config = uvicorn.Config(create_app(service), host=host, port=port, log_level=log_level, access_log=False,
-                            timeout_graceful_shutdown=drain_seconds)
+                            timeout_graceful_shutdown=drain_seconds)  # type: ignore[arg-type]  # seconds, any
     server = DrainingServer(config, service, drain_delay)
     server.run()
     return 1 if service.unanswered else 0
