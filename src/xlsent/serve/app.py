@@ -119,6 +119,11 @@ class Service:
 
                 self.index = SearchIndex.build(self.index_spec, self.encoder.replace(batch_size=64).encode,
                                                shaping.means, self.scoring)
+            import gc
+
+            gc.collect()
+            gc.freeze()  # the loaded model's objects out of every later collection: a full collection under load
+            # otherwise walks them all while holding the GIL (docs/experiments/serving.md, "Third look")
             self.ready = True
         except Exception as exc:  # reported by /health; the process stays up to say why
             self.error = f"{type(exc).__name__}: {exc}"

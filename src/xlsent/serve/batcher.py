@@ -82,9 +82,35 @@ class Batcher:
         return [it.future for it in items]
 
     async def embed(self, texts: list[str], tokens: list[int]) -> np.ndarray:
+        """Queue a request's texts and await their rows, waking the event loop once for the request: the last text
+        done calls back into the loop, where a future for each text (``asyncio.gather`` over ``wrap_future``) woke it
+        once per text — under an overload, the loop time that made waiting requests and their 429s late."""
         futures = self.submit(texts, tokens)
-        rows = await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
-        return np.stack(rows) if rows else np.zeros((0, 0), np.float32)
+        if not futures:
+            return np.zeros((0, 0), np.float32)
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        left = [len(futures)]
+        lock = threading.Lock()  # the callbacks run on the inference thread (or here, for a future already done)
+
+        def settle() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        def finished(_: Future) -> None:
+            with lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                try:
+                    loop.call_soon_threadsafe(settle)
+                except RuntimeError:  # the loop closed (the server stopped): nobody waits for these rows
+                    pass
+
+        for f in futures:
+            f.add_done_callback(finished)
+        await done
+        return np.stack([f.result() for f in futures])  # a failed text raises the model's error here
 
     def close(self) -> None:
         with self._cond:
