@@ -90,6 +90,63 @@ def test_tei_embed_route(client, tiny_model):
     assert client.post("/embed", json={"inputs": "madzi", "normalize": "yes"}).status_code == 422
 
 
+def test_a_request_names_one_of_the_models_prompts(make_tiny_model, tmp_path):
+    """``prompt_name`` (sentence-transformers' name, TEI's field) selects a prompt as ``xlsent.embed`` does, on every
+    embedding route; the default is the model's default prompt; an unknown name is a 422 naming the prompts."""
+    import xlsent
+
+    model = make_tiny_model(tmp_path / "prompted", prompt="god ")
+    c, service = make_client(model, index=None)
+    try:
+        info = c.get("/info").json()
+        assert info["prompts"]["passage"] == "god " and info["default_prompt_name"] == "passage"
+        plain = np.array(c.post("/embed", json={"inputs": TEXTS}).json())
+        named = np.array(c.post("/embed", json={"inputs": TEXTS, "prompt_name": "passage"}).json())
+        r = c.post("/v1/embeddings", json={"input": TEXTS, "prompt_name": "query"})
+        query = np.array([d["embedding"] for d in r.json()["data"]])
+        np.testing.assert_allclose(plain, named, atol=1e-6)
+        assert cos(plain, xlsent.embed(TEXTS, model=str(model))).min() >= 0.99999
+        assert cos(query, xlsent.embed(TEXTS, model=str(model), prompt_name="query")).min() >= 0.99999
+        assert cos(query, plain).max() < 0.9999  # the named prompt changed the vectors
+        # usage counts the pieces the model saw: the default prompt "god " is one more piece a text than query's ""
+        base = c.post("/v1/embeddings", json={"input": TEXTS}).json()["usage"]["prompt_tokens"]
+        assert r.json()["usage"]["prompt_tokens"] == base - len(TEXTS)
+        bad = c.post("/embed", json={"inputs": "madzi", "prompt_name": "title"})
+        err = bad.json()["error"]
+        assert bad.status_code == 422 and err["limit"] == "prompt_name" and "query" in err["message"]
+    finally:
+        service.close()
+
+
+def test_a_batch_runs_each_prompt_in_its_own_call():
+    """Texts of requests with different prompts share a batch but not a forward pass: one call a prompt."""
+    from xlsent.serve.batcher import Batcher
+
+    gate, calls = threading.Event(), []
+
+    def encode(texts, prompt=None):
+        if texts == ["first"]:
+            gate.wait(10)
+        calls.append((prompt, list(texts)))
+        return np.array([[len(prompt) if prompt is not None else -1, len(t)] for t in texts], np.float32)
+
+    b = Batcher(encode, batch_tokens=10_000, max_wait_ms=0)
+    try:
+        b.submit(["first"], [1])
+        deadline = time.time() + 10
+        while b.depth and time.time() < deadline:  # the worker took it and waits inside encode
+            time.sleep(0.01)
+        a = b.submit(["aa", "bbb"], [2, 3])
+        q = b.submit(["cc"], [2], prompt="query: ")
+        d = b.submit(["d"], [1])
+        gate.set()
+        rows = [f.result(timeout=10) for f in a + q + d]
+        assert calls[1:] == [(None, ["d", "aa", "bbb"]), ("query: ", ["cc"])]
+        assert [r[0] for r in rows] == [-1, -1, 7, -1] and [r[1] for r in rows] == [2, 3, 2, 1]
+    finally:
+        b.close()
+
+
 @pytest.mark.parametrize("payload,status,limit", [
     ({"input": ["a"] * 5}, 413, "max_inputs"),
     ({"input": "x" * 101}, 413, "max_chars"),

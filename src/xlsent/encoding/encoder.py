@@ -112,10 +112,16 @@ class SentenceTransformerBackend:
             self._counting_tokenizer = copy.deepcopy(self.handle.model.tokenizer)
         return self._counting_tokenizer
 
-    def token_counts(self, texts: list[str]) -> list[int]:
-        """Pieces each text becomes with the prompt and special tokens, before truncation."""
+    @property
+    def default_prompt(self) -> str:
+        """The text prefixed when no prompt is named (e5: ``"passage: "``)."""
+        return self.handle.prompt
+
+    def token_counts(self, texts: list[str], prompt: str | None = None) -> list[int]:
+        """Pieces each text becomes with the prompt (the model's own when None) and special tokens, before
+        truncation."""
         tok = self._counter
-        prompt = self.handle.prompt
+        prompt = self.handle.prompt if prompt is None else prompt
         return [len(ids) for ids in tok([prompt + t for t in texts], add_special_tokens=True)["input_ids"]]
 
     def pieces(self, texts: list[str]) -> tuple[list[list[int]], int | None]:
@@ -123,10 +129,11 @@ class SentenceTransformerBackend:
         tok = self._counter
         return tok(list(texts), add_special_tokens=False)["input_ids"], tok.unk_token_id
 
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """``text`` cut so that it fits ``max_tokens`` pieces with the prompt and special tokens."""
+    def truncate(self, text: str, max_tokens: int, prompt: str | None = None) -> str:
+        """``text`` cut so that it fits ``max_tokens`` pieces with the prompt (the model's own when None) and special
+        tokens."""
         tok = self._counter
-        budget = max(1, max_tokens - (self.token_counts([""])[0]))
+        budget = max(1, max_tokens - (self.token_counts([""], prompt)[0]))
         enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
         offsets = enc["offset_mapping"]
         return text if len(offsets) <= budget else text[: offsets[budget - 1][1]]

@@ -112,10 +112,17 @@ class OnnxBackend:
     def max_tokens(self) -> int:
         return int(self.manifest.max_seq_length)
 
-    def token_counts(self, texts: list[str]) -> list[int]:
-        """Pieces each text becomes with the prompt and special tokens, before truncation."""
+    @property
+    def default_prompt(self) -> str:
+        """The text prefixed when no prompt is given (the exported model's default prompt)."""
+        return self.manifest.prompt
+
+    def token_counts(self, texts: list[str], prompt: str | None = None) -> list[int]:
+        """Pieces each text becomes with the prompt (the model's own when None) and special tokens, before
+        truncation."""
         m = self.manifest
-        enc = self.counter.encode_batch([m.prompt + (t.lower() if m.lowercase else t) for t in texts])
+        prompt = m.prompt if prompt is None else prompt
+        enc = self.counter.encode_batch([prompt + (t.lower() if m.lowercase else t) for t in texts])
         return [len(e.ids) for e in enc]
 
     def pieces(self, texts: list[str]) -> tuple[list[list[int]], int | None]:
@@ -136,9 +143,10 @@ class OnnxBackend:
             return model["unk_id"]
         return self.counter.token_to_id(model["unk_token"]) if model.get("unk_token") else None
 
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """``text`` cut so that it fits ``max_tokens`` pieces with the prompt and special tokens."""
-        budget = max(1, max_tokens - self.token_counts([""])[0])
+    def truncate(self, text: str, max_tokens: int, prompt: str | None = None) -> str:
+        """``text`` cut so that it fits ``max_tokens`` pieces with the prompt (the model's own when None) and special
+        tokens."""
+        budget = max(1, max_tokens - self.token_counts([""], prompt)[0])
         enc = self.counter.encode(text, add_special_tokens=False)
         return text if len(enc.offsets) <= budget else text[: enc.offsets[budget - 1][1]]
 

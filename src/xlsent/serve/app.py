@@ -70,6 +70,8 @@ class Service:
         self.name = name or Path(str(model)).name
         self.ready = False
         self.error: str | None = None
+        self.prompts: dict[str, str] = {}  # the model's named prompts, once loaded (a request's prompt_name)
+        self.default_prompt_name: str | None = None
         self.encoder: Any = None
         self.batcher: Any = None  # a Batcher once loaded
         self.index: Any = None
@@ -110,7 +112,8 @@ class Service:
             backend = self.encoder.backend
             self.max_tokens = min(self.limits.max_tokens or backend.max_tokens, backend.max_tokens)
             model = self.encoder.replace(batch_size=self.limits.model_batch) if self.limits.model_batch else self.encoder
-            self.batcher = Batcher(model.encode, self.limits.batch_tokens, self.limits.max_wait_ms,
+            self.prompts, self.default_prompt_name = served_prompts(self.encoder.backend)
+            self.batcher = Batcher(by_prompt(model), self.limits.batch_tokens, self.limits.max_wait_ms,
                                    self.limits.max_queue, on_batch=None, model_batch=self.limits.model_batch)
             self._warm_up_worker()
             self.batcher.on_batch = self.metrics.on_batch  # metrics count requests' texts, not the warm-up's
@@ -196,12 +199,24 @@ class Service:
                                  f"input {i} has {len(t)} characters; the limit is {self.limits.max_chars}")
         return texts
 
+    def prompt_text(self, name: str | None) -> str | None:
+        """The text of the prompt a request names, or None for the model's default prompt."""
+        if name is None:
+            return None
+        if name not in self.prompts:
+            known = ", ".join(self.prompts) or "none (an exported folder keeps only its default prompt)"
+            raise LimitError(422, "prompt_name", list(self.prompts),
+                             f"prompt_name {shown(name)}: the model has no such prompt — its prompts: {known}")
+        text = self.prompts[name]
+        return None if text == getattr(self.encoder.backend, "default_prompt", None) else text
+
     def info(self) -> dict:
         """``/info``: the model, its widths, the limits, the index and which languages can be centered."""
         enc = self.encoder
         return {"model": self.name, "source": str(self.model_spec), "ready": self.ready,
                 "dimension": enc.dimension if enc else None,
                 "dimensions": self.shaping.widths_info() if enc else None, "encoding_formats": list(ENCODING_FORMATS),
+                "prompts": self.prompts if enc else None, "default_prompt_name": self.default_prompt_name,
                 "backend": type(enc.backend).__name__ if enc else self.backend_choice,
                 "api_keys": self.api_keys is not None, "draining": self.draining,
                 "threads": self.threads, "worker_nice": self.worker_nice,
@@ -210,11 +225,14 @@ class Service:
                            "scoring": self.index.scoring} if self.index else None),
                 "centering": self.shaping.centering_info(self.index) if self.ready else None}
 
-    async def embed(self, texts: list[str], truncate: bool | None = None) -> tuple[np.ndarray, int, int]:
-        """Vectors, total tokens (after any cut) and how many texts were cut."""
+    async def embed(self, texts: list[str], truncate: bool | None = None, prompt_name: str | None = None
+                    ) -> tuple[np.ndarray, int, int]:
+        """Vectors, total tokens (after any cut) and how many texts were cut; ``prompt_name``: one of the model's
+        prompts instead of its default (422 naming those there are)."""
         self.require_ready()
         backend = self.encoder.backend
-        counts = backend.token_counts(texts)
+        prompt = self.prompt_text(prompt_name)
+        counts = backend.token_counts(texts, prompt) if prompt is not None else backend.token_counts(texts)
         policy = self.limits.overlong if truncate is None else ("truncate" if truncate else "reject")
         cut = 0
         for i, n in enumerate(counts):
@@ -223,16 +241,40 @@ class Service:
                     raise LimitError(413, "max_tokens", self.max_tokens,
                                      f"input {i} is {n} tokens; the limit is {self.max_tokens} (the server's policy is "
                                      "reject; send truncate=true to /embed, or shorten it)")
-                texts[i] = backend.truncate(texts[i], self.max_tokens)
+                texts[i] = (backend.truncate(texts[i], self.max_tokens, prompt) if prompt is not None
+                            else backend.truncate(texts[i], self.max_tokens))
                 counts[i] = min(n, self.max_tokens)
                 cut += 1
         try:
-            vecs = await self.batcher.embed(texts, counts)
+            vecs = await self.batcher.embed(texts, counts, prompt)
         except QueueFull as full:
             raise self.busy(full.depth, full.limit) from None
         if cut:
             self.metrics.truncated.inc(cut)
         return vecs, int(sum(counts)), cut
+
+
+def served_prompts(backend) -> tuple[dict[str, str], str | None]:
+    """A served model's named prompts and the name of its default (sentence-transformers' ``prompts`` and
+    ``default_prompt_name``); an exported folder keeps only its default prompt's text: ``({}, None)``."""
+    prompts = backend.prompts() if hasattr(backend, "prompts") else {}
+    default = getattr(backend, "default_prompt", None)
+    return prompts, next((n for n, text in prompts.items() if text == default and default), None)
+
+
+def by_prompt(model):
+    """The batcher's encode: ``model.encode(texts)``, or with another prompt ``encode(texts, prompt)`` through a
+    copy of ``model`` with that prompt (one copy a prompt, kept)."""
+    copies: dict[str, Any] = {}
+
+    def encode(texts: list[str], prompt: str | None = None) -> np.ndarray:
+        if prompt is None:
+            return model.encode(texts)
+        if prompt not in copies:
+            copies[prompt] = model.replace(prompt=prompt)
+        return copies[prompt].encode(texts)
+
+    return encode
 
 
 def lower_thread_priority(steps: int) -> bool:

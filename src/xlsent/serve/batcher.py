@@ -37,13 +37,15 @@ class QueueFull(Exception):
 class _Item:
     text: str
     tokens: int
+    prompt: str | None = None  # None: the model's default prompt
     future: Future = field(default_factory=Future)
     arrived: float = field(default_factory=time.perf_counter)
 
 
 class Batcher:
     """Args:
-        encode: ``texts -> (n, dim) array`` run by the worker (the served encoder).
+        encode: ``texts -> (n, dim) array`` run by the worker (the served encoder); called as ``encode(texts,
+            prompt)`` for texts queued with a prompt (a batch's texts run in one call per prompt).
         batch_tokens: padded token budget of one batch.
         max_wait_ms: how long the oldest text waits for company.
         max_queue: texts that may wait at once.
@@ -51,7 +53,7 @@ class Batcher:
         model_batch: texts per forward pass, each pass answered at once (0 = the whole batch in one call).
     """
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray], batch_tokens: int = 8192, max_wait_ms: float = 5.0,
+    def __init__(self, encode: Callable[..., np.ndarray], batch_tokens: int = 8192, max_wait_ms: float = 5.0,
                  max_queue: int = 2048, on_batch: Callable[[int, int, float], None] | None = None,
                  model_batch: int = 0) -> None:
         self.encode = encode
@@ -71,21 +73,22 @@ class Batcher:
     def depth(self) -> int:
         return len(self._queue)
 
-    def submit(self, texts: list[str], tokens: list[int]) -> list[Future]:
-        """Queue texts (all or none); futures resolve to one row each."""
+    def submit(self, texts: list[str], tokens: list[int], prompt: str | None = None) -> list[Future]:
+        """Queue texts (all or none), to be embedded with ``prompt`` (the model's own when None); futures resolve to
+        one row each."""
         with self._cond:
             if len(self._queue) + len(texts) > self.max_queue:
                 raise QueueFull(len(self._queue), self.max_queue)
-            items = [_Item(t, n) for t, n in zip(texts, tokens)]
+            items = [_Item(t, n, prompt) for t, n in zip(texts, tokens)]
             self._queue.extend(items)
             self._cond.notify()
         return [it.future for it in items]
 
-    async def embed(self, texts: list[str], tokens: list[int]) -> np.ndarray:
+    async def embed(self, texts: list[str], tokens: list[int], prompt: str | None = None) -> np.ndarray:
         """Queue a request's texts and await their rows, waking the event loop once for the request: the last text
         done calls back into the loop, where a future for each text (``asyncio.gather`` over ``wrap_future``) woke it
         once per text — under an overload, the loop time that made waiting requests and their 429s late."""
-        futures = self.submit(texts, tokens)
+        futures = self.submit(texts, tokens, prompt)
         if not futures:
             return np.zeros((0, 0), np.float32)
         loop = asyncio.get_running_loop()
@@ -148,13 +151,15 @@ class Batcher:
                 if self._stop:
                     return
                 continue
-            items.sort(key=lambda i: i.tokens)
+            items.sort(key=lambda i: (i.prompt is not None, i.prompt or "", i.tokens))  # by prompt, then length
             start = time.perf_counter()
             step = self.model_batch or len(items)
-            for k in range(0, len(items), step):
-                part = items[k : k + step]
+            parts = [items[k : k + step] for k in range(0, len(items), step)]
+            parts = [[i for i in part if i.prompt == p] for part in parts for p in dict.fromkeys(i.prompt for i in part)]
+            for part in parts:
                 try:
-                    vecs = self.encode([i.text for i in part])
+                    texts = [i.text for i in part]
+                    vecs = self.encode(texts) if part[0].prompt is None else self.encode(texts, part[0].prompt)
                 except Exception as exc:  # a model failure fails these requests, never the worker
                     for i in part:
                         i.future.set_exception(exc)

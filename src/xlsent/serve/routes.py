@@ -70,7 +70,7 @@ def embedding_router(service: Any, m: Any) -> APIRouter:
         width = service.shaping.width(body.dimensions)
         texts = service.check_texts(body.input, "input")
         lang = service.shaping.language(body.language)
-        vecs, tokens, cut = await service.embed(list(texts))
+        vecs, tokens, cut = await service.embed(list(texts), prompt_name=body.prompt_name)
         items = [{"object": "embedding", "embedding": emb, "index": i, **extra}
                  for i, (emb, extra) in enumerate(encoded(service.shaping.shaped(vecs, lang, width),
                                                           body.encoding_format))]
@@ -85,7 +85,7 @@ def embedding_router(service: Any, m: Any) -> APIRouter:
         texts = service.check_texts(body.inputs, "inputs")
         lang = service.shaping.language(body.language)
         width = service.shaping.width(body.dimensions)
-        vecs, _, cut = await service.embed(list(texts), body.truncate)
+        vecs, _, cut = await service.embed(list(texts), body.truncate, body.prompt_name)
         vecs = service.shaping.shaped(vecs, lang, width)
         if body.normalize:
             vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
@@ -111,7 +111,7 @@ def search_router(service: Any, m: Any) -> APIRouter:
         if index.centered and lang is None:
             raise LimitError(422, "language", means.languages, "this index is centered per language: name the "
                              f"query's 'language' (one of {', '.join(means.languages)})")
-        vecs, _, cut = await service.embed(list(texts))
+        vecs, _, cut = await service.embed(list(texts), prompt_name=body.prompt_name)
         if index.centered:  # a query is centered only against a centered index
             vecs = service.shaping.centered(vecs, lang)
         return JSONResponse({"query": body.query, "index": index.name, "query_centered": index.centered,

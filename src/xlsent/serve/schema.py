@@ -39,6 +39,9 @@ def models(limits: ServeLimits) -> SimpleNamespace:
     Texts = Annotated[Union[StrictStr, list[StrictStr]], texts]
     Language = Annotated[StrictStr | None, Field(description="center the vectors with this language's stored mean "
                                                              "(see /info)")]
+    PromptName = Annotated[StrictStr | None, Field(description="sentence-transformers' prompt_name: one of the model's "
+                       "named prompts prefixed to every text (e5: query | passage; /info: prompts), else 422 naming "
+                       "'prompt_name'; default: the model's default prompt (/info: default_prompt_name)")]
     Width = Annotated[Annotated[StrictInt, Field(ge=1)] | None, Field(
         description="the first N coordinates of each vector, renormalised to unit length (v[:N] / ‖v[:N]‖ of the full "
                     "vector; after any centering): a whole number from 1 to the model's width (/info: "
@@ -77,6 +80,7 @@ def models(limits: ServeLimits) -> SimpleNamespace:
             "after the cut to 'dimensions'")
         dimensions: Width = None
         language: Language = None
+        prompt_name: PromptName = None
 
     class EmbedRequest(Open):
         """TEI-style ``POST /embed``."""
@@ -87,6 +91,7 @@ def models(limits: ServeLimits) -> SimpleNamespace:
                                             "with 413 (false); default: the server's --overlong policy")
         dimensions: Width = None
         language: Language = None
+        prompt_name: PromptName = None
 
     class SearchRequest(Open):
         """``POST /search``: the nearest entries of the server's ``--index`` corpus."""
@@ -95,6 +100,7 @@ def models(limits: ServeLimits) -> SimpleNamespace:
                                                     "413)"})]
         k: Annotated[StrictInt, Field(ge=1, le=limits.max_k, description=f"results, 1 to {limits.max_k}")] = 10
         language: StrictStr | None = Field(None, description="the query's language (needed by a centered index)")
+        prompt_name: PromptName = None
 
     class Embedding(BaseModel):
         object: Literal["embedding"]
@@ -146,6 +152,9 @@ def models(limits: ServeLimits) -> SimpleNamespace:
                                                   "matryoshka (the widths the model folder records it was trained "
                                                   "to be cut to; [] when none) — any width from 1 to full is served")
         encoding_formats: list[str] = Field(description="the encoding_format values /v1/embeddings takes")
+        prompts: dict[str, str] | None = Field(description="the model's named prompts, for 'prompt_name' ({} for an "
+                                               "exported folder, which keeps only its default prompt)")
+        default_prompt_name: str | None = Field(description="the prompt used when a request names none")
         backend: str
         api_keys: bool
         draining: bool
