@@ -119,9 +119,12 @@ def test_python_errors_name_parameters_and_the_cli_names_options(tiny_model, tmp
 
 
 def test_library_errors_name_python_parameters_and_the_cli_turns_them_into_options(tiny_model, tmp_path):
-    """The aligner, the vocabulary trimmer and the vocabulary extender raise in Python's words (``name=value``, no
+    """The aligner, the vocabulary trimmer and extender and the service's limits and keys raise in Python's words (``name=value``, no
     ``--``); the command line shows the same messages with its options (``--name value``), never Python's names."""
     from test_cli import xlsent as run_cli
+
+    from xlsent.serve.auth import ApiKeys
+    from xlsent.serve.limits import ServeLimits
 
     model = str(tiny_model)
     texts = tmp_path / "t.txt"
@@ -138,6 +141,10 @@ def test_library_errors_name_python_parameters_and_the_cli_turns_them_into_optio
          "pieces=0: must be ≥ 1 — the most new pieces to add (e.g. pieces=2000, the default)",
          ("models", "extend-vocab", model, "--texts", str(texts), "-o", str(tmp_path / "x"), "--pieces", "0"),
          "--pieces 0: must be ≥ 1 — the most new pieces to add (e.g. --pieces 2000, the default)"),
+        (lambda: ServeLimits(max_queue=0), "max_queue=0: must be ≥ 1", ("serve", "--max-queue", "0"),
+         "--max-queue 0: must be ≥ 1"),
+        (lambda: ApiKeys.load(str(tmp_path / "keys.txt")), f"api_key_file='{tmp_path / 'keys.txt'}': no such file",
+         ("serve", "--api-key-file", str(tmp_path / "keys.txt")), f"--api-key-file '{tmp_path / 'keys.txt'}': no such"),
     )
     for call, python, args, cli in cases:
         with pytest.raises(xlsent.XlsentError) as err:

@@ -20,7 +20,7 @@ import ipaddress
 import os
 from pathlib import Path
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 ENV = "XLSENT_API_KEYS"
 REASONS = ("missing", "malformed", "wrong")
@@ -47,19 +47,20 @@ class ApiKeys:
         return len(self._digests)
 
     @classmethod
-    def load(cls, file: str | None = None, env: str | None = None) -> "ApiKeys | None":
-        """Keys from ``file`` and from ``env`` (default: the ``XLSENT_API_KEYS`` variable); None if neither has any.
+    def load(cls, api_key_file: str | None = None, env: str | None = None) -> "ApiKeys | None":
+        """Keys from ``api_key_file`` and from ``env`` (default: the ``XLSENT_API_KEYS`` variable); None if neither has any.
 
         A bad key is named by its place (file and line, or position in the variable), never by its text."""
         keys: list[str] = []
+        file = api_key_file
         if file is not None:
             path = Path(file)
             if not path.is_file():
-                raise XlsentError(f"--api-key-file {file}: no such file")
+                raise XlsentError(f"{named('api_key_file', file)}: no such file")
             try:
                 lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM is not part of the first key
             except UnicodeDecodeError:
-                raise XlsentError(f"--api-key-file {file}: not UTF-8 text; write one key a line") from None
+                raise XlsentError(f"{named('api_key_file', file)}: not UTF-8 text; write one key a line") from None
             for n, line in enumerate(lines, 1):
                 key = line.strip()
                 if not key:
@@ -69,7 +70,7 @@ class ApiKeys:
                                       "Authorization header); fix or remove that line")
                 keys.append(key)
             if not keys:
-                raise XlsentError(f"--api-key-file {file}: no keys in it; write one key a line")
+                raise XlsentError(f"{named('api_key_file', file)}: no keys in it; write one key a line")
         env = os.environ.get(ENV) if env is None else env
         if env and env.strip():
             for n, key in enumerate((k.strip() for k in env.split(",")), 1):

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 
 @dataclass
@@ -56,13 +56,13 @@ def read_entries(spec: str) -> list[Entry]:
             entries.append(Entry(t, tl or "tgt", s, i))
         return entries
     if not path.is_file():
-        raise XlsentError(f"--index {spec}: neither a bundled set (xlsent data list) nor a file")
+        raise XlsentError(f"{named('index', spec)}: neither a bundled set (xlsent data list) nor a file")
     from xlsent.data.readers import read_lines
 
     lines = [x.strip() for x in read_lines(path)]
     entries = [Entry(t, "", None, i) for i, t in enumerate(lines) if t]
     if not entries:
-        raise XlsentError(f"--index {spec}: no text in the file")
+        raise XlsentError(f"{named('index', spec)}: no text in the file")
     return entries
 
 
@@ -77,7 +77,7 @@ class SearchIndex:
         import faiss
 
         if scoring not in SCORINGS:
-            raise XlsentError(f"unknown --scoring '{scoring}': use one of {', '.join(SCORINGS)}")
+            raise XlsentError(f"{named('scoring', scoring)}: use one of {', '.join(SCORINGS)}")
         vecs = np.ascontiguousarray(vectors, dtype=np.float32)
         self.centered = bool(means is not None and entries and all(means.has(e.lang) for e in entries))
         if self.centered:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from xlsent.utils.errors import XlsentError
+from xlsent.utils.errors import XlsentError, named
 
 OVERLONG = ("truncate", "reject")
 
@@ -41,12 +41,13 @@ class ServeLimits:
 
     def __post_init__(self) -> None:
         if self.overlong not in OVERLONG:
-            raise XlsentError(f"--overlong {self.overlong!r}: choose {' or '.join(OVERLONG)}")
+            raise XlsentError(f"{named('overlong', self.overlong)}: choose {' or '.join(OVERLONG)}")
         for name in ("max_inputs", "max_chars", "max_body_bytes", "max_queue", "batch_tokens", "max_k"):
             if getattr(self, name) < 1:
-                raise XlsentError(f"--{name.replace('_', '-')} must be ≥ 1")
-        if self.max_tokens < 0 or self.max_wait_ms < 0 or self.model_batch < 0:
-            raise XlsentError("--max-tokens, --max-wait-ms and --model-batch must be ≥ 0")
+                raise XlsentError(f"{named(name, getattr(self, name))}: must be ≥ 1")
+        for name in ("max_tokens", "max_wait_ms", "model_batch"):
+            if getattr(self, name) < 0:
+                raise XlsentError(f"{named(name, getattr(self, name))}: must be ≥ 0")
 
     def to_dict(self) -> dict:
         return asdict(self)
