@@ -143,12 +143,13 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     """
     from xlsent.api._common import output_folder
     from xlsent.data.readers import read_lines
-    from xlsent.exporter.extend_vocab import (PYTHON_TEXTS, check_pieces, check_texts, extend_vocabulary,
-                                              folder_tokenizer_json, write_record)
+    from xlsent.exporter.extend_vocab import (check_pieces, check_texts, extend_vocabulary, folder_tokenizer_json,
+                                              write_record)
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
 
     check_pieces(pieces)
+    source: str | None = None  # texts given in Python
     if isinstance(texts, (str, Path)):
         source = str(texts)
         if not Path(texts).is_file():
@@ -161,7 +162,7 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
                 raise
             lines = []  # said below, with the option's name
     else:
-        source, lines = PYTHON_TEXTS, list(texts)
+        lines = list(texts)
         check_unicode(lines, "texts")
     lines = check_texts(lines, source)
     out = output_folder(output, "output")

@@ -331,10 +331,10 @@ def folder_prompts(spec: str | Path) -> dict[str, str] | None:
 
     from xlsent.encoding.onnx_folder import is_export_folder
 
-    folder = Path(str(spec)).expanduser()
-    if folder.is_dir() and is_export_folder(folder):
+    folder = source_folder(spec)
+    if is_export_folder(folder):
         return {}
-    config = source_folder(spec) / "config_sentence_transformers.json"
+    config = folder / "config_sentence_transformers.json"
     try:
         prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts")
     except (OSError, ValueError, AttributeError):

@@ -178,6 +178,27 @@ def option(default: Any, *, low: float | None = None, choices: Sequence[str] = (
     return field(default=default, metadata={"low": low, "choices": tuple(choices)})
 
 
+# Options several types share: each default and range written once.
+def _seed() -> Any:
+    return option(0)  # of the sample and the bootstrap
+
+
+def _resamples() -> Any:
+    return option(1000, low=0)  # of the bootstrap's 95% interval (0: none, the point value twice)
+
+
+def _sample(default: int = 0) -> Any:
+    return option(default, low=0)  # drawn at random (0 = all)
+
+
+def _chunk_words(default: int = 0) -> Any:
+    return option(default, low=0)  # embed each text as the mean of chunks of at most this many words (0: whole)
+
+
+def _on_bad_lines() -> Any:
+    return option("error", choices=ON_BAD_LINES)  # a malformed line: stop (error) or skip it, counted
+
+
 def _data() -> Any:
     """What a task reads (``load``): not an option."""
     return field(default=None, init=False, repr=False)
@@ -325,9 +346,9 @@ class RetrievalTask(TaskType):
     user_files = "PAIRS (TSV, JSONL or Moses A,B)"
     mteb_type = "BitextMining"
 
-    sample: int = option(0, low=0)  # pairs drawn at random (0 = all)
-    seed: int = option(0)  # of the sample and the bootstrap
-    resamples: int = option(1000, low=1)
+    sample: int = _sample()  # pairs drawn at random (0 = all)
+    seed: int = _seed()
+    resamples: int = _resamples()
     similarity: str = option("cosine", choices=("cosine", "dot", "euclidean", "manhattan", "margin", "csls"))
     center: bool = option(False)  # subtract each side's mean vector before scoring
     beside: bool = option(True)  # P@1 with centering, CSLS and both, beside the main figure
@@ -336,8 +357,8 @@ class RetrievalTask(TaskType):
     queries: int = option(0, low=0)
     src_distractors: Any = option(())
     tgt_distractors: Any = option(())
-    chunk_words: int = option(0, low=0)  # embed each text as the mean of chunks of at most this many words
-    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    chunk_words: int = _chunk_words()
+    on_bad_lines: str = _on_bad_lines()
     pools: dict = _data()  # name → xlsent.evaluation.retrieval.Pool
     profile: bool = _data()  # one pool per language: each pool's script and tokenization are reported
     summary: bool = _data()
@@ -438,7 +459,7 @@ class DocumentsTask(RetrievalTask):
     mteb_type = ""  # MTEB embeds a document whole: not this protocol
     one_language = True
 
-    chunk_words: int = option(20, low=0)
+    chunk_words: int = _chunk_words(20)
 
     def load(self) -> None:
         from xlsent.data.registry import find
@@ -461,10 +482,10 @@ class StsTask(TaskType):
     user_files = "FILE (sentence1<TAB>sentence2<TAB>score, 0–5)"
     mteb_type = "STS"
 
-    resamples: int = option(1000, low=1)
-    seed: int = option(0)
-    chunk_words: int = option(0, low=0)
-    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    resamples: int = _resamples()
+    seed: int = _seed()
+    chunk_words: int = _chunk_words()
+    on_bad_lines: str = _on_bad_lines()
     sentences1: list[str] = _data()
     sentences2: list[str] = _data()
     gold: list[float] = _data()
@@ -513,7 +534,7 @@ class MiningTask(TaskType):
     k: int = option(4, low=1)
     center: bool = option(False)
     precision: str = option("float16", choices=("float32", "float16", "int8", "ubinary"))
-    seed: int = option(0)
+    seed: int = _seed()
     src_lang: str = option("")  # BUCC files: the source suffix (e.g. de)
     tgt_lang: str = option("")
     dev: Any = _data()  # xlsent.data.comparable.ComparableCorpus
@@ -572,13 +593,13 @@ class TripletTask(TaskType):
     kind = "pairs"
     user_files = "TRIPLETS (anchor<TAB>positive<TAB>negative) or PAIRS"
 
-    sample: int = option(0, low=0)  # pairs of the pool (or lines of a triplets file) drawn at random (0 = all)
-    seed: int = option(0)
-    resamples: int = option(1000, low=1)
+    sample: int = _sample()  # pairs of the pool (or lines of a triplets file) drawn at random (0 = all)
+    seed: int = _seed()
+    resamples: int = _resamples()
     negatives: str | None = option(None, choices=("section", "random", "hard"))
     teacher: str = option("minilm-en")  # mines hard negatives
-    chunk_words: int = option(0, low=0)
-    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    chunk_words: int = _chunk_words()
+    on_bad_lines: str = _on_bad_lines()
     triplets: Any = _data()  # a datasets.Dataset: anchor, positive, negative
     pool: Any = _data()
     anchor_lang: str = _data()
@@ -643,10 +664,10 @@ class MseTask(TaskType):
     user_files = "PAIRS (English on one side)"
 
     teacher: str = option("minilm-en")
-    sample: int = option(1000, low=0)
-    seed: int = option(0)
-    chunk_words: int = option(0, low=0)
-    on_bad_lines: str = option("error", choices=ON_BAD_LINES)
+    sample: int = _sample(1000)
+    seed: int = _seed()
+    chunk_words: int = _chunk_words()
+    on_bad_lines: str = _on_bad_lines()
     english: list[str] = _data()
     other: list[str] = _data()
     other_lang: str = _data()
@@ -692,10 +713,10 @@ class ClassificationTask(TaskType):
 
     per_class: int = option(500, low=0)  # bible-genre: verses per class and side (0 = all)
     seeds: int = option(5, low=1)  # validation splits (C chosen on each)
-    resamples: int = option(1000, low=1)
+    resamples: int = _resamples()
     train_lang: str = option("")
     test_lang: str = option("")
-    chunk_words: int = option(0, low=0)
+    chunk_words: int = _chunk_words()
     train: Any = _data()  # xlsent.data.labelled.Labelled
     test: Any = _data()
     train_target: Any = _data()
@@ -824,10 +845,10 @@ class SpansTask(TaskType):
     kind = "spans"
     user_files = "SPANS (a file of xlsent data structural-words)"
 
-    sample: int = option(1000, low=0)  # pairs of the pool (0 = all)
-    seed: int = option(0)
+    sample: int = _sample(1000)  # pairs of the pool (0 = all)
+    seed: int = _seed()
     max_length: int = option(128, low=8)  # pieces per sentence (spans past it are left out and counted)
-    resamples: int = option(1000, low=0)
+    resamples: int = _resamples()
     records: list[dict] = _data()
 
     def load(self) -> None:
@@ -859,9 +880,9 @@ class NerTask(TaskType):
     kind = "tagged"
     user_files = "CONLL (token … tag a line, a blank line between sentences)"
 
-    sample: int = option(0, low=0)  # sentences (0 = all)
-    seed: int = option(0)
-    resamples: int = option(1000, low=0)
+    sample: int = _sample()  # sentences (0 = all)
+    seed: int = _seed()
+    resamples: int = _resamples()
     scheme: str | None = option(None, choices=("iob2", "iob1", "plain"))  # default: iob2 for NER, plain for POS
     strict: bool = option(False)  # an I- tag after O is an error instead of a counted repair
     tag_column: int = option(-1)

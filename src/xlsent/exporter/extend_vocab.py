@@ -65,7 +65,6 @@ DEFAULT_PIECES = 2000
 ADDED_ROWS_LR_SCALE = 300.0  # the added rows' learning rate, as a multiple of the model's (module docstring)
 MIN_LINES = 2
 #: the source :func:`check_texts` names for texts given in Python as a list (not a file)
-PYTHON_TEXTS = "texts given in Python"
 INIT_METHOD = ("sub-pieces: the mean of the rows of the known base pieces the base tokenizer splits the new piece "
                "into (no bare '▁', no <unk>), weighted by characters covered; default (no known part): the token "
                "table's per-dimension mean + Gaussian noise with its per-dimension standard deviation, seeded")
@@ -111,10 +110,11 @@ def check_pieces(pieces: int) -> int:
     return int(pieces)
 
 
-def check_texts(lines: list[str], source: str) -> list[str]:
-    """The non-blank lines of ``source`` (a file, or :data:`PYTHON_TEXTS`); one line for too little text."""
+def check_texts(lines: list[str], source: str | None = None) -> list[str]:
+    """The non-blank lines read from the file ``source`` (None: texts given in Python); one line for too little
+    text."""
     texts = [t.strip() for t in lines if t.strip()]
-    given = "texts" if source == PYTHON_TEXTS else named("texts", source)
+    given = "texts" if source is None else named("texts", source)
     if not texts:
         raise XlsentError(f"{given}: no text — give text in the script to add, one sentence a line "
                           "(a few thousand lines)")
@@ -278,10 +278,11 @@ def extend_vocabulary(model, texts: list[str], pieces: int = DEFAULT_PIECES, see
         pieces=[[p, first + i, round(s, 6), k] for i, ((p, s), k) in enumerate(zip(new, kinds))])
 
 
-def write_record(folder: Path, ext: VocabExtension, base: str, source: str, seed: int) -> None:
+def write_record(folder: Path, ext: VocabExtension, base: str, source: str | None, seed: int) -> None:
+    """The extension's record in the folder; ``source``: the texts' file (None: texts given in Python)."""
     from xlsent.utils.io import write_text_atomic
 
-    record = {"base_model": base, "texts": source, "seed": int(seed), "init_method": INIT_METHOD,
+    record = {"base_model": base, "texts": "texts given in Python" if source is None else source, "seed": int(seed), "init_method": INIT_METHOD,
               **{k: v for k, v in ext.to_dict().items() if k != "output"}}
     write_text_atomic(folder / ADDED_FILE, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
 
