@@ -190,6 +190,34 @@ def test_train_adapt_from_python_gives_a_model_and_the_metrics_file(tiny_model, 
     assert run.metrics["recipe"] == "adapt" and run.model_card.exists()
 
 
+def test_a_run_folder_is_accepted_wherever_a_model_is_and_said(tiny_model, tmp_path):
+    """``-m runs/x`` after ``xlsent train … -o runs/x``: the run's model/, said in one line; a run still training is
+    one line saying how to finish it."""
+    import shutil
+    import warnings
+
+    from xlsent.models.registry import RunFolderModel
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_model, run / "model")
+    (run / "stage.json").write_text("{}", encoding="utf-8")
+    with pytest.warns(RunFolderModel, match="is a run folder: using its model"):
+        got = xlsent.embed(["god is good"], model=str(run))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(got, xlsent.embed(["god is good"], model=str(run / "model")), atol=1e-6)
+    other = tmp_path / "other-run"  # another folder: a loaded model is kept per folder, said when first loaded
+    shutil.copytree(run, other)
+    (tmp_path / "t.txt").write_text("god is good\n", encoding="utf-8")
+    r = run_cli("embed", "-m", str(other), "-i", str(tmp_path / "t.txt"), "-o", str(tmp_path / "v.npy"))
+    assert r.returncode == 0, r.stderr
+    assert "is a run folder: using its model" in " ".join(r.stderr.split())
+    busy = tmp_path / "busy"
+    (busy / "checkpoints").mkdir(parents=True)
+    with pytest.raises(xlsent.XlsentError, match="has not finished"):
+        xlsent.embed(["god"], model=str(busy))
+
+
 def test_train_takes_the_pairs_as_an_argument_on_the_command_line(tiny_model, pairs_tsv, tmp_path):
     r = run_cli("train", "adapt", str(pairs_tsv), "-o", str(tmp_path / "run"), "--show-config",
                 "--set", f"models.student={tiny_model}")

@@ -84,15 +84,38 @@ DEFAULT_TEACHER = "minilm-en"
 _lock = threading.Lock()
 
 
+class RunFolderModel(UserWarning):
+    """Said once when a run folder is given where a model is expected, naming the model folder used."""
+
+
+def _is_model_folder(path: Path) -> bool:
+    return (path / "modules.json").exists() or (path / "config.json").exists()
+
+
+def holds_model(path: Path) -> bool:
+    """Whether the folder ``path`` is a model folder or a run folder with its finished model (``model/``)."""
+    return _is_model_folder(path) or _is_model_folder(path / "model")
+
+
 def resolve_model_path(name_or_path: str) -> Path:
-    """Registered name → prepared local folder; local folder → itself; else a clear error."""
+    """Registered name → prepared local folder; local folder → itself; a run folder (``xlsent train … -o DIR``, or
+    any folder whose ``model/`` holds the model) → its ``model/``, said in one line (:class:`RunFolderModel`); else
+    a clear error."""
     if name_or_path in REGISTRY:
         with _lock:
             return REGISTRY[name_or_path].prepare()
     path = Path(name_or_path).expanduser()
     if path.is_dir():
-        if (path / "modules.json").exists() or (path / "config.json").exists():
+        if _is_model_folder(path):
             return path
+        if _is_model_folder(path / "model"):  # a run folder (xlsent train … -o DIR): its finished model
+            import warnings
+
+            warnings.warn(RunFolderModel(f"{path} is a run folder: using its model, {path / 'model'}"), stacklevel=2)
+            return path / "model"
+        if (path / "checkpoints").is_dir() or (path / "train_log.jsonl").exists():
+            raise XlsentError(f"{path}: a run folder whose training has not finished (no model/ in it yet) — rerun "
+                              "its training command to resume it, then use the folder")
         raise XlsentError(
             f"{path}: folder holds neither a sentence-transformers model (modules.json) nor a "
             "Hugging Face model (config.json) — point --model at the model's folder"

@@ -194,15 +194,15 @@ def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
     if not isinstance(value, str) or not value:
         return
     if key.startswith("models.") and key.count(".") == 1 and key != "models.device":
-        from xlsent.models.registry import REGISTRY
+        from xlsent.models.registry import REGISTRY, holds_model
 
         p = Path(value).expanduser()
         if value not in REGISTRY and not p.is_dir():
             raise _fail(key, value, "not a registered model and no such folder",
                         f"use one of {', '.join(REGISTRY)} or a local model folder")
-        if p.is_dir() and value not in REGISTRY and not ((p / "modules.json").exists() or (p / "config.json").exists()):
+        if p.is_dir() and value not in REGISTRY and not holds_model(p):
             raise _fail(key, value, "the folder holds no model (no modules.json or config.json)",
-                        "point it at the model's folder")
+                        "point it at the model's folder or a finished run's folder")
     elif key in _PAIR_KEYS:
         from xlsent.data.pairs import bad_source, split_sources
 
