@@ -218,6 +218,24 @@ def test_a_run_folder_is_accepted_wherever_a_model_is_and_said(tiny_model, tmp_p
         xlsent.embed(["god"], model=str(busy))
 
 
+def test_a_users_file_trains_whole_by_default_and_sample_files_draws_from_it(tiny_model, tmp_path):
+    """``train.sample`` draws from bundled sets only: a 3,000-pair file trains on all its pairs (stage.json's
+    ``pairs_used``), and ``train.sample_files`` draws from it, said in the notes."""
+    rows = [f"god is good {i}\tmulungu ndi wabwino {i}" for i in range(3000)]
+    (tmp_path / "p.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    settings = {"optim.max_steps": 1, "optim.batch_size": 8, "eval.udhr": False}
+    notes: list[str] = []
+    xlsent.adapt(tmp_path / "p.tsv", tmp_path / "whole", model=str(tiny_model), device="cpu", settings=settings,
+                 evaluate=False, on_note=notes.append)
+    stage = json.loads((tmp_path / "whole" / "stage.json").read_text())
+    assert stage["train_data"]["pairs_used"] == 3000 and not any("drew" in n for n in notes)
+    notes.clear()
+    xlsent.adapt(tmp_path / "p.tsv", tmp_path / "part", model=str(tiny_model), device="cpu",
+                 settings={**settings, "train.sample_files": 500}, evaluate=False, on_note=notes.append)
+    assert json.loads((tmp_path / "part" / "stage.json").read_text())["train_data"]["pairs_used"] == 500
+    assert any("train.sample_files=500 drew 500 of your pairs" in n for n in notes), notes
+
+
 def test_train_takes_the_pairs_as_an_argument_on_the_command_line(tiny_model, pairs_tsv, tmp_path):
     r = run_cli("train", "adapt", str(pairs_tsv), "-o", str(tmp_path / "run"), "--show-config",
                 "--set", f"models.student={tiny_model}")

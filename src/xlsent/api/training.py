@@ -144,7 +144,8 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
         model: the model to adapt: a registered name or a local sentence-transformers folder.
         device: where it trains: ``auto`` (the config's ``models.device``, itself ``auto``) | ``cpu`` | ``cuda`` |
             ``cuda:N`` | ``mps``.
-        settings: config overrides as dotted keys (``{"train.sample": 0}`` trains on every pair).
+        settings: config overrides as dotted keys; a file's pairs are used whole (``{"train.sample_files": 500}``
+            draws 500 of them; ``train.sample`` draws from bundled sets only).
         evaluate: report the held-out figures after training.
         on_note: called with each line the recipe reports.
 

@@ -118,21 +118,29 @@ def load_pairs(
     dedupe: bool = True,
     sample: int = 0,
     seed: int = 0,
+    file_sample: int | None = None,
 ) -> LoadedPairs:
-    """Read a dataset name or pairs file, clean it (every filter counted), optionally sample ``sample`` pairs.
+    """Read a dataset name or pairs file, clean it (every filter counted), optionally sample ``sample`` pairs
+    (``file_sample`` instead from a source that is a file, when given: a recipe draws from bundled sets, and uses a
+    user's file whole unless told otherwise).
 
     Several sources, comma-separated (:func:`split_sources`): every one is checked before any is read (a bad one
     is one line naming it), then each is read, cleaned and sampled (``sample`` pairs from each) on its own; the
     result joins them (:func:`join_sources`), its ``parts`` keep each source's own report."""
     sources = split_sources(spec)
+
+    def drawn(source: str) -> int:
+        return sample if file_sample is None or is_bundled(source) else file_sample
+
     if len(sources) == 1:
-        return _load_one(sources[0], on_bad_lines, min_words, max_words, special_pattern, dedupe, sample, seed)
+        return _load_one(sources[0], on_bad_lines, min_words, max_words, special_pattern, dedupe, drawn(sources[0]),
+                         seed)
     bad = bad_source(spec)
     if bad is not None:
         raise XlsentError(f"pairs source {bad!r} (of {spec!r}): no such file and not a bundled dataset — give "
                           "pairs files (TSV, JSONL or Moses A,B) or bundled names (xlsent data list), "
                           "comma-separated")
-    parts = [_load_one(x, on_bad_lines, min_words, max_words, special_pattern, dedupe, sample, seed)
+    parts = [_load_one(x, on_bad_lines, min_words, max_words, special_pattern, dedupe, drawn(x), seed)
              for x in sources]
     total = CleanReport(sum(p.clean.rows_in for p in parts), sum(p.clean.rows_out for p in parts))
     steps: dict[str, list] = {}
@@ -242,7 +250,8 @@ def load_train_pairs(train: dict, seed: int) -> TrainPairs:
     own and reported per source, every row keeps its own languages (``languages``: the non-English side's, per
     row), and each source is turned so that English is on one side for all."""
     loaded = load_pairs(train["pairs"], train["on_bad_lines"], train["min_words"], train["max_words"],
-                        train["special_pattern"], True, train["sample"], seed)
+                        train["special_pattern"], True, train["sample"], seed,
+                        file_sample=int(train.get("sample_files", 0) or 0))
     ds = loaded.dataset
     for part in loaded.parts or [loaded]:
         clean = part.clean

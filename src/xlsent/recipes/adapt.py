@@ -330,10 +330,11 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     train_rows, held_rows = split_holdout_by_language(langs, size, seed)
     several = len(set(langs)) > 1
     notes = list(pairs.notes)
-    for f in (x for x in split_sources(str(t.pairs)) if not is_bundled(x)):  # a user's file, sampled
+    for f in (x for x in split_sources(str(t.pairs)) if not is_bundled(x)):  # a user's file, sampled when told to
         if any(x.startswith(f"{f}: sampled ") for x in pairs.notes):
-            drawn = n if f == str(t.pairs) else t.sample
-            notes.append(f"{f}: train.sample={t.sample} drew {drawn} of your pairs — --set train.sample=0 uses them all")
+            drawn = n if f == str(t.pairs) else t.sample_files
+            notes.append(f"{f}: train.sample_files={t.sample_files} drew {drawn} of your pairs — "
+                         "--set train.sample_files=0 uses them all")
     (output / HOLDOUT_FILE).unlink(missing_ok=True)  # never report an earlier run's held-out pairs
     if size:
         _write_holdout(output / HOLDOUT_FILE, pairs.dataset, held_rows)
@@ -391,7 +392,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
                          callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss),
                          matryoshka_kd=str(cfg.loss.get("matryoshka_kd") or "every"), extra_record={
                              "data_notes": notes, "train_data": {**pairs.summary(), "examples": len(cols["anchor"]),
-                                                                 "notes": notes},
+                                                                 "pairs_used": n, "notes": notes},
                              "holdout": {"pairs": len(held_rows), "file": HOLDOUT_FILE if size else None,
                                          "anchor_side": other_col},
                              **({"language_temperature": temperature} if several else {})},

@@ -40,7 +40,8 @@ class TrainConfig(Section):
     """``train:`` — the training pairs and how they are cleaned and sampled."""
 
     pairs: str = ""
-    sample: NonNegInt = 0
+    sample: NonNegInt = 0                   # pairs drawn from each bundled set (0 = all)
+    sample_files: NonNegInt = 0             # pairs drawn from each of the user's files (0 = all: used whole)
     min_words: NonNegInt = 0
     max_words: NonNegInt = 0
     special_pattern: str = ""
