@@ -70,7 +70,7 @@ The model folder records the widths (``xlsent_matryoshka.json``, shown by ``xlse
 
 **Several languages at once** (issue 51): ``train.pairs`` takes several sources, comma-separated — files and
 bundled names, e.g. ``bible-en-ny:train,udhr-all:dev`` — each read, cleaned and sampled (``train.sample`` pairs
-from each) on its own and reported per source (:func:`xlsent.data.pairs.load_train_pairs`); every row keeps its
+from each bundled set, ``train.sample_files`` from each file: 0 by default, a user's pairs whole) on its own and reported per source (:func:`xlsent.data.pairs.load_train_pairs`); every row keeps its
 own language (the non-English side's code: stated per row as the bundled sets do, a file's from its header or
 detected). Then:
 
@@ -81,7 +81,7 @@ detected). Then:
   every row once before any twice). T = 1 is proportional to size; a larger T flattens the shares toward
   uniform (massively multilingual translation used T = 5, Arivazhagan et al. 2019; XLM-R α = 0.3, i.e.
   T ≈ 3.3, Conneau et al. 2020). One language, or T = 1, leaves the rows exactly as they were.
-* **The default is T = 1**: the mix is what the sources give, and ``train.sample`` (per source) sets it. A
+* **The default is T = 1**: the mix is what the sources give, and ``train.sample`` (per bundled source) sets it. A
   larger T is made for pretraining corpora of a hundred languages of very different sizes, where the small ones
   would otherwise go unseen; here the user's own language is the one that matters, and it is usually the large
   source beside many small ones, so flattening takes its steps away: with ``bible-en-ny:train,udhr-all:dev`` at
