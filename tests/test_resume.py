@@ -91,10 +91,13 @@ def setup(tmp_path_factory):
 
 
 def _overrides(recipe: str, s: dict) -> list[str]:
+    """Each recipe's settings on the tiny models (tests/test_recipes_learn.py trains every recipe with them)."""
     common = [f"train.pairs={s['pairs']}"]
     return {
         "siamese": [f"models.base={s['student']}", *common],
+        "xkd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "adapt": [f"models.student={s['student']}", *common],
+        "triplet-kd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "gloss": [f"models.student={s['teacher']}", *common],
         "lightweight": ["encoder.hidden=32", "encoder.heads=2", "encoder.ffn=64", "tokenizer.vocab_size=100",
                         "models.reference=''", *common],
