@@ -34,7 +34,9 @@ def test_several_sources_load_with_their_languages_and_per_source_notes(pairs_ts
 
     zu = _pairs_file(tmp_path / "zu.tsv", "zu\ten", 20, 1, english_first=False)  # English on the other side
     spec = f"bible-en-ny:dev,{pairs_tsv}, {zu}"
-    p = load_train_pairs({**TRAIN, "pairs": spec, "sample": 30}, 0)
+    whole = load_train_pairs({**TRAIN, "pairs": spec, "sample": 30}, 0)  # train.sample: the bundled set only
+    assert len(whole.english) == 30 + 40 + 20
+    p = load_train_pairs({**TRAIN, "pairs": spec, "sample": 30, "sample_files": 30}, 0)  # and 30 of each file
     assert len(p.english) == len(p.other) == len(p.languages) == 30 + 30 + 20
     assert p.languages[:30] == ["nya"] * 30 and p.languages[30:60] == ["ny"] * 30 and p.languages[60:] == ["zu"] * 20
     assert [s["pairs"] for s in p.sources] == ["bible-en-ny:dev", str(pairs_tsv), str(zu)]
