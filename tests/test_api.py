@@ -229,6 +229,12 @@ def test_a_users_file_trains_whole_by_default_and_sample_files_draws_from_it(tin
                  evaluate=False, on_note=notes.append)
     stage = json.loads((tmp_path / "whole" / "stage.json").read_text())
     assert stage["train_data"]["pairs_used"] == 3000 and not any("drew" in n for n in notes)
+    # the run priced before its first step (issue 60 §1): pairs, held out, steps, time, peak memory
+    priced = next(i for i, n in enumerate(notes) if n.startswith("adapt: 2,700 pairs trained on, 300 held out, "
+                                                                     "1 step of 8 on cpu: about "))
+    assert "peak memory about" in notes[priced], notes
+    assert priced < next(i for i, n in enumerate(notes) if n.startswith("step 1: held-out")), notes
+    assert stage["estimate"]["steps"] == 1 and stage["estimate"]["seconds"] > 0
     notes.clear()
     xlsent.adapt(tmp_path / "p.tsv", tmp_path / "part", model=str(tiny_model), device="cpu",
                  settings={**settings, "train.sample_files": 500}, evaluate=False, on_note=notes.append)

@@ -1,7 +1,7 @@
 """xlsent: cross-lingual sentence embeddings for low-resource languages.
 
 The public API (:mod:`xlsent.api`) is importable from here — ``xlsent.load``, ``xlsent.embed``,
-``xlsent.evaluate``, ``xlsent.evaluate_tasks``, ``xlsent.adapt``, ``xlsent.train``, ``xlsent.mine``, ``xlsent.align``, ``xlsent.filter_pairs``,
+``xlsent.evaluate``, ``xlsent.evaluate_tasks``, ``xlsent.adapt``, ``xlsent.learning_curve``, ``xlsent.train``, ``xlsent.mine``, ``xlsent.align``, ``xlsent.filter_pairs``,
 ``xlsent.export``, ``xlsent.calibrate`` — and is imported on first use, so ``import xlsent`` stays fast and loads
 no torch.
 """
@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "train", "mine", "filter_pairs", "align", "export",
+__all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "learning_curve", "train", "mine", "filter_pairs", "align", "export",
            "calibrate", "extend_vocab",
-           "Evaluation", "RunResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
+           "Evaluation", "RunResult", "CurveResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
            "InputFormatError", "__version__"]
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time the names come from __getattr__
-    from xlsent.api import (AlignedBlock, EmbedFileResult, Evaluation, ExportResult, InputFormatError, RunResult,
-                            XlsentError, adapt, align, calibrate, embed, embed_file, evaluate, evaluate_tasks, export,
-                            extend_vocab, filter_pairs, load, mine, train)
+    from xlsent.api import (AlignedBlock, CurveResult, EmbedFileResult, Evaluation, ExportResult, InputFormatError,
+                            RunResult, XlsentError, adapt, align, calibrate, embed, embed_file, evaluate,
+                            evaluate_tasks, export, extend_vocab, filter_pairs, learning_curve, load, mine, train)
 
 
 def __getattr__(name: str) -> Any:

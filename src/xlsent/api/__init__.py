@@ -13,10 +13,10 @@ from xlsent.api.evaluation import Evaluation, evaluate, evaluate_tasks
 from xlsent.api.exporting import ExportResult, export
 from xlsent.api.mining import filter_pairs, mine
 from xlsent.api.models import calibrate, extend_vocab, load
-from xlsent.api.training import RunResult, adapt, train
+from xlsent.api.training import CurveResult, RunResult, adapt, learning_curve, train
 from xlsent.utils.errors import InputFormatError, XlsentError
 
-__all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "train", "mine", "filter_pairs", "align", "export",
+__all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "learning_curve", "train", "mine", "filter_pairs", "align", "export",
            "calibrate", "extend_vocab",
-           "Evaluation", "RunResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
+           "Evaluation", "RunResult", "CurveResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
            "InputFormatError"]

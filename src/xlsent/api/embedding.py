@@ -37,8 +37,8 @@ def _means(model: Any, lang: str | None):
 def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | None = None, center: bool = False,
           precision: str = "float32", normalize_embeddings: bool = False, batch_size: int = 64, chunk_words: int = 0,
           prompt_name: str | None = None, prompt: str | None = None, backend: str = "auto", threads: int = 0,
-          device: str = "auto", dtype: str = "auto", truncate_dim: int | None = None, show_progress_bar: bool = False,
-          **old: Any) -> np.ndarray:
+          device: str = "auto", dtype: str = "auto", truncate_dim: int | None = None,
+          show_progress_bar: bool | None = None, **old: Any) -> np.ndarray:
     """Embed texts.
 
     Args:
@@ -69,7 +69,7 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
         truncate_dim: the first N coordinates of each vector, renormalised to unit length (``None`` = the model's
             full width; 1 to the model's width, checked before the model loads). Centering comes before the cut
             (the stored means are full width), quantisation after it.
-        show_progress_bar: a progress bar.
+        show_progress_bar: a progress bar with an ETA (``None``: off in Python, on in the CLI).
         **old: the names of the last release (``normalize``, ``dimensions``, ``show_progress``), with a
             ``DeprecationWarning``.
 
@@ -139,7 +139,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
                text_column: str = "", id_column: str = "", shard_size: int = 50_000, overwrite: bool = False,
                backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
                truncate_dim: int | None = None, engine: Any = None,
-               on_progress: Callable[[int, int], None] | None = None, show_progress_bar: bool = False,
+               on_progress: Callable[[int, int], None] | None = None, show_progress_bar: bool | None = None,
                **old: Any) -> EmbedFileResult:
     """Embed every text of a file into a ``.npy`` matrix or a folder of Parquet shards (``xlsent embed``).
 

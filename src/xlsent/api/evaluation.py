@@ -26,7 +26,7 @@ Evaluation = TaskRun
 def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = None, dataset: str | None = None,
              data: str | Path | None = None, backend: str = "auto", threads: int = 0, device: str = "auto",
              dtype: str = "auto", truncate_dim: int | None = None, prompt_name: str | None = None,
-             prompt: str | None = None, show_progress_bar: bool = False, on_note: Note = None,
+             prompt: str | None = None, show_progress_bar: bool | None = None, on_note: Note = None,
              **options: Any) -> TaskRun:
     """Evaluate a model on one task, through the same runner as ``xlsent eval run`` and every recipe's report.
 
@@ -58,7 +58,8 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
         truncate_dim: evaluate the first N coordinates of each vector, renormalised (``None``: the full width).
         prompt_name, prompt: the prompt prefixed to every text (as :func:`xlsent.embed`; the model's default unless
             given).
-        show_progress_bar: progress bars while encoding.
+        show_progress_bar: progress bars with an ETA while encoding and scoring (``None``: off in Python, on in the
+            CLI).
         on_note: called with each line the evaluation reports (pairs read, skipped lines, the main score).
         **options: the task type's options, with their defaults
             (:meth:`~xlsent.evaluation.tasks.TaskType.options`), e.g. ``similarity``, ``sample``, ``resamples``;
@@ -111,7 +112,7 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
 def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | None = None, *,
                    options: dict | Sequence[str] | None = None, backend: str = "auto", threads: int = 0,
                    device: str = "auto", dtype: str = "auto", truncate_dim: int | None = None,
-                   prompt_name: str | None = None, prompt: str | None = None, show_progress_bar: bool = False,
+                   prompt_name: str | None = None, prompt: str | None = None, show_progress_bar: bool | None = None,
                    on_note: Note = None, **old: Any) -> list[TaskRun]:
     """Run declared tasks (``xlsent eval run``): ``tasks`` is ``NAME[,NAME…]`` or a list — task names
     (``retrieval:bible-en-ny:dev``, ``mining:udhr:zul``, ``sts:FILE``; see :func:`xlsent.evaluation.tasks.names`)
@@ -180,7 +181,7 @@ class _Scorer:
     never in an evaluation, and once for every task."""
 
     def __init__(self, source: Any, backend: str = "auto", threads: int = 0, dimensions: int | None = None,
-                 show_progress_bar: bool = False, tagger: tuple[Any, Any] | None = None, prompt_name: str | None = None,
+                 show_progress_bar: bool | None = None, tagger: tuple[Any, Any] | None = None, prompt_name: str | None = None,
                  prompt: str | None = None):
         self.source, self.backend, self.threads, self._tagger = source, backend, threads, tagger
         self.dimensions, self.show_progress_bar = dimensions, show_progress_bar

@@ -30,7 +30,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
          truncate_dim: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
          index_groups: int = 1, engine: Any = None, on_note: Note = None, console: Any = None,
-         show_progress_bar: bool = False, **old: Any) -> "MineResult":
+         show_progress_bar: bool | None = None, **old: Any) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
 
     Args:

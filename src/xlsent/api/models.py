@@ -45,7 +45,7 @@ def load(name_or_path: str | Path = "e5-small", device: str = "auto") -> "Senten
 
 def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *, sample: int = 0,
               backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
-              show_progress_bar: bool = False, **old: Any) -> "LanguageMeans":
+              show_progress_bar: bool | None = None, **old: Any) -> "LanguageMeans":
     """Store per-language mean vectors in a model folder, for centering single texts (``embed(center=True)``,
     ``xlsent serve``).
 

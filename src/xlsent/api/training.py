@@ -4,7 +4,7 @@ user's own pairs."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +164,159 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
     """
     return train("adapt", pairs, output=output, settings={"models.student": str(model), **(settings or {})},
                  device=device, evaluate=evaluate, on_note=on_note)
+
+
+@dataclass
+class CurveResult:
+    """What :func:`learning_curve` found: one point a share, the fitted law, the forecast and its files."""
+
+    points: list[dict]
+    base: float | None
+    forecast: dict
+    line: str
+    cautions: list[str]
+    json_path: Path
+    png_path: Path
+
+
+def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-small", shares: int = 4,
+                   budget_minutes: float = 60.0, device: str = "auto",
+                   settings: dict[str, Any] | list[str] | None = None,
+                   keep_models: bool = False, on_note: Note = None) -> CurveResult:
+    """How many pairs do I need? ``adapt`` trained on nested shares of your pairs (⅛, ¼, ½, all with
+    ``shares=4``), each scored on the same held-out pairs; P@1 against pairs is fitted with a power law and the
+    gain of twice the pairs forecast with a 90% interval (``xlsent train curve``).
+
+    The held-out pairs (``train.holdout`` of the cleaned pairs, 10%, at least ``train.holdout_min``) are set aside
+    once, before anything trains; each share is a prefix of one seeded shuffle of the rest, so every share holds the
+    smaller ones. A share trains as ``adapt`` does with its defaults and keeps its last step (nothing of the share is
+    held out: the common held-out pairs only score). Shares run smallest first; one whose time, scaled from the
+    last one's by its pairs, would pass ``budget_minutes`` is skipped and said. The fit, its uncertainty and where
+    it misleads: :mod:`xlsent.evaluation.curve`.
+
+    Args:
+        pairs: your pairs (as :func:`adapt`).
+        output: the folder: ``curve.json``, ``curve.png``, ``holdout.jsonl`` and a run folder a share; a rerun
+            reuses the shares already scored.
+        model: the model to adapt.
+        shares: how many nested shares (halving from all of the pairs: 4 = ⅛, ¼, ½, all).
+        budget_minutes: the time all the shares may take, training and scoring.
+        device: as :func:`adapt`.
+        settings: adapt's config overrides (dotted keys, or ``--set`` strings).
+        keep_models: keep each share's model folder (by default only the largest is kept).
+        on_note: called with each line.
+
+    Returns:
+        A :class:`CurveResult`; ``line`` is the one-line forecast.
+    """
+    import time
+
+    import numpy as np
+
+    from xlsent.data.pairs import load_train_pairs
+    from xlsent.evaluation.curve import curve_cautions, fit_curve
+    from xlsent.models.handle import load_model
+    from xlsent.recipes.adapt import _write_holdout, holdout_hits, holdout_size, split_holdout_by_language
+    from xlsent.report.plots import learning_curve_png
+    from xlsent.utils.io import write_json_atomic
+
+    if shares < 2:
+        raise XlsentError(f"shares={shares}: a curve needs at least 2 shares")
+    if budget_minutes <= 0:
+        raise XlsentError(f"budget_minutes={budget_minutes}: give a positive number of minutes")
+    sets = [f"models.student={model}",
+            *(list(settings) if isinstance(settings, list) else settings_to_overrides(settings))]
+    cfg = recipe_config("adapt", pairs, settings=sets, device=None if device == "auto" else device)  # checked first
+    output = output_folder(output)
+    output.mkdir(parents=True, exist_ok=True)
+    say = on_note or (lambda line: None)
+    t, seed = cfg.train, int(cfg.optim.seed)
+    data = load_train_pairs(t, seed)
+    n = len(data.english)
+    held_n = holdout_size(n, float(t.holdout) or 0.1, int(t.holdout_min))
+    if n - held_n < 16:
+        raise XlsentError(f"{pairs}: {n} pairs leave {n - held_n} to train on beside {held_n} held out — a curve "
+                          "needs at least 16 to train on")
+    langs = data.languages or [""] * n
+    train_rows, held_rows = split_holdout_by_language(langs, held_n, seed)
+    _write_holdout(output / "holdout.jsonl", data.dataset, held_rows)
+    order = np.random.default_rng(seed).permutation(train_rows)
+    sizes = sorted({max(1, len(order) >> k) for k in range(shares)})
+    sizes = [s for s in sizes if s >= 16] or [len(order)]
+    anchors = [data.other[i] for i in held_rows]
+    positives = [data.english[i] for i in held_rows]
+    groups = [langs[i] for i in held_rows] if len(set(langs)) > 1 else None
+    say(f"curve: {len(order):,} pairs to train on in {len(sizes)} nested shares ({', '.join(f'{s:,}' for s in sizes)}),"
+        f" {len(held_rows):,} held out to score them all; budget {budget_minutes:g} min")
+    cache_path = output / "curve.json"
+    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    scored: dict[str, list] = cache.get("hits", {}) if cache.get("pairs_file") == str(pairs) else {}
+
+    def score(name: str, path: str) -> list:
+        if name not in scored:
+            fwd, bwd = holdout_hits(load_model(path, max_seq_length=int(cfg.models.max_seq_length)).model,
+                                    anchors, positives, groups)
+            scored[name] = np.concatenate([fwd, bwd]).tolist()
+        return scored[name]
+
+    base_hits = score("base", str(model))
+    t0, last = time.perf_counter(), None
+    done: list[int] = []
+    for size in sizes:
+        key = str(size)
+        run = output / f"share-{size:06d}"
+        if key not in scored:
+            if last is not None:
+                projected = last[1] * size / last[0]
+                spent = time.perf_counter() - t0
+                if spent + projected > 60 * budget_minutes:
+                    say(f"curve: share {size:,} skipped — about {projected / 60:.0f} min more, past the "
+                        f"{budget_minutes:g}-minute budget (--budget-minutes)")
+                    break
+            sub = output / f"share-{size:06d}.jsonl"
+            _write_holdout(sub, data.dataset, np.sort(order[:size]))
+            s0 = time.perf_counter()
+            res = train("adapt", str(sub), output=run, settings=[*sets, "train.holdout=0", "train.sample_files=0",
+                                                                 f"eval.pairs={output / 'holdout.jsonl'}"],
+                        device=device, evaluate=False, on_note=on_note)
+            score(key, str(res.model_path))
+            last = (size, time.perf_counter() - s0)
+            sub.unlink(missing_ok=True)
+            if not keep_models and size != sizes[-1]:
+                import shutil
+
+                shutil.rmtree(run / "model", ignore_errors=True)
+            write_json_atomic(cache_path, {"pairs_file": str(pairs), "hits": scored})
+        done.append(size)
+    if len(done) < 2:
+        raise XlsentError(f"curve: only {len(done)} share fits in {budget_minutes:g} min — raise --budget-minutes")
+    fit = fit_curve(done, [np.asarray(scored[str(s)]) for s in done], seed=seed)
+    rng = np.random.default_rng(seed)
+    points = []
+    for s in done:
+        h = np.asarray(scored[str(s)])
+        boots = [h[rng.integers(0, len(h), len(h))].mean() for _ in range(1000)]
+        points.append({"pairs": s, "p_at_1": float(h.mean()), "ci90": [float(np.percentile(boots, 5)),
+                                                                       float(np.percentile(boots, 95))],
+                       "xx2en": float(h[:len(h) // 2].mean()), "en2xx": float(h[len(h) // 2:].mean())})
+    top = done[-1]
+    lo, hi = fit.interval([2 * top])
+    forecast = {"pairs": 2 * top, "p_at_1": float(np.clip(fit.p_at_1(2 * top), 0, 1)), "ci90": [float(lo[0]),
+                                                                                               float(hi[0])],
+                "law": {"a": fit.a, "b": fit.b, "form": "1 - P@1 = a * pairs^-b"}}
+    p_top = points[-1]["p_at_1"]
+    line = (f"With twice these pairs ({2 * top:,}) held-out P@1 would likely be {forecast['p_at_1']:.3f} (90% "
+            f"interval {lo[0]:.3f}–{hi[0]:.3f}); {top:,} pairs gave {p_top:.3f}, {done[-2]:,} gave "
+            f"{points[-2]['p_at_1']:.3f}, the base model {float(np.mean(base_hits)):.3f}.")
+    cautions = curve_cautions(done, [p["p_at_1"] for p in points], len(held_rows), fit, same_source=True)
+    png = output / "curve.png"
+    from xlsent.utils.io import atomic_path
+
+    with atomic_path(png) as tmp:
+        Path(tmp).write_bytes(learning_curve_png(points, fit, float(np.mean(base_hits)),
+                                                 f"{Path(str(pairs)).name}: held-out P@1 against pairs"))
+    write_json_atomic(cache_path, {"pairs_file": str(pairs), "hits": scored, "held_out": len(held_rows),
+                                   "points": points, "base": float(np.mean(base_hits)), "forecast": forecast,
+                                   "line": line, "cautions": cautions,
+                                   "uncertainty": "bootstrap over the held-out pairs (not over training seeds)"})
+    return CurveResult(points, float(np.mean(base_hits)), forecast, line, cautions, cache_path, png)

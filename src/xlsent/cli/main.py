@@ -32,7 +32,9 @@ def _version(value: bool) -> None:
 def _root(
     _: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
-    pass
+    from xlsent.utils.progress import show_progress_bars
+
+    show_progress_bars(True)  # the CLI shows progress (with an ETA) wherever work takes long; the service turns it off
 
 
 for group in (models, data, evaluate, train):

@@ -89,3 +89,32 @@ def _command(recipe: Recipe):
 
 for _recipe in REGISTRY.values():
     app.command(_recipe.name, help=f"{_recipe.help} Presets: {', '.join(_recipe.presets) or 'none'}.")(_command(_recipe))
+
+
+@app.command("curve")
+def curve_command(
+    pairs: str = typer.Argument(..., metavar="PAIRS", help="your pairs, as for `xlsent train adapt PAIRS`"),
+    output: Path = typer.Option(..., "--output", "-o", help="folder: curve.json, curve.png, holdout.jsonl, a run "
+                                "folder a share"),
+    model: str = typer.Option("e5-small", "--model", "-m", help="the model to adapt (registered name or folder)"),
+    shares: int = typer.Option(4, "--shares", min=2, help="nested shares, halving from all the pairs (4: ⅛, ¼, ½, "
+                               "all)"),
+    budget_minutes: float = typer.Option(60.0, "--budget-minutes", help="time all the shares may take; a share "
+                                         "that would pass it is skipped and said"),
+    set_: list[str] = SET,
+    device: TrainDevice = None,
+    keep_models: bool = typer.Option(False, help="keep every share's model (default: the largest only)"),
+) -> None:
+    """How many pairs do I need? adapt on nested shares of your pairs, held-out P@1 against pairs, a fitted curve
+    and the forecast for twice the pairs (xlsent.learning_curve)."""
+    from xlsent.api.training import learning_curve
+
+    res = learning_curve(pairs, output, model=model, shares=shares, budget_minutes=budget_minutes,
+                         device=device or "auto", settings=list(set_), keep_models=keep_models, on_note=show_note)
+    for p in res.points:
+        console.print(f"{p['pairs']:>8,} pairs: held-out P@1 {p['p_at_1']:.3f} [{p['ci90'][0]:.3f}, "
+                      f"{p['ci90'][1]:.3f}] (xx→en {p['xx2en']:.3f}, en→xx {p['en2xx']:.3f})")
+    console.print(res.line)
+    for c in res.cautions:
+        console.print(f"caution: {c}")
+    console.print(f"wrote {res.json_path} and {res.png_path}")

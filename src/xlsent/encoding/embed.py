@@ -20,7 +20,7 @@ def embed(
     texts: Sequence[str],
     batch_size: int = 64,
     normalize: bool = False,
-    show_progress: bool = True,
+    show_progress: bool | None = True,
     description: str = "embedding",
     prompt: str | None = None,
 ) -> np.ndarray:
@@ -29,9 +29,11 @@ def embed(
     Texts are ordered by token count (not characters, as ``encode`` does), so a
     batch pads to a similar length; results come back in input order.
     Chunked pooling, glossing and the rest of the text → vector path are
-    :class:`xlsent.encoding.encoder.Encoder`'s; this is its sentence-transformers backend.
+    :class:`xlsent.encoding.encoder.Encoder`'s; this is its sentence-transformers backend. The progress bar
+    (``show_progress``; ``None``: this process's setting, :mod:`xlsent.utils.progress`) counts pieces, not texts,
+    so its ETA holds though the longest texts go first.
     """
-    from rich.progress import Progress
+    from xlsent.utils.progress import progress_bar
 
     texts = list(texts)
     dim = model.get_embedding_dimension()
@@ -41,9 +43,10 @@ def embed(
     from xlsent.models.handle import model_prompt
 
     prompt = model_prompt(model) if prompt is None else prompt
-    order = np.argsort(-token_lengths(model, [prompt + t for t in texts]), kind="stable")
-    with Progress(disable=not show_progress, transient=True) as progress, torch.inference_mode():
-        task = progress.add_task(description, total=len(texts))
+    lengths = token_lengths(model, [prompt + t for t in texts])
+    order = np.argsort(-lengths, kind="stable")
+    with progress_bar(show_progress) as progress, torch.inference_mode():
+        task = progress.add_task(f"{description} ({len(texts):,} texts)", total=int(lengths.sum()))
         for start in range(0, len(texts), batch_size):
             idx = order[start : start + batch_size]
             vecs = model.encode(
@@ -55,5 +58,5 @@ def embed(
                 prompt=prompt,
             )
             out[idx] = vecs
-            progress.advance(task, len(idx))
+            progress.advance(task, int(lengths[idx].sum()))
     return out

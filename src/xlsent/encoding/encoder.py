@@ -68,7 +68,7 @@ class Backend(Protocol):
     dimension: int
     normalizes: bool  # rows come out unit-length
 
-    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False,
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool | None = None,
               prompt: str | None = None) -> np.ndarray: ...
 
 
@@ -88,7 +88,7 @@ class SentenceTransformerBackend:
 
             handle.model.to(torch_dtype(dtype))
 
-    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False,
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool | None = None,
               prompt: str | None = None) -> np.ndarray:
         from xlsent.encoding.embed import embed
 
@@ -146,7 +146,7 @@ class FunctionBackend:
                  normalizes: bool = False) -> None:
         self.fn, self.name, self.dimension, self.normalizes = fn, name, dimension, normalizes
 
-    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool | None = None) -> np.ndarray:
         return np.asarray(self.fn(list(texts)), dtype=np.float32)
 
 
@@ -159,14 +159,14 @@ class Encoder:
         chunk_words: chunked pooling over ≤ N-word chunks (0 = off).
         normalize: unit-length output rows.
         batch_size: texts per forward pass.
-        show_progress: a progress bar while embedding.
+        show_progress: a progress bar while embedding (``None``: this process's setting, on in the CLI).
         memo: remember every text's vector for the encoder's lifetime.
         dimensions: the first N coordinates of each vector, renormalised (``None`` = the full width).
         prompt: the text prefixed to every input (``None``: the model's default prompt; ``""``: none).
     """
 
     def __init__(self, backend: Backend, *, gloss: Gloss | None = None, chunk_words: int = 0,
-                 normalize: bool = False, batch_size: int = 64, show_progress: bool = False,
+                 normalize: bool = False, batch_size: int = 64, show_progress: bool | None = None,
                  memo: bool = False, name: str | None = None, dimensions: int | None = None,
                  prompt: str | None = None) -> None:
         from xlsent.encoding.width import valid_width

@@ -85,7 +85,7 @@ class LayerFeatures:
     @torch.inference_mode()
     def compute(self, texts: Sequence[str], specs: Sequence[str], show_progress: bool = True) -> dict[str, np.ndarray]:
         """Features for ``texts`` under each spec, without the cache."""
-        from rich.progress import Progress
+        from xlsent.utils.progress import progress_bar
 
         parsed = {s: parse_spec(s, self.num_layers) for s in specs}
         deepest = max(1, max(max(layers) for _, layers in parsed.values()))  # ≥ 1: a 0-layer model records no states
@@ -95,9 +95,10 @@ class LayerFeatures:
         prompted = [self.prompt + t for t in texts]
         from xlsent.encoding.embed import token_lengths
 
-        order = np.argsort(-token_lengths(self.model, prompted), kind="stable")
-        with Progress(disable=not show_progress, transient=True) as progress:
-            task = progress.add_task("encoder features", total=len(texts))
+        lengths = token_lengths(self.model, prompted)
+        order = np.argsort(-lengths, kind="stable")
+        with progress_bar(show_progress) as progress:
+            task = progress.add_task(f"encoder features ({len(texts):,} texts)", total=int(lengths.sum()))
             for start in range(0, len(texts), self.batch_size):
                 idx = order[start : start + self.batch_size]
                 batch = transformer.preprocess([prompted[i] for i in idx])
@@ -106,7 +107,7 @@ class LayerFeatures:
                 for spec, (mode, lay) in parsed.items():
                     pooled = [pool_hidden(states[k], batch["attention_mask"], mode) for k in lay]
                     out[spec][idx] = torch.stack(pooled).mean(0).float().numpy()
-                progress.advance(task, len(idx))
+                progress.advance(task, int(lengths[idx].sum()))
         return out
 
     def get(self, texts: Sequence[str], specs: Sequence[str], show_progress: bool = True) -> dict[str, np.ndarray]:

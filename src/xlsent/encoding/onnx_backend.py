@@ -164,20 +164,21 @@ class OnnxBackend:
             mask[i, : len(ids)] = 1
         return self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
 
-    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool = False,
+    def embed(self, texts: list[str], batch_size: int = 64, show_progress: bool | None = None,
               prompt: str | None = None) -> np.ndarray:
-        from rich.progress import Progress
+        from xlsent.utils.progress import progress_bar
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
         ids = self.token_ids(texts, prompt)
-        order = np.argsort(-np.fromiter((len(x) for x in ids), np.int64, len(ids)), kind="stable")
-        with Progress(disable=not show_progress, transient=True) as progress:
-            task = progress.add_task("embedding (onnx)", total=len(texts))
+        lengths = np.fromiter((len(x) for x in ids), np.int64, len(ids))
+        order = np.argsort(-lengths, kind="stable")
+        with progress_bar(show_progress) as progress:
+            task = progress.add_task(f"embedding (onnx, {len(texts):,} texts)", total=int(lengths.sum()))
             for start in range(0, len(texts), batch_size):
                 idx = order[start : start + batch_size]
                 out[idx] = self.run_ids([ids[i] for i in idx])
-                progress.advance(task, len(idx))
+                progress.advance(task, int(lengths[idx].sum()))
         return out

@@ -241,11 +241,17 @@ def evaluate_many(
             return np.stack([rows[(key, t)] for t in texts])
 
     lookup = _Lookup()
-    return [
-        evaluate_retrieval(src, tgt, lookup, model_name, similarity, n_resamples, seed, k_nn, sl, tl, dataset or name,
-                           center, beside)
-        for name, (src, tgt, sl, tl) in groups.items()
-    ]
+    from xlsent.utils.progress import progress_bar
+
+    out = []
+    with progress_bar(None if len(groups) > 1 else False) as bar:  # per pool: P@k, margins, bootstrap intervals
+        task = bar.add_task(f"scoring {len(groups):,} pools" + (f" ({model_name})" if model_name else ""),
+                            total=len(groups))
+        for name, (src, tgt, sl, tl) in groups.items():
+            out.append(evaluate_retrieval(src, tgt, lookup, model_name, similarity, n_resamples, seed, k_nn, sl, tl,
+                                          dataset or name, center, beside))
+            bar.advance(task)
+    return out
 
 
 def mean_row(results: list[RetrievalResult]) -> dict:

@@ -271,7 +271,8 @@ class MiningJob:
     def run(self, console=None, show_progress: bool = True, engine=None, encoder_settings=None) -> dict:
         """Run every unfinished task on ``engine`` (default: here, one after another); returns timings (seconds).
         ``encoder_settings`` (:class:`xlsent.mining.engine.EncoderSettings`) say how a remote worker loads the model."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+            TimeRemainingColumn
 
         from xlsent.mining.engine import EncoderSettings, LocalEngine
 
@@ -280,7 +281,8 @@ class MiningJob:
         timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0, "score_s": 0.0}
         enc = self.encode_tasks() if self.model_name else []
         todo_enc = self.src.n_shards + self.tgt.n_shards
-        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("ETA"), TimeRemainingColumn())
         with Progress(*cols, console=console, disable=not show_progress, transient=False) as bar:
             t = bar.add_task("encode shards", total=todo_enc, completed=todo_enc - len(enc))
             t0 = time.perf_counter()

@@ -36,6 +36,35 @@ def freeze_word_embeddings(st) -> int:
     return emb.weight.numel()
 
 
+def without_dropout(st) -> int:
+    """Dropout off while training (``models.dropout: false``): every dropout layer's rate set to 0 in this process
+    (a CPU step no longer draws its masks); the saved model's config keeps its own rates. Returns the count."""
+    import torch
+
+    mods = [m for m in st.modules() if isinstance(m, torch.nn.Dropout)]
+    for m in mods:
+        m.p = 0.0
+    return len(mods)
+
+
+def prepare_trained(st, models) -> None:
+    """What ``models:`` says about the model to train: the token table frozen (``freeze_word_embeddings``), only
+    the top ``train_layers`` blocks trained (the embeddings and the blocks below frozen, so backpropagation stops
+    at the lowest trained block and keeps no activations below it), dropout off (``dropout: false``)."""
+    from xlsent.models.span_encoder import freeze_lower
+
+    if models.get("freeze_word_embeddings", False):
+        freeze_word_embeddings(st)
+    layers = int(models.get("train_layers", 0) or 0)
+    if layers:
+        auto = st[0].auto_model
+        freeze_lower(auto, layers, True)
+        for p in (auto.pooler.parameters() if getattr(auto, "pooler", None) is not None else []):
+            p.requires_grad_(False)  # BERT's pooler: sentence-transformers' pooling never reads it
+    if not models.get("dropout", True):
+        without_dropout(st)
+
+
 def pair_dataset(english: list[str], other: list[str], label):
     """Columns english, other, label (teacher/assistant targets, 2-D or 3-D) for the sentence-transformers trainer."""
     from datasets import Dataset
@@ -52,8 +81,7 @@ def load_student_for(cfg: RecipeConfig, name: str, teacher: ModelHandle):
             f"student dimension {student.get_embedding_dimension()} ≠ teacher dimension "
             f"{teacher.dimension} — choose a teacher and student of the same width"
         )
-    if cfg.models.freeze_word_embeddings:
-        freeze_word_embeddings(student)
+    prepare_trained(student, cfg.models)
     return student
 
 

@@ -21,7 +21,9 @@ widths (:func:`xlsent.models.widths.write_widths`, read by ``xlsent models info`
 
 from __future__ import annotations
 
+import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -59,6 +61,22 @@ def matryoshka_hash_part(loss_cfg) -> list:
     return [{"matryoshka": setting}] if setting else []
 
 
+def _row_lengths(model, dataset):
+    """Each row's length in the model's pieces (its prompt included, cut at its maximum length)."""
+    from xlsent.training.batching import row_lengths
+
+    prompt = training_prompt(model) or ""
+    cap = int(getattr(model, "max_seq_length", 0) or 0) or None
+    tok = model.tokenizer
+
+    def count(texts: list[str]) -> list[int]:
+        ids = tok([prompt + t for t in texts], add_special_tokens=True, truncation=cap is not None,
+                  max_length=cap)["input_ids"]
+        return [len(x) for x in ids]
+
+    return row_lengths(dataset, count)
+
+
 def _policy_callback(optim: OptimConfig):
     from transformers import TrainerCallback
 
@@ -90,6 +108,7 @@ def train_stage(
     finalize: Callable[[Path], None] | None = None,
     late_record: Callable[[], dict] | None = None,
     matryoshka: tuple[list[int], list[float]] | None = None, matryoshka_kd: str = "every",
+    described: str = "",
 ) -> dict:
     """Train ``model`` on ``train_dataset`` with ``loss`` in ``folder``; return the stage record.
 
@@ -99,10 +118,17 @@ def train_stage(
     typed ``optim`` section (a plain mapping, such as a stage's merged settings, is read as one;
     keys it lacks take :class:`~xlsent.recipes.config_types.OptimConfig`'s defaults). ``matryoshka`` =
     ``(dims, weights)`` (:func:`matryoshka_setting`) trains ``loss`` at every width and records them in the model.
+
+    ``optim.group_by_length`` batches texts of similar length (:class:`~xlsent.training.batching.LengthGroupedBatchSampler`,
+    with the no-duplicates rule when ``no_duplicates``). Before the first step one note prices the run
+    (:mod:`xlsent.training.estimate`: steps, time on this device, peak memory), prefixed by ``described`` (the
+    recipe's own words: pairs used, held out).
     """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
+    from xlsent.training.batching import LengthGroupedBatchSampler
+    from xlsent.training.estimate import estimate_line, probe
     from xlsent.training.processes import world_size
     from xlsent.utils.device import current_device, device_kind, training_precision
 
@@ -130,6 +156,9 @@ def train_stage(
     folder.begin()
     resume = folder.latest_trainer_checkpoint()
     folder.note(f"{name}: {len(train_dataset)} examples" + (f" — resuming from {resume}" if resume else ""))
+    lengths = _row_lengths(model, train_dataset)
+    group = bool(optim.get("group_by_length", False))
+    sampler = partial(LengthGroupedBatchSampler, lengths=lengths, no_duplicates=no_duplicates, group=group)
     args = SentenceTransformerTrainingArguments(
         output_dir=str(folder.checkpoints),
         num_train_epochs=float(optim.epochs),
@@ -153,11 +182,18 @@ def train_stage(
         disable_tqdm=not progress,
         use_cpu=device_kind(device) == "cpu",
         dataloader_num_workers=0,
-        batch_sampler=BatchSamplers.NO_DUPLICATES if no_duplicates else BatchSamplers.BATCH_SAMPLER,
+        batch_sampler=sampler if group else BatchSamplers.NO_DUPLICATES if no_duplicates else BatchSamplers.BATCH_SAMPLER,
         prompts=training_prompt(model),
     )
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
                                          callbacks=[_policy_callback(optim), *(callbacks or [])])
+    # the run priced before its first step: the planned batches (this sampler's, or the same draw without grouping)
+    per_device = int(optim.batch_size) // (world * accum)
+    plan = sampler(train_dataset, batch_size=int(optim.batch_size), drop_last=False, seed=int(optim.seed)).plan(0)
+    steps = int(optim.max_steps or 0) or math.ceil(len(plan) / accum) * max(1, math.ceil(float(optim.epochs)))
+    done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
+    est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device)
+    folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume)
     seconds = time.perf_counter() - t0
@@ -174,7 +210,7 @@ def train_stage(
 
     return folder.finish(save, log, {
         "seconds": seconds, "steps": trainer.state.global_step, "examples": len(train_dataset),
-        "resumed_from": resume, "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
+        "resumed_from": resume, "estimate": est.as_record(), "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
         **({"matryoshka": {"dims": sorted(dims, reverse=True), "weights": weights or "equal",
                            **({"kd": matryoshka_kd} if matryoshka_kd != "every" else {})}} if matryoshka else {}),
         **(extra_record or {}), **(late_record() if late_record else {})})

@@ -214,18 +214,34 @@ def holdout_scores(student, anchors: list[str], positives: list[str], groups: li
     return _retrieval_scores(a @ p.T, anchors, positives, groups is not None and len(set(groups)) > 1)
 
 
-def _retrieval_scores(sim: np.ndarray, anchors: list[str], positives: list[str], several: bool = False) -> dict:
+def holdout_hits(student, anchors: list[str], positives: list[str], groups: list[str] | None = None):
+    """Each held-out query's P@1 (0 or 1), xx→en then en→xx — :func:`holdout_scores`' per-query figures."""
+    a = student.encode(anchors, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    p = student.encode(positives, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    return _hit_arrays(a @ p.T, anchors, positives, groups is not None and len(set(groups)) > 1)
+
+
+def _hit_arrays(sim: np.ndarray, anchors: list[str], positives: list[str], several: bool = False):
     from xlsent.evaluation.retrieval import hits
 
+    pos, anc = np.asarray(positives, dtype=object), np.asarray(anchors, dtype=object)
+    same_p, same_a = pos[:, None] == pos[None, :], anc[:, None] == anc[None, :]  # same text = not a wrong answer
+    fwd = np.asarray(hits(sim.argmax(1)[:, None], positives, positives), dtype=float).ravel()
+    if several:  # English query j: any translation of its English text is a right answer
+        bwd = (same_a | same_p)[sim.argmax(0), np.arange(len(anchors))].astype(float)
+    else:
+        bwd = np.asarray(hits(sim.argmax(0)[:, None], anchors, anchors), dtype=float).ravel()
+    return fwd, bwd
+
+
+def _retrieval_scores(sim: np.ndarray, anchors: list[str], positives: list[str], several: bool = False) -> dict:
     gold = np.diag(sim).copy()
     pos, anc = np.asarray(positives, dtype=object), np.asarray(anchors, dtype=object)
     same_p, same_a = pos[:, None] == pos[None, :], anc[:, None] == anc[None, :]  # same text = not a wrong answer
-    fwd = float(hits(sim.argmax(1)[:, None], positives, positives).mean())
-    if several:  # English query j: any translation of its English text is a right answer
+    f_hits, b_hits = _hit_arrays(sim, anchors, positives, several)
+    fwd, bwd = float(f_hits.mean()), float(b_hits.mean())
+    if several:
         same_a = same_a | same_p
-        bwd = float(same_a[sim.argmax(0), np.arange(len(anchors))].mean())
-    else:
-        bwd = float(hits(sim.argmax(0)[:, None], anchors, anchors).mean())
     wrong_f = np.where(same_p, -np.inf, sim).max(1)  # xx query i: best English candidate of another text
     wrong_b = np.where(same_a, -np.inf, sim).max(0)  # English query j: best xx candidate of another text
     gap = float((np.mean(gold - np.where(np.isfinite(wrong_f), wrong_f, gold))
@@ -296,11 +312,10 @@ def _selector(student, anchors: list[str], positives: list[str], folder: StageFo
 
 def _load_student(cfg: RecipeConfig):
     """The model to train when no frozen copy is needed (no distillation, no mining)."""
-    from xlsent.recipes._common import freeze_word_embeddings
+    from xlsent.recipes._common import prepare_trained
 
     student = load_model(cfg.models.student, max_seq_length=cfg.models.max_seq_length).model
-    if cfg.models.freeze_word_embeddings:
-        freeze_word_embeddings(student)
+    prepare_trained(student, cfg.models)
     return student
 
 
@@ -388,7 +403,9 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
         callbacks.append(_selector(student, held_xx, held_en, folder, float(cfg.eval.select_every), on_note,
                                    [langs[i] for i in held_rows] if several else None))
     other_col = english_side(pairs.dataset)[0]
+    described = f"{n - len(held_rows):,} pairs trained on" + (f", {len(held_rows):,} held out" if size else "") + ", "
     record = train_stage(student, Dataset.from_dict(cols), loss, o, folder, progress, "adapt", no_duplicates=True,
+                         described=described,
                          callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss),
                          matryoshka_kd=str(cfg.loss.get("matryoshka_kd") or "every"), extra_record={
                              "data_notes": notes, "train_data": {**pairs.summary(), "examples": len(cols["anchor"]),

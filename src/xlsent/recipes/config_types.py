@@ -33,6 +33,8 @@ class ModelsConfig(Section):
     student: str = ""                       # the model trained (a recipe may declare a mapping: the shape it builds)
     max_seq_length: PosInt = 128
     freeze_word_embeddings: bool = False
+    train_layers: NonNegInt = 0             # train only the top N transformer blocks (0 = all of them)
+    dropout: bool = True                    # the model's own dropout while training (false: none, a cheaper CPU step)
     device: str = "auto"                    # auto | cpu | cuda | cuda:N | mps (xlsent.utils.device)
 
 

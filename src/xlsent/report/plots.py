@@ -122,6 +122,38 @@ def language_tail_png(entries: list[dict], title: str = "", top: int = 7) -> byt
     return _png(fig, 110)
 
 
+def learning_curve_png(points: list[dict], fit, base: float | None, title: str = "") -> bytes:
+    """Held-out P@1 against training pairs (log scale): each share's point with its 90% bootstrap interval, the
+    fitted power law (:class:`xlsent.evaluation.curve.CurveFit`) with its 90% band carried to four times the
+    pairs, and the base model as a dashed line. ``points``: ``{"pairs", "p_at_1", "ci90"}`` each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = np.array([p["pairs"] for p in points], dtype=float)
+    y = np.array([p["p_at_1"] for p in points])
+    lo = np.array([p["ci90"][0] for p in points])
+    hi = np.array([p["ci90"][1] for p in points])
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    grid = np.geomspace(n.min(), 4 * n.max(), 120)
+    band = fit.interval(grid)
+    ax.fill_between(grid, band[0], band[1], color="tab:blue", alpha=0.15, label="fit, 90% interval")
+    ax.plot(grid, np.clip(fit.p_at_1(grid), 0, 1), color="tab:blue", lw=1.5,
+            label=f"fit: 1 − P@1 = {fit.a:.3g}·n^−{fit.b:.2f}")
+    ax.errorbar(n, y, yerr=[y - lo, hi - y], fmt="o", color="black", capsize=3, label="held-out P@1 (90% CI)")
+    if base is not None:
+        ax.axhline(base, color="grey", ls="--", lw=1, label=f"base model {base:.3f}")
+    ax.axvline(n.max(), color="grey", ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("training pairs")
+    ax.set_ylabel("held-out P@1 (mean of both directions)")
+    ax.set_title(title or "How many pairs? (forecast right of the dotted line)", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return _png(fig, 110)
+
+
 def _png(fig, dpi: int) -> bytes:
     """A matplotlib figure as PNG bytes; the figure is closed."""
     import matplotlib.pyplot as plt

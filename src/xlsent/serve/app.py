@@ -102,6 +102,7 @@ class Service:
 
             self.encoder = load_encoder(self.model_spec, backend=self.backend_choice, threads=self.threads,
                                         spin=False)  # the HTTP loop needs the cycles a spinning pool burns
+            self.encoder = self.encoder.replace(show_progress=False)  # requests draw no progress bars
             shaping = self.shaping
             shaping.means = read_language_means(source_folder(self.model_spec))  # the named folder, on any backend
             from xlsent.encoding.width import valid_width

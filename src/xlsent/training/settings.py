@@ -114,3 +114,4 @@ class OptimConfig(Section):
     seed: NonNegInt = 0
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"  # auto: bf16 on a GPU that has it, else fp32
     grad_accum: PosInt = 1                  # micro-batches a step (optim.batch_size stays the global batch)
+    group_by_length: bool = False           # batches of similar length (xlsent.training.batching), no text twice

@@ -1,0 +1,139 @@
+"""Issue 60 §2: batches grouped by length, the trained-block count, dropout off, and the run priced before its
+first step (xlsent.training.batching, xlsent.training.estimate, xlsent.recipes._common.prepare_trained)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from datasets import Dataset
+
+from xlsent.training.batching import LengthGroupedBatchSampler, padded_tokens, row_lengths
+from xlsent.training.estimate import Estimate, estimate_line
+
+
+def _data(n: int = 400, seed: int = 0):
+    """Rows of very different lengths where one English text is shared by many rows (as UDHR paragraphs are)."""
+    rng = np.random.default_rng(seed)
+    anchors, positives = [], []
+    for i in range(n):
+        k = int(rng.integers(1, 60))
+        anchors.append(" ".join(f"w{i}x{j}" for j in range(k)))
+        positives.append(f"shared {i % 7}" if i % 3 == 0 else " ".join(f"e{i}y{j}" for j in range(k)))
+    ds = Dataset.from_dict({"anchor": anchors, "positive": positives, "label": [[0.0]] * n})
+    return ds, row_lengths(ds, lambda texts: [len(t.split()) for t in texts])
+
+
+def test_grouped_batches_use_every_row_once_never_repeat_a_text_and_pad_less():
+    ds, lengths = _data()
+    grouped = LengthGroupedBatchSampler(ds, 16, False, seed=0, lengths=lengths)
+    plain = LengthGroupedBatchSampler(ds, 16, False, seed=0, lengths=lengths, group=False)
+    for sampler in (grouped, plain):
+        batches = list(sampler)
+        assert len(batches) == len(sampler)
+        rows = [i for b in batches for i in b]
+        assert sorted(rows) == list(range(len(ds)))  # every row once
+        for b in batches:  # no text twice in a batch: the no-duplicates rule of in-batch negatives
+            texts = [t for i in b for t in (ds[i]["anchor"], ds[i]["positive"])]
+            assert len(texts) == len(set(texts)), b
+    cost_g, cost_p = padded_tokens(list(grouped), lengths), padded_tokens(list(plain), lengths)
+    assert cost_g.sum() < 0.8 * cost_p.sum(), (cost_g.sum(), cost_p.sum())
+    assert cost_g[0] == cost_g.max()  # the longest batch first: the run's peak memory at its first step
+    assert list(grouped) == list(LengthGroupedBatchSampler(ds, 16, False, seed=0, lengths=lengths))  # seeded
+    grouped.set_epoch(1)
+    assert list(grouped) != grouped.plan(0)
+
+
+def test_the_estimate_says_how_to_cut_a_long_cpu_run():
+    short = estimate_line("adapt", "900 pairs trained on, 100 held out, ", Estimate(29, 95.0, 3_100_000_000, 4.0),
+                          32, "cpu")
+    assert short == ("adapt: 900 pairs trained on, 100 held out, 29 steps of 32 on cpu: about 1 min 35 s (timed on 2 "
+                     "of its batches), peak memory about 3.1 GB")
+    long = estimate_line("adapt", "", Estimate(700, 5000.0, None, 4.0), 32, "cpu")
+    assert "about 1 h 23 min" in long and "--set train.sample_files=N" in long and "--device cuda" in long
+    assert "torchrun" in long
+    assert "to cut it" not in estimate_line("adapt", "", Estimate(700, 5000.0, None, 4.0), 32, "cuda")
+
+
+def test_only_the_top_blocks_train_and_dropout_can_be_off(tiny_model, tmp_path):
+    import json
+
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.recipes._common import prepare_trained
+    from xlsent.recipes.config_types import ModelsConfig
+
+    st = SentenceTransformer(str(tiny_model), device="cpu")  # 3 blocks
+    prepare_trained(st, ModelsConfig({"train_layers": 1, "dropout": False, "freeze_word_embeddings": True}))
+    auto = st[0].auto_model
+    trained = {n.split(".")[2] if n.startswith("encoder.layer.") else n.split(".")[0]
+               for n, p in auto.named_parameters() if p.requires_grad}
+    assert trained == {"2"}, trained  # the top block only: embeddings and blocks 0–1 frozen
+    assert all(m.p == 0.0 for m in st.modules() if type(m).__name__ == "Dropout")
+    st.save(str(tmp_path / "saved"))  # the saved model keeps its own dropout rates
+    assert json.loads((tmp_path / "saved" / "config.json").read_text())["hidden_dropout_prob"] == 0.1
+    with pytest.raises(Exception, match="models.train_layers"):
+        from xlsent.recipes.config import load_config
+
+        load_config("adapt", None, ["models.train_layers=-1"])
+
+
+def test_progress_bars_follow_the_process_setting_and_show_an_eta():
+    from rich.console import Console
+
+    from xlsent.utils.progress import progress_bar, progress_shown, show_progress_bars
+
+    try:
+        show_progress_bars(False)
+        assert not progress_shown(None) and progress_shown(True)
+        show_progress_bars(True)
+        assert progress_shown(None) and not progress_shown(False)
+        buf = io.StringIO()
+        with progress_bar(None, transient=False, console=Console(file=buf, force_terminal=True, width=120)) as bar:
+            t = bar.add_task("embedding (10 texts)", total=10)
+            bar.advance(t, 5)
+        assert "embedding (10 texts)" in buf.getvalue() and "ETA" in buf.getvalue()
+    finally:
+        show_progress_bars(False)
+
+
+def test_the_power_law_fit_recovers_a_known_curve_and_its_interval_covers_it():
+    from xlsent.evaluation.curve import fit_curve
+
+    rng = np.random.default_rng(0)
+    pairs = [250, 500, 1000, 2000]
+    truth = lambda n: 1 - 3.0 * n ** -0.5  # noqa: E731
+    hits = [(rng.random(4000) < truth(n)).astype(float) for n in pairs]
+    fit = fit_curve(pairs, hits, resamples=300)
+    assert abs(fit.b - 0.5) < 0.1
+    lo, hi = fit.interval([4000])
+    assert lo[0] <= truth(4000) <= hi[0] and hi[0] - lo[0] < 0.05
+
+
+def test_the_curve_trains_nested_shares_and_forecasts_twice_the_pairs(tiny_model, tmp_path):
+    import json
+
+    import xlsent
+    from conftest import WORDS
+
+    rng = np.random.default_rng(0)
+    rows = sorted({" ".join(rng.choice(WORDS[:12], 5)) + "\t" + " ".join(rng.choice(WORDS[13:22], 5))
+                   for _ in range(700)})
+    (tmp_path / "p.tsv").write_text("en\tny\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    notes: list[str] = []
+    res = xlsent.learning_curve(tmp_path / "p.tsv", tmp_path / "curve", model=str(tiny_model), shares=3,
+                                device="cpu", settings={"optim.batch_size": 16, "eval.udhr": False},
+                                on_note=notes.append)
+    sizes = [p["pairs"] for p in res.points]
+    assert sizes == sorted(sizes) and sizes[-1] == 2 * sizes[-2] and len(sizes) == 3
+    assert res.line.startswith(f"With twice these pairs ({2 * sizes[-1]:,}) held-out P@1 would likely be ")
+    saved = json.loads(res.json_path.read_text())
+    assert saved["points"] == res.points and len(saved["hits"]["base"]) == 2 * saved["held_out"]
+    assert res.png_path.read_bytes()[:4] == b"\x89PNG"
+    assert any(n.startswith("curve: ") and "nested shares" in n for n in notes)
+    assert (tmp_path / "curve" / f"share-{sizes[-1]:06d}" / "model").is_dir()  # the largest share's model kept
+    assert not (tmp_path / "curve" / f"share-{sizes[0]:06d}" / "model").exists()
+    again = xlsent.learning_curve(tmp_path / "p.tsv", tmp_path / "curve", model=str(tiny_model), shares=3,
+                                  device="cpu", settings={"optim.batch_size": 16, "eval.udhr": False})
+    assert again.points == res.points  # a rerun reuses the scored shares
