@@ -15,7 +15,12 @@ variant changes one setting against the recipe as it was (``--set`` values below
 * ``nodrop``   — ``models.dropout=false``;
 * ``top6``     — ``models.train_layers=6``: the top 6 of 12 blocks trained;
 * ``bf16``     — ``optim.precision=bf16`` (CPU autocast; fast only on a CPU with AMX / AVX-512 bf16);
-* ``all``      — grouped + nodrop + top6.
+* ``all``      — grouped + nodrop + top6;
+* ``nodrop+top6``, ``nodrop+bf16`` — pairs of them.
+
+``--steps N`` times the first N steps of each variant only (no held-out part, nothing scored): the same random
+batches for every variant but ``grouped`` and ``all`` (whose first batch is the longest), so their step costs compare
+directly — the ratio to ``base`` is each setting's gain alone.
 
 Each run is ``xlsent train adapt PAIRS -o OUT/NAME --no-eval --set …`` in its own process: its training time
 (``stage.json``: the steps alone, without loading or scoring) and the process's peak resident memory (its own
@@ -44,6 +49,8 @@ VARIANTS = {
     "top6": {"models.train_layers": "6"},
     "bf16": {"optim.precision": "bf16"},
     "all": {"optim.group_by_length": "true", "models.dropout": "false", "models.train_layers": "6"},
+    "nodrop+top6": {"models.dropout": "false", "models.train_layers": "6"},
+    "nodrop+bf16": {"models.dropout": "false", "optim.precision": "bf16"},
 }
 
 
@@ -53,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=",".join(VARIANTS), help="comma-separated variants (default: all)")
     ap.add_argument("--sample", type=int, default=2000, help="train.sample: pairs drawn from each source")
     ap.add_argument("--resamples", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=0, help="time the first N steps only (nothing held out or scored)")
     args = ap.parse_args(argv)
     out = args.output
     out.mkdir(parents=True, exist_ok=True)
@@ -63,29 +71,35 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only.split(","):
         # the UDHR side is a file here: train.sample_files draws from it as train.sample does from the bundled set
         settings = {**BASE, **VARIANTS[name], "train.sample": str(args.sample), "train.sample_files": str(args.sample)}
-        key = f"{name}|{args.sample}"
-        run = out / f"{name}-{args.sample}"
+        key = f"{name}|{args.sample}" + (f"|steps{args.steps}" if args.steps else "")
+        run = out / (f"{name}-{args.sample}" + (f"-steps{args.steps}" if args.steps else ""))
+        if args.steps:
+            settings.update({"optim.max_steps": str(args.steps), "train.holdout": "0", "eval.pairs": DEV[2].split(":", 1)[1]})
         if key not in results:
             sets = [x for k, v in settings.items() for x in ("--set", f"{k}={v}")]
             measured = xlsent_measured("train", "adapt", pairs, "-o", str(run), "--no-eval", *sets)
             rec = json.loads((run / "stage.json").read_text())
-            print(f"scoring {name}…", file=sys.stderr)
             results[key] = {"train_seconds": rec["seconds"], "steps": rec["steps"], "estimate": rec.get("estimate"),
-                            "process_seconds": measured["seconds"], "max_rss_mb": measured["max_rss_mb"],
-                            "scores": score(str(run / "model"), args.resamples, [DEV[2]], held)}
+                            "process_seconds": measured["seconds"], "max_rss_mb": measured["max_rss_mb"]}
+            if not args.steps:
+                print(f"scoring {name}…", file=sys.stderr)
+                results[key]["scores"] = score(str(run / "model"), args.resamples, [DEV[2]], held)
             cache.write_text(json.dumps(results, indent=1))
-    print(f"{'variant':<9}{'steps':>6}{'train s':>9}{'× base':>8}{'est. s':>8}{'peak GB':>9}"
+    print(f"{'variant':<12}{'steps':>6}{'train s':>9}{'× base':>8}{'est. s':>8}{'peak GB':>9}"
           f"{'unseen en→xx':>14}{'unseen xx→en':>14}{'dev en→xx':>11}{'dev xx→en':>11}")
-    base = results.get(f"base|{args.sample}")
+    tail = f"|steps{args.steps}" if args.steps else ""
+    base = results.get(f"base|{args.sample}{tail}")
     for name in VARIANTS:
-        r = results.get(f"{name}|{args.sample}")
+        r = results.get(f"{name}|{args.sample}{tail}")
         if r is None:
             continue
+        if "scores" not in r:
+            r["scores"] = {"held": [("", "", float("nan"), float("nan"))], DEV[2]: [("", "", float("nan"), float("nan"))]}
         unseen, nt = directions(r["scores"]["held"]), directions(r["scores"][DEV[2]])
         ratio = f"{r['train_seconds'] / base['train_seconds']:.2f}" if base else "—"
         est = (r.get("estimate") or {}).get("seconds")
-        print(f"{name:<9}{r['steps']:>6}{r['train_seconds']:>9.0f}{ratio:>8}{est or 0:>8.0f}"
-              f"{r['max_rss_mb'] / 1024:>9.2f}{unseen[0]:>14.3f}{unseen[1]:>14.3f}{nt[0]:>11.3f}{nt[1]:>11.3f}")
+        print(f"{name:<12}{r['steps']:>6}{r['train_seconds']:>9.0f}{ratio:>8}{est or 0:>8.0f}"
+              + (f"{r['max_rss_mb'] / 1024:>9.2f}" if r.get("max_rss_mb") else f"{'—':>9}") + f"{unseen[0]:>14.3f}{unseen[1]:>14.3f}{nt[0]:>11.3f}{nt[1]:>11.3f}")
     return 0
 
 

@@ -23,7 +23,8 @@ time $X data filter-pairs aligned-pairs.tsv -o my-pairs.tsv
 cut -f2 my-pairs.tsv > en.txt
 cut -f3 my-pairs.tsv > ny.txt
 time $X data stats my-pairs.tsv --model e5-small
-time $X train adapt my-pairs.tsv -o my-model --set train.sample=0
+time $X train adapt my-pairs.tsv -o my-model
+time $X train curve my-pairs.tsv -o my-curve
 time $X eval retrieval -m e5-small --dataset bible-en-ny:test --sample 1000 -o base-nt.json
 time $X eval retrieval -m my-model/model --dataset bible-en-ny:test --sample 1000 -o adapted-nt.json
 time $X models calibrate my-model/model --lang en=en.txt --lang ny=ny.txt

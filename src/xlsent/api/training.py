@@ -236,13 +236,13 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
     held_n = holdout_size(n, float(t.holdout) or 0.1, int(t.holdout_min))
     if n - held_n < 16:
         raise XlsentError(f"{pairs}: {n} pairs leave {n - held_n} to train on beside {held_n} held out — a curve "
-                          "needs at least 16 to train on")
+                          "needs at least 16 to train on (two shares of 8)")
     langs = data.languages or [""] * n
     train_rows, held_rows = split_holdout_by_language(langs, held_n, seed)
     _write_holdout(output / "holdout.jsonl", data.dataset, held_rows)
     order = np.random.default_rng(seed).permutation(train_rows)
     sizes = sorted({max(1, len(order) >> k) for k in range(shares)})
-    sizes = [s for s in sizes if s >= 16] or [len(order)]
+    sizes = [s for s in sizes if s >= 8]  # a share of fewer than 8 pairs is no batch
     anchors = [data.other[i] for i in held_rows]
     positives = [data.english[i] for i in held_rows]
     groups = [langs[i] for i in held_rows] if len(set(langs)) > 1 else None

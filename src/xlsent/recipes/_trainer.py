@@ -119,8 +119,8 @@ def train_stage(
     keys it lacks take :class:`~xlsent.recipes.config_types.OptimConfig`'s defaults). ``matryoshka`` =
     ``(dims, weights)`` (:func:`matryoshka_setting`) trains ``loss`` at every width and records them in the model.
 
-    ``optim.group_by_length`` batches texts of similar length (:class:`~xlsent.training.batching.LengthGroupedBatchSampler`,
-    with the no-duplicates rule when ``no_duplicates``). Before the first step one note prices the run
+    ``optim.group_by_length`` batches texts of similar length
+    (:class:`~xlsent.training.batching.LengthGroupedBatchSampler`, with the no-duplicates rule when ``no_duplicates``). Before the first step one note prices the run
     (:mod:`xlsent.training.estimate`: steps, time on this device, peak memory), prefixed by ``described`` (the
     recipe's own words: pairs used, held out).
     """
@@ -182,7 +182,8 @@ def train_stage(
         disable_tqdm=not progress,
         use_cpu=device_kind(device) == "cpu",
         dataloader_num_workers=0,
-        batch_sampler=sampler if group else BatchSamplers.NO_DUPLICATES if no_duplicates else BatchSamplers.BATCH_SAMPLER,
+        batch_sampler=(sampler if group else BatchSamplers.NO_DUPLICATES if no_duplicates
+                       else BatchSamplers.BATCH_SAMPLER),
         prompts=training_prompt(model),
     )
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
@@ -210,7 +211,8 @@ def train_stage(
 
     return folder.finish(save, log, {
         "seconds": seconds, "steps": trainer.state.global_step, "examples": len(train_dataset),
-        "resumed_from": resume, "estimate": est.as_record(), "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
+        "resumed_from": resume, "estimate": est.as_record(),
+        "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
         **({"matryoshka": {"dims": sorted(dims, reverse=True), "weights": weights or "equal",
                            **({"kd": matryoshka_kd} if matryoshka_kd != "every" else {})}} if matryoshka else {}),
         **(extra_record or {}), **(late_record() if late_record else {})})
