@@ -198,6 +198,11 @@ CASES = [
     ("not a gloss model", ["gloss", "-i", F("ok.txt"), "-o", F("g.txt"), "-m", TINY], "gloss"),
     # output paths
     ("train output is a file", ["train", "xkd", "-o", F("a_file")], "exists and is a file"),
+    ("curve pairs missing", ["train", "curve", F("nope.tsv"), "-o", F("r"), "-m", TINY], "nope.tsv"),
+    ("curve output is a file", ["train", "curve", F("ok.tsv"), "-o", F("a_file"), "-m", TINY], "exists and is a file"),
+    ("curve too few pairs", ["train", "curve", F("ok.tsv"), "-o", F("r"), "-m", TINY], "a curve needs at least 16"),
+    ("curve no budget", ["train", "curve", F("ok.tsv"), "-o", F("r"), "-m", TINY, "--budget-minutes", "0"],
+     "--budget-minutes 0.0"),
     ("train output under a file", ["train", "siamese", "-o", F("a_file") + "/run"], "a_file is a file"),
     ("demo output is a file", ["demo", "-o", F("a_file"), "-m", TINY], "exists and is a file"),
     ("embed output under a file", ["embed", "-i", F("ok.txt"), "-o", F("a_file") + "/x.npy", "-m", TINY], "a_file"),

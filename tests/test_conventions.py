@@ -34,6 +34,7 @@ def test_every_result_has_to_dict_and_one_name_for_pairs_and_outputs():
     from dataclasses import fields
 
     from xlsent.api.alignment import AlignedBlock, Blocks
+    from xlsent.api.training import CurveResult
     from xlsent.api.embedding import EmbedFileResult
     from xlsent.api.exporting import ExportResult
     from xlsent.data.pair_filter import FilteredPairs
@@ -45,12 +46,12 @@ def test_every_result_has_to_dict_and_one_name_for_pairs_and_outputs():
     from xlsent.recipes.registry import RunResult
 
     results = (AlignedBlock, Blocks, EmbedFileResult, ExportResult, FilteredPairs, HeldOut, TaskRun, VocabExtension,
-               MineResult, LanguageMeans, RunResult)
+               MineResult, LanguageMeans, RunResult, CurveResult)
     for cls in results:
         assert callable(getattr(cls, "to_dict", None)), cls.__name__
     for cls in (MineResult, FilteredPairs):
         assert "pairs" in {f.name for f in fields(cls)}, cls.__name__
-    for cls in (EmbedFileResult, ExportResult, VocabExtension, RunResult):
+    for cls in (EmbedFileResult, ExportResult, VocabExtension, RunResult, CurveResult):
         assert "output" in {f.name for f in fields(cls)} and "path" not in {f.name for f in fields(cls)}, cls
     block, deletion = AlignedBlock((0,), (0,), 0.25), AlignedBlock((1,), (), 0.0)
     assert block.score == 0.75 and deletion.score == 0.0 and block.to_dict()["cost"] == 0.25  # higher is better

@@ -128,9 +128,9 @@ def test_the_curve_trains_nested_shares_and_forecasts_twice_the_pairs(tiny_model
     sizes = [p["pairs"] for p in res.points]
     assert sizes == sorted(sizes) and sizes[-1] == 2 * sizes[-2] and len(sizes) == 3
     assert res.line.startswith(f"With twice these pairs ({2 * sizes[-1]:,}) held-out P@1 would likely be ")
-    saved = json.loads(res.json_path.read_text())
+    saved = json.loads(res.json_file.read_text())
     assert saved["points"] == res.points and len(saved["hits"]["base"]) == 2 * saved["held_out"]
-    assert res.png_path.read_bytes()[:4] == b"\x89PNG"
+    assert res.plot.read_bytes()[:4] == b"\x89PNG" and res.to_dict()["line"] == res.line
     assert any(n.startswith("curve: ") and "nested shares" in n for n in notes)
     assert (tmp_path / "curve" / f"share-{sizes[-1]:06d}" / "model").is_dir()  # the largest share's model kept
     assert not (tmp_path / "curve" / f"share-{sizes[0]:06d}" / "model").exists()

@@ -133,9 +133,15 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
     """Adapt a model to your own translated pairs: the best model for your language (``xlsent train adapt``).
 
     In-batch ranking both ways (sentence-transformers' ``MultipleNegativesRankingLoss``) plus self-distillation of
-    both sides to the frozen base model's English vector, the token table frozen; 10% of the pairs (at least 100)
-    are held out to choose the step and to report. The defaults were chosen on development data (the results page,
-    "adapt").
+    both sides to the frozen base model's English vector, the token table frozen, dropout off; 10% of the pairs (at
+    least 100) are held out to choose the step and to report. The defaults were chosen on development data (the
+    results page, "adapt").
+
+    What it trains on: every pair of your file, after cleaning (``train.sample_files`` draws a sample of them,
+    ``train.sample`` one of each bundled set). What it costs: one note before the first step gives the pairs, the
+    steps, the time on this device and the peak memory, timed on two of the run's own batches (``stage.json``
+    keeps it as ``estimate``); one epoch, a step per 32 pairs. :func:`learning_curve` tells what more pairs would
+    add.
 
     Args:
         pairs: a pairs file (TSV ``src<TAB>tgt`` with an optional header of language codes, JSONL with ``src``,
@@ -168,15 +174,28 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
 
 @dataclass
 class CurveResult:
-    """What :func:`learning_curve` found: one point a share, the fitted law, the forecast and its files."""
+    """What :func:`learning_curve` found: one point a share (``pairs``, ``p_at_1`` with its 90% interval, each
+    direction), the base model's P@1, the forecast for twice the pairs, its one-line summary, the cautions that
+    apply, and the folder holding ``curve.json`` and ``curve.png``."""
 
     points: list[dict]
     base: float | None
     forecast: dict
     line: str
     cautions: list[str]
-    json_path: Path
-    png_path: Path
+    output: Path
+
+    @property
+    def json_file(self) -> Path:
+        return self.output / "curve.json"
+
+    @property
+    def plot(self) -> Path:
+        return self.output / "curve.png"
+
+    def to_dict(self) -> dict:
+        return {"points": self.points, "base": self.base, "forecast": self.forecast, "line": self.line,
+                "cautions": self.cautions, "output": str(self.output)}
 
 
 def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-small", shares: int = 4,
@@ -220,10 +239,12 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
     from xlsent.report.plots import learning_curve_png
     from xlsent.utils.io import write_json_atomic
 
+    from xlsent.utils.errors import named
+
     if shares < 2:
-        raise XlsentError(f"shares={shares}: a curve needs at least 2 shares")
+        raise XlsentError(f"{named('shares', shares)}: a curve needs at least 2 shares")
     if budget_minutes <= 0:
-        raise XlsentError(f"budget_minutes={budget_minutes}: give a positive number of minutes")
+        raise XlsentError(f"{named('budget_minutes', budget_minutes)}: give a positive number of minutes")
     sets = [f"models.student={model}",
             *(list(settings) if isinstance(settings, list) else settings_to_overrides(settings))]
     cfg = recipe_config("adapt", pairs, settings=sets, device=None if device == "auto" else device)  # checked first
@@ -319,4 +340,4 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
                                    "points": points, "base": float(np.mean(base_hits)), "forecast": forecast,
                                    "line": line, "cautions": cautions,
                                    "uncertainty": "bootstrap over the held-out pairs (not over training seeds)"})
-    return CurveResult(points, float(np.mean(base_hits)), forecast, line, cautions, cache_path, png)
+    return CurveResult(points, float(np.mean(base_hits)), forecast, line, cautions, output)

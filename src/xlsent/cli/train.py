@@ -117,4 +117,4 @@ def curve_command(
     console.print(res.line)
     for c in res.cautions:
         console.print(f"caution: {c}")
-    console.print(f"wrote {res.json_path} and {res.png_path}")
+    console.print(f"wrote {res.json_file} and {res.plot}")

@@ -191,7 +191,8 @@ def train_stage(
     # the run priced before its first step: the planned batches (this sampler's, or the same draw without grouping)
     per_device = int(optim.batch_size) // (world * accum)
     plan = sampler(train_dataset, batch_size=int(optim.batch_size), drop_last=False, seed=int(optim.seed)).plan(0)
-    steps = int(optim.max_steps or 0) or math.ceil(len(plan) / accum) * max(1, math.ceil(float(optim.epochs)))
+    batches = len(plan) if group else math.ceil(len(train_dataset) / int(optim.batch_size))  # the trainer's count
+    steps = int(optim.max_steps or 0) or math.ceil(batches / accum) * max(1, math.ceil(float(optim.epochs)))
     done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
     est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device)
     folder.note(estimate_line(name, described, est, int(optim.batch_size), device))

@@ -29,7 +29,12 @@ other pool (``eval.pairs=bible-en-ny:test``) is reported only.
 CPU budget (the defaults, 2 cores): the 96M-entry token table is frozen (a step costs about half
 of a full one, and the pieces the user's pairs never use stay where they were), texts are cut at
 ``models.max_seq_length`` = 128 pieces, the base model's vectors (distillation targets) are encoded
-once and cached on disk. At 1,000 pairs the run takes about as long as sentence-transformers'
+once and cached on disk, and dropout is off while training (``models.dropout: false``: on the development data as
+good in every column, a step 0.65× the time and about 60% of the memory — dropout's masks were a quarter of a CPU
+step; issue 60, ``docs/experiments/adapt.md``). Cheaper still, each measured alone there and left as options
+because each cost about a point on dev: ``models.train_layers=N`` (only the top N blocks train) and
+``optim.group_by_length`` (batches of similar length, so of one source). Before the first step the run is priced
+(:mod:`xlsent.training.estimate`). At 1,000 pairs the run takes about as long as sentence-transformers'
 standard recipe (MNRL, 1 epoch, batch 32, lr 2e-5, everything trained) on the same pairs
 (``benchmarks/adapt_vs_peers.py``).
 
