@@ -140,7 +140,7 @@ def learning_curve_png(points: list[dict], fit, base: float | None, title: str =
     band = fit.interval(grid)
     ax.fill_between(grid, band[0], band[1], color="tab:blue", alpha=0.15, label="fit, 90% interval")
     ax.plot(grid, np.clip(fit.p_at_1(grid), 0, 1), color="tab:blue", lw=1.5,
-            label=f"fit: 1 − P@1 = {fit.a:.3g}·n^−{fit.b:.2f}")
+            label=f"fit: 1 − P@1 = {fit.a:.3g}·n^{-fit.b:.2f}")
     ax.errorbar(n, y, yerr=[y - lo, hi - y], fmt="o", color="black", capsize=3, label="held-out P@1 (90% CI)")
     if base is not None:
         ax.axhline(base, color="grey", ls="--", lw=1, label=f"base model {base:.3f}")
