@@ -45,7 +45,8 @@ def test_every_shipped_config_and_preset_loads_and_validates(recipe):
     else:
         assert (cfg["train"].get("pairs") or cfg["train"].get("spans")) and cfg["eval"]["pairs"]
     assert (set(cfg["models"]) & {"base", "student"} or recipe == "lightweight") and set(cfg["models"]) <= {
-        "base", "student", "teacher", "assistant", "reference", "max_seq_length", "freeze_word_embeddings", "device"}
+        "base", "student", "teacher", "assistant", "reference", "max_seq_length", "freeze_word_embeddings", "device",
+        "train_layers", "dropout"}
     assert cfg.models.device == "auto" and cfg.optim.precision == "auto" and cfg.optim.grad_accum == 1
     for name in presets(recipe):
         merged = load_config(recipe, preset=name)

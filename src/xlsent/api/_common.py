@@ -126,7 +126,7 @@ _ENCODERS: dict[tuple, Any] = {}
 
 
 def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,
-                batch_size: int = 64, chunk_words: int = 0, show_progress: bool = False, memo: bool = False,
+                batch_size: int = 64, chunk_words: int = 0, show_progress: bool | None = None, memo: bool = False,
                 name: str | None = None, dimensions: int | None = None, prompt_name: str | None = None,
                 prompt: str | None = None):
     """The encoder of ``model``: a registered name or folder (its model loaded once per process, backend, threads,

@@ -73,7 +73,7 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
 
 
 def train(recipe: str, *positional: str | Path, output: str | Path | None = None, data: str | Path | None = None,
-          settings: dict[str, Any] | None = None, config: str | Path | None = None, preset: str | None = None,
+          settings: dict[str, Any] | list[str] | None = None, config: str | Path | None = None, preset: str | None = None,
           device: str = "auto", evaluate: bool = True, on_note: Note = None) -> RunResult:
     """Train a model with one of the recipes: ``train(recipe, data, output=DIR)``, in the order of
     ``xlsent train RECIPE DATA -o DIR`` and of :func:`adapt` (the last release's ``train(recipe, output, data)``
@@ -313,7 +313,7 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
         raise XlsentError(f"curve: only {len(done)} share fits in {budget_minutes:g} min — raise --budget-minutes")
     fit = fit_curve(done, [np.asarray(scored[str(s)]) for s in done], seed=seed)
     rng = np.random.default_rng(seed)
-    points = []
+    points: list[dict[str, Any]] = []
     for s in done:
         h = np.asarray(scored[str(s)])
         boots = [h[rng.integers(0, len(h), len(h))].mean() for _ in range(1000)]
@@ -329,7 +329,8 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
     line = (f"With twice these pairs ({2 * top:,}) held-out P@1 would likely be {forecast['p_at_1']:.3f} (90% "
             f"interval {lo[0]:.3f}–{hi[0]:.3f}); {top:,} pairs gave {p_top:.3f}, {done[-2]:,} gave "
             f"{points[-2]['p_at_1']:.3f}, the base model {float(np.mean(base_hits)):.3f}.")
-    cautions = curve_cautions(done, [p["p_at_1"] for p in points], len(held_rows), fit, same_source=True)
+    cautions = curve_cautions(done, [float(p["p_at_1"]) for p in points],  # type: ignore[arg-type]
+                              len(held_rows), fit, same_source=True)
     png = output / "curve.png"
     from xlsent.utils.io import atomic_path
 
