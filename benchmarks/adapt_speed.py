@@ -16,7 +16,7 @@ variant changes one setting against the recipe as it was (``--set`` values below
 * ``top6``     — ``models.train_layers=6``: the top 6 of 12 blocks trained;
 * ``bf16``     — ``optim.precision=bf16`` (CPU autocast; fast only on a CPU with AMX / AVX-512 bf16);
 * ``all``      — grouped + nodrop + top6;
-* ``nodrop+top6``, ``nodrop+bf16`` — pairs of them.
+* ``nodrop+top6``, ``nodrop+bf16``, ``nodrop+top8``, ``nodrop+bf16+top8`` — combinations.
 
 ``--steps N`` times the first N steps of each variant only (no held-out part, nothing scored): the same random
 batches for every variant but ``grouped`` and ``all`` (whose first batch is the longest), so their step costs compare
@@ -51,6 +51,8 @@ VARIANTS = {
     "all": {"optim.group_by_length": "true", "models.dropout": "false", "models.train_layers": "6"},
     "nodrop+top6": {"models.dropout": "false", "models.train_layers": "6"},
     "nodrop+bf16": {"models.dropout": "false", "optim.precision": "bf16"},
+    "nodrop+top8": {"models.dropout": "false", "models.train_layers": "8"},
+    "nodrop+bf16+top8": {"models.dropout": "false", "optim.precision": "bf16", "models.train_layers": "8"},
 }
 
 

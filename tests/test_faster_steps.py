@@ -137,3 +137,31 @@ def test_the_curve_trains_nested_shares_and_forecasts_twice_the_pairs(tiny_model
     again = xlsent.learning_curve(tmp_path / "p.tsv", tmp_path / "curve", model=str(tiny_model), shares=3,
                                   device="cpu", settings={"optim.batch_size": 16, "eval.udhr": False})
     assert again.points == res.points  # a rerun reuses the scored shares
+
+
+def test_a_tiny_file_trains_at_least_min_steps_not_one_step_at_learning_rate_0(tiny_model, tmp_path):
+    """A UDHR-sized file (under a batch of pairs) is one step an epoch, and the warm-up's first step has a learning
+    rate of 0: adapt trained nothing. ``optim.min_steps`` (adapt: 20) raises the epochs, and says so."""
+    import json
+
+    import xlsent
+    from conftest import WORDS
+
+    rng = np.random.default_rng(1)
+    rows = sorted({" ".join(rng.choice(WORDS[:12], 5)) + "\t" + " ".join(rng.choice(WORDS[13:22], 5))
+                   for _ in range(24)})
+    (tmp_path / "p.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    notes: list[str] = []
+    settings = {"optim.batch_size": 16, "optim.min_steps": 6, "optim.logging_steps": 1, "train.holdout": 0, "eval.udhr": False,
+                "eval.pairs": str(tmp_path / "p.tsv")}
+    xlsent.adapt(tmp_path / "p.tsv", tmp_path / "run", model=str(tiny_model), device="cpu", settings=settings,
+                 evaluate=False, on_note=notes.append)
+    stage = json.loads((tmp_path / "run" / "stage.json").read_text())
+    assert stage["steps"] == 6 and stage["estimate"]["steps"] == 6, stage
+    assert any("make 2 step(s) an epoch — trained for 3 epochs (optim.min_steps=6)" in n for n in notes), notes
+    rates = [e["learning_rate"] for e in json.loads("[" + ",".join(
+        (tmp_path / "run" / "train_log.jsonl").read_text().split("\n")[:-1]) + "]") if "learning_rate" in e]
+    assert max(rates) > 0, rates  # it trained
+    xlsent.adapt(tmp_path / "p.tsv", tmp_path / "off", model=str(tiny_model), device="cpu",
+                 settings={**settings, "optim.min_steps": 0}, evaluate=False)
+    assert json.loads((tmp_path / "off" / "stage.json").read_text())["steps"] == 2  # off: one epoch, as before

@@ -159,9 +159,22 @@ def train_stage(
     lengths = _row_lengths(model, train_dataset)
     group = bool(optim.get("group_by_length", False))
     sampler = partial(LengthGroupedBatchSampler, lengths=lengths, no_duplicates=no_duplicates, group=group)
+    # the planned batches (this sampler's, or the same draw without grouping): the step count and the price
+    per_device = int(optim.batch_size) // (world * accum)
+    plan = sampler(train_dataset, batch_size=int(optim.batch_size), drop_last=False, seed=int(optim.seed)).plan(0)
+    batches = len(plan) if group else math.ceil(len(train_dataset) / int(optim.batch_size))  # the trainer's count
+    epochs = float(optim.epochs)
+    per_epoch = math.ceil(batches / accum)
+    floor = int(optim.get("min_steps", 0) or 0)
+    if not int(optim.max_steps or 0) and floor and per_epoch * max(1, math.ceil(epochs)) < floor:
+        # a tiny set: one epoch is a step or two, and a warm-up's first step has a learning rate of 0
+        epochs = float(math.ceil(floor / per_epoch))
+        folder.note(f"{name}: {len(train_dataset)} examples make {per_epoch} step(s) an epoch — trained for "
+                    f"{epochs:.0f} epochs (optim.min_steps={floor})")
+    steps = int(optim.max_steps or 0) or per_epoch * max(1, math.ceil(epochs))
     args = SentenceTransformerTrainingArguments(
         output_dir=str(folder.checkpoints),
-        num_train_epochs=float(optim.epochs),
+        num_train_epochs=epochs,
         max_steps=int(optim.max_steps or -1),
         per_device_train_batch_size=int(optim.batch_size) // (world * accum),  # batch_size is the global batch
         gradient_accumulation_steps=accum,
@@ -188,11 +201,7 @@ def train_stage(
     )
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train_dataset, loss=loss,
                                          callbacks=[_policy_callback(optim), *(callbacks or [])])
-    # the run priced before its first step: the planned batches (this sampler's, or the same draw without grouping)
-    per_device = int(optim.batch_size) // (world * accum)
-    plan = sampler(train_dataset, batch_size=int(optim.batch_size), drop_last=False, seed=int(optim.seed)).plan(0)
-    batches = len(plan) if group else math.ceil(len(train_dataset) / int(optim.batch_size))  # the trainer's count
-    steps = int(optim.max_steps or 0) or math.ceil(batches / accum) * max(1, math.ceil(float(optim.epochs)))
+    # the run priced before its first step
     done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
     est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device)
     folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
