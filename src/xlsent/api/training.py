@@ -233,9 +233,10 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
     import numpy as np
 
     from xlsent.data.pairs import load_train_pairs
+    from xlsent.data.pairs import write_pairs_jsonl
     from xlsent.evaluation.curve import curve_cautions, fit_curve
     from xlsent.models.handle import load_model
-    from xlsent.recipes.adapt import _write_holdout, holdout_hits, holdout_size, split_holdout_by_language
+    from xlsent.recipes.adapt import holdout_hits, holdout_size, split_holdout_by_language
     from xlsent.report.plots import learning_curve_png
     from xlsent.utils.io import write_json_atomic
 
@@ -260,7 +261,7 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
                           "needs at least 16 to train on (two shares of 8)")
     langs = data.languages or [""] * n
     train_rows, held_rows = split_holdout_by_language(langs, held_n, seed)
-    _write_holdout(output / "holdout.jsonl", data.dataset, held_rows)
+    write_pairs_jsonl(output / "holdout.jsonl", data.dataset, held_rows)
     order = np.random.default_rng(seed).permutation(train_rows)
     sizes = sorted({max(1, len(order) >> k) for k in range(shares)})
     sizes = [s for s in sizes if s >= 8]  # a share of fewer than 8 pairs is no batch
@@ -295,7 +296,7 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
                         f"{budget_minutes:g}-minute budget (--budget-minutes)")
                     break
             sub = output / f"share-{size:06d}.jsonl"
-            _write_holdout(sub, data.dataset, np.sort(order[:size]))
+            write_pairs_jsonl(sub, data.dataset, np.sort(order[:size]))
             s0 = time.perf_counter()
             res = train("adapt", str(sub), output=run, settings=[*sets, "train.holdout=0", "train.sample_files=0",
                                                                  f"eval.pairs={output / 'holdout.jsonl'}"],

@@ -349,6 +349,26 @@ def side_langs(ds) -> tuple[str, str]:
     return _codes(ds)
 
 
+def write_pairs_jsonl(path: str | Path, ds, rows=None) -> None:
+    """Write the pairs ``ds`` (its ``rows`` only, when given: indices) as JSONL, atomically: ``src``, ``tgt`` and each
+    row's own ``src_lang`` / ``tgt_lang`` (else the dataset's stated or detected codes) — a file that
+    ``load_pairs`` and every ``PAIRS`` argument read back."""
+    import json
+
+    from xlsent.utils.io import write_text_atomic
+
+    sl, tl = side_langs(ds)
+    src, tgt = ds["src"], ds["tgt"]
+    cols = ds.column_names
+    s_col = ds["src_lang"] if "src_lang" in cols else None
+    t_col = ds["tgt_lang"] if "tgt_lang" in cols else None
+    keep = range(len(src)) if rows is None else [int(i) for i in rows]
+    lines = [json.dumps({"src": src[i], "tgt": tgt[i], "src_lang": (s_col[i] if s_col is not None else "") or sl,
+                         "tgt_lang": (t_col[i] if t_col is not None else "") or tl}, ensure_ascii=False)
+             for i in keep]
+    write_text_atomic(path, "".join(x + "\n" for x in lines))
+
+
 def section_keys(ds) -> list[tuple[str, str]] | None:
     """(document, section) of every row, or None when the corpus has no such structure."""
     cols = ds.column_names

@@ -105,14 +105,13 @@ detected). Then:
 from __future__ import annotations
 
 import copy
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
 from xlsent.data.bundled import is_bundled
-from xlsent.data.pairs import english_side, load_train_pairs, side_langs, split_sources
+from xlsent.data.pairs import english_side, load_train_pairs, split_sources, write_pairs_jsonl
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import matryoshka_setting, train_stage
@@ -192,19 +191,6 @@ def split_holdout_by_language(languages: list[str], size: int, seed: int) -> tup
     return stratified_split(languages, size, seed)
 
 
-def _write_holdout(path: Path, ds, rows: np.ndarray) -> None:
-    sl, tl = side_langs(ds)
-    src, tgt = ds["src"], ds["tgt"]
-    cols = ds.column_names
-    s_col = ds["src_lang"] if "src_lang" in cols else None
-    t_col = ds["tgt_lang"] if "tgt_lang" in cols else None
-    # each row's own codes (several languages), else the dataset's stated or detected ones
-    lines = [json.dumps({"src": src[i], "tgt": tgt[i], "src_lang": (s_col[i] if s_col is not None else "") or sl,
-                         "tgt_lang": (t_col[i] if t_col is not None else "") or tl}, ensure_ascii=False)
-             for i in rows.tolist()]
-    write_text_atomic(path, "".join(x + "\n" for x in lines))
-
-
 def holdout_scores(student, anchors: list[str], positives: list[str], groups: list[str] | None = None) -> dict:
     """P@1 both ways over the held-out pairs (tie-aware: a candidate with the gold's text is correct, as in
     every xlsent retrieval figure), and the mean gap between each query's gold cosine and its best candidate
@@ -214,16 +200,21 @@ def holdout_scores(student, anchors: list[str], positives: list[str], groups: li
     English query's answer is also correct when it translates the same English text in another language (the
     UDHR's English paragraph is the same for every language: which translation of it comes first is no error);
     per language, a language of one or two held-out pairs would score a trivial 1."""
-    a = student.encode(anchors, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    p = student.encode(positives, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    return _retrieval_scores(a @ p.T, anchors, positives, groups is not None and len(set(groups)) > 1)
+    return _retrieval_scores(_similarities(student, anchors, positives), anchors, positives,
+                             groups is not None and len(set(groups)) > 1)
 
 
 def holdout_hits(student, anchors: list[str], positives: list[str], groups: list[str] | None = None):
     """Each held-out query's P@1 (0 or 1), xx→en then en→xx — :func:`holdout_scores`' per-query figures."""
+    return _hit_arrays(_similarities(student, anchors, positives), anchors, positives,
+                       groups is not None and len(set(groups)) > 1)
+
+
+def _similarities(student, anchors: list[str], positives: list[str]) -> np.ndarray:
+    """Cosines of every held-out anchor (rows) with every positive (columns), encoded by the model being trained."""
     a = student.encode(anchors, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
     p = student.encode(positives, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    return _hit_arrays(a @ p.T, anchors, positives, groups is not None and len(set(groups)) > 1)
+    return a @ p.T
 
 
 def _hit_arrays(sim: np.ndarray, anchors: list[str], positives: list[str], several: bool = False):
@@ -357,7 +348,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
                          "--set train.sample_files=0 uses them all")
     (output / HOLDOUT_FILE).unlink(missing_ok=True)  # never report an earlier run's held-out pairs
     if size:
-        _write_holdout(output / HOLDOUT_FILE, pairs.dataset, held_rows)
+        write_pairs_jsonl(output / HOLDOUT_FILE, pairs.dataset, held_rows)
         notes.append(f"{t.pairs}: {len(held_rows)} of {n} pairs held out to choose the step and to report "
                      + (f"(each of {len(set(langs))} languages its share) " if several else "")
                      + f"({output / HOLDOUT_FILE})")
@@ -399,6 +390,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     if kd:
         targets = teacher_targets(teacher, cols["positive"], progress)
         cols["label"] = targets.tolist()
+    del teacher  # its vectors are computed: a second copy of the model would only hold memory while training
     loss = RankingDistillLoss(student, scale=float(cfg.loss.scale), symmetric=bool(cfg.loss.symmetric),
                               kd_weight=kd)
     callbacks = []
