@@ -234,7 +234,7 @@ def test_a_users_file_trains_whole_by_default_and_sample_files_draws_from_it(tin
                                                                      "1 step of 8 on cpu: about "))
     assert "peak memory about" in notes[priced], notes
     assert priced < next(i for i, n in enumerate(notes) if n.startswith("step 1: held-out")), notes
-    assert stage["estimate"]["steps"] == 1 and stage["estimate"]["seconds"] > 0
+    assert stage["estimate"]["steps"] == 1 and stage["estimate"]["peak_bytes"] > 0
     notes.clear()
     xlsent.adapt(tmp_path / "p.tsv", tmp_path / "part", model=str(tiny_model), device="cpu",
                  settings={**settings, "train.sample_files": 500}, evaluate=False, on_note=notes.append)

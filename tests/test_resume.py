@@ -96,7 +96,7 @@ def _overrides(recipe: str, s: dict) -> list[str]:
     return {
         "siamese": [f"models.base={s['student']}", *common],
         "xkd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
-        "adapt": [f"models.student={s['student']}", *common],
+        "adapt": [f"models.student={s['student']}", "optim.min_steps=0", *common],  # one epoch: the kill points below
         "triplet-kd": [f"models.teacher={s['teacher']}", f"models.student={s['student']}", *common],
         "gloss": [f"models.student={s['teacher']}", *common],
         "lightweight": ["encoder.hidden=32", "encoder.heads=2", "encoder.ffn=64", "tokenizer.vocab_size=100",

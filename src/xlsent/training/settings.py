@@ -43,7 +43,7 @@ class Range:
         if (self.gt if self.gt is not None else self.ge) is not None and (self.lt, self.le) != (None, None):
             return "give a fraction such as 0.1"
         if self.gt == 0:
-            return "give a positive number, e.g. 2e-5"
+            return "give a number above 0"
         if self.ge == 0:
             return "give 0 or a positive number"
         return f"give a whole number {self.described().removeprefix('must be ')}"
