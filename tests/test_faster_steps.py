@@ -109,6 +109,10 @@ def test_the_power_law_fit_recovers_a_known_curve_and_its_interval_covers_it():
     assert abs(fit.b - 0.5) < 0.1
     lo, hi = fit.interval([4000])
     assert lo[0] <= truth(4000) <= hi[0] and hi[0] - lo[0] < 0.05
+    # P@1 that fell with more pairs (a UDHR-sized language: 0.967 at 15 pairs, 0.950 at 30) is forecast flat, never
+    # lower: the law keeps b ≥ 0
+    falling = fit_curve([15, 30], [np.r_[np.ones(58), np.zeros(2)], np.r_[np.ones(57), np.zeros(3)]], resamples=50)
+    assert falling.b == 0.0 and abs(falling.p_at_1([60])[0] - (1 - np.sqrt(2 / 60 * 3 / 60))) < 1e-9
 
 
 def test_the_curve_trains_nested_shares_and_forecasts_twice_the_pairs(tiny_model, tmp_path):

@@ -50,8 +50,11 @@ class CurveFit:
 
 
 def _fit(n: np.ndarray, err: np.ndarray) -> tuple[float, float]:
-    """Least squares of ``log err = log a − b log n``."""
+    """Least squares of ``log err = log a − b log n`` with ``b ≥ 0``: where the error rose with the pairs (noise, or a
+    saturated held-out set) the best such law is flat, so more pairs are forecast to add nothing, never to hurt."""
     slope, intercept = np.polyfit(np.log(n), np.log(err), 1)
+    if slope > 0:
+        return float(np.mean(np.log(err))), 0.0
     return float(intercept), float(-slope)
 
 
