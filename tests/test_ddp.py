@@ -34,8 +34,7 @@ def test_two_processes_train_the_one_process_model(tmp_path):
             "tokenizer.vocab_size=100", "loss.task=xtr", "loss.align_weight=0", "loss.sim_weight=0",
             "optim.batch_size=16", "optim.epochs=3", "optim.lr=3e-3", "models.reference=''", "models.device=cpu"]
     args = ["train", "lightweight", "--preset", "small", "--no-eval", *[x for s in sets for x in ("--set", s)]]
-    # fp32 on every CPU: the two runs must agree to 1e-4, and bf16 (auto on a CPU with AMX) rounds them apart
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path), "XLSENT_CPU_BF16": "0"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path)}
     one, two = _run_both([sys.executable, "-m", "xlsent", *args, "-o", str(tmp_path / "one")],
                          [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
                           "xlsent", *args, "--set", "optim.grad_accum=2", "-o", str(tmp_path / "two")], env)
@@ -68,8 +67,7 @@ def _pairs(path, n: int, seed: int):
 
 def _one_and_two(tmp_path, recipe: str, sets: list[str]) -> tuple[np.ndarray, np.ndarray]:
     args = ["train", recipe, "--no-eval", *[x for s in sets for x in ("--set", s)]]
-    # fp32 on every CPU: the two runs must agree to 1e-4, and bf16 (auto on a CPU with AMX) rounds them apart
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path), "XLSENT_CPU_BF16": "0"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path)}
     one, two = _run_both([sys.executable, "-m", "xlsent", *args, "-o", str(tmp_path / "one")],
                          [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
                           "xlsent", *args, "-o", str(tmp_path / "two")], env)

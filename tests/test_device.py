@@ -69,13 +69,12 @@ def test_use_device_sets_the_process_default():
 def test_training_precision(monkeypatch):
     from xlsent.utils import device
 
-    # auto on the CPU: bf16 where it has AMX (bf16 in hardware), else fp32; XLSENT_CPU_BF16=0 keeps fp32
-    monkeypatch.setattr(device, "cpu_has_amx", lambda: False)
+    # auto: bf16 on a GPU that has it, fp32 on the CPU (bf16 there only when asked for)
     assert training_precision("auto", "cpu") == "fp32"
-    monkeypatch.setattr(device, "cpu_has_amx", lambda: True)
-    assert training_precision("auto", "cpu") == "bf16"
-    monkeypatch.setenv("XLSENT_CPU_BF16", "0")
-    assert training_precision("auto", "cpu") == "fp32"
+    monkeypatch.setattr(device, "supports_bf16", lambda d: True)
+    assert training_precision("auto", "cuda") == "bf16"
+    monkeypatch.setattr(device, "supports_bf16", lambda d: False)
+    assert training_precision("auto", "cuda") == "fp32"
     assert training_precision("bf16", "cpu") == "bf16"
     with pytest.raises(XlsentError, match="optim.precision=fp16: half precision trains on a CUDA GPU only"):
         training_precision("fp16", "cpu")

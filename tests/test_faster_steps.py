@@ -169,3 +169,41 @@ def test_a_tiny_file_trains_at_least_min_steps_not_one_step_at_learning_rate_0(t
     xlsent.adapt(tmp_path / "p.tsv", tmp_path / "off", model=str(tiny_model), device="cpu",
                  settings={**settings, "optim.min_steps": 0}, evaluate=False)
     assert json.loads((tmp_path / "off" / "stage.json").read_text())["steps"] == 2  # off: one epoch, as before
+
+
+def test_sorted_chunks_give_the_loss_and_gradients_of_one_padded_pass_with_less_padding(tiny_model):
+    """loss.mini_batch_size: the batch's texts sorted by length and run in chunks, each cut to its own longest —
+    the same embeddings, loss and gradients as sentence-transformers' one pass a column (dropout off)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from tests.conftest import WORDS
+    from xlsent.losses import RankingDistillLoss
+
+    model = SentenceTransformer(str(tiny_model), device="cpu")
+    model.eval()  # no dropout: the two paths must agree exactly
+    rng = __import__("random").Random(1)
+    anchors = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 30))) for _ in range(8)]
+    positives = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 30))) for _ in range(8)]
+    labels = torch.nn.functional.normalize(torch.randn(8, 32, generator=torch.Generator().manual_seed(0)), dim=-1)
+    seen_widths: list[int] = []
+    model[0].register_forward_pre_hook(lambda mod, args: seen_widths.append(args[0]["input_ids"].shape[1]))
+
+    def run(rows: int):
+        seen_widths.clear()
+        loss = RankingDistillLoss(model, kd_weight=1.0, mini_batch_size=rows)
+        feats = [model.preprocess(anchors), model.preprocess(positives)]
+        value = loss(feats, labels)
+        value.backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad(set_to_none=True)
+        return value.detach(), grads, list(seen_widths)
+
+    whole, g_whole, widths_whole = run(0)
+    chunked, g_chunked, widths = run(3)
+    assert len(widths_whole) == 2 and len(widths) == 6  # 16 texts: one pass a column, or chunks of 3 (the last 1)
+    assert widths == sorted(widths) and widths[0] < widths[-1] == max(widths_whole)  # short chunks cut short
+    assert torch.allclose(whole, chunked, atol=1e-5)
+    assert g_whole.keys() == g_chunked.keys()
+    for name in g_whole:
+        assert torch.allclose(g_whole[name], g_chunked[name], atol=1e-5, rtol=1e-4), name

@@ -36,6 +36,9 @@ class RankingDistillLoss(nn.Module):
         kd_weight: λ; 0 gives the ranking loss alone (and needs no labels).
         gather_across_devices: passed to the ranking loss (negatives from every process under DDP);
             ``None`` (the default): whenever a process group of two or more processes is running.
+        mini_batch_size: the batch's texts (every column together) run through the model in chunks of this many,
+            sorted by length, each padded only to its own longest (:func:`~xlsent.losses.sorted_forward.embed_sorted`:
+            the same loss, less padding); 0 (the default): a forward pass a column, as sentence-transformers does.
 
     Inputs:
         +-------------------------------------------------+-------------------------------------------+
@@ -58,22 +61,23 @@ class RankingDistillLoss(nn.Module):
     """
 
     def __init__(self, model, scale: float = 20.0, symmetric: bool = True, kd_weight: float = 1.0,
-                 gather_across_devices: bool | None = None) -> None:
+                 gather_across_devices: bool | None = None, mini_batch_size: int = 0) -> None:
         super().__init__()
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
         self.model = model
         self.kd_weight = float(kd_weight)
         self.gather = gather_across_devices
+        self.mini_batch_size = int(mini_batch_size)
         self.ranking = MultipleNegativesRankingLoss(
             model, scale=scale, gather_across_devices=bool(gather_across_devices),
             directions=("query_to_doc", "doc_to_query") if symmetric else ("query_to_doc",),
             partition_mode="per_direction")
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
-        from sentence_transformers.base.losses.merged_forward import embed_columns
+        from xlsent.losses.sorted_forward import embed_sorted
 
-        emb = embed_columns(self.model, sentence_features)
+        emb = embed_sorted(self.model, sentence_features, self.mini_batch_size)
         return self.compute_loss_from_embeddings(emb, labels)
 
     def compute_loss_from_embeddings(self, emb: list[Tensor], labels: Tensor) -> Tensor:
@@ -84,4 +88,5 @@ class RankingDistillLoss(nn.Module):
         return loss
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {**self.ranking.get_config_dict(), "kd_weight": self.kd_weight}
+        return {**self.ranking.get_config_dict(), "kd_weight": self.kd_weight,
+                "mini_batch_size": self.mini_batch_size}

@@ -127,7 +127,7 @@ def train_stage(
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.base.sampler import BatchSamplers
 
-    from xlsent.training.batching import LengthGroupedBatchSampler
+    from xlsent.training.batching import LengthGroupedBatchSampler, text_columns
     from xlsent.training.estimate import estimate_line, probe
     from xlsent.training.processes import world_size
     from xlsent.utils.device import current_device, device_kind, training_precision
@@ -143,6 +143,7 @@ def train_stage(
     if device_kind(device) == "cuda" and world == 1 and device != "cuda:0":
         raise XlsentError(f"models.device={device}: sentence-transformers' trainer takes the first visible GPU — "
                           f"run with CUDA_VISIBLE_DEVICES={device.split(':')[1]} and --device cuda")
+    sorted_texts = max(0, int(getattr(loss, "mini_batch_size", 0) or 0))  # read before a Matryoshka wrapper
     if matryoshka:
         from xlsent.losses.matryoshka import matryoshka_loss
 
@@ -203,7 +204,9 @@ def train_stage(
                                          callbacks=[_policy_callback(optim), *(callbacks or [])])
     # the run priced before its first step
     done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
-    est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device)
+    # a loss that runs a batch in sorted chunks of N texts (adapt's loss.mini_batch_size) pays for less padding
+    chunk = sorted_texts // max(1, len(text_columns(train_dataset)))
+    est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device, chunk)
     folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=resume)

@@ -39,9 +39,19 @@ def row_lengths(dataset, count) -> np.ndarray:
     return out
 
 
-def padded_tokens(batches: Sequence[Sequence[int]], lengths: np.ndarray) -> np.ndarray:
-    """Rows × longest row of each batch: the tokens a padded batch costs (per text column)."""
-    return np.asarray([len(b) * int(lengths[b].max()) if len(b) else 0 for b in batches], dtype=np.int64)
+def padded_tokens(batches: Sequence[Sequence[int]], lengths: np.ndarray, chunk: int = 0) -> np.ndarray:
+    """Rows × longest row of each batch: the tokens a padded batch costs (per text column). ``chunk`` > 0: the
+    batch's rows sorted by length and run ``chunk`` at a time, each chunk padded to its own longest
+    (:func:`xlsent.losses.sorted_forward.embed_sorted`)."""
+    def cost(b) -> int:
+        if not len(b):
+            return 0
+        if chunk <= 0:
+            return len(b) * int(lengths[b].max())
+        s = np.sort(lengths[b])
+        return int(sum(len(s[i:i + chunk]) * int(s[i:i + chunk].max()) for i in range(0, len(s), chunk)))
+
+    return np.asarray([cost(b) for b in batches], dtype=np.int64)
 
 
 class LengthGroupedBatchSampler(DefaultBatchSampler):

@@ -53,15 +53,16 @@ def _peak_so_far(device: str) -> int:
 
 
 def probe(trainer, dataset, batches: list[list[int]], lengths: np.ndarray, steps: int, accum: int,
-          rows_per_device: int, device: str) -> Estimate:
+          rows_per_device: int, device: str, chunk: int = 0) -> Estimate:
     """Time the longest and a middle-sized batch of ``batches`` (their first ``rows_per_device`` rows, what one
-    process runs) forward and backward, and price ``steps`` optimiser steps of ``accum`` micro-batches from it."""
+    process runs) forward and backward, and price ``steps`` optimiser steps of ``accum`` micro-batches from it.
+    ``chunk``: rows a forward pass when the loss sorts a batch into chunks (:func:`padded_tokens`)."""
     import torch
 
     from xlsent.training.batching import padded_tokens
 
     model = trainer.model
-    cost = padded_tokens(batches, lengths).astype(float)
+    cost = padded_tokens(batches, lengths, chunk).astype(float)
     order = np.argsort(cost)
     picks = [int(order[-1]), int(order[len(order) // 2])] if len(order) > 1 else [int(order[0])]
     cpu_state = torch.random.get_rng_state()
@@ -79,7 +80,7 @@ def probe(trainer, dataset, batches: list[list[int]], lengths: np.ndarray, steps
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         spent += time.perf_counter() - t
-        tokens += len(rows) * float(lengths[rows].max())
+        tokens += float(padded_tokens([rows], lengths, chunk)[0])
         model.zero_grad(set_to_none=True)
     model.train(was_training)
     torch.random.set_rng_state(cpu_state)

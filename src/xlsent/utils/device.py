@@ -107,27 +107,14 @@ def supports_bf16(device: str) -> bool:
     return device_kind(device) == "cuda" and torch.cuda.is_bf16_supported()
 
 
-def cpu_has_amx() -> bool:
-    """Whether this CPU multiplies bf16 matrices in hardware (Intel AMX: Xeon 4th generation and later). Elsewhere
-    torch's bf16 autocast on the CPU is emulated, and slower than fp32."""
-    import torch
-
-    check = getattr(torch.cpu, "_is_amx_tile_supported", None)
-    try:
-        return bool(check()) if check is not None else False
-    except Exception:  # an unknown build: no claim
-        return False
-
-
 def training_precision(spec: str, device: str, option: str = "optim.precision") -> str:
-    """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 where the hardware computes it
-    natively — a GPU that supports it, or a CPU with AMX (:func:`cpu_has_amx`; ``XLSENT_CPU_BF16=0`` turns that off)
-    — else fp32 (fp16 needs a loss scaler and is used only when asked for; the CPU has no fp16 training)."""
+    """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 on a GPU that supports it, else
+    fp32 (fp16 needs a loss scaler and is used only when asked for; the CPU has no fp16 training). On a CPU, bf16
+    is asked for (``optim.precision=bf16``): it is fast only where the CPU multiplies bf16 in hardware (Intel AMX),
+    and adapt's sorted chunks were faster in fp32 even there (docs/experiments/adapt.md)."""
     if spec not in PRECISIONS:
         raise XlsentError(f"{option}={spec}: use one of {', '.join(PRECISIONS)}")
     if spec == "auto":
-        if device_kind(device) == "cpu":
-            return "bf16" if cpu_has_amx() and os.environ.get("XLSENT_CPU_BF16", "1") != "0" else "fp32"
         return "bf16" if supports_bf16(device) else "fp32"
     kind = device_kind(device)
     if spec == "fp16" and kind != "cuda":
