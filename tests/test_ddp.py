@@ -116,3 +116,19 @@ def test_xkd_two_processes_train_the_one_process_model(tmp_path):
     assert rec[0]["steps"] == rec[1]["steps"] == 8
     assert np.abs(a - build_base(student)).max() > 1e-3  # it trained
     assert _cosines(a, b).min() >= 0.9999
+
+
+def test_adapt_two_processes_train_the_one_process_model(tmp_path):
+    """adapt under torchrun: each process runs its half of the global batch in sorted chunks (loss.mini_batch_size)
+    and ranks against the whole global batch (the ranking loss gathers the other process's vectors); the model equals
+    the one-process run's."""
+    student = build_tiny_model(tmp_path / "student", layers=2, seed=3, dropout=0.0)
+    pairs = _pairs(tmp_path / "p.jsonl", 64, 7)
+    sets = [f"train.pairs={pairs}", f"models.student={student}", "train.min_words=1", "train.holdout=0",
+            f"eval.pairs={pairs}", "optim.batch_size=16", "optim.epochs=2", "optim.lr=1e-3", "optim.min_steps=0",
+            "models.device=cpu", "models.freeze_word_embeddings=false", "loss.mini_batch_size=4"]
+    a, b = _one_and_two(tmp_path, "adapt", sets)
+    rec = [json.loads((tmp_path / d / "stage.json").read_text()) for d in ("one", "two")]
+    assert rec[0]["steps"] == rec[1]["steps"] == 8
+    assert np.abs(a - build_base(student)).max() > 1e-3  # it trained
+    assert _cosines(a, b).min() >= 0.9999
