@@ -41,7 +41,13 @@ def _isolated_cache(tmp_path_factory):
     cache = tmp_path_factory.mktemp("xlsent-cache")
     old = os.environ.get("XLSENT_CACHE_DIR")
     os.environ["XLSENT_CACHE_DIR"] = str(cache)
-    if os.environ.get("XLSENT_TEST_MODEL_CACHE"):
+    if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("XLSENT_TEST_MODEL_CACHE"):
+        # the run's workers share one models/ folder: e5-small is rebuilt once a run, not once a worker (the
+        # registry's file lock lets one worker build while the others wait); the rest of the cache stays the worker's
+        shared = tmp_path_factory.getbasetemp().parent / "shared-models"
+        shared.mkdir(exist_ok=True)
+        os.symlink(shared, cache / "models")
+    elif os.environ.get("XLSENT_TEST_MODEL_CACHE"):
         # reuse a prepared e5-small between test runs (local convenience only)
         (cache / "models").mkdir(exist_ok=True)
         src = Path(os.environ["XLSENT_TEST_MODEL_CACHE"])

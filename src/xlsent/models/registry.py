@@ -49,7 +49,13 @@ def _e5_small() -> Path:
 
     target = cache_dir() / "models" / "e5-small"
     if not (target / "modules.json").exists():
-        rebuild_e5_small(target)
+        from filelock import FileLock
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # several processes on one cache (torchrun's, a test run's workers): one rebuilds, the others wait for it
+        with FileLock(str(target.parent / ".e5-small.lock")):
+            if not (target / "modules.json").exists():
+                rebuild_e5_small(target)
     return target
 
 
