@@ -207,3 +207,16 @@ def test_sorted_chunks_give_the_loss_and_gradients_of_one_padded_pass_with_less_
     assert g_whole.keys() == g_chunked.keys()
     for name in g_whole:
         assert torch.allclose(g_whole[name], g_chunked[name], atol=1e-5, rtol=1e-4), name
+
+
+def test_the_price_of_a_batch_in_sorted_chunks_is_each_chunk_padded_to_its_own_longest():
+    import numpy as np
+
+    from xlsent.training.batching import padded_tokens
+
+    lengths = np.array([5, 100, 7, 6, 50, 8])
+    batches = [[0, 1, 2, 3], [4, 5]]
+    assert padded_tokens(batches, lengths).tolist() == [4 * 100, 2 * 50]  # one pass: every row at the longest
+    # sorted 5, 6, 7, 100 in chunks of 2: 2 × 6 + 2 × 100; the second batch: 8, 50 one a chunk
+    assert padded_tokens(batches, lengths, chunk=2).tolist() == [2 * 6 + 2 * 100, 2 * 50]
+    assert padded_tokens(batches, lengths, chunk=1).tolist() == [5 + 6 + 7 + 100, 8 + 50]

@@ -205,7 +205,7 @@ def train_stage(
     # the run priced before its first step
     done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
     # a loss that runs a batch in sorted chunks of N texts (adapt's loss.mini_batch_size) pays for less padding
-    chunk = sorted_texts // max(1, len(text_columns(train_dataset)))
+    chunk = max(1, sorted_texts // max(1, len(text_columns(train_dataset)))) if sorted_texts else 0
     est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device, chunk)
     folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
     t0 = time.perf_counter()
