@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     from xlsent.losses.sorted_forward import embed_sorted
     from xlsent.models.handle import load_model
     from xlsent.recipes.config import load_config
+    from xlsent.training.batching import padded_tokens
 
     torch.set_num_threads(args.threads)
     cfg = load_config("adapt", overrides=["train.pairs=bible-en-ny:dev-train,udhr-all:dev", "train.sample=2000"])
@@ -64,11 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         lengths = np.sort(np.concatenate([c["attention_mask"].sum(1).numpy() for c in cols]))
         for j in range(len(settings)):
             prec, chunk = settings[(j + k) % len(settings)]
-            if chunk:
-                tokens[(prec, chunk)] += sum(len(lengths[i:i + chunk]) * int(lengths[i:i + chunk].max())
-                                             for i in range(0, len(lengths), chunk))
-            else:
-                tokens[(prec, chunk)] += sum(c["attention_mask"].numel() for c in cols)
+            tokens[(prec, chunk)] += (int(padded_tokens([np.arange(len(lengths))], lengths, chunk)[0]) if chunk
+                                      else sum(c["attention_mask"].numel() for c in cols))
             start = time.perf_counter()
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=prec == "bf16"):
                 value = loss.compute_loss_from_embeddings(embed_sorted(model, [dict(c) for c in cols], chunk), labels)
