@@ -18,7 +18,8 @@ variant changes one setting against the recipe as it was (``--set`` values below
 * ``all``      — grouped + nodrop + top6;
 * ``nodrop+top6``, ``nodrop+bf16``, ``nodrop+top8``, ``nodrop+bf16+top8`` — combinations;
 * ``nodrop+sorted`` — dropout off and ``loss.mini_batch_size=8``: each batch's texts sorted by length and run 8 at a
-  time, each chunk padded to its own longest (the same batches; the default on a CPU since issue 60).
+  time, each chunk padded to its own longest (the same batches; the default on a CPU since issue 60);
+* ``nodrop+sorted+bf16`` — the same in bf16 (autocast, plain attention: the default on a CPU with AMX since issue 60).
 
 ``--steps N`` times the first N steps of each variant only (no held-out part, nothing scored): the same random
 batches for every variant but ``grouped`` and ``all`` (whose first batch is the longest), so their step costs compare
@@ -56,6 +57,7 @@ VARIANTS = {
     "nodrop+top8": {"models.dropout": "false", "models.train_layers": "8"},
     "nodrop+bf16+top8": {"models.dropout": "false", "optim.precision": "bf16", "models.train_layers": "8"},
     "nodrop+sorted": {"models.dropout": "false", "loss.mini_batch_size": "8"},
+    "nodrop+sorted+bf16": {"models.dropout": "false", "loss.mini_batch_size": "8", "optim.precision": "bf16"},
 }
 
 

@@ -9,7 +9,8 @@ The batches are random batches of 32 pairs of the demo's mixture on the developm
 ``bible-en-ny:dev-train`` pairs and 2,000 ``udhr-all:dev`` pairs, as ``benchmarks/adapt_speed.py`` trains on), the
 model the default (e5-small, its token table frozen, dropout off: adapt's defaults). Each batch runs forward and
 backward through adapt's loss (``RankingDistillLoss``, the distillation targets random unit vectors: their values
-do not change the cost) once per setting, the settings in a rotating order so that a machine whose speed drifts
+do not change the cost) once per setting — in bf16 under the trainer's attention rule
+(:func:`xlsent.utils.device.training_attention`: plain attention on the CPU) — the settings in a rotating order so that a machine whose speed drifts
 over minutes charges every setting alike; the first batch warms up and is not counted. The ratio is the geometric
 mean over batches of each setting's time over the first setting's on the same batch. Also printed: the tokens each
 setting pays for (padding included) as a share of one pass a column — what the chunks save in principle.
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     from xlsent.models.handle import load_model
     from xlsent.recipes.config import load_config
     from xlsent.training.batching import padded_tokens
+    from xlsent.utils.device import training_attention
 
     torch.set_num_threads(args.threads)
     cfg = load_config("adapt", overrides=["train.pairs=bible-en-ny:dev-train,udhr-all:dev", "train.sample=2000"])
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             tokens[(prec, chunk)] += (int(padded_tokens([np.arange(len(lengths))], lengths, chunk)[0]) if chunk
                                       else sum(c["attention_mask"].numel() for c in cols))
             start = time.perf_counter()
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=prec == "bf16"):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=prec == "bf16"), training_attention(prec, "cpu"):
                 value = loss.compute_loss_from_embeddings(embed_sorted(model, [dict(c) for c in cols], chunk), labels)
             value.backward()
             model.zero_grad(set_to_none=True)

@@ -69,8 +69,11 @@ def test_use_device_sets_the_process_default():
 def test_training_precision(monkeypatch):
     from xlsent.utils import device
 
-    # auto: bf16 on a GPU that has it, fp32 on the CPU (bf16 there only when asked for)
+    # auto: bf16 where the hardware multiplies it (a GPU that has it, a CPU with AMX), else fp32
+    monkeypatch.setattr(device, "cpu_has_amx", lambda: False)
     assert training_precision("auto", "cpu") == "fp32"
+    monkeypatch.setattr(device, "cpu_has_amx", lambda: True)
+    assert training_precision("auto", "cpu") == "bf16"
     monkeypatch.setattr(device, "supports_bf16", lambda d: True)
     assert training_precision("auto", "cuda") == "bf16"
     monkeypatch.setattr(device, "supports_bf16", lambda d: False)
@@ -96,28 +99,87 @@ def test_cli_cuda_missing_is_one_line(tmp_path):
     assert len(lines) == 1 and "--device cuda: no CUDA GPU here" in lines[0], r.stderr
 
 
-def test_encoder_follows_the_device_and_dtype(tiny_model):
-    """``--device cpu`` reaches the model's tensors; ``--dtype bf16`` runs the model in bf16 and keys its own
-    caches (its vectors differ in the last digits)."""
+def test_encoder_follows_the_device_and_dtype(tiny_model, monkeypatch):
+    """``--device cpu`` reaches the model's tensors; ``--dtype bf16`` on the CPU autocasts (the weights stay fp32) and
+    keys its own caches (its vectors differ in the last digits); ``auto`` is bf16 on a CPU with AMX, else fp32."""
     from xlsent.encoding.encoder import Encoder
-    from xlsent.utils.device import use_encoding_dtype
+    from xlsent.utils import device
+    from xlsent.utils.device import encoding_dtype, use_encoding_dtype
 
     use_device("cpu")
     try:
+        use_encoding_dtype("fp32")
         fp32 = Encoder.load(str(tiny_model))
         assert all(p.device.type == "cpu" and p.dtype == torch.float32 for p in fp32.backend.handle.model.parameters())
+        assert not fp32.backend.autocast
         use_encoding_dtype("bf16")
         bf16 = Encoder.load(str(tiny_model))
-        assert all(p.dtype == torch.bfloat16 for p in bf16.backend.handle.model.parameters())
+        assert all(p.dtype == torch.float32 for p in bf16.backend.handle.model.parameters())
+        assert bf16.backend.autocast and bf16.backend.dtype == "bf16"
         assert bf16.fingerprint != fp32.fingerprint and bf16.fingerprint.endswith("|dtype=bf16")
         texts = ["mulungu ndi wabwino", "the river is long", "madzi"]
         a, b = fp32.encode(texts), bf16.encode(texts)
-        assert b.dtype == np.float32
+        assert b.dtype == np.float32 and np.abs(a - b).max() > 0  # computed in bf16, not fp32
         cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
         assert cos.min() > 0.99
+        # a loaded handle (a model being trained) keeps its weights; on the CPU bf16 is autocast all the same
+        assert Encoder.load(bf16.backend.handle).backend.autocast
+        use_encoding_dtype("auto")
+        monkeypatch.setattr(device, "cpu_has_amx", lambda: True)
+        assert encoding_dtype("cpu") == "bf16" and encoding_dtype("cuda") == "fp16"
+        monkeypatch.setattr(device, "cpu_has_amx", lambda: False)
+        assert encoding_dtype("cpu") == "fp32"
     finally:
         use_encoding_dtype("auto")
         use_device("auto")
+
+
+def test_amx_can_be_turned_off(monkeypatch):
+    """``XLSENT_CPU_BF16=0``: the CPU counts as one without AMX (fp32 training and encoding under ``auto``)."""
+    from xlsent.utils.device import cpu_has_amx
+
+    monkeypatch.setenv("XLSENT_CPU_BF16", "0")
+    assert cpu_has_amx() is False
+    assert training_precision("auto", "cpu") == "fp32"
+
+
+def test_bf16_training_on_the_cpu_uses_plain_attention(tiny_model):
+    """In bf16 on a CPU a step's attention is plain matrix products (torch's fused CPU kernel's bf16 backward is
+    slow); anything else keeps torch's choice — and the gradients agree with the fused kernel's."""
+    import contextlib
+
+    from xlsent.models.handle import load_model
+    from xlsent.utils.device import training_attention
+
+    def backends():  # torch's switches (named for CUDA, read by its CPU kernels too)
+        return torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.math_sdp_enabled()
+
+    before = backends()
+    with training_attention("bf16", "cpu"):
+        assert backends() == (False, True)
+    assert backends() == before
+    with training_attention("fp32", "cpu"), training_attention("bf16", "cuda"):
+        assert backends() == before
+    model = load_model(str(tiny_model)).model
+    model.train()
+    feats = model.tokenize(["mulungu ndi wabwino kwambiri", "the river is long", "madzi"])
+
+    direction = torch.randn(model.get_embedding_dimension(), generator=torch.Generator().manual_seed(0))
+
+    def grads(ctx, bf16=True):
+        model.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16), ctx:
+            out = model(dict(feats))["sentence_embedding"]
+        (out.float() @ direction).sum().backward()
+        return torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    fp32 = grads(contextlib.nullcontext(), bf16=False)
+    fused, plain = grads(contextlib.nullcontext()), grads(training_attention("bf16", "cpu"))
+    cos = torch.nn.functional.cosine_similarity
+    assert cos(fused, plain, dim=0) > 0.99 and cos(plain, fp32, dim=0) > 0.99
 
 
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")

@@ -31,13 +31,20 @@ def cached_embeddings(
     description: str = "teacher embeddings",
     cache_root: str | Path | None = None,
 ) -> np.ndarray:
-    """The model's sentence embeddings of ``texts``; only texts never seen before are encoded."""
+    """The model's sentence embeddings of ``texts``; only texts never seen before are encoded — on a CPU in the
+    precision every encoder runs in there (bf16 autocast with AMX, :func:`xlsent.utils.device.encoding_dtype`; the
+    cache keyed by it)."""
     from xlsent.encoding.embed import embed
+    from xlsent.utils.device import cpu_autocast, device_kind, encoding_dtype
 
-    cache = embedding_cache(handle.fingerprint, cache_root=cache_root)
-    out = cached_features(
-        {"emb": cache}, list(texts),
-        lambda todo: {"emb": embed(handle.model, todo, batch_size=batch_size, show_progress=show_progress,
-                                   description=description)},
-    )["emb"]
+    device = str(handle.model.device)
+    dtype = encoding_dtype(device) if device_kind(device) == "cpu" else "fp32"
+    cache = embedding_cache(handle.fingerprint + ("|dtype=bf16" if dtype == "bf16" else ""), cache_root=cache_root)
+
+    def run(todo: list[str]) -> dict:
+        with cpu_autocast(dtype, device):
+            return {"emb": embed(handle.model, todo, batch_size=batch_size, show_progress=show_progress,
+                                 description=description)}
+
+    out = cached_features({"emb": cache}, list(texts), run)["emb"]
     return out.reshape(len(texts), -1) if len(texts) else np.zeros((0, handle.dimension), np.float32)

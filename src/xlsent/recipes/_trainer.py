@@ -130,7 +130,7 @@ def train_stage(
     from xlsent.training.batching import LengthGroupedBatchSampler, text_columns
     from xlsent.training.estimate import estimate_line, probe
     from xlsent.training.processes import world_size
-    from xlsent.utils.device import current_device, device_kind, training_precision
+    from xlsent.utils.device import current_device, device_kind, training_attention, training_precision
 
     optim = optim if isinstance(optim, OptimConfig) else OptimConfig(optim)
     device = current_device()
@@ -206,11 +206,12 @@ def train_stage(
     done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
     # a loss that runs a batch in sorted chunks of N texts (adapt's loss.mini_batch_size) pays for less padding
     chunk = max(1, sorted_texts // max(1, len(text_columns(train_dataset)))) if sorted_texts else 0
-    est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device, chunk)
-    folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
-    t0 = time.perf_counter()
-    trainer.train(resume_from_checkpoint=resume)
-    seconds = time.perf_counter() - t0
+    with training_attention(precision, device):  # bf16 on a CPU: plain attention (its fused kernel's backward is slow)
+        est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device, chunk)
+        folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
+        t0 = time.perf_counter()
+        trainer.train(resume_from_checkpoint=resume)
+        seconds = time.perf_counter() - t0
     log = [e for e in trainer.state.log_history if "loss" in e or "train_loss" in e]
 
     def save(tmp: Path) -> None:

@@ -7,7 +7,7 @@ in it — and the loop owns, once for every recipe:
 
 * **device placement and mixed precision** — the module is prepared by Accelerate on the process's
   device (:func:`xlsent.utils.device.current_device`); ``optim.precision`` (``auto``: bf16 on a GPU
-  that has it, fp32 elsewhere) runs the step under autocast;
+  that has it and on a CPU with AMX, fp32 elsewhere) runs the step under autocast;
 * **the order of the examples** — epoch e's order is ``randperm(n)`` drawn from ``seed·1,000,003 + e``,
   so a resumed run sees the same batches; under several processes each takes its contiguous share of each
   micro-batch of the global batch (``optim.batch_size`` is the global batch), and the losses with in-batch negatives gather the
@@ -150,7 +150,14 @@ def run_loop(
     # Accelerate's optimizer wrapper costs about 1 ms a step on the CPU (it looks for optional packages on every
     # call); without a loss scaler (fp16) it only calls the wrapped optimizer, so the loop calls that directly
     steppers = optimizers if accelerator.scaler is not None else [o.optimizer for o in optimizers]
-    autocast = accelerator.autocast if precision != "fp32" else contextlib.nullcontext
+    amp = accelerator.autocast if precision != "fp32" else contextlib.nullcontext
+    from xlsent.utils.device import training_attention
+
+    def autocast():  # the precision's autocast, and on a CPU in bf16 plain attention (the backward follows the forward)
+        stack = contextlib.ExitStack()
+        stack.enter_context(amp())
+        stack.enter_context(training_attention(precision, str(accelerator.device)))
+        return stack
     world, rank = accelerator.num_processes, accelerator.process_index
     seed = int(optim.seed)
     per_epoch, total = total_steps(n_examples, optim, world)

@@ -107,14 +107,32 @@ def supports_bf16(device: str) -> bool:
     return device_kind(device) == "cuda" and torch.cuda.is_bf16_supported()
 
 
+def cpu_has_amx() -> bool:
+    """Whether this CPU multiplies bf16 matrices in hardware (Intel AMX: Xeon 4th generation and later). Elsewhere
+    torch's bf16 on the CPU is emulated, and slower than fp32. ``XLSENT_CPU_BF16=0`` answers no (fp32 everywhere on
+    the CPU, as on a machine without AMX)."""
+    if os.environ.get("XLSENT_CPU_BF16", "1") == "0":
+        return False
+    import torch
+
+    check = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    try:
+        return bool(check()) if check is not None else False
+    except Exception:  # an unknown build: no claim
+        return False
+
+
 def training_precision(spec: str, device: str, option: str = "optim.precision") -> str:
-    """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 on a GPU that supports it, else
-    fp32 (fp16 needs a loss scaler and is used only when asked for; the CPU has no fp16 training). On a CPU, bf16
-    is asked for (``optim.precision=bf16``): it is fast only where the CPU multiplies bf16 in hardware (Intel AMX),
-    and adapt's sorted chunks were faster in fp32 even there (docs/experiments/adapt.md)."""
+    """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 where the hardware multiplies it —
+    a GPU that supports it, or a CPU with AMX (:func:`cpu_has_amx`; its attention then runs as plain matrix products,
+    :func:`training_attention`) — else fp32 (fp16 needs a loss scaler and is used only when asked for; the CPU has
+    no fp16 training). On adapt's demo mixture a CPU step in bf16 took 0.60× the fp32 step
+    (docs/experiments/adapt.md, "bf16 on the CPU")."""
     if spec not in PRECISIONS:
         raise XlsentError(f"{option}={spec}: use one of {', '.join(PRECISIONS)}")
     if spec == "auto":
+        if device_kind(device) == "cpu":
+            return "bf16" if cpu_has_amx() else "fp32"
         return "bf16" if supports_bf16(device) else "fp32"
     kind = device_kind(device)
     if spec == "fp16" and kind != "cuda":
@@ -147,7 +165,36 @@ def use_encoding_dtype(spec: str | None, option: str = "dtype") -> str:
 
 
 def encoding_dtype(device: str) -> str:
-    """The dtype an encoder runs in on ``device``: the one asked for, else fp16 on CUDA and fp32 elsewhere."""
+    """The dtype an encoder runs in on ``device``: the one asked for, else fp16 on CUDA, bf16 on a CPU with AMX
+    (:func:`cpu_has_amx`; autocast, the weights stay fp32) and fp32 elsewhere."""
     if _encoding_dtype != "auto":
         return _encoding_dtype
-    return "fp16" if device_kind(device) == "cuda" else "fp32"
+    kind = device_kind(device)
+    if kind == "cuda":
+        return "fp16"
+    return "bf16" if kind == "cpu" and cpu_has_amx() else "fp32"
+
+
+def cpu_autocast(dtype: str, device: str):
+    """Where a model's weights stay fp32 and bf16 is autocast: ``dtype`` bf16 on a CPU (matrix products in bf16 —
+    with AMX about 3× faster to encode — and sums in fp32); anything else: no context."""
+    import contextlib
+
+    if dtype != "bf16" or device_kind(device) != "cpu":
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.autocast("cpu", dtype=torch.bfloat16)
+
+
+def training_attention(precision: str, device: str):
+    """The attention kernel a training step runs under: on a CPU in bf16, torch's plain (math) attention — its fused
+    CPU kernel's backward pass in bf16 took as long as all the step's matrix products together, which left the bf16 step no faster than
+    fp32's; anything else: torch's own choice."""
+    import contextlib
+
+    if precision != "bf16" or device_kind(device) != "cpu":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(SDPBackend.MATH)
