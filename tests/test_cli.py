@@ -105,7 +105,8 @@ def test_embed_roundtrip(tiny_model, tmp_path):
     inp = tmp_path / "in.txt"
     inp.write_text("god is good\nthe river is wide and the water is light\nmadzi\n", encoding="utf-8")
     out = tmp_path / "e.npy"
-    r = xlsent("embed", "--model", str(tiny_model), "--input", str(inp), "--output", str(out), "--batch-size", "2")
+    r = xlsent("embed", "--model", str(tiny_model), "--input", str(inp), "--output", str(out), "--batch-size", "2",
+               "--dtype", "fp32")  # sentence-transformers' fp32 vectors (auto is bf16 on a CPU with AMX)
     assert r.returncode == 0, r.stderr
     from sentence_transformers import SentenceTransformer
 

@@ -59,6 +59,9 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
     result = replace(spec.train_fn()(cfg, output, on_note), recipe=recipe)
     if not is_main_process():  # under torchrun / accelerate launch: the main process evaluates and reports
         return result
+    from xlsent.utils.memory import trim_heap
+
+    trim_heap()  # the trainer's freed memory goes back before the models to score are loaded
     report = spec.evaluate_fn()(cfg, result, output, on_note, not evaluate)
     metrics = None
     if report.metrics is not None:

@@ -398,20 +398,10 @@ def merge_parts(paths, read):
         else:
             merged.merge_from(index, 0)
             del index
-    _trim_heap()
+    from xlsent.utils.memory import trim_heap
+
+    trim_heap()
     return merged
-
-
-def _trim_heap() -> None:
-    """Return freed heap memory to the system where the C library can (glibc); elsewhere, nothing."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def sub_index_paths(folder: str | Path, n_parts: int) -> tuple[Path, list[Path]]:
@@ -480,7 +470,9 @@ class Searcher:
             if on_gpu is not None:  # faiss has no GPU binary IVF: that one stays here
                 self.quantizer = faiss.clone_index(self.quantizer)  # its own copy: the CPU index is freed
                 self.index, self.on_gpu = on_gpu, True
-                _trim_heap()
+                from xlsent.utils.memory import trim_heap
+
+                trim_heap()
 
     @property
     def device(self) -> str:

@@ -102,8 +102,12 @@ def evaluate_named(cfg: RecipeConfig, models: dict, gloss=None, on_note=None):
     name = m.get("teacher") or m.get("student")  # the MSE reference; none for a model trained from scratch
     teacher = Encoder.load(name, memo=True, gloss=None) if name else None  # gloss: the SBERT as given
     kw = {"gloss": gloss} if gloss is not None else {}
-    encoders = {name: Encoder.load(str(path), chunk_words=chunk, memo=True, name=name, **kw)
-                for name, path in models.items()}
+    encoders = {}
+    for report_name, path in models.items():
+        if teacher is not None and str(path) == name and not chunk and gloss is None and teacher.gloss is None:
+            encoders[report_name] = teacher  # the base model is the teacher as it stands: one model, its vectors once
+        else:
+            encoders[report_name] = Encoder.load(str(path), chunk_words=chunk, memo=True, name=report_name, **kw)
     return evaluate_held_out(encoders, cfg.eval, teacher, int(cfg.optim.seed), on_note)
 
 

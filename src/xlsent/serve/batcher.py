@@ -119,7 +119,7 @@ class Batcher:
         with self._cond:
             self._stop = True
             self._cond.notify_all()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=30)  # the batch in progress finishes (a process must not end inside torch)
 
     def _take(self) -> list[_Item]:
         """Wait for work, then take what fits the budget (length-sorted, oldest texts first)."""

@@ -155,7 +155,7 @@ def torch_dtype(name: str, option: str = "dtype"):
 
 def use_encoding_dtype(spec: str | None, option: str = "dtype") -> str:
     """The dtype every later :class:`~xlsent.encoding.encoder.Encoder` runs a torch model in (this process):
-    ``auto`` (fp16 on a CUDA GPU, fp32 elsewhere), ``fp32``, ``fp16`` or ``bf16``."""
+    ``auto`` (fp16 on a CUDA GPU, bf16 autocast on a CPU with AMX, fp32 elsewhere), ``fp32``, ``fp16`` or ``bf16``."""
     global _encoding_dtype
     s = (spec or "auto").strip().lower()
     if s != "auto" and s not in DTYPES:
