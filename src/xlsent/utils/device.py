@@ -126,8 +126,8 @@ def training_precision(spec: str, device: str, option: str = "optim.precision") 
     """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 where the hardware multiplies it —
     a GPU that supports it, or a CPU with AMX (:func:`cpu_has_amx`; its attention then runs as plain matrix products,
     :func:`training_attention`) — else fp32 (fp16 needs a loss scaler and is used only when asked for; the CPU has
-    no fp16 training). On adapt's demo mixture a CPU step in bf16 took 0.60× the fp32 step
-    (docs/experiments/adapt.md, "bf16 on the CPU")."""
+    no fp16 training). On adapt's demo mixture a CPU step in bf16 took 0.63× the fp32 step
+    (docs/experiments/adapt.md, "bf16 on an AMX CPU, again")."""
     if spec not in PRECISIONS:
         raise XlsentError(f"{option}={spec}: use one of {', '.join(PRECISIONS)}")
     if spec == "auto":
@@ -189,8 +189,8 @@ def cpu_autocast(dtype: str, device: str):
 
 def training_attention(precision: str, device: str):
     """The attention kernel a training step runs under: on a CPU in bf16, torch's plain (math) attention — its fused
-    CPU kernel's backward pass in bf16 took as long as all the step's matrix products together, which left the bf16 step no faster than
-    fp32's; anything else: torch's own choice."""
+    CPU kernel's backward pass in bf16 took as long as all the step's matrix products together, which left the bf16
+    step no faster than fp32's; anything else: torch's own choice."""
     import contextlib
 
     if precision != "bf16" or device_kind(device) != "cpu":
