@@ -177,7 +177,7 @@ def encoding_dtype(device: str) -> str:
 
 def cpu_autocast(dtype: str, device: str):
     """Where a model's weights stay fp32 and bf16 is autocast: ``dtype`` bf16 on a CPU (matrix products in bf16 —
-    with AMX about 3× faster to encode — and sums in fp32); anything else: no context."""
+    with AMX 2–3× faster to encode — and sums in fp32); anything else: no context."""
     import contextlib
 
     if dtype != "bf16" or device_kind(device) != "cpu":
