@@ -143,6 +143,41 @@ def test_the_curve_trains_nested_shares_and_forecasts_twice_the_pairs(tiny_model
     assert again.points == res.points  # a rerun reuses the scored shares
 
 
+def test_the_curve_scores_pairs_from_elsewhere_and_trains_on_all_of_yours(tiny_model, tmp_path):
+    """``held_out=``: every share scored on another file's pairs (``eval.sample`` of them); none of the user's pairs
+    held out, so the largest share is all of them; the cautions no longer say "same file"."""
+    import json
+
+    import xlsent
+    from conftest import WORDS
+
+    rng = np.random.default_rng(2)
+
+    def rows(n: int) -> list[str]:
+        return sorted({" ".join(rng.choice(WORDS[:12], 5)) + "\t" + " ".join(rng.choice(WORDS[13:22], 5))
+                       for _ in range(n)})
+
+    mine, other = rows(200), rows(400)
+    (tmp_path / "p.tsv").write_text("en\tny\n" + "\n".join(mine) + "\n", encoding="utf-8")
+    (tmp_path / "o.tsv").write_text("en\tny\n" + "\n".join(other) + "\n", encoding="utf-8")
+    notes: list[str] = []
+    res = xlsent.learning_curve(tmp_path / "p.tsv", tmp_path / "curve", model=str(tiny_model), shares=2,
+                                device="cpu", held_out=tmp_path / "o.tsv", on_note=notes.append,
+                                settings={"optim.batch_size": 16, "eval.udhr": False, "eval.sample": 150})
+    assert res.points[-1]["pairs"] == len(mine)  # all of the user's pairs train
+    saved = json.loads(res.json_file.read_text())
+    assert saved["held_out"] == 150 and len(saved["hits"]["base"]) == 300
+    assert saved["held_out_pairs"] == str(tmp_path / "o.tsv")
+    held = [json.loads(x) for x in (tmp_path / "curve" / "holdout.jsonl").read_text().splitlines()]
+    assert len(held) == 150 and all(f"{h['src']}\t{h['tgt']}" in other for h in held)
+    assert not any("same file" in c for c in res.cautions)
+    assert any(f"150 pairs of {tmp_path / 'o.tsv'}" in n for n in notes)
+    mixed = xlsent.learning_curve(tmp_path / "p.tsv", tmp_path / "curve", model=str(tiny_model), shares=2,
+                                  device="cpu", settings={"optim.batch_size": 16, "eval.udhr": False})
+    assert mixed.points[-1]["pairs"] < len(mine)  # its own held-out part again: nothing of the other curve reused
+    assert any("same file" in c for c in mixed.cautions)
+
+
 def test_a_tiny_file_trains_at_least_min_steps_not_one_step_at_learning_rate_0(tiny_model, tmp_path):
     """A UDHR-sized file (under a batch of pairs) is one step an epoch, and the warm-up's first step has a learning
     rate of 0: adapt trained nothing. ``optim.min_steps`` (adapt: 20) raises the epochs, and says so."""

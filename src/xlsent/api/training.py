@@ -203,14 +203,16 @@ class CurveResult:
 
 def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-small", shares: int = 4,
                    budget_minutes: float = 60.0, device: str = "auto",
-                   settings: dict[str, Any] | list[str] | None = None,
+                   settings: dict[str, Any] | list[str] | None = None, held_out: str | Path | None = None,
                    keep_models: bool = False, on_note: Note = None) -> CurveResult:
     """How many pairs do I need? ``adapt`` trained on nested shares of your pairs (⅛, ¼, ½, all with
     ``shares=4``), each scored on the same held-out pairs; P@1 against pairs is fitted with a power law and the
     gain of twice the pairs forecast with a 90% interval (``xlsent train curve``).
 
     The held-out pairs (``train.holdout`` of the cleaned pairs, 10%, at least ``train.holdout_min``) are set aside
-    once, before anything trains; each share is a prefix of one seeded shuffle of the rest, so every share holds the
+    once, before anything trains — or, with ``held_out``, every share is scored on pairs from elsewhere (a file or a
+    bundled pool, ``eval.sample`` of them drawn) and all of your pairs train: held-out text of your own file
+    forecasts your file's kind of text, text from elsewhere usually gains less and later. Each share is a prefix of one seeded shuffle of the rest, so every share holds the
     smaller ones. A share trains as ``adapt`` does with its defaults and keeps its last step (nothing of the share is
     held out: the common held-out pairs only score). Shares run smallest first; one whose time, scaled from the
     last one's by its pairs, would pass ``budget_minutes`` is skipped and said. The fit, its uncertainty and where
@@ -225,6 +227,7 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
         budget_minutes: the time all the shares may take, training and scoring.
         device: as :func:`adapt`.
         settings: adapt's config overrides (dotted keys, or ``--set`` strings).
+        held_out: score on these pairs (a file or bundled pool) instead of a part of yours.
         keep_models: keep each share's model folder (by default only the largest is kept).
         on_note: called with each line.
 
@@ -255,26 +258,34 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
     output.mkdir(parents=True, exist_ok=True)
     say = on_note or (lambda line: None)
     t, seed = cfg.train, int(cfg.optim.seed)
+    elsewhere = load_train_pairs({**t, "pairs": str(held_out), "sample": int(cfg.eval.sample),
+                                  "sample_files": int(cfg.eval.sample)}, seed) if held_out else None
     data = load_train_pairs(t, seed)
     n = len(data.english)
-    held_n = holdout_size(n, float(t.holdout) or 0.1, int(t.holdout_min))
+    held_n = 0 if elsewhere else holdout_size(n, float(t.holdout) or 0.1, int(t.holdout_min))
     if n - held_n < 16:
         raise XlsentError(f"{pairs}: {n} pairs leave {n - held_n} to train on beside {held_n} held out — a curve "
                           "needs at least 16 to train on (two shares of 8)")
     langs = data.languages or [""] * n
     train_rows, held_rows = split_holdout_by_language(langs, held_n, seed)
-    write_pairs_jsonl(output / "holdout.jsonl", data.dataset, held_rows)
+    scored_on = elsewhere or data
+    if elsewhere:
+        held_rows = np.arange(len(elsewhere.english))
+    held_langs = scored_on.languages or [""] * len(scored_on.english)
+    write_pairs_jsonl(output / "holdout.jsonl", scored_on.dataset, held_rows)
     order = np.random.default_rng(seed).permutation(train_rows)
     sizes = sorted({max(1, len(order) >> k) for k in range(shares)})
     sizes = [s for s in sizes if s >= 8]  # a share of fewer than 8 pairs is no batch
-    anchors = [data.other[i] for i in held_rows]
-    positives = [data.english[i] for i in held_rows]
-    groups = [langs[i] for i in held_rows] if len(set(langs)) > 1 else None
+    anchors = [scored_on.other[i] for i in held_rows]
+    positives = [scored_on.english[i] for i in held_rows]
+    groups = [held_langs[i] for i in held_rows] if len(set(held_langs)) > 1 else None
     say(f"curve: {len(order):,} pairs to train on in {len(sizes)} nested shares ({', '.join(f'{s:,}' for s in sizes)}),"
-        f" {len(held_rows):,} held out to score them all; budget {budget_minutes:g} min")
+        f" {len(held_rows):,} " + (f"pairs of {held_out}" if held_out else "held out") + " to score them all; "
+        f"budget {budget_minutes:g} min")
     cache_path = output / "curve.json"
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
-    scored: dict[str, list] = cache.get("hits", {}) if cache.get("pairs_file") == str(pairs) else {}
+    kept = {"pairs_file": str(pairs), "held_out_pairs": str(held_out) if held_out else None}
+    scored: dict[str, list] = cache.get("hits", {}) if all(cache.get(k) == v for k, v in kept.items()) else {}
 
     def score(name: str, path: str) -> list:
         if name not in scored:
@@ -310,7 +321,7 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
                 import shutil
 
                 shutil.rmtree(run / "model", ignore_errors=True)
-            write_json_atomic(cache_path, {"pairs_file": str(pairs), "hits": scored})
+            write_json_atomic(cache_path, {**kept, "hits": scored})
         done.append(size)
     if len(done) < 2:
         raise XlsentError(f"curve: only {len(done)} share fits in {budget_minutes:g} min — raise --budget-minutes")
@@ -333,14 +344,14 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
             f"interval {lo[0]:.3f}–{hi[0]:.3f}); {top:,} pairs gave {p_top:.3f}, {done[-2]:,} gave "
             f"{points[-2]['p_at_1']:.3f}, the base model {float(np.mean(base_hits)):.3f}.")
     cautions = curve_cautions(done, [float(p["p_at_1"]) for p in points],  # type: ignore[arg-type]
-                              len(held_rows), fit, same_source=True)
+                              len(held_rows), fit, same_source=not held_out)
     png = output / "curve.png"
     from xlsent.utils.io import atomic_path
 
     with atomic_path(png) as tmp:
         Path(tmp).write_bytes(learning_curve_png(points, fit, float(np.mean(base_hits)),
                                                  f"{Path(str(pairs)).name}: held-out P@1 against pairs"))
-    write_json_atomic(cache_path, {"pairs_file": str(pairs), "hits": scored, "held_out": len(held_rows),
+    write_json_atomic(cache_path, {**kept, "hits": scored, "held_out": len(held_rows),
                                    "points": points, "base": float(np.mean(base_hits)), "forecast": forecast,
                                    "line": line, "cautions": cautions,
                                    "uncertainty": "bootstrap over the held-out pairs (not over training seeds)"})

@@ -103,6 +103,8 @@ def curve_command(
                                          "that would pass it is skipped and said"),
     set_: list[str] = SET,
     device: TrainDevice = None,
+    held_out: str = typer.Option("", "--held-out", help="score every share on these pairs (a file or bundled pool, "
+                                 "eval.sample of them) instead of a part of yours; all of yours train"),
     keep_models: bool = typer.Option(False, help="keep every share's model (default: the largest only)"),
 ) -> None:
     """How many pairs do I need? adapt on nested shares of your pairs, held-out P@1 against pairs, a fitted curve
@@ -110,7 +112,8 @@ def curve_command(
     from xlsent.api.training import learning_curve
 
     res = learning_curve(pairs, output, model=model, shares=shares, budget_minutes=budget_minutes,
-                         device=device or "auto", settings=list(set_), keep_models=keep_models, on_note=show_note)
+                         device=device or "auto", settings=list(set_), held_out=held_out or None,
+                         keep_models=keep_models, on_note=show_note)
     for p in res.points:
         console.print(f"{p['pairs']:>8,} pairs: held-out P@1 {p['p_at_1']:.3f} [{p['ci90'][0]:.3f}, "
                       f"{p['ci90'][1]:.3f}] (xx→en {p['xx2en']:.3f}, en→xx {p['en2xx']:.3f})")
