@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import xlsent
@@ -116,3 +117,13 @@ def test_a_recipes_report_gives_the_same_main_scores(tiny_model, pairs_tsv):
     old = {**d, "schema": "xlsent.metrics/1", "models": {"base": {k: v for k, v in d["models"]["base"].items()
                                                                   if k != "main_scores"}}}
     assert HeldOut.from_dict(old).models["base"].retrieval == d["models"]["base"]["retrieval"]  # /1 still read
+    # a report's plot takes the evaluation's own vectors of the pool's first pairs: the same as encoding them anew
+    from xlsent.data.pairs import load_pairs
+
+    pool = load_pairs(str(pairs_tsv), dedupe=False).dataset
+    src, tgt = held.plot_vectors["base"]
+    n = min(len(pool), 300)
+    assert src.shape == tgt.shape == (n, enc.dimension) and "plot_vectors" not in d
+    fresh = Encoder.load(str(tiny_model))
+    assert np.allclose(src, fresh.encode(list(pool["src"][:n])), atol=1e-5)
+    assert np.allclose(tgt, fresh.encode(list(pool["tgt"][:n])), atol=1e-5)

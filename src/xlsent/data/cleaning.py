@@ -68,50 +68,54 @@ def clean_pairs(
     special_pattern: str | None = None,
     dedupe: bool = True,
 ):
-    """Apply the filters to a ``datasets.Dataset`` with ``src``/``tgt``; returns ``(dataset, CleanReport)``."""
+    """Apply the filters to a ``datasets.Dataset`` with ``src``/``tgt``; returns ``(dataset, CleanReport)``.
+
+    The filters run over the two columns as Python lists (a per-row ``Dataset.map`` / ``filter`` wrote every row
+    through Arrow again: about 3 s for the Old Testament); the dataset is rewritten once, only where the text
+    changed, and the kept rows are selected once."""
     report = CleanReport(rows_in=len(dataset))
     ds = dataset
+    src, tgt = list(ds["src"]), list(ds["tgt"])
     if nfc:
-        before_src, before_tgt = ds["src"], ds["tgt"]
-        ds = ds.map(lambda r: {"src": normalize_text(r["src"]), "tgt": normalize_text(r["tgt"])})
-        changed = sum(a != b or c != d for a, b, c, d in zip(before_src, ds["src"], before_tgt, ds["tgt"]))
+        new_src, new_tgt = [normalize_text(x) for x in src], [normalize_text(x) for x in tgt]
+        changed = sum(a != b or c != d for a, b, c, d in zip(src, new_src, tgt, new_tgt))
+        if changed:
+            ds = ds.map(lambda _, idx: {"src": [new_src[i] for i in idx], "tgt": [new_tgt[i] for i in idx]},
+                        with_indices=True, batched=True, batch_size=4096)
+            src, tgt = new_src, new_tgt
         report.add("nfc+whitespace", 0, f"normalised {changed} row(s) to NFC with collapsed whitespace; removes nothing")
+    rows = list(range(len(src)))
 
     def step(name: str, keep, why: str) -> None:
-        nonlocal ds
-        n = len(ds)
-        ds = ds.filter(keep)
-        report.add(name, n - len(ds), why)
+        nonlocal rows
+        n = len(rows)
+        rows = [i for i in rows if keep(src[i], tgt[i])]
+        report.add(name, n - len(rows), why)
 
-    step("empty-side", lambda r: bool(r["src"].strip()) and bool(r["tgt"].strip()), "a side is empty after normalisation")
+    step("empty-side", lambda a, b: bool(a.strip()) and bool(b.strip()), "a side is empty after normalisation")
     if min_words:
-        step(
-            "min-words",
-            lambda r: count_words(r["src"]) >= min_words and count_words(r["tgt"]) >= min_words,
-            f"a side has fewer than {min_words} words",
-        )
+        step("min-words", lambda a, b: count_words(a) >= min_words and count_words(b) >= min_words,
+             f"a side has fewer than {min_words} words")
     if max_words:
-        step(
-            "max-words",
-            lambda r: count_words(r["src"]) <= max_words and count_words(r["tgt"]) <= max_words,
-            f"a side has more than {max_words} words",
-        )
+        step("max-words", lambda a, b: count_words(a) <= max_words and count_words(b) <= max_words,
+             f"a side has more than {max_words} words")
     if special_pattern:
         rx = re.compile(special_pattern)
         name, why = (("markup", "a side holds markup: an HTML/XML tag or entity, a URL or e-mail address, wiki or "
                                "table syntax") if special_pattern == MARKUP_PATTERN else
                      ("special-chars", f"a side matches the special-character pattern {special_pattern!r}"))
-        step(name, lambda r: not rx.search(r["src"]) and not rx.search(r["tgt"]), why)
+        step(name, lambda a, b: not rx.search(a) and not rx.search(b), why)
     if dedupe:
         seen: set[tuple[str, str]] = set()
 
-        def first(r) -> bool:
-            key = (r["src"], r["tgt"])
-            if key in seen:
+        def first(a: str, b: str) -> bool:
+            if (a, b) in seen:
                 return False
-            seen.add(key)
+            seen.add((a, b))
             return True
 
         step("duplicates", first, "exact duplicate of an earlier pair")
+    if len(rows) < len(ds):
+        ds = ds.select(rows)
     report.rows_out = len(ds)
     return ds, report

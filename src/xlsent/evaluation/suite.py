@@ -35,6 +35,8 @@ from typing import Any
 
 SCHEMA = "xlsent.metrics/2"
 READS = ("xlsent.metrics/1", SCHEMA)
+#: the eval pool's first pairs whose vectors each model's result keeps for a report's plot (``HeldOut.plot_vectors``)
+PLOTTED_PAIRS = 300
 
 
 @dataclass
@@ -60,6 +62,9 @@ class HeldOut:
     models: dict[str, ModelMetrics] = field(default_factory=dict)
     recipe: str = ""
     run: dict = field(default_factory=dict)
+    #: each model's vectors of the eval pool's first :data:`PLOTTED_PAIRS` pairs, ``(source side, target side)``:
+    #: what a report plots, taken from the vectors the evaluation made (nothing encoded again); not saved
+    plot_vectors: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         return {"schema": SCHEMA, "recipe": self.recipe, "eval_pool": self.eval_pool,
@@ -100,6 +105,8 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
     udhr_task = build(f"retrieval:{udhr}", {"seed": seed, "similarity": e["similarity"], "beside": False})[0] \
         if e.get("udhr") else None  # read once for every model
     out = HeldOut({"pairs": pool, "n": len(retrieval.pools[pool].src), "sample_seed": seed})
+    plotted = retrieval.pools[pool]
+    plotted_n = min(PLOTTED_PAIRS, len(plotted.src))
     for name, enc in encoders.items():
         if on_note is not None:
             on_note(f"evaluating {name}…")
@@ -114,6 +121,9 @@ def evaluate_held_out(encoders: dict, e: dict, teacher=None, seed: int = 0, on_n
                 m.udhr = {"mean": mean_row(r.results), "languages": [x.to_dict() for x in r.results],
                           **({"summary": summary} if summary else {})}
         out.models[name] = m
+        # a memoising encoder (a recipe's) returns the retrieval task's own vectors here
+        out.plot_vectors[name] = (enc.encode(plotted.src[:plotted_n], plotted.src_lang or None),
+                                  enc.encode(plotted.tgt[:plotted_n], plotted.tgt_lang or None))
     return out
 
 
