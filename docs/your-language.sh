@@ -25,6 +25,7 @@ cut -f3 my-pairs.tsv > ny.txt
 time $X data stats my-pairs.tsv --model e5-small
 time $X train adapt my-pairs.tsv -o my-model
 time $X train curve my-pairs.tsv -o my-curve
+time $X train curve my-pairs.tsv --held-out bible-en-ny:test -o my-curve-nt
 time $X eval retrieval -m e5-small --dataset bible-en-ny:test --sample 1000 -o base-nt.json
 time $X eval retrieval -m my-model/model --dataset bible-en-ny:test --sample 1000 -o adapted-nt.json
 time $X models calibrate my-model/model --lang en=en.txt --lang ny=ny.txt

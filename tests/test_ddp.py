@@ -134,3 +134,21 @@ def test_adapt_two_processes_train_the_one_process_model(tmp_path):
     assert rec[0]["steps"] == rec[1]["steps"] == 8
     assert np.abs(a - build_base(student)).max() > 1e-3  # it trained
     assert _cosines(a, b).min() >= 0.9999
+
+
+def test_adapt_two_processes_in_bf16_train_the_one_process_model(tmp_path):
+    """The same under bf16 autocast (``optim.precision=bf16``: what ``auto`` picks on a GPU that has it and on a CPU
+    with AMX), with the trainer's attention rule (plain attention on a CPU): both runs record bf16, and two processes
+    train the one-process model within bf16's rounding (each process's half-batch is rounded on its own)."""
+    student = build_tiny_model(tmp_path / "student", layers=2, seed=3, dropout=0.0)
+    pairs = _pairs(tmp_path / "p.jsonl", 64, 7)
+    sets = [f"train.pairs={pairs}", f"models.student={student}", "train.min_words=1", "train.holdout=0",
+            f"eval.pairs={pairs}", "optim.batch_size=16", "optim.epochs=2", "optim.lr=1e-3", "optim.min_steps=0",
+            "models.device=cpu", "models.freeze_word_embeddings=false", "loss.mini_batch_size=4",
+            "optim.precision=bf16"]
+    a, b = _one_and_two(tmp_path, "adapt", sets)
+    rec = [json.loads((tmp_path / d / "stage.json").read_text()) for d in ("one", "two")]
+    assert rec[0]["steps"] == rec[1]["steps"] == 8
+    assert rec[0]["precision"] == rec[1]["precision"] == "bf16", rec[0].get("precision")
+    assert np.abs(a - build_base(student)).max() > 1e-3  # it trained
+    assert _cosines(a, b).min() >= 0.999

@@ -350,7 +350,8 @@ def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-sm
 
     with atomic_path(png) as tmp:
         Path(tmp).write_bytes(learning_curve_png(points, fit, float(np.mean(base_hits)),
-                                                 f"{Path(str(pairs)).name}: held-out P@1 against pairs"))
+                                                 f"{Path(str(pairs)).name}: " + (f"P@1 on {held_out}" if held_out else "held-out P@1")
+                                                 + " against pairs"))
     write_json_atomic(cache_path, {**kept, "hits": scored, "held_out": len(held_rows),
                                    "points": points, "base": float(np.mean(base_hits)), "forecast": forecast,
                                    "line": line, "cautions": cautions,

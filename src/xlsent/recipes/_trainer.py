@@ -225,7 +225,7 @@ def train_stage(
 
     return folder.finish(save, log, {
         "seconds": seconds, "steps": trainer.state.global_step, "examples": len(train_dataset),
-        "resumed_from": resume, "estimate": est.as_record(),
+        "resumed_from": resume, "estimate": est.as_record(), "device": device, "precision": precision,
         "final_loss": next((e["loss"] for e in reversed(log) if "loss" in e), None),
         **({"matryoshka": {"dims": sorted(dims, reverse=True), "weights": weights or "equal",
                            **({"kd": matryoshka_kd} if matryoshka_kd != "every" else {})}} if matryoshka else {}),
