@@ -1,0 +1,208 @@
+"""Language identification for the long tail: a character n-gram model of every language it was taught (issue 61).
+
+The model is multinomial naive Bayes over character n-grams of words (scikit-learn's ``char_wb`` analyzer: each
+word padded with spaces, 1- to 4-grams, lower-cased) — the family of HeLI and of fastText's language identifiers,
+which do well from a few kilobytes of text a language, which is all the UDHR gives most of ours:
+
+* training counts each language's n-grams; a language's log-probability of an n-gram is
+  ``log((c + α) / (N + α V))`` (additive smoothing over the shared vocabulary of ``V`` n-grams; ``N`` the
+  language's n-gram count);
+* only what a language has seen is stored — its n-gram counts, a sparse matrix of languages × vocabulary, and its
+  total ``N`` — and scored as ``delta = log p(g) − floor = log(1 + c / α)`` for a seen n-gram over
+  ``floor = log(α / (N + α V))`` for everything else: the model holds what the text held, not languages × vocabulary;
+* a text's score for a language is ``Σ count(g) · delta(g) + floor · (its n-grams)``, in- and out-of-vocabulary
+  alike; the scores of the candidate languages, divided by the text's n-gram count, go through a softmax — the
+  ``score`` of the best language is its share of that softmax among the candidates, so ``languages=`` (a
+  filter's question: "L or one of its confusables?") changes the score as well as the answer.
+
+A model is learned from monolingual text (:meth:`NgramIdentifier.learn`), extended with a language of the
+user's (:meth:`NgramIdentifier.extend`: the new language's counts against the same vocabulary plus the n-grams only
+it has), saved as one compressed ``.npz`` and read back (:meth:`NgramIdentifier.save` / :meth:`NgramIdentifier.load`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+#: the n-gram lengths of the analyzer (characters, within words padded with a space each side)
+NGRAMS = (1, 4)
+#: additive smoothing of every language's n-gram counts
+ALPHA = 0.5
+#: a language keeps its n-grams seen at least this many times (1: every one)
+MIN_COUNT = 1
+
+
+def _analyzer(ngrams: tuple[int, int] = NGRAMS):
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    return CountVectorizer(analyzer="char_wb", ngram_range=ngrams, lowercase=True).build_analyzer()
+
+
+@dataclass(frozen=True)
+class Identified:
+    """One text's most likely language among the candidates, and its share of the candidates' softmax."""
+
+    lang: str | None  # None: the text has no letters to judge
+    score: float
+
+
+class NgramIdentifier:
+    """A character n-gram naive-Bayes model of each language it knows (see the module)."""
+
+    def __init__(self, languages: Sequence[str], vocabulary: Sequence[str], counts, totals: Sequence[int],
+                 ngrams: tuple[int, int] = NGRAMS, alpha: float = ALPHA):
+        import scipy.sparse as sp
+
+        self.languages = list(languages)
+        self.vocabulary = list(vocabulary)
+        self.index = {g: i for i, g in enumerate(self.vocabulary)}
+        self.counts = sp.csr_matrix(counts, dtype=np.int64)
+        self.totals = np.asarray(totals, dtype=np.int64)
+        self.ngrams = (int(ngrams[0]), int(ngrams[1]))
+        self.alpha = float(alpha)
+        v = len(self.vocabulary)
+        # log p(g) = log((c + α) / (N + α V)); floor = log(α / (N + α V)); delta = log p(g) − floor = log1p(c / α)
+        self.floor = (np.log(self.alpha) - np.log(self.totals + self.alpha * v)).astype(np.float32)
+        self.delta = self.counts.astype(np.float32)
+        self.delta.data = np.log1p(self.delta.data / self.alpha).astype(np.float32)
+        self._analyze = _analyzer(self.ngrams)
+        self._row = {lang: i for i, lang in enumerate(self.languages)}
+
+    # -- learning -------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def learn(cls, texts: Mapping[str, Iterable[str]], ngrams: tuple[int, int] = NGRAMS, alpha: float = ALPHA,
+              min_count: int = MIN_COUNT) -> "NgramIdentifier":
+        """A model of each language in ``texts`` (language code → its lines)."""
+        analyze = _analyzer(ngrams)
+        return cls._from_counts({lang: _count(analyze, lines) for lang, lines in texts.items()}, ngrams, alpha,
+                                min_count)
+
+    @classmethod
+    def _from_counts(cls, counts: Mapping[str, Mapping[str, int]], ngrams, alpha: float,
+                     min_count: int = 1, totals: Mapping[str, int] | None = None) -> "NgramIdentifier":
+        import scipy.sparse as sp
+
+        empty = [lang for lang, c in counts.items() if not c]
+        if empty:
+            raise ValueError(f"no text to learn from for {', '.join(empty)}")
+        n = {lang: (totals or {}).get(lang) or sum(c.values()) for lang, c in counts.items()}
+        kept = {lang: {g: k for g, k in c.items() if k >= min_count} or dict(c) for lang, c in counts.items()}
+        vocab = sorted({g for c in kept.values() for g in c})
+        index = {g: i for i, g in enumerate(vocab)}
+        rows = np.concatenate([np.full(len(c), r, dtype=np.int64) for r, c in enumerate(kept.values())])
+        cols = np.concatenate([np.fromiter((index[g] for g in c), np.int64, len(c)) for c in kept.values()])
+        vals = np.concatenate([np.fromiter(c.values(), np.int64, len(c)) for c in kept.values()])
+        matrix = sp.csr_matrix((vals, (rows, cols)), shape=(len(kept), len(vocab)), dtype=np.int64)
+        return cls(list(kept), vocab, matrix, [n[lang] for lang in kept], ngrams, alpha)
+
+    def extend(self, texts: Mapping[str, Iterable[str]], min_count: int = MIN_COUNT) -> "NgramIdentifier":
+        """This model with the languages of ``texts`` added (or relearned, where it knew them already): a language
+        outside every bundled set gets in from the user's own monolingual text."""
+        counts, totals = self.language_counts(), dict(zip(self.languages, self.totals.tolist()))
+        for lang, lines in texts.items():
+            counts[lang] = _count(self._analyze, lines)
+            totals[lang] = sum(counts[lang].values())
+        return self._from_counts(counts, self.ngrams, self.alpha, min_count, totals)
+
+    def language_counts(self) -> dict[str, dict[str, int]]:
+        """Each language's stored n-gram counts."""
+        out = {}
+        for r, lang in enumerate(self.languages):
+            row = self.counts.getrow(r)
+            out[lang] = {self.vocabulary[j]: int(k) for j, k in zip(row.indices, row.data)}
+        return out
+
+    # -- judging --------------------------------------------------------------------------------------------------
+
+    def scores(self, texts: Sequence[str], languages: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """(candidate languages, per-text log-likelihood per n-gram of each): ``languages`` restricts the candidates
+        to those given that the model knows (all of them when None)."""
+        import scipy.sparse as sp
+
+        rows = self._rows(languages)
+        data: list[int] = []
+        cols: list[int] = []
+        indptr, totals = [0], np.zeros(len(texts), dtype=np.float64)
+        for i, text in enumerate(texts):
+            grams = self._analyze(text or "")
+            totals[i] = len(grams)
+            found: dict[int, int] = {}
+            for g in grams:
+                j = self.index.get(g)
+                if j is not None:
+                    found[j] = found.get(j, 0) + 1
+            cols.extend(found)
+            data.extend(found.values())
+            indptr.append(len(cols))
+        x = sp.csr_matrix((np.asarray(data, dtype=np.float32), np.asarray(cols, dtype=np.int64), indptr),
+                          shape=(len(texts), len(self.vocabulary)))
+        d = self.delta[rows]
+        loglik = np.asarray((x @ d.T).todense(), dtype=np.float64) + totals[:, None] * self.floor[rows][None, :]
+        return [self.languages[r] for r in rows], loglik / np.maximum(totals, 1)[:, None]
+
+    def identify(self, texts: Sequence[str], languages: Sequence[str] | None = None) -> list[Identified]:
+        """Each text's most likely language among the candidates and its softmax share (see the module)."""
+        names, s = self.scores(texts, languages)
+        out = []
+        for i, text in enumerate(texts):
+            if not any(ch.isalpha() for ch in text or ""):
+                out.append(Identified(None, 0.0))
+                continue
+            row = s[i] - s[i].max()
+            p = np.exp(row * _SHARPNESS)
+            best = int(np.argmax(row))
+            out.append(Identified(names[best], float(p[best] / p.sum())))
+        return out
+
+    def _rows(self, languages: Sequence[str] | None) -> list[int]:
+        if languages is None:
+            return list(range(len(self.languages)))
+        rows = [self._row[x] for x in dict.fromkeys(languages) if x in self._row]
+        if not rows:
+            raise ValueError(f"none of the candidate languages {', '.join(languages)} is known to the model")
+        return rows
+
+    # -- files ----------------------------------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """One compressed ``.npz``: languages, vocabulary, the sparse counts, each language's total and settings."""
+        from xlsent.utils.io import atomic_path
+
+        path = Path(path)
+        c = self.counts.tocsr()
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:
+            np.savez_compressed(
+                f, languages=np.asarray(self.languages), vocabulary=np.asarray(self.vocabulary),
+                data=c.data.astype(np.uint32), indices=c.indices.astype(np.int32), indptr=c.indptr.astype(np.int64),
+                totals=self.totals, ngrams=np.asarray(self.ngrams), alpha=np.asarray(self.alpha))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "NgramIdentifier":
+        import scipy.sparse as sp
+
+        with np.load(path, allow_pickle=False) as z:
+            langs, vocab = [str(x) for x in z["languages"]], [str(x) for x in z["vocabulary"]]
+            counts = sp.csr_matrix((z["data"].astype(np.int64), z["indices"], z["indptr"]),
+                                   shape=(len(langs), len(vocab)))
+            return cls(langs, vocab, counts, z["totals"], (int(z["ngrams"][0]), int(z["ngrams"][1])),
+                       float(z["alpha"]))
+
+
+#: the softmax of per-n-gram log-likelihoods is taken at this temperature's inverse: a text of n n-grams differs
+#: between two languages by n × (their per-n-gram difference), so a sharpness of the order of a line's n-gram count
+#: keeps a clear line's share near 1 and a close call near ½
+_SHARPNESS = 50.0
+
+
+def _count(analyze, lines: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for line in lines:
+        for g in analyze(line or ""):
+            counts[g] = counts.get(g, 0) + 1
+    return counts

@@ -1,0 +1,77 @@
+"""The character n-gram language identifier (issue 61): learned from text, judged among candidates, saved, extended."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xlsent.data.identify import NgramIdentifier
+
+TEXTS = {
+    "eng": ["All human beings are born free and equal in dignity and rights.",
+            "Everyone has the right to life, liberty and security of person.",
+            "No one shall be held in slavery or servitude."],
+    "nya": ["Anthu onse amabadwa aufulu ndiponso ofanana mu ulemu ndi ufulu wawo.",
+            "Munthu aliyense ali ndi ufulu wokhala ndi moyo, ufulu ndi chitetezo.",
+            "Palibe munthu amene adzasungidwa mu ukapolo."],
+    "fra": ["Tous les êtres humains naissent libres et égaux en dignité et en droits.",
+            "Tout individu a droit à la vie, à la liberté et à la sûreté de sa personne.",
+            "Nul ne sera tenu en esclavage ni en servitude."],
+}
+
+
+def test_each_language_is_told_from_the_others_on_unseen_sentences():
+    m = NgramIdentifier.learn(TEXTS)
+    got = m.identify(["the right to liberty of everyone", "ufulu wa munthu aliyense",
+                      "la liberté de tout individu", "1234 —"])
+    assert [x.lang for x in got] == ["eng", "nya", "fra", None]
+    assert all(0.5 < x.score <= 1.0 for x in got[:3]) and got[3].score == 0.0
+
+
+def test_the_scores_are_naive_bayes_over_the_stored_counts():
+    """One language's log-likelihood per n-gram, computed by hand from its counts, equals the model's."""
+    m = NgramIdentifier.learn(TEXTS)
+    text = "dignity and liberté"
+    names, s = m.scores([text])
+    grams = m._analyze(text)
+    counts = m.language_counts()
+    v = len(m.vocabulary)
+    for lang in ("eng", "fra"):
+        n = sum(counts[lang].values())
+        by_hand = np.mean([np.log((counts[lang].get(g, 0) + m.alpha) / (n + m.alpha * v)) for g in grams])
+        assert s[0, names.index(lang)] == pytest.approx(by_hand, rel=1e-5)
+
+
+def test_candidates_restrict_the_answer_and_its_share():
+    m = NgramIdentifier.learn(TEXTS)
+    english = "Everyone has the right to dignity."
+    assert m.identify([english])[0].lang == "eng"
+    only = m.identify([english], languages=["nya", "fra", "xyz"])[0]  # an unknown candidate is ignored
+    assert only.lang in {"nya", "fra"}
+    with pytest.raises(ValueError, match="none of the candidate languages"):
+        m.identify([english], languages=["xyz"])
+
+
+def test_a_saved_model_reads_back_and_a_users_language_is_added(tmp_path):
+    m = NgramIdentifier.learn(TEXTS)
+    path = m.save(tmp_path / "lid.npz")
+    back = NgramIdentifier.load(path)
+    assert back.languages == m.languages and back.vocabulary == m.vocabulary
+    a, b = m.scores(["ufulu ndi liberté"])[1], back.scores(["ufulu ndi liberté"])[1]
+    assert np.allclose(a, b)
+    swahili = ["Watu wote wamezaliwa huru, hadhi na haki zao ni sawa.",
+               "Kila mtu ana haki ya kuishi, haki ya uhuru na usalama wa nafsi yake."]
+    grown = back.extend({"swh": swahili})
+    assert grown.languages == ["eng", "nya", "fra", "swh"]
+    assert grown.identify(["kila mtu ana haki ya uhuru"])[0].lang == "swh"
+    assert grown.language_counts()["eng"] == m.language_counts()["eng"]  # the others' counts kept exactly
+    with pytest.raises(ValueError, match="no text to learn from for xx"):
+        back.extend({"xx": ["", "   "]})
+
+
+def test_min_count_prunes_rare_ngrams_but_keeps_each_languages_total():
+    m = NgramIdentifier.learn(TEXTS)
+    pruned = NgramIdentifier.learn(TEXTS, min_count=2)
+    assert len(pruned.vocabulary) < len(m.vocabulary)
+    assert pruned.totals.tolist() == m.totals.tolist()
+    assert [x.lang for x in pruned.identify(["the right to liberty", "ufulu wa munthu"])] == ["eng", "nya"]
