@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Held-out language identification on the UDHR (issue 61, first measurement): the character n-gram model of
-:mod:`xlsent.data.identify` learned from each language's UDHR paragraphs of four articles in five, scored on the
-fifth (articles 5, 10, 15, …, 30: split by article, never by line), beside CLD2 on the languages both know.
+:mod:`xlsent.data.identify` learned from each language's UDHR paragraphs of three articles in five, scored on a fourth (``--split dev``:
+articles 3, 8, …, 28, for choosing settings) or the fifth (``--split test``: articles 5, 10, …, 30, read once) —
+split by article, never by line — beside CLD2 on the languages both know.
 
-    python benchmarks/langid_heldout.py                       # every udhr-all language (and English)
-    python benchmarks/langid_heldout.py --ngrams 1,5 --alpha 0.1
+    python benchmarks/langid_heldout.py --split dev                  # every udhr-all language (and English)
+    python benchmarks/langid_heldout.py --split dev --ngrams 1,5 --alpha 0.1
 
 Prints macro-F1 over every language (each held-out paragraph judged among all of them), the false-positive rate
 (the share of other languages' paragraphs a language claims, averaged over languages), the worst languages and the
@@ -19,16 +20,20 @@ import sys
 import time
 
 
-def held_out_article(paragraph_id: str) -> bool:
-    """Articles 5, 10, …, 30 are held out; the preamble and the rest train."""
+def part(paragraph_id: str) -> str:
+    """``test``: articles 5, 10, …, 30; ``dev``: articles 3, 8, …, 28; ``train``: the preamble and the rest."""
     article = paragraph_id.split(".")[0]  # "10.1": article 10's first paragraph
-    return article.isdigit() and int(article) % 5 == 0
+    if not article.isdigit():
+        return "train"
+    return {0: "test", 3: "dev"}.get(int(article) % 5, "train")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=("dev", "test"), default="dev")
     ap.add_argument("--ngrams", default="1,4", help="n-gram lengths, lo,hi")
     ap.add_argument("--alpha", type=float, default=0.5)
+    ap.add_argument("--min-count", type=int, default=1, help="keep a language's n-grams seen this many times")
     ap.add_argument("--worst", type=int, default=12, help="list this many languages with the lowest F1")
     a = ap.parse_args(argv)
 
@@ -43,15 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     test: list[tuple[str, str]] = []
     english_seen: set[str] = set()
     for row in ds:
-        held = held_out_article(row["id"])
-        lang = row["tgt_lang"]
-        (test.append((lang, row["tgt"])) if held else train.setdefault(lang, []).append(row["tgt"]))
+        where = part(row["id"])
+        units = [(row["tgt_lang"], row["tgt"])]
         if row["src"] not in english_seen:  # English once: each declaration aligns to the same English paragraphs
             english_seen.add(row["src"])
-            (test.append(("eng", row["src"])) if held else train.setdefault("eng", []).append(row["src"]))
+            units.append(("eng", row["src"]))
+        for lang, text in units:
+            if where == "train":
+                train.setdefault(lang, []).append(text)
+            elif where == a.split:
+                test.append((lang, text))
     lo, hi = (int(x) for x in a.ngrams.split(","))
     t0 = time.perf_counter()
-    model = NgramIdentifier.learn(train, ngrams=(lo, hi), alpha=a.alpha)
+    model = NgramIdentifier.learn(train, ngrams=(lo, hi), alpha=a.alpha, min_count=a.min_count)
     learn_s = time.perf_counter() - t0
     gold = [g for g, _ in test]
     texts = [t for _, t in test]
@@ -63,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     macro_f1 = float(f1.mean())
     fp = [sum(1 for g, p in zip(gold, pred) if p == lang and g != lang) / max(1, sum(g != lang for g in gold))
           for lang in labels]
-    print(f"{len(labels)} languages, {sum(len(v) for v in train.values())} training and {len(test)} held-out "
+    print(f"{len(labels)} languages, {sum(len(v) for v in train.values())} training and {len(test)} {a.split} "
           f"paragraphs; vocabulary {len(model.vocabulary):,} n-grams; learned in {learn_s:.1f} s")
     print(f"n-gram model: macro-F1 {macro_f1:.3f}, mean false-positive rate {sum(fp) / len(fp):.5f}, "
           f"{per_line * 1000:.2f} ms a paragraph ({1 / per_line:,.0f} lines/s)")
