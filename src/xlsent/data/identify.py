@@ -23,6 +23,7 @@ it has), saved as one compressed ``.npz`` and read back (:meth:`NgramIdentifier.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -34,6 +35,10 @@ NGRAMS = (1, 4)
 ALPHA = 0.5
 #: a language keeps its n-grams seen at least this many times (1: every one)
 MIN_COUNT = 1
+#: the bundled model's: 2 was as good as 1 and 3 on the development articles at half of 1's size (docs/experiments/langid.md)
+BUNDLED_MIN_COUNT = 2
+#: the bundled model, under the package data (``scripts/build_data.py --only langid`` writes it)
+BUNDLED_MODEL = "langid/udhr-ngrams.npz"
 
 
 def _analyzer(ngrams: tuple[int, int] = NGRAMS):
@@ -206,3 +211,75 @@ def _count(analyze, lines: Iterable[str]) -> dict[str, int]:
         for g in analyze(line or ""):
             counts[g] = counts.get(g, 0) + 1
     return counts
+
+
+def udhr_part(paragraph_id: str) -> str:
+    """Which part of the UDHR a paragraph is in for language identification, by article, never by line: ``test``
+    (articles 5, 10, …, 30: read once), ``dev`` (articles 3, 8, …, 28: choosing settings) or ``train`` (the
+    preamble and every other article: what the bundled model learns from)."""
+    article = paragraph_id.split(".")[0]  # "10.1": article 10's first paragraph
+    if not article.isdigit():
+        return "train"
+    return {0: "test", 3: "dev"}.get(int(article) % 5, "train")
+
+
+def udhr_texts(part: str = "train") -> dict[str, list[str]]:
+    """Each ``udhr-all`` language's paragraphs of one part (:func:`udhr_part`), English's once (every declaration
+    aligns to the same English paragraphs), keyed by ISO 639-3 code."""
+    from xlsent.data.bundled import load_bundled
+
+    ds = load_bundled("udhr-all")
+    out: dict[str, list[str]] = {}
+    english: set[str] = set()
+    for pid, src, tgt, lang in zip(ds["id"], ds["src"], ds["tgt"], ds["tgt_lang"]):
+        if udhr_part(pid) != part:
+            continue
+        out.setdefault(lang, []).append(tgt)
+        if src not in english:
+            english.add(src)
+            out.setdefault("eng", []).append(src)
+    return out
+
+
+def learn_bundled() -> NgramIdentifier:
+    """The bundled model: every ``udhr-all`` language (and English) learned from the UDHR's training articles only,
+    so that the held-out figures of ``benchmarks/langid_heldout.py`` are the shipped model's."""
+    return NgramIdentifier.learn(udhr_texts("train"), min_count=BUNDLED_MIN_COUNT)
+
+
+@lru_cache(maxsize=1)
+def bundled_identifier() -> NgramIdentifier:
+    """The bundled model (:data:`BUNDLED_MODEL`), read once."""
+    from xlsent.data.bundled import data_dir
+    from xlsent.utils.errors import XlsentError
+
+    path = data_dir() / BUNDLED_MODEL
+    if not path.is_file():
+        raise XlsentError(f"{path}: the bundled language identifier is missing — rebuild it with "
+                          "python scripts/build_data.py --only langid")
+    return NgramIdentifier.load(path)
+
+
+@lru_cache(maxsize=None)
+def iso639_3(code: str) -> str | None:
+    """A code as ISO 639-3 (``ny`` → ``nya``), or None when it is no language code."""
+    import iso639
+
+    try:
+        return iso639.Language.match(code.strip()).part3
+    except (iso639.LanguageNotFoundError, ValueError, LookupError):
+        return None
+
+
+@lru_cache(maxsize=None)
+def macrolanguage(code: str | None) -> str | None:
+    """The ISO 639-3 macrolanguage a language belongs to (``cmn`` → ``zho``, ``zlm`` → ``msa``, ``hrv`` → ``hbs``),
+    or None when it belongs to none."""
+    import iso639
+
+    if not code:
+        return None
+    try:
+        return iso639.Language.match(code).macrolanguage or None
+    except (iso639.LanguageNotFoundError, ValueError, LookupError):
+        return None
