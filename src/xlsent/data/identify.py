@@ -260,6 +260,11 @@ def bundled_identifier() -> NgramIdentifier:
     return NgramIdentifier.load(path)
 
 
+def bundled_model(name: str = "udhr-langid") -> NgramIdentifier:
+    """The registry's loader: the bundled language identifier (:func:`bundled_identifier`)."""
+    return bundled_identifier()
+
+
 @lru_cache(maxsize=None)
 def iso639_3(code: str) -> str | None:
     """A code as ISO 639-3 (``ny`` → ``nya``), or None when it is no language code."""
