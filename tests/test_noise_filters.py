@@ -78,7 +78,7 @@ def test_language_filter_keeps_lines_in_the_sides_own_words_and_says_what_it_can
     # an undetectable declared language: only confident other languages go, and the note says so
     keep, report = apply_noise_filters(src + [EN[0]], tgt + [EN[1]], ("en", "tum"), filters=("language",))
     assert not keep[-1] and keep[:-1].all()
-    assert any("does not know 'tum'" in n for n in report.notes)
+    assert any("(tum) is known to neither CLD2 nor the n-gram identifier" in n for n in report.notes)
 
 
 def test_normalisation_and_numbers():
@@ -149,22 +149,48 @@ def test_a_file_without_codes_has_its_sides_detected_and_directions_labelled_rig
     assert side_langs(loaded.dataset) == ("", "") and any("not detected" in n for n in loaded.notes())
 
 
-def test_a_language_cld2_does_not_know_is_checked_against_its_own_vocabulary():
-    """Tiv (unknown to CLD2) with a paragraph of Southeast Ijo (also unknown, same script) mixed in:
-    the stranger goes, every Tiv paragraph stays; a side written without repeated words is not judged."""
+def test_a_language_no_identifier_knows_is_checked_against_its_own_vocabulary():
+    """Tiv, to an identifier that knows neither it nor Southeast Ijo, with a paragraph of Ijo (same script) mixed
+    in: the stranger goes, every Tiv paragraph stays; a side written without repeated words is not judged."""
     from xlsent.data.bundled import load_bundled
+    from xlsent.data.identify import NgramIdentifier
 
     udhr = load_bundled("udhr-all:dev:tiv"), load_bundled("udhr-all:dev:ijs")
     (tiv_en, tiv), (_, ijs) = [(list(p["src"]), list(p["tgt"])) for p in udhr]
     stranger = max(ijs, key=len)
     src, tgt = tiv_en + [tiv_en[5]], tiv + [stranger]
-    keep, report = apply_noise_filters(src, tgt, ("en", "tiv"), filters=("language",))
+    english = NgramIdentifier.learn({"eng": tiv_en})
+    keep, report = apply_noise_filters(src, tgt, ("en", "tiv"), filters=("language",), identifier=english)
     assert not keep[-1] and keep[:-1].all(), report.to_dict()
-    assert any("does not know 'tiv'" in n and "own words (1)" in n for n in report.notes)
+    assert any("(tiv) is known to neither" in n for n in report.notes)
+    assert any("share almost none of its own words are removed (1)" in n for n in report.notes)
     # words that never repeat (one token per line): the median share is low, so nothing is judged
     tgt = [f"w{i}a w{i}b w{i}c w{i}d w{i}e w{i}f" for i in range(len(src))]
-    keep, _ = apply_noise_filters(src, tgt, ("en", "tiv"), filters=("language",))
+    keep, _ = apply_noise_filters(src, tgt, ("en", "tiv"), filters=("language",), identifier=english)
     assert keep.all()
+
+
+def test_a_language_cld2_does_not_know_is_judged_by_the_ngram_identifier(tmp_path):
+    """Tiv (unknown to CLD2, known to the bundled n-gram identifier) with Ijo and English targets mixed in: both go,
+    every Tiv paragraph stays, and the notes say which identifier judged each side. A language taught from the
+    user's own text (here Tiv's first paragraphs as qaa, a local-use code) is judged the same way."""
+    from xlsent.data.bundled import load_bundled
+    from xlsent.data.identify import identifier_with
+
+    udhr = load_bundled("udhr-all:dev:tiv"), load_bundled("udhr-all:dev:ijs")
+    (tiv_en, tiv), (_, ijs) = [(list(p["src"]), list(p["tgt"])) for p in udhr]
+    src, tgt = tiv_en + tiv_en[5:7], tiv + [max(ijs, key=len), tiv_en[6]]
+    keep, report = apply_noise_filters(src, tgt, ("en", "tiv"), filters=("language",))
+    assert not keep[-2:].any() and keep[:-2].all(), report.to_dict()
+    assert any("target's language (tiv) judged by the n-gram identifier" in n for n in report.notes)
+    assert any("source's language (en) judged by CLD2" in n for n in report.notes)
+    assert report.removed_by[-2:] == ["language", "language"] and report.removed_by[0] is None
+    mono = tmp_path / "mine.txt"
+    mono.write_text("\n".join(tiv[:20]), encoding="utf-8")
+    taught = identifier_with({"qaa": mono})
+    keep, report = apply_noise_filters(src, tgt, ("en", "qaa"), filters=("language",), identifier=taught)
+    assert not keep[-2:].any() and keep[:-2].all(), report.to_dict()
+    assert any("(qaa) judged by the n-gram identifier" in n for n in report.notes)
 
 
 def test_a_target_cut_off_in_mid_sentence_goes_and_a_short_true_verse_stays():

@@ -131,35 +131,15 @@ def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
     Returns:
         One :class:`Identification` a text, in order.
     """
-    from xlsent.data.identify import bundled_identifier, iso639_3, macrolanguage
+    from xlsent.data.identify import identifier_with, language_of, macrolanguage
     from xlsent.utils.errors import named
 
-    extra: dict[str, list[str]] = {}
-    def code_of(code: str) -> str | None:  # ISO 639-1 or 639-3; any three letters (qaa–qtz: local use) as given
-        c = str(code).strip().lower()
-        return iso639_3(c) or (c if len(c) == 3 and c.isascii() and c.isalpha() else None)
-
-    for code, path in (learn or {}).items():
-        lang = code_of(code)
-        if lang is None:
-            raise XlsentError(f"{named('learn', code)}: not a language code — give an ISO 639-1 or 639-3 code (or "
-                              "three letters of your own, e.g. qaa–qtz)")
-        p = Path(path)
-        if not p.is_file():
-            raise XlsentError(f"{named('learn', f'{code}:{path}')}: no such file — give a text file of that language, "
-                              "one text a line")
-        lines = [x for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
-        if not lines:
-            raise XlsentError(f"{named('learn', f'{code}:{path}')}: the file holds no text")
-        extra[lang] = lines
-    model = bundled_identifier()
-    if extra:
-        model = model.extend(extra)
+    model = identifier_with(learn)
     candidates = None
     if languages is not None:
         candidates = []
         for code in languages:
-            lang = code_of(code)
+            lang = language_of(code)
             if lang is None or lang not in model.languages:
                 raise XlsentError(f"{named('languages', code)}: " + (
                     "not a language code" if lang is None else f"{lang} is not a language the identifier knows")

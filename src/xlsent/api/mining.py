@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
                                 old_names, output_file, parse_filters, parse_threshold, place)
@@ -26,7 +26,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          index: str = "auto", nprobe: int = 64, nlist: int = 0, shard_size: int = 50_000,
          precision: str = "float16", memory_gib: float = 4.0, batch_size: int = 64, documents: bool = False,
          src_lang: str | None = None, tgt_lang: str | None = None, filters: str | Sequence[str] = "default",
-         splitter: str = "auto",
+         splitter: str = "auto", learn: Mapping[str, str | Path] | None = None,
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
          truncate_dim: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
          index_groups: int = 1, engine: Any = None, on_note: Note = None, console: Any = None,
@@ -61,6 +61,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         filters: noise filters on the mined pairs (as :func:`filter_pairs`): ``"default"`` (all five) |
             ``"none"`` | a list of ``language``, ``copy``, ``near-duplicate``, ``length-ratio``, ``numbers``.
         splitter: ``auto`` | ``sentencex`` | ``punctuation``.
+        learn: teach the language filter's n-gram identifier languages of your own: code → a UTF-8 file of that
+            language's monolingual text, one text a line (``--learn L:FILE``; :func:`xlsent.identify`).
         overwrite: discard a work folder left by another job.
         backend, threads, device, dtype: where and how the model runs (as :func:`xlsent.embed`). On a CUDA device
             faiss searches there too where it is a GPU build (float IVF / IVF-PQ and exact search; a ``ubinary``
@@ -140,6 +142,11 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         if search_dimensions % 8 or search_dimensions < 8 or (width and search_dimensions > width):
             raise XlsentError(f"search_dimensions={search_dimensions}: give a multiple of 8 from 8 to the width "
                               f"searched{f' ({width})' if width else ''}")
+    identifier = None
+    if learn and kinds and "language" in kinds:
+        from xlsent.data.identify import identifier_with
+
+        identifier = identifier_with(learn)
     place(device, dtype)
     if callable(engine):
         engine = engine()
@@ -194,7 +201,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                          console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
                          tgt_lang=tgt_lang, engine=engine,
                          encoder_settings=EncoderSettings(str(model), backend, threads, device, dtype, dimensions),
-                         noise_filters=kinds, search_gpu=gpu)
+                         noise_filters=kinds, search_gpu=gpu, identifier=identifier)
     finally:
         if scratch is not None:
             scratch.cleanup()
@@ -219,7 +226,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
                  special: bool = True, top: int | None = None, rank_by: str = "cosine", center: bool = False,
                  filters: str | Sequence[str] = "default", src_lang: str | None = None, tgt_lang: str | None = None,
                  max_z: float = 4.0, threshold: str | float | None = None, on_bad_lines: str = "error", device: str = "auto",
-                 dtype: str = "auto") -> "FilteredPairs":
+                 dtype: str = "auto", learn: Mapping[str, str | Path] | None = None) -> "FilteredPairs":
     """Clean pairs: keep every clean pair of your file, ranked by similarity (``xlsent data filter-pairs``).
 
     By default: normalisation, empty sides, markup (an HTML/XML tag, a URL, wiki or table syntax — never ordinary
@@ -248,6 +255,8 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         threshold: ``None`` | ``"auto"`` (the mining cut on the ``rank_by`` scores) | a number.
         on_bad_lines: ``error`` | ``skip`` (skipped lines are counted).
         device, dtype: where and how the model runs.
+        learn: teach the language filter's n-gram identifier languages of your own: code → a UTF-8 file of that
+            language's monolingual text, one text a line (``--learn L:FILE``; :func:`xlsent.identify`).
 
     Returns:
         The kept pairs (``.pairs``: ``(score, src, tgt)``), the counts of every filter (``.report``) and notes;
@@ -298,6 +307,11 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     found = file_languages(ds)
     declared = (src_lang or found[0] or None, tgt_lang or found[1] or None)
     langs, lang_notes = pair_languages(ds["src"], ds["tgt"], declared) if "language" in kinds else ((None, None), [])
+    identifier = None
+    if learn and "language" in kinds:
+        from xlsent.data.identify import identifier_with
+
+        identifier = identifier_with(learn)
     encode = None
     if rank_by != "score":
         from xlsent.data.pairs import side_langs
@@ -314,7 +328,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     elif cut_at is not None:
         cut = lambda scores: cut_at  # noqa: E731
     res = run_filters(ds, min_words, pattern, top, rank_by, encode, center=center and rank_by != "score",
-                      noise_filters=kinds, langs=langs, max_z=max_z, cut=cut)
+                      noise_filters=kinds, langs=langs, max_z=max_z, cut=cut, identifier=identifier)
     res.notes = lang_notes + res.notes
     res.about = {"source": str(source), "preset": preset or "default", "rank_by": rank_by,
                  "languages": {"src": langs[0], "tgt": langs[1]}, "read": report.lines()}

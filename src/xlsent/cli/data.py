@@ -12,7 +12,7 @@ from rich.table import Table
 
 from xlsent.api.mining import FILTER_PRESETS
 from xlsent.cli.common import console, output_file, show_lines, show_note, table
-from xlsent.cli.options import Negatives, OnBadLines, PrintJson, takes
+from xlsent.cli.options import Learn, Negatives, OnBadLines, PrintJson, takes
 from xlsent.data.bundled import data_dir
 from xlsent.data.pair_filter import RANK_BY
 from xlsent.data.pairs import load_pairs
@@ -181,17 +181,19 @@ def filter_pairs_command(
     threshold: str = typer.Option("none", help="none | auto (xlsent mine's automatic cut on the --rank-by scores; "
                                   "meant for margin) | a number: keep pairs scoring at least this"),
     on_bad_lines: OnBadLines = "error",
+    learn: Learn = [],
     run: dict = None,
 ) -> None:
     """Clean pairs, keeping every clean pair of a translation: normalisation, empty sides, markup, duplicates and the
     noise filters, each counted (with examples) in OUTPUT.json; ranked by similarity. --preset paper: Huang et al.
     2023 §4.1's filter of mined candidates (top 2,016)."""
     from xlsent.api.mining import filter_pairs
+    from xlsent.data.identify import parse_learn
 
     res = filter_pairs(source, output, model=model, preset=preset, min_words=min_words, special_pattern=special_pattern,
                        special=not no_special, top=top, rank_by=rank_by, center=center, filters=filters,
                        src_lang=src_lang, tgt_lang=tgt_lang, max_z=max_z, threshold=threshold,
-                       on_bad_lines=on_bad_lines, **run)
+                       on_bad_lines=on_bad_lines, learn=parse_learn(learn) or None, **run)
     show_lines(res.about["read"] + res.notes)
     n_in = res.report.rows_in
     console.print(f"the filters removed {n_in - res.screened} of {n_in} pairs ({res.removed_share:.1%})")
@@ -205,21 +207,16 @@ def langid_command(
                                           "text a line here (default: print it)"),
     languages: str = typer.Option("", "--languages", help="candidate codes, comma-separated (default: every "
                                   "language the identifier knows)"),
-    learn: list[str] = typer.Option([], "--learn", help="L:FILE — teach the identifier language L from your "
-                                    "monolingual text (repeatable)"),
+    learn: Learn = [],
 ) -> None:
     """The language of each line (ISO 639-3, its macrolanguage, a score), among every udhr-all language and
     English, or among --languages (xlsent.identify)."""
     from xlsent.api.data import identify
+    from xlsent.data.identify import parse_learn
 
     if not file.is_file():
         raise XlsentError(f"{file}: no such file — give a text file, one text a line")
-    teach = {}
-    for spec in learn:
-        code, sep, path = spec.partition(":")
-        if not sep or not code or not path:
-            raise XlsentError(f"--learn {spec!r}: give L:FILE, e.g. --learn xyz:my-text.txt")
-        teach[code] = path
+    teach = parse_learn(learn)
     out = output_file(output) if output else None
     lines = file.read_text(encoding="utf-8").splitlines()
     found = identify(lines, languages=[x for x in languages.split(",") if x.strip()] or None, learn=teach or None)

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from xlsent.api.mining import INDEXES
 from xlsent.cli.common import console, err_console
-from xlsent.cli.options import RAY, RUNTIME, Dimensions, K, Margin, MatchMode, Model, StoredPrecision, takes
+from xlsent.cli.options import RAY, RUNTIME, Dimensions, K, Learn, Margin, MatchMode, Model, StoredPrecision, takes
 from xlsent.data.splitting import SPLITTERS
 from xlsent.models.registry import DEFAULT_MODEL
 
@@ -67,17 +67,19 @@ def mine_command(
                                 "five) | none; each counted, with examples, in OUTPUT.json"),
     splitter: Literal[SPLITTERS] = typer.Option("auto", help="the sentence splitter of --documents"),
     overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
+    learn: Learn = [],
     dimensions: Dimensions = None,
     run: dict = None,
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
     from xlsent.api.mining import mine
+    from xlsent.data.identify import parse_learn
 
     result = mine(src, tgt, model=model, threshold=threshold, output=output, workdir=workdir, k=k, mode=mode,
                   margin=margin, dedupe=dedupe, center=center, index=index, nprobe=nprobe, nlist=nlist,
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
-                  overwrite=overwrite, truncate_dim=dimensions, rescore=rescore, search_dimensions=search_dimensions,
+                  overwrite=overwrite, learn=parse_learn(learn) or None, truncate_dim=dimensions, rescore=rescore, search_dimensions=search_dimensions,
                   index_groups=index_groups, **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
                   show_progress_bar=True)
     summary = output.with_name(output.name + ".json")

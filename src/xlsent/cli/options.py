@@ -67,6 +67,9 @@ GpusPerWorker = Annotated[float, typer.Option("--gpus-per-worker", help="--engin
                                               "of faiss)")]
 
 Model = Annotated[str, typer.Option("--model", "-m", help="registered name or local model folder")]
+Learn = Annotated[list[str], typer.Option("--learn", help="L:FILE — teach the n-gram language identifier language L "
+                                          "from your own monolingual text, one text a line (repeatable): how a "
+                                          "language neither it nor CLD2 knows gets checked")]
 ChunkWords = Annotated[int, typer.Option("--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = "
                                          "off)")]
 OnBadLines = Annotated[Literal[BAD_LINE_POLICIES], typer.Option("--on-bad-lines", help="what a malformed line does")]

@@ -2,18 +2,23 @@
 
 In this order (a pair is counted by the first filter that removes it):
 
-* ``language`` — each side against its declared language (:mod:`xlsent.data.langid`), compared as
-  macrolanguages (SIL's ISO 639-3 table: a side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). A side
-  is taken as CLD2 *reads* it: the declared language, and any language CLD2 reliably reads on at least
-  ``readings`` (10%) of the side's lines — CLD2 reads a language it does not know, or a close relative, as one
-  language again and again (Kabuverdianu as Portuguese, Rundi as Kinyarwanda), while noise in other languages is
-  scattered; the other side's language counts so only on a ``majority`` (Nigerian Pidgin read as English). Each
-  such reading is said in the notes. A line CLD2 *reliably* identifies as a language the side is not read as is
-  removed (an unreliable or empty detection keeps the line: CLD2 is unsure of ~1% of Chichewa Bible verses) —
+* ``language`` — each side against its declared language, compared as macrolanguages (SIL's ISO 639-3 table: a
+  side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). One identifier judges a side, and the notes say
+  which: CLD2 (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, else
+  xlsent's character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language
+  taught it from the user's own text), which reads a line as another language when that language beats the best
+  of the side's own by more than :data:`NGRAM_MARGIN` (log-likelihood per n-gram). A side is taken as the
+  identifier *reads* it: the declared language, and any language it (CLD2: reliably) reads on at least
+  ``readings`` (10%) of the side's lines — an identifier reads a language it does not know, or a close relative,
+  as one language again and again (CLD2: Kabuverdianu as Portuguese, Rundi as Kinyarwanda), while noise in other
+  languages is scattered; the other side's language counts so only on a ``majority`` (Nigerian Pidgin read as
+  English). Each such reading is said in the notes. A line identified (CLD2: *reliably*) as a language the side is
+  not read as is removed (an unreliable or empty CLD2 detection keeps the line: CLD2 is unsure of ~1% of Chichewa
+  Bible verses) —
   unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the side's
   other lines: CLD2 takes Chichewa lists of names for Kinyarwanda, Venda or Shona, and these keep their pairs.
-  For a declared language CLD2 does not know, the report says it could not be confirmed, and the side is checked
-  against its own vocabulary instead: a line of at least 5 distinct words that shares under 0.3 × the side's
+  For a declared language neither identifier knows, the report says it could not be confirmed, and the side is
+  checked against its own vocabulary instead: a line of at least 5 distinct words that shares under 0.3 × the side's
   median share of words seen in its other lines is removed (a paragraph of another language in the same script
   shares almost none); not judged where that median is under 0.4 (scripts written without spaces, sides whose
   words rarely repeat). A line whose writing
@@ -65,6 +70,7 @@ class NoiseReport:
     rows_out: int
     filters: list[FilterCount]
     notes: list[str]
+    removed_by: list[str | None] = field(default_factory=list)  # per pair in: the filter that removed it, or None
 
     def to_dict(self) -> dict:
         return {"rows_in": self.rows_in, "rows_out": self.rows_out,
@@ -141,9 +147,46 @@ def _truncated(src: Sequence[str], tgt: Sequence[str], keep: np.ndarray, z: np.n
     return keep & ends & open_ & (z < -below)
 
 
+#: the n-gram identifier's reading of a line counts against the side's language only when that reading's
+#: log-likelihood per n-gram beats the best of the side's own language(s) by more than this (chosen on udhr-all:dev
+#: with benchmarks/filter_noise.py)
+NGRAM_MARGIN = 0.0
+#: lines scored by the n-gram identifier at once (its scores are lines × languages)
+_CHUNK = 4096
+
+
+def _ngram_readings(model, texts: Sequence[str], keep: np.ndarray, lang: str, margin: float) -> list[str | None]:
+    """Each kept line's language as the n-gram identifier reads it, as a macrolanguage (:func:`langid.macro`):
+    ``lang`` when one of the side's own languages (the model's languages whose macrolanguage is ``lang``) scores
+    best or within ``margin`` of the best; None for a line without letters."""
+    from xlsent.data.langid import macro
+
+    macros = [macro(code) for code in model.languages]
+    own = np.array([m == lang for m in macros])
+    out: list[str | None] = [None] * len(texts)
+    idx = [i for i in range(len(texts)) if keep[i] and any(ch.isalpha() for ch in texts[i])]
+    for start in range(0, len(idx), _CHUNK):
+        part = idx[start:start + _CHUNK]
+        _, s = model.scores([texts[i] for i in part])
+        best = s.argmax(axis=1)
+        mine = s[:, own].max(axis=1)
+        for j, i in enumerate(part):
+            b = int(best[j])
+            out[i] = lang if own[b] or s[j, b] - mine[j] <= margin else macros[b]
+    return out
+
+
+def knows(model, lang: str | None) -> bool:
+    """Whether the n-gram identifier knows ``lang`` (a code as :func:`langid.macro` gives it) or a member of it."""
+    from xlsent.data.langid import macro
+
+    return bool(lang) and any(macro(code) == lang for code in model.languages)
+
+
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
               keep: np.ndarray, notes: list[str], own_words: float, readings: float, majority: float,
-              vocabulary: tuple[float, float, int] = (0.3, 0.4, 5)) -> tuple[np.ndarray, str]:
+              vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), identifier=None,
+              margin: float = NGRAM_MARGIN) -> tuple[np.ndarray, str]:
     from xlsent.data.langid import detect, detectable_macros, macro, script
 
     drop = np.zeros(len(src), dtype=bool)
@@ -161,28 +204,40 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             continue
         # compared as macrolanguages: CLD2 says zh, ar, ms where a user declares cmn, arb, ind
         lang, other = macro(lang), macro(langs[1] if side == "source" else langs[0])
-        known = lang in detectable_macros()
-        found = [None if not k else detect(t) for t, k in zip(texts, keep)]
-        found = [d.lang and macro(d.lang) if d is not None and d.reliable else None for d in found]
-        # the side's own readings: CLD2 reads a language it does not know, or a close relative, as one language
+        # who judges the side: CLD2 (fast, reliable where it knows the language), else the n-gram identifier
+        # (xlsent.data.identify: every udhr-all language, and any taught it), else neither
+        if lang in detectable_macros():
+            judge = "CLD2"
+            found = [None if not k else detect(t) for t, k in zip(texts, keep)]
+            found = [d.lang and macro(d.lang) if d is not None and d.reliable else None for d in found]
+        else:
+            if identifier is None:
+                from xlsent.data.identify import bundled_identifier
+
+                identifier = bundled_identifier()
+            judge = "the n-gram identifier" if knows(identifier, lang) else None
+            found = _ngram_readings(identifier, texts, keep, lang, margin) if judge else [None] * len(texts)
+        notes.append(f"language: the {side}'s language ({lang}) judged by {judge}" if judge else
+                     f"language: the {side}'s language ({lang}) is known to neither CLD2 nor the n-gram identifier — "
+                     "teach it the language from your own monolingual text (--learn L:FILE)")
+        # the side's own readings: a detector reads a language it does not know, or a close relative, as one language
         # again and again (Kabuverdianu as Portuguese, Rundi as Kinyarwanda); injected or crawled noise in another
         # language is scattered. A language read on a share of the side's lines is the side's; the other side's
         # language only on a majority (Nigerian Pidgin read as English).
         lines = int(keep.sum()) or 1
-        accepted = {lang} if known else set()
+        accepted = {lang} if judge else set()
         for found_lang, count in Counter(f for f in found if f).items():
             if found_lang != lang and count >= (majority if found_lang == other else readings) * lines:
                 accepted.add(found_lang)
-                notes.append(f"language: CLD2 reads {count / lines:.0%} of the {side}'s lines as {found_lang} — taken "
-                             f"as how it reads the declared {lang} (a close relative, or a language CLD2 does not "
-                             "know), not as noise")
+                notes.append(f"language: {judge} reads {count / lines:.0%} of the {side}'s lines as {found_lang} — "
+                             f"taken as how it reads the declared {lang} (a close relative, or a language it does "
+                             "not know), not as noise")
         flagged = [f is not None and f not in accepted for f in found]
-        if not known:
+        if not judge:
             strangers = _strangers(texts, keep & ~np.array(flagged, dtype=bool), vocabulary)
             drop |= strangers
-            notes.append(f"language: CLD2 does not know '{lang}' ({side}): lines it reliably identifies as a "
-                         "language the side is not read as are removed, and lines that share almost none of the "
-                         f"side's own words ({int(strangers.sum())}), but the declared language cannot be confirmed")
+            notes.append(f"language: lines of the {side} that share almost none of its own words are removed "
+                         f"({int(strangers.sum())}), but the declared language cannot be confirmed")
         # the side's own words: those seen twice in its lines that are not flagged; a flagged line mostly in them stays
         words: Counter = Counter()
         for f, k, t in zip(flagged, keep, texts):
@@ -193,10 +248,12 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             if f and not drop[i]:
                 tokens = normalise(texts[i]).split()
                 drop[i] = not tokens or sum(w in own for w in tokens) < own_words * len(tokens)
-        parts.append(f"{side} reliably identified as a language it is not read as ({', '.join(sorted(accepted))})"
+        by = f" ({judge})" if judge else ""
+        parts.append(f"{side} identified as a language it is not read as ({', '.join(sorted(accepted))}){by}"
                      if accepted else f"{side} reliably identified as any language")
-        if not known:
-            parts.append(f"{side} sharing almost none of the side's own words (its language, {lang}, unknown to CLD2)")
+        if not judge:
+            parts.append(f"{side} sharing almost none of the side's own words (its language, {lang}, unknown to "
+                         "CLD2 and the n-gram identifier)")
     why = "; ".join(parts) or "nothing to check"
     return drop, why + (" (a line mostly in its side's own words is kept)" if any(langs) else "")
 
@@ -205,21 +262,28 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
                         filters: Sequence[str] = NOISE_FILTERS, max_z: float = 4.0, min_rows_for_ratio: int = 30,
                         own_words: float = 0.5, readings: float = 0.1, majority: float = 0.5,
                         vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), truncated: tuple[float, float] = (2.0, 0.9),
-                        examples: int = 3) -> tuple[np.ndarray, NoiseReport]:
+                        examples: int = 3, identifier=None, margin: float = NGRAM_MARGIN
+                        ) -> tuple[np.ndarray, NoiseReport]:
     """A keep-mask over the pairs and what each filter removed. ``langs``: the sides' normalised codes
-    (:func:`xlsent.data.langid.language_code`), None where unknown."""
+    (:func:`xlsent.data.langid.language_code`), None where unknown; ``identifier``: the n-gram identifier for the
+    languages CLD2 does not know (default: the bundled one, :func:`xlsent.data.identify.bundled_identifier`; one
+    taught a language of yours: :func:`xlsent.data.identify.identifier_with`)."""
     n = len(src)
     keep = np.ones(n, dtype=bool)
     counts, notes = [], []
+    removed_by: list[str | None] = [None] * n
 
     def record(name: str, drop: np.ndarray, why: str) -> None:
         drop = drop & keep
         idx = np.nonzero(drop)[0]
         counts.append(FilterCount(name, int(len(idx)), why, [(src[i], tgt[i]) for i in idx[:examples]]))
         keep[idx] = False
+        for i in idx:
+            removed_by[i] = name
 
     if "language" in filters:
-        drop, why = _language(src, tgt, langs, keep, notes, own_words, readings, majority, vocabulary)
+        drop, why = _language(src, tgt, langs, keep, notes, own_words, readings, majority, vocabulary, identifier,
+                              margin)
         record("language", drop, why)
     norm_s = norm_t = None
     if "copy" in filters or "near-duplicate" in filters:
@@ -259,4 +323,4 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
                 a, b = numbers(src[i]), numbers(tgt[i])
                 drop[i] = bool(a) and bool(b) and a != b
         record("numbers", drop, "the two sides' numbers differ")
-    return keep, NoiseReport(n, int(keep.sum()), counts, notes)
+    return keep, NoiseReport(n, int(keep.sum()), counts, notes, removed_by)

@@ -102,15 +102,17 @@ def read_candidates(path: str | Path, on_bad_lines: str = "error"):
 
 
 def screen(ds, min_words: int = 0, special_pattern: str | None = None, noise_filters: tuple[str, ...] = (),
-           langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0):
+           langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0, identifier=None):
     """The cleaning (:func:`xlsent.data.cleaning.clean_pairs`: normalisation, empty sides, ``min_words``,
     ``special_pattern``, exact duplicates) then the noise filters; ``(kept dataset, CleanReport, NoiseReport or
-    None, notes)``, every filter counted."""
+    None, notes)``, every filter counted; ``identifier``: the n-gram language identifier of the language filter
+    (default: the bundled one)."""
     ds, report = clean_pairs(ds, min_words=min_words or None, special_pattern=special_pattern or None, dedupe=True)
     notes = [f"filter {n} removed {r} ({w})" for n, r, w in report.steps]
     noise = None
     if noise_filters and len(ds):
-        keep, noise = apply_noise_filters(list(ds["src"]), list(ds["tgt"]), langs, noise_filters, max_z)
+        keep, noise = apply_noise_filters(list(ds["src"]), list(ds["tgt"]), langs, noise_filters, max_z,
+                                          identifier=identifier)
         notes += [f"filter {f.name} removed {f.removed} ({f.why})" for f in noise.filters] + noise.notes
         ds = ds.select(np.nonzero(keep)[0])
     return ds, report, noise, notes
@@ -120,17 +122,17 @@ def filter_pairs(ds, min_words: int = 0, special_pattern: str | None = None, top
                  encode: Callable[[list[str], str], np.ndarray] | None = None, k: int = 4,
                  center: bool = False, noise_filters: tuple[str, ...] = (),
                  langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0,
-                 cut: Callable[[np.ndarray], float | None] | None = None) -> FilteredPairs:
+                 cut: Callable[[np.ndarray], float | None] | None = None, identifier=None) -> FilteredPairs:
     """Clean (every filter counted), filter the noise, score, cut and keep the ``top`` best.
 
     ``encode(texts, side)`` embeds one side (``"src"`` or ``"tgt"``) for ``cosine`` / ``margin`` / ``csls``
     ranking; ``center`` subtracts each side's mean over the candidates first; ``noise_filters`` and ``langs``
-    (normalised codes, None = unknown) as :func:`xlsent.data.noise_filters.apply_noise_filters`."""
+    (normalised codes, None = unknown) and ``identifier`` as :func:`xlsent.data.noise_filters.apply_noise_filters`."""
     if rank_by not in RANK_BY:
         raise XlsentError(f"unknown {named('rank_by', rank_by)}: use one of {', '.join(RANK_BY)}")
     if rank_by == "score" and "score" not in ds.column_names:
         raise XlsentError("rank_by='score' needs a mined file (score<TAB>src<TAB>tgt); use 'cosine' or 'margin'")
-    ds, report, noise, notes = screen(ds, min_words, special_pattern, noise_filters, langs, max_z)
+    ds, report, noise, notes = screen(ds, min_words, special_pattern, noise_filters, langs, max_z, identifier)
     src, tgt = list(ds["src"]), list(ds["tgt"])
     if not src:
         raise XlsentError("no pair is left after the filters — loosen min_words= or special_pattern=, or switch "

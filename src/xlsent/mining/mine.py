@@ -85,13 +85,15 @@ def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> No
 def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str, workdir: str | Path,
          cfg: MineConfig, encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
          inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "", engine=None,
-         encoder_settings=None, noise_filters: tuple[str, ...] = (), search_gpu: int | None = None) -> MineResult:
+         encoder_settings=None, noise_filters: tuple[str, ...] = (), search_gpu: int | None = None,
+         identifier=None) -> MineResult:
     """Run (or resume) a mining job and select pairs. ``src``/``tgt``: sentences, or an input file de-duplicated
     by :func:`xlsent.mining.job.open_input`; ``encoder`` default: the model by name; ``engine``: where the tasks
     run, :mod:`xlsent.mining.engine`, default here; ``noise_filters``: applied to the selected pairs
     (:mod:`xlsent.data.noise_filters`; the language filter checks ``src_lang``/``tgt_lang``, else each side's
-    language detected from the pairs); ``search_gpu``: without an engine, the GPU faiss searches on here (None:
-    the CPU; :func:`xlsent.mining.index.gpu_search`)."""
+    language detected from the pairs; ``identifier``: its n-gram identifier, default the bundled one);
+    ``search_gpu``: without an engine, the GPU faiss searches on here (None: the CPU;
+    :func:`xlsent.mining.index.gpu_search`)."""
     t0 = time.perf_counter()
     job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
                     tgt_lang=tgt_lang)
@@ -112,7 +114,7 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
 
         src_texts, tgt_texts = [p[1] for p in pairs], [p[2] for p in pairs]
         langs, notes = pair_languages(src_texts, tgt_texts, (src_lang or None, tgt_lang or None))
-        keep, report = apply_noise_filters(src_texts, tgt_texts, langs, noise_filters)
+        keep, report = apply_noise_filters(src_texts, tgt_texts, langs, noise_filters, identifier=identifier)
         pairs = [p for p, k in zip(pairs, keep) if k]
         filtered = {**report.to_dict(), "languages": {"src": langs[0], "tgt": langs[1]},
                     "notes": notes + report.notes}
