@@ -68,6 +68,7 @@ def inject(src: list[str], tgt: list[str], other: list[str], rng: random.Random,
     per = max(1, n // 20)
     start = min(per * 2, n // 4)
     chosen = rng.sample([i for i in range(start, n) if label[i] == "true"], per * len(KINDS))
+    drawn = set(chosen)
     for k, kind in enumerate(KINDS):
         for i in chosen[k * per:(k + 1) * per]:
             label[i] = kind
@@ -78,7 +79,7 @@ def inject(src: list[str], tgt: list[str], other: list[str], rng: random.Random,
             elif kind == "other-language":
                 tgt[i] = rng.choice(other)
             elif kind == "near-duplicate":
-                j = rng.choice([j for j in range(i) if label[j] == "true"])
+                j = rng.choice([j for j in range(i) if label[j] == "true" and j not in drawn])  # stays true
                 src[i], tgt[i] = src[j].upper().rstrip(".") + " .", tgt[j].lower().replace(",", "")
             else:
                 tgt[i] = tgt[i][: max(1, len(tgt[i]) // 3)]
@@ -242,7 +243,7 @@ class CrossFitted:
         found = {fold for full, fold in self.prefix.get(norm[:15], []) if full.startswith(norm)}
         return found.pop() if len(found) == 1 else 0
 
-    def scores(self, texts):
+    def scores(self, texts, languages=None, per_ngram: bool = True):
         import numpy as np
 
         folds = np.array([self.fold_of(t) for t in texts])
@@ -250,7 +251,7 @@ class CrossFitted:
         for k, model in enumerate(self.models):
             idx = np.nonzero(folds == k)[0]
             if len(idx):
-                out[idx] = model.scores([texts[i] for i in idx])[1]
+                out[idx] = model.scores([texts[i] for i in idx], per_ngram=per_ngram)[1]
         return self.languages, out
 
 

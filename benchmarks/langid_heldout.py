@@ -62,6 +62,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from xlsent.data.identify import BUNDLED_MIN_COUNT
+
 PEERS_REQUIREMENTS = "benchmarks/requirements-langid-peers.txt"
 
 #: the confusable groups: (name, ISO 639-3 macrolanguage whose members present belong, codes that belong as well)
@@ -100,7 +102,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--split", choices=("dev", "test"), default="dev")
     ap.add_argument("--ngrams", default="1,4", help="n-gram lengths, lo,hi")
     ap.add_argument("--alpha", type=float, default=0.5)
-    ap.add_argument("--min-count", type=int, default=1, help="keep a language's n-grams seen this many times")
+    ap.add_argument("--min-count", type=int, default=BUNDLED_MIN_COUNT, help="keep a language's n-grams seen this many "
+                    "times (default: the bundled model's)")
     ap.add_argument("--worst", type=int, default=12, help="list this many languages with the lowest F1")
     ap.add_argument("--beats", type=int, default=8, help="list this many macrolanguages where a peer beats ours most")
     ap.add_argument("--repeats", type=int, default=3, help="time each identifier this many passes, keep the fastest")

@@ -131,3 +131,36 @@ def test_the_langid_command_prints_a_tsv_and_writes_a_file(tmp_path):
     assert p.returncode == 0 and "wrote" in p.stdout and out.read_text(encoding="utf-8").startswith("nya\t")
     bad = run_cli("data", "langid", str(texts), "--learn", "zz")
     assert bad.returncode == 2 and "give L:FILE" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_filter_pairs_learns_a_users_language_and_says_who_judged_each_side(tmp_path):
+    """``xlsent data filter-pairs --learn qaa:FILE --tgt-lang qaa``: a made-up language taught from monolingual text
+    is judged by the n-gram identifier (the English line among its targets goes, and the summary says so); a bad
+    --learn is one line before anything loads."""
+    import json
+
+    from test_cli import xlsent as run_cli
+
+    rng = np.random.default_rng(1)
+    syllables = ["zqu", "vex", "qo", "xil", "jzu", "kvo"]
+
+    def sentence() -> str:
+        return " ".join("".join(rng.choice(syllables, 2)) for _ in range(6)) + "."
+
+    mono = tmp_path / "mono.txt"
+    mono.write_text("\n".join(sentence() for _ in range(40)) + "\n", encoding="utf-8")
+    english = [f"Everyone has the right number {w} to life, liberty and the security of person." for w in
+               "one two three four five six seven eight nine ten eleven twelve".split()]
+    targets = [sentence() for _ in english[:-1]] + ["All human beings are born free and equal in dignity and rights."]
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("".join(f"0.9\t{s}\t{t}\n" for s, t in zip(english, targets)), encoding="utf-8")
+    out = tmp_path / "o.tsv"
+    p = run_cli("data", "filter-pairs", str(pairs), "-o", str(out), "--rank-by", "score", "--filters", "language",
+                "--src-lang", "en", "--tgt-lang", "qaa", "--learn", f"qaa:{mono}")
+    assert p.returncode == 0, p.stderr[-2000:]
+    summary = json.loads(out.with_name(out.name + ".json").read_text(encoding="utf-8"))
+    assert len(out.read_text(encoding="utf-8").splitlines()) == len(english) - 1
+    notes = " ".join(summary["notes"])
+    assert "target's language (qaa) judged by the n-gram identifier" in notes and "(en) judged by CLD2" in notes
+    bad = run_cli("data", "filter-pairs", str(pairs), "-o", str(out), "--rank-by", "score", "--learn", "qaa")
+    assert bad.returncode == 2 and "give L:FILE" in bad.stderr and "Traceback" not in bad.stderr

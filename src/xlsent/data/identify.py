@@ -124,9 +124,11 @@ class NgramIdentifier:
 
     # -- judging --------------------------------------------------------------------------------------------------
 
-    def scores(self, texts: Sequence[str], languages: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
-        """(candidate languages, per-text log-likelihood per n-gram of each): ``languages`` restricts the candidates
-        to those given that the model knows (all of them when None)."""
+    def scores(self, texts: Sequence[str], languages: Sequence[str] | None = None,
+               per_ngram: bool = True) -> tuple[list[str], np.ndarray]:
+        """(candidate languages, per-text log-likelihood of each — per n-gram, or the text's whole with
+        ``per_ngram=False``): ``languages`` restricts the candidates to those given that the model knows (all of
+        them when None)."""
         import scipy.sparse as sp
 
         rows = self._rows(languages)
@@ -148,7 +150,7 @@ class NgramIdentifier:
                           shape=(len(texts), len(self.vocabulary)))
         d = self.delta[rows]
         loglik = np.asarray((x @ d.T).todense(), dtype=np.float64) + totals[:, None] * self.floor[rows][None, :]
-        return [self.languages[r] for r in rows], loglik / np.maximum(totals, 1)[:, None]
+        return [self.languages[r] for r in rows], loglik / np.maximum(totals, 1)[:, None] if per_ngram else loglik
 
     def identify(self, texts: Sequence[str], languages: Sequence[str] | None = None) -> list[Identified]:
         """Each text's most likely language among the candidates and its softmax share (see the module)."""

@@ -7,7 +7,7 @@ In this order (a pair is counted by the first filter that removes it):
   which: CLD2 (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, else
   xlsent's character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language
   taught it from the user's own text), which reads a line as another language when that language beats the best
-  of the side's own by more than :data:`NGRAM_MARGIN` (log-likelihood per n-gram). A side is taken as the
+  of the side's own by more than :data:`NGRAM_MARGIN` (nats of the line's log-likelihood). A side is taken as the
   identifier *reads* it: the declared language, and any language it (CLD2: reliably) reads on at least
   ``readings`` (10%) of the side's lines — an identifier reads a language it does not know, or a close relative,
   as one language again and again (CLD2: Kabuverdianu as Portuguese, Rundi as Kinyarwanda), while noise in other
@@ -26,13 +26,16 @@ In this order (a pair is counted by the first filter that removes it):
   removed too — a check that needs no model, so it works for any language.
 * ``copy`` — the target equals the source after normalisation (lower-cased; punctuation, symbols and digits
   removed; spaces collapsed).
-* ``near-duplicate`` — either side, normalised so, equals that side of an earlier pair: the first is kept.
+* ``near-duplicate`` — either side, normalised so, equals that side of an earlier pair: the first is kept; and a
+  pair whose two sides both equal those of an earlier pair that a filter above removed goes as well (a copy of
+  noise is noise — while a pair sharing only one side with a removed pair, a source's second translation, stays).
 * ``length-ratio`` — the log of the target's over the source's character length is an outlier of the file's own
   distribution: further than ``max_z`` robust standard deviations (1.4826 × the median absolute deviation)
   from the median — so it adapts to the language pair. A target cut off is removed too: more than 2 robust
   standard deviations shorter than the median, ending in a word where its source ends a sentence — judged only
   where the file's targets end with punctuation whenever their sources end a sentence (on at least 90% of its
-  pairs). Skipped, with a note, below ``min_rows_for_ratio`` pairs.
+  pairs of ordinary length, within 2 robust standard deviations: the cut ones do not lower it). Skipped, with a
+  note, below ``min_rows_for_ratio`` pairs.
 * ``numbers`` — both sides hold digits and their numbers differ (``1,000`` = ``1000``; a side without digits
   may spell its numbers out, so it is not compared).
 """
@@ -138,18 +141,19 @@ def _truncated(src: Sequence[str], tgt: Sequence[str], keep: np.ndarray, z: np.n
                habit: float) -> np.ndarray:
     """Targets cut off: shorter than the file's ratio by more than ``below`` robust standard deviations, ending in a
     word where their source ends a sentence — judged only where the file's targets end with punctuation whenever
-    their sources end a sentence, on at least ``habit`` of its pairs (not for a script or style without it)."""
+    their sources end a sentence, on at least ``habit`` of its pairs of ordinary length (within ``below`` robust
+    standard deviations: the cut ones do not lower it) — not for a script or style without it."""
     ends = np.array([_ends_sentence(s) for s in src], dtype=bool)
     open_ = np.array([_ends_in_a_word(t) for t in tgt], dtype=bool)
-    base = keep & ends
+    base = keep & ends & (np.abs(z) <= below)  # the habit of pairs of ordinary length: the cut ones do not count
     if not base.any() or 1.0 - float(open_[base].mean()) < habit:
         return np.zeros(len(src), dtype=bool)
     return keep & ends & open_ & (z < -below)
 
 
 #: the n-gram identifier's reading of a line counts against the side's language only when that reading's
-#: log-likelihood per n-gram beats the best of the side's own language(s) by more than this (chosen on udhr-all:dev
-#: with benchmarks/filter_noise.py)
+#: log-likelihood (the line's whole: a short line carries less evidence) beats the best of the side's own
+#: language(s) by more than this many nats (chosen on udhr-all:dev with benchmarks/filter_noise.py)
 NGRAM_MARGIN = 0.0
 #: lines scored by the n-gram identifier at once (its scores are lines × languages)
 _CHUNK = 4096
@@ -158,7 +162,7 @@ _CHUNK = 4096
 def _ngram_readings(model, texts: Sequence[str], keep: np.ndarray, lang: str, margin: float) -> list[str | None]:
     """Each kept line's language as the n-gram identifier reads it, as a macrolanguage (:func:`langid.macro`):
     ``lang`` when one of the side's own languages (the model's languages whose macrolanguage is ``lang``) scores
-    best or within ``margin`` of the best; None for a line without letters."""
+    best or within ``margin`` (nats of the line's log-likelihood) of the best; None for a line without letters."""
     from xlsent.data.langid import macro
 
     macros = [macro(code) for code in model.languages]
@@ -167,13 +171,19 @@ def _ngram_readings(model, texts: Sequence[str], keep: np.ndarray, lang: str, ma
     idx = [i for i in range(len(texts)) if keep[i] and any(ch.isalpha() for ch in texts[i])]
     for start in range(0, len(idx), _CHUNK):
         part = idx[start:start + _CHUNK]
-        _, s = model.scores([texts[i] for i in part])
+        _, s = model.scores([texts[i] for i in part], per_ngram=False)
         best = s.argmax(axis=1)
         mine = s[:, own].max(axis=1)
         for j, i in enumerate(part):
             b = int(best[j])
             out[i] = lang if own[b] or s[j, b] - mine[j] <= margin else macros[b]
     return out
+
+
+def _bundled():
+    from xlsent.data.identify import bundled_identifier
+
+    return bundled_identifier()
 
 
 def knows(model, lang: str | None) -> bool:
@@ -207,17 +217,23 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         # who judges the side: CLD2 (fast, reliable where it knows the language), else the n-gram identifier
         # (xlsent.data.identify: every udhr-all language, and any taught it), else neither
         if lang in detectable_macros():
-            judge = "CLD2"
+            judge, how = "CLD2", "CLD2"
             found = [None if not k else detect(t) for t, k in zip(texts, keep)]
             found = [d.lang and macro(d.lang) if d is not None and d.reliable else None for d in found]
+            # a line CLD2 cannot place (in a language it does not know, mostly) goes to the n-gram identifier
+            unsure = np.array([k and f is None for f, k in zip(found, keep)], dtype=bool)
+            if unsure.any():
+                identifier = identifier or _bundled()
+                if knows(identifier, lang):
+                    second = _ngram_readings(identifier, texts, unsure, lang, margin)
+                    found = [g if u else f for f, g, u in zip(found, second, unsure)]
+                    how = (f"CLD2, and the n-gram identifier for the {int(unsure.sum())} line(s) CLD2 could not "
+                           "place")
         else:
-            if identifier is None:
-                from xlsent.data.identify import bundled_identifier
-
-                identifier = bundled_identifier()
-            judge = "the n-gram identifier" if knows(identifier, lang) else None
+            identifier = identifier or _bundled()
+            judge = how = "the n-gram identifier" if knows(identifier, lang) else None
             found = _ngram_readings(identifier, texts, keep, lang, margin) if judge else [None] * len(texts)
-        notes.append(f"language: the {side}'s language ({lang}) judged by {judge}" if judge else
+        notes.append(f"language: the {side}'s language ({lang}) judged by {how}" if judge else
                      f"language: the {side}'s language ({lang}) is known to neither CLD2 nor the n-gram identifier — "
                      "teach it the language from your own monolingual text (--learn L:FILE)")
         # the side's own readings: a detector reads a language it does not know, or a close relative, as one language
@@ -292,16 +308,18 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
         record("copy", np.array([bool(a) and a == b for a, b in zip(norm_s, norm_t)], dtype=bool),
                "target equal to the source (lower-cased, without punctuation and digits)")
     if "near-duplicate" in filters:
-        seen_s, seen_t, drop = set(), set(), np.zeros(n, dtype=bool)
+        seen_s, seen_t, seen, drop = set(), set(), set(), np.zeros(n, dtype=bool)
         for i in range(n):
-            if not keep[i]:
-                continue
-            if (norm_s[i] and norm_s[i] in seen_s) or (norm_t[i] and norm_t[i] in seen_t):
+            pair = (norm_s[i], norm_t[i])
+            if keep[i] and ((norm_s[i] and norm_s[i] in seen_s) or (norm_t[i] and norm_t[i] in seen_t)
+                            or (all(pair) and pair in seen)):
                 drop[i] = True
-            else:
+            elif keep[i]:
                 seen_s.add(norm_s[i])
                 seen_t.add(norm_t[i])
-        record("near-duplicate", drop, "a side equal to that side of an earlier pair (same normalisation)")
+            seen.add(pair)
+        record("near-duplicate", drop, "a side equal to that side of an earlier pair kept, or both sides equal to "
+               "those of an earlier pair removed (same normalisation)")
     if "length-ratio" in filters:
         ratio = np.array([math.log((len(b) + 1) / (len(a) + 1)) for a, b in zip(src, tgt)])
         if keep.sum() < min_rows_for_ratio:
