@@ -80,12 +80,13 @@ def inject(src: list[str], tgt: list[str], other: list[str], rng: random.Random,
                 tgt[i] = rng.choice(other)
             elif kind == "near-duplicate":
                 j = rng.choice([j for j in range(i) if label[j] == "true" and j not in drawn])  # stays true
+                drawn.add(j)
                 src[i], tgt[i] = src[j].upper().rstrip(".") + " .", tgt[j].lower().replace(",", "")
             else:
                 tgt[i] = tgt[i][: max(1, len(tgt[i]) // 3)]
     if neighbour is not None:
         extra = random.Random(zlib.crc32("\n".join(src[:3]).encode()))  # not from rng: the next runs draw as before
-        rest = [i for i in range(start, n) if label[i] == "true"]
+        rest = [i for i in range(start, n) if label[i] == "true" and i not in drawn]  # not a near-duplicate's original
         for i in extra.sample(rest, min(per, len(rest))):
             text = neighbour(i, extra)
             if text:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
                                 old_names, output_file, parse_filters, parse_threshold, place)
+from xlsent.data.noise_filters import MAX_Z
 from xlsent.utils.errors import XlsentError, named
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
                  preset: str | None = None, min_words: int | None = None, special_pattern: str | None = None,
                  special: bool = True, top: int | None = None, rank_by: str = "cosine", center: bool = False,
                  filters: str | Sequence[str] = "default", src_lang: str | None = None, tgt_lang: str | None = None,
-                 max_z: float = 4.0, threshold: str | float | None = None, on_bad_lines: str = "error", device: str = "auto",
+                 max_z: float = MAX_Z, threshold: str | float | None = None, on_bad_lines: str = "error", device: str = "auto",
                  dtype: str = "auto", learn: Mapping[str, str | Path] | None = None) -> "FilteredPairs":
     """Clean pairs: keep every clean pair of your file, ranked by similarity (``xlsent data filter-pairs``).
 

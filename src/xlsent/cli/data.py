@@ -15,6 +15,7 @@ from xlsent.cli.common import console, output_file, show_lines, show_note, table
 from xlsent.cli.options import Learn, Negatives, OnBadLines, PrintJson, takes
 from xlsent.data.bundled import data_dir
 from xlsent.data.pair_filter import RANK_BY
+from xlsent.data.noise_filters import MAX_Z as NOISE_MAX_Z
 from xlsent.data.pairs import load_pairs
 from xlsent.data.registry import KINDS, rows as dataset_rows
 from xlsent.data.splitting import SPLITTERS
@@ -147,7 +148,7 @@ def _write_triplets(output: str, rows: list[tuple], source: str) -> None:
 
 FILTERS = typer.Option("default", "--filters", help="noise filters, comma-separated: language (each side against "
                        "its language, CLD2), copy, near-duplicate, length-ratio, numbers | default (all five) | none")
-MAX_Z = typer.Option(4.0, "--max-length-z", help="length-ratio filter: remove pairs whose log length ratio lies "
+MAX_Z = typer.Option(NOISE_MAX_Z, "--max-length-z", help="length-ratio filter: remove pairs whose log length ratio lies "
                      "further than this many robust standard deviations from the file's median")
 
 

@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 
 from xlsent.data.cleaning import CleanReport, clean_pairs
-from xlsent.data.noise_filters import NoiseReport, apply_noise_filters
+from xlsent.data.noise_filters import MAX_Z, NoiseReport, apply_noise_filters
 from xlsent.data.readers import read_fields, read_lines, read_pairs
 from xlsent.similarity import center as center_rows, pair_margins, unit
 from xlsent.utils.errors import XlsentError, named
@@ -102,7 +102,7 @@ def read_candidates(path: str | Path, on_bad_lines: str = "error"):
 
 
 def screen(ds, min_words: int = 0, special_pattern: str | None = None, noise_filters: tuple[str, ...] = (),
-           langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0, identifier=None):
+           langs: tuple[str | None, str | None] = (None, None), max_z: float = MAX_Z, identifier=None):
     """The cleaning (:func:`xlsent.data.cleaning.clean_pairs`: normalisation, empty sides, ``min_words``,
     ``special_pattern``, exact duplicates) then the noise filters; ``(kept dataset, CleanReport, NoiseReport or
     None, notes)``, every filter counted; ``identifier``: the n-gram language identifier of the language filter
@@ -121,7 +121,7 @@ def screen(ds, min_words: int = 0, special_pattern: str | None = None, noise_fil
 def filter_pairs(ds, min_words: int = 0, special_pattern: str | None = None, top: int = 0, rank_by: str = "cosine",
                  encode: Callable[[list[str], str], np.ndarray] | None = None, k: int = 4,
                  center: bool = False, noise_filters: tuple[str, ...] = (),
-                 langs: tuple[str | None, str | None] = (None, None), max_z: float = 4.0,
+                 langs: tuple[str | None, str | None] = (None, None), max_z: float = MAX_Z,
                  cut: Callable[[np.ndarray], float | None] | None = None, identifier=None) -> FilteredPairs:
     """Clean (every filter counted), filter the noise, score, cut and keep the ``top`` best.
 
