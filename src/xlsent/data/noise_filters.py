@@ -3,27 +3,30 @@
 In this order (a pair is counted by the first filter that removes it):
 
 * ``language`` — each side against its declared language, compared as macrolanguages (SIL's ISO 639-3 table: a
-  side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). One identifier judges a side, and the notes say
-  which: CLD2 (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, else
-  xlsent's character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language
-  taught it from the user's own text), which reads a line as another language when that language beats the best
-  of the side's own by more than :data:`NGRAM_MARGIN` (nats of the line's log-likelihood). A side is taken as the
-  identifier *reads* it: the declared language, and any language it (CLD2: reliably) reads on at least
-  ``readings`` (10%) of the side's lines — an identifier reads a language it does not know, or a close relative,
-  as one language again and again (CLD2: Kabuverdianu as Portuguese, Rundi as Kinyarwanda), while noise in other
-  languages is scattered; the other side's language counts so only on a ``majority`` (Nigerian Pidgin read as
-  English). Each such reading is said in the notes. A line identified (CLD2: *reliably*) as a language the side is
-  not read as is removed (an unreliable or empty CLD2 detection keeps the line: CLD2 is unsure of ~1% of Chichewa
-  Bible verses) —
+  side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). Who judges a side — the notes say: CLD2
+  (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, with xlsent's
+  character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language taught it
+  from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know); the
+  n-gram identifier alone for the other languages it knows. It reads a line as another language when that
+  language beats the best of the side's own by more than :data:`NGRAM_MARGIN` nats of the line's log-likelihood
+  (a short line needs a clearer difference). A side is taken as the identifier *reads* it: the declared language,
+  and any language it (CLD2: reliably) reads on at least ``readings`` (10%) of the side's lines — CLD2 reads a
+  language it does not know, or a close relative, as one language again and again (Kabuverdianu as Portuguese,
+  Rundi as Kinyarwanda), while noise in other languages is scattered; the other side's language counts so only
+  on a ``majority`` (Nigerian Pidgin read as English). The n-gram identifier knows the declared language: once it
+  reads at least ``recognised_share`` (a third) of the side's lines so, no other reading is taken as the side's
+  (a crawl's text in the neighbouring language is noise however much of it there is). Each such reading is said
+  in the notes. A line identified (CLD2: *reliably*) as a language the side is not read as is removed (an
+  unreliable or empty CLD2 detection alone keeps the line: CLD2 is unsure of ~1% of Chichewa Bible verses) —
   unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the side's
   other lines: CLD2 takes Chichewa lists of names for Kinyarwanda, Venda or Shona, and these keep their pairs.
   For a declared language neither identifier knows, the report says it could not be confirmed, and the side is
-  checked against its own vocabulary instead: a line of at least 5 distinct words that shares under 0.3 × the side's
-  median share of words seen in its other lines is removed (a paragraph of another language in the same script
-  shares almost none); not judged where that median is under 0.4 (scripts written without spaces, sides whose
-  words rarely repeat). A line whose writing
-  system differs from its side's own (the script of most of the side's lines: Cyrillic on a Latin side) is
-  removed too — a check that needs no model, so it works for any language.
+  checked against its own vocabulary instead: a line of at least 5 distinct words that shares under 0.3 × the
+  side's median share of words seen in its other lines is removed (a paragraph of another language in the same
+  script shares almost none); not judged where that median is under 0.4 (scripts written without spaces, sides
+  whose words rarely repeat). A line whose writing system differs from its side's own (the script of most of the
+  side's lines: Cyrillic on a Latin side) is removed too — a check that needs no model, so it works for any
+  language.
 * ``copy`` — the target equals the source after normalisation (lower-cased; punctuation, symbols and digits
   removed; spaces collapsed).
 * ``near-duplicate`` — either side, normalised so, equals that side of an earlier pair: the first is kept; and a
