@@ -117,7 +117,8 @@ class Identification:
 def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
              learn: Mapping[str, str | Path] | None = None) -> list[Identification]:
     """The language of each text, among every language the bundled identifier knows (each ``udhr-all`` language
-    but ckb, whose text is kmr's, and English: 445) or among ``languages`` only (a filter's question, "L or one of its confusables?").
+    but ckb, whose text is kmr's, and English: 445) or among ``languages`` only (a filter's question, "L or one of
+    its confusables?").
 
     The identifier is a character n-gram model (:mod:`xlsent.data.identify`) learned from the UDHR's training
     articles; ``learn`` adds or relearns languages from your own monolingual text (code → a file, one text a
