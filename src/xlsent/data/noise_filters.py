@@ -13,10 +13,10 @@ In this order (a pair is counted by the first filter that removes it):
   and any language it (CLD2: reliably) reads on at least ``readings`` (10%) of the side's lines — CLD2 reads a
   language it does not know, or a close relative, as one language again and again (Kabuverdianu as Portuguese,
   Rundi as Kinyarwanda), while noise in other languages is scattered; the other side's language counts so only
-  on a ``majority`` (Nigerian Pidgin read as English). The n-gram identifier knows the declared language: once it
-  reads at least ``recognised_share`` (a third) of the side's lines so, no other reading is taken as the side's
-  (a crawl's text in the neighbouring language is noise however much of it there is). Each such reading is said
-  in the notes. A line identified (CLD2: *reliably*) as a language the side is not read as is removed (an
+  on a ``majority`` (Nigerian Pidgin read as English). The n-gram identifier knows the declared language, so
+  for a side it judges no other reading is taken as the side's but the other side's language on a majority (a
+  crawl's text in the neighbouring language is noise however much of it there is). Each such reading is said in
+  the notes. A line identified (CLD2: *reliably*) as a language the side is not read as is removed (an
   unreliable or empty CLD2 detection alone keeps the line: CLD2 is unsure of ~1% of Chichewa Bible verses) —
   unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the side's
   other lines: CLD2 takes Chichewa lists of names for Kinyarwanda, Venda or Shona, and these keep their pairs.
@@ -163,9 +163,6 @@ def _truncated(src: Sequence[str], tgt: Sequence[str], keep: np.ndarray, z: np.n
 #: 20, 40, 60, 80 and 120, 80 was the smallest to lose no more than 1% of the true pairs (language: 34 → 5 lost)
 #: while removing 89% of the neighbouring-language translations (91% at 0)
 NGRAM_MARGIN = 80.0
-#: the n-gram identifier recognises a side's declared language when it reads at least this share of its lines so;
-#: then no other language it reads there is taken as the side's (a crawl's related-language text is noise)
-RECOGNISED = 1 / 3
 #: lines scored by the n-gram identifier at once (its scores are lines × languages)
 _CHUNK = 4096
 
@@ -207,7 +204,7 @@ def knows(model, lang: str | None) -> bool:
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
               keep: np.ndarray, notes: list[str], own_words: float, readings: float, majority: float,
               vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), identifier=None,
-              margin: float = NGRAM_MARGIN, recognised_share: float = 1 / 3) -> tuple[np.ndarray, str]:
+              margin: float = NGRAM_MARGIN) -> tuple[np.ndarray, str]:
     from xlsent.data.langid import detect, detectable_macros, macro, script
 
     drop = np.zeros(len(src), dtype=bool)
@@ -253,15 +250,13 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         # language only on a majority (Nigerian Pidgin read as English).
         lines = int(keep.sum()) or 1
         accepted = {lang} if judge else set()
-        counts = Counter(f for f in found if f)
-        # the n-gram identifier knows the declared language: where it recognises it on a good share of the side's
-        # lines (``recognised``), a language it reads on the others with confidence is noise however often it
-        # recurs — a crawl's related-language text is exactly that; only where it does not recognise the side does a
-        # recurring reading count as the side's own
-        recognised = judge == "the n-gram identifier" and counts[lang] >= recognised_share * lines
-        for found_lang, count in counts.items():
+        # the n-gram identifier knows the declared language: a language it reads with confidence is noise however
+        # often it recurs (a crawl's text in the neighbouring language is exactly that) — but the other side's, on a
+        # majority; CLD2 reads languages it does not know as relatives, so for it a recurring reading is the side's
+        ngram = judge == "the n-gram identifier"
+        for found_lang, count in Counter(f for f in found if f).items():
             share = majority if found_lang == other else readings
-            if found_lang != lang and count >= share * lines and not (recognised and found_lang != other):
+            if found_lang != lang and count >= share * lines and not (ngram and found_lang != other):
                 accepted.add(found_lang)
                 notes.append(f"language: {judge} reads {count / lines:.0%} of the {side}'s lines as {found_lang} — "
                              f"taken as how it reads the declared {lang} (a close relative, or a language it does "
@@ -296,8 +291,8 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
                         filters: Sequence[str] = NOISE_FILTERS, max_z: float = MAX_Z, min_rows_for_ratio: int = 30,
                         own_words: float = 0.5, readings: float = 0.1, majority: float = 0.5,
                         vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), truncated: tuple[float, float] = (2.0, 0.9),
-                        examples: int = 3, identifier=None, margin: float = NGRAM_MARGIN,
-                        recognised_share: float = RECOGNISED) -> tuple[np.ndarray, NoiseReport]:
+                        examples: int = 3, identifier=None, margin: float = NGRAM_MARGIN
+                        ) -> tuple[np.ndarray, NoiseReport]:
     """A keep-mask over the pairs and what each filter removed. ``langs``: the sides' normalised codes
     (:func:`xlsent.data.langid.language_code`), None where unknown; ``identifier``: the n-gram identifier for the
     languages CLD2 does not know (default: the bundled one, :func:`xlsent.data.identify.bundled_identifier`; one
@@ -317,7 +312,7 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
 
     if "language" in filters:
         drop, why = _language(src, tgt, langs, keep, notes, own_words, readings, majority, vocabulary, identifier,
-                              margin, recognised_share)
+                              margin)
         record("language", drop, why)
     norm_s = norm_t = None
     if "copy" in filters or "near-duplicate" in filters:
