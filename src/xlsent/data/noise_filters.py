@@ -55,8 +55,9 @@ from typing import Sequence
 import numpy as np
 
 NOISE_FILTERS = ("language", "copy", "near-duplicate", "length-ratio", "numbers")
-#: the length-ratio filter's bound, in robust standard deviations: 5 kept 35 more true udhr-all:dev pairs than 4 and
-#: let 4 more of 464 cut targets through (the cut rule catches the rest; benchmarks/filter_noise.py, issue 61)
+#: the length-ratio filter's bound, in robust standard deviations, chosen on udhr-all:dev with
+#: benchmarks/filter_noise.py: 4 removed far more loose true translations than cut targets, which the cut rule
+#: catches (docs/experiments/langid.md)
 MAX_Z = 5.0
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0 ]\d{3})*(?:[.,]\d+)?")
 
@@ -159,9 +160,8 @@ def _truncated(src: Sequence[str], tgt: Sequence[str], keep: np.ndarray, z: np.n
 
 #: the n-gram identifier's reading of a line counts against the side's language only when that reading's
 #: log-likelihood (the line's whole: a short line carries less evidence) beats the best of the side's own
-#: language(s) by more than this many nats — chosen on udhr-all:dev with benchmarks/filter_noise.py: of 0, 5, 10,
-#: 20, 40, 60, 80 and 120, 80 was the smallest to lose no more than 1% of the true pairs (language: 34 → 5 lost)
-#: while removing 89% of the neighbouring-language translations (91% at 0)
+#: language(s) by more than this many nats — chosen on udhr-all:dev with benchmarks/filter_noise.py: the smallest
+#: margin tried at which the file lost no more than 1% of its true pairs (docs/experiments/langid.md)
 NGRAM_MARGIN = 80.0
 #: lines scored by the n-gram identifier at once (its scores are lines × languages)
 _CHUNK = 4096
