@@ -26,7 +26,8 @@ source), the target copied from the source with case and punctuation changed, th
 another language (a UDHR paragraph of the split's languages), the pair a near-duplicate of an earlier pair (case and
 punctuation changed on both sides), the target cut to its first third. The filters are ``xlsent data filter-pairs``' defaults (its cleaning and the five
 noise filters; ranking removes nothing), with the declared languages. Printed per source: the share of each noise
-kind removed, of all noise, and of the true pairs (targets: ≥ 95% and ≤ 1%), what each filter removed, and the
+kind removed, of all noise, and of the true pairs (targets: ≥ 98% for ``udhr-all``, ≥ 99% for the others, as issue
+61 sets them; ≤ 1% lost), what each filter removed, and the
 true pairs lost. A true pair is counted once however often it occurs (an aligned epistle has "God forbid. |||
 Msatero ai." six times) and is lost when no copy of it is in the output — the exact-duplicate step keeps one.
 """
@@ -49,7 +50,7 @@ UDHR_OTHER = {"nya", "eng"}
 
 
 #: noise removed, by source ("": the others); true pairs lost ≤ 1% everywhere
-TARGET = {"udhr-all": 0.98, "": 0.95}
+TARGET = {"udhr-all": 0.98, "": 0.99}
 
 
 def defect(text: str) -> bool:

@@ -61,7 +61,7 @@ def corpora(split: str, every: int):
 
 def score(pairs, src, gold) -> dict:
     index = {s: i for i, s in enumerate(src)}
-    right = sum(gold.get(t) == index.get(s) for s, t in pairs)
+    right = sum(t in gold and gold[t] == index.get(s) for s, t in pairs)
     wrong_language = sum(t not in gold for _, t in pairs)
     return {"mined": len(pairs), "right": right, "wrong_language": wrong_language, "gold": len(gold)}
 

@@ -163,21 +163,25 @@ def test_a_recipe_says_when_its_cleaning_removes_much_of_a_users_file(tmp_path):
 @pytest.mark.parametrize("lang, neighbour", [("smn", "sme"), ("emk", "bam"), ("evn", "eve")])
 def test_a_true_translation_into_a_neighbouring_language_goes(lang, neighbour):
     """Inari Sami with Northern Sami, Eastern Maninkakan with Bambara, Evenki with Even (same script, related,
-    none of them known to CLD2): three targets replaced by the neighbour's translation of the same paragraph are
-    removed by the n-gram identifier, and the side keeps its true pairs."""
+    none of them known to CLD2): of three targets replaced by the neighbour's translation of the same paragraph
+    (from articles the bundled model never learned), at least two are removed by the n-gram identifier, and the
+    side keeps its true pairs."""
     from xlsent.data.bundled import load_bundled
+    from xlsent.data.identify import udhr_part
     from xlsent.data.langid import pair_languages
     from xlsent.data.noise_filters import apply_noise_filters
 
     ds = load_bundled(f"udhr-all:{lang}")
     other = {r["id"]: r["tgt"] for r in load_bundled(f"udhr-all:{neighbour}")}
     src, tgt, ids = list(ds["src"]), list(ds["tgt"]), list(ds["id"])
-    swap = [i for i, u in enumerate(ids) if u in other and len(tgt[i]) > 80][1:4]
+    # units of articles the bundled model never learned (udhr_part: dev or test), so neither side was seen
+    swap = [i for i, u in enumerate(ids) if u in other and len(tgt[i]) > 80 and udhr_part(u) != "train"][:3]
+    assert len(swap) == 3
     for i in swap:
         tgt[i] = other[ids[i]]
     langs, _ = pair_languages(src, tgt, ("en", lang))
     keep, report = apply_noise_filters(src, tgt, langs, ("language",))
-    assert not keep[swap].any(), report.to_dict()
+    assert (~keep[swap]).sum() >= 2, report.to_dict()  # the rate is benchmarks/filter_noise.py's (83% on test)
     assert keep.sum() >= len(src) - len(swap) - 1, report.to_dict()
     assert any(n.startswith("language: the target's language") and n.endswith("judged by the n-gram identifier")
                for n in report.notes)

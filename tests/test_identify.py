@@ -88,7 +88,8 @@ def test_the_bundled_identifier_knows_every_udhr_language_and_tells_held_out_art
     model = bundled_identifier()
     dev = udhr_texts("dev")
     every = set(load_bundled("udhr-all")["tgt_lang"]) | {"eng"}
-    assert set(model.languages) == every - set(NOT_LEARNED) and len(model.languages) == 445 and set(dev) <= every
+    assert set(model.languages) == every - set(NOT_LEARNED) and len(model.languages) == 445
+    assert set(dev) == set(model.languages)  # every language it knows has development articles held out
     for lang in ("nya", "swh", "rus", "hin", "ell", "tam", "yor", "kat"):
         got = xlsent.identify(dev[lang][:3])
         assert sum(x.lang == lang for x in got) >= 2, (lang, got)
@@ -109,14 +110,23 @@ def test_identify_learns_a_users_language_and_refuses_bad_input_in_one_line(tmp_
 
     mine = tmp_path / "mine.txt"
     mine.write_text("\n".join(sentence() for _ in range(30)) + "\n", encoding="utf-8")
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("façade élan".encode("latin-1"))
     got = xlsent.identify([sentence(), "All human beings are born free"], learn={"qaa": mine})
     assert [x.lang for x in got] == ["qaa", "eng"]
     for kwargs, message in (({"languages": ["xx"]}, "not a language code"),
                             ({"languages": ["qab"]}, "qab is not a language the identifier knows"),
                             ({"learn": {"qaa": tmp_path / "nope.txt"}}, "no such file"),
-                            ({"learn": {"1x": mine}}, "not a language code")):
+                            ({"learn": {"1x": mine}}, "not a language code"),
+                            ({"learn": {"qaa": latin1}}, "cannot be read as UTF-8 text"),
+                            ({"learn": {"ny": mine, "nya": mine}}, "nya is taught twice")):
         with pytest.raises(XlsentError, match=message):
             xlsent.identify(["text"], **kwargs)
+    assert xlsent.identify([sentence()], learn=[f"qaa:{mine}"])[0].lang == "qaa"  # the CLI's L:FILE form too
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("0.9\tThe cat sleeps.\tMphaka akugona.\n", encoding="utf-8")
+    with pytest.raises(XlsentError, match="teaches the language filter, which is off"):
+        xlsent.filter_pairs(pairs, rank_by="score", filters="none", learn={"qaa": mine})
 
 
 def test_the_langid_command_prints_a_tsv_and_writes_a_file(tmp_path):

@@ -143,11 +143,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         if search_dimensions % 8 or search_dimensions < 8 or (width and search_dimensions > width):
             raise XlsentError(f"search_dimensions={search_dimensions}: give a multiple of 8 from 8 to the width "
                               f"searched{f' ({width})' if width else ''}")
-    identifier = None
-    if learn and kinds and "language" in kinds:
-        from xlsent.data.identify import identifier_with
-
-        identifier = identifier_with(learn)
+    identifier = _taught_identifier(learn, kinds)
     place(device, dtype)
     if callable(engine):
         engine = engine()
@@ -220,6 +216,19 @@ FILTER_PRESETS = {None: {"min_words": 0, "special_pattern": "markup", "top": 0},
                   "paper": {"min_words": 5, "special_pattern": "paper", "top": 2016}}
 #: the share of a file the filters may remove before a warning says so
 WARN_REMOVED_SHARE = 0.10
+
+
+def _taught_identifier(learn, kinds):
+    """The n-gram identifier taught ``learn`` (checked before any model loads), or None without ``learn``; ``learn``
+    with the language filter off is a mistake said in one line."""
+    if not learn:
+        return None
+    if "language" not in (kinds or ()):
+        raise XlsentError("learn=: it teaches the language filter, which is off — add language to filters= "
+                          "(--filters), or drop learn= (--learn)")
+    from xlsent.data.identify import identifier_with
+
+    return identifier_with(learn)
 
 
 def filter_pairs(source: str | Path, output: str | Path | None = None, *, model: str = "e5-small",
@@ -308,11 +317,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     found = file_languages(ds)
     declared = (src_lang or found[0] or None, tgt_lang or found[1] or None)
     langs, lang_notes = pair_languages(ds["src"], ds["tgt"], declared) if "language" in kinds else ((None, None), [])
-    identifier = None
-    if learn and "language" in kinds:
-        from xlsent.data.identify import identifier_with
-
-        identifier = identifier_with(learn)
+    identifier = _taught_identifier(learn, kinds)
     encode = None
     if rank_by != "score":
         from xlsent.data.pairs import side_langs

@@ -147,7 +147,7 @@ def _write_triplets(output: str, rows: list[tuple], source: str) -> None:
 
 
 FILTERS = typer.Option("default", "--filters", help="noise filters, comma-separated: language (each side against "
-                       "its language, CLD2), copy, near-duplicate, length-ratio, numbers | default (all five) | none")
+                       "its language: CLD2, and xlsent's n-gram identifier where CLD2 cannot judge), copy, near-duplicate, length-ratio, numbers | default (all five) | none")
 MAX_Z = typer.Option(NOISE_MAX_Z, "--max-length-z", help="length-ratio filter: remove pairs whose log length ratio lies "
                      "further than this many robust standard deviations from the file's median")
 

@@ -281,8 +281,12 @@ def read_learn(learn: Mapping[str, str | Path] | None, option: str = "learn") ->
     from xlsent.utils.errors import XlsentError, named
 
     out: dict[str, list[str]] = {}
+    if isinstance(learn, (list, tuple)):  # the CLI's form, "L:FILE" each
+        learn = parse_learn(learn, option)
     for code, path in (learn or {}).items():
         lang = language_of(code)
+        if lang in out:
+            raise XlsentError(f"{named(option, code)}: {lang} is taught twice — give one file a language")
         if lang is None:
             raise XlsentError(f"{named(option, code)}: not a language code — give an ISO 639-1 or 639-3 code (or "
                               "three letters of your own, e.g. qaa–qtz)")
@@ -290,7 +294,12 @@ def read_learn(learn: Mapping[str, str | Path] | None, option: str = "learn") ->
         if not p.is_file():
             raise XlsentError(f"{named(option, f'{code}:{path}')}: no such file — give a text file of that language, "
                               "one text a line")
-        lines = [x for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+        try:
+            lines = [x for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+        except (UnicodeDecodeError, OSError) as exc:
+            raise XlsentError(f"{named(option, f'{code}:{path}')}: cannot be read as UTF-8 text "
+                              f"({exc.__class__.__name__}) — give a UTF-8 text file of that language, one text a "
+                              "line") from None
         if not lines:
             raise XlsentError(f"{named(option, f'{code}:{path}')}: the file holds no text")
         out[lang] = lines
@@ -322,7 +331,7 @@ def identifier_with(learn: Mapping[str, str | Path] | None = None, option: str =
 
 @lru_cache(maxsize=4)
 def _taught(texts: tuple) -> NgramIdentifier:
-    return bundled_identifier().extend(dict(texts))
+    return bundled_identifier().extend(dict(texts), min_count=BUNDLED_MIN_COUNT)  # pruned as the bundled ones are
 
 
 def bundled_model(name: str = "udhr-langid") -> NgramIdentifier:

@@ -6,8 +6,9 @@ In this order (a pair is counted by the first filter that removes it):
   side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). Who judges a side — the notes say: CLD2
   (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, with xlsent's
   character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language taught it
-  from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know); the
-  n-gram identifier alone for the other languages it knows. It reads a line as another language when that
+  from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know) —
+  their readings join CLD2's, under CLD2's readings rule below; the n-gram identifier alone for the other
+  languages it knows. It reads a line as another language when that
   language beats the best of the side's own by more than :data:`NGRAM_MARGIN` nats of the line's log-likelihood
   (a short line needs a clearer difference). A side is taken as the identifier *reads* it: the declared language,
   and any language it (CLD2: reliably) reads on at least ``readings`` (10%) of the side's lines — CLD2 reads a
@@ -256,6 +257,10 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         ngram = judge == "the n-gram identifier"
         for found_lang, count in Counter(f for f in found if f).items():
             share = majority if found_lang == other else readings
+            if ngram and found_lang not in (lang, other) and count >= share * lines:
+                notes.append(f"language: the n-gram identifier reads {count / lines:.0%} of the {side}'s lines as "
+                             f"{found_lang}, not the declared {lang} — those lines are removed; if that is how your "
+                             f"{lang} is written, teach it from your own text (--learn {lang}:FILE)")
             if found_lang != lang and count >= share * lines and not (ngram and found_lang != other):
                 accepted.add(found_lang)
                 notes.append(f"language: {judge} reads {count / lines:.0%} of the {side}'s lines as {found_lang} — "
