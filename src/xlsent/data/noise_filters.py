@@ -35,10 +35,11 @@ In this order (a pair is counted by the first filter that removes it):
   noise is noise — while a pair sharing only one side with a removed pair, a source's second translation, stays).
 * ``length-ratio`` — the log of the target's over the source's character length is an outlier of the file's own
   distribution: further than ``max_z`` robust standard deviations (1.4826 × the median absolute deviation)
-  from the median — so it adapts to the language pair. A target cut off is removed too: more than 2 robust
-  standard deviations shorter than the median, ending in a word where its source ends a sentence — judged only
+  from the median — so it adapts to the language pair. A target cut off is removed too: more than
+  :data:`CUT_Z` (1.25) robust standard deviations shorter than the median, ending in a word where its source ends
+  a sentence — judged only
   where the file's targets end with punctuation whenever their sources end a sentence (on at least 90% of its
-  pairs of ordinary length, within 2 robust standard deviations: the cut ones do not lower it). Skipped, with a
+  pairs of ordinary length, within those 1.25 robust standard deviations: the cut ones do not lower it). Skipped, with a
   note, below ``min_rows_for_ratio`` pairs.
 * ``numbers`` — both sides hold digits and their numbers differ (``1,000`` = ``1000``; a side without digits
   may spell its numbers out, so it is not compared).
@@ -60,6 +61,11 @@ NOISE_FILTERS = ("language", "copy", "near-duplicate", "length-ratio", "numbers"
 #: benchmarks/filter_noise.py: 4 removed far more loose true translations than cut targets, which the cut rule
 #: catches (docs/experiments/langid.md)
 MAX_Z = 5.0
+#: the cut rule's bound, in robust standard deviations below the file's median ratio (a target ending in a word where
+#: its source ends a sentence, in a file whose targets otherwise end with punctuation) — chosen on udhr-all:dev with
+#: benchmarks/filter_noise.py: 2 let 44 of 464 cut targets through; 1.25 lets 29 through and loses no more true
+#: pairs, 1 loses one more (docs/experiments/langid.md)
+CUT_Z = 1.25
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0 ]\d{3})*(?:[.,]\d+)?")
 
 
@@ -295,7 +301,7 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
 def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None] = (None, None),
                         filters: Sequence[str] = NOISE_FILTERS, max_z: float = MAX_Z, min_rows_for_ratio: int = 30,
                         own_words: float = 0.5, readings: float = 0.1, majority: float = 0.5,
-                        vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), truncated: tuple[float, float] = (2.0, 0.9),
+                        vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), truncated: tuple[float, float] = (CUT_Z, 0.9),
                         examples: int = 3, identifier=None, margin: float = NGRAM_MARGIN
                         ) -> tuple[np.ndarray, NoiseReport]:
     """A keep-mask over the pairs and what each filter removed. ``langs``: the sides' normalised codes
