@@ -36,7 +36,12 @@ Prints, in this order:
    and the gold codes mapped to macrolanguages; a paragraph it cannot place counts as wrong) beside our model's
    macro-F1 on exactly those paragraphs compared the same way, the number of languages (gold ISO 639-3 codes) and
    macrolanguages in that intersection, and the macrolanguages where the peer's F1 beats ours most.
-5. **Speed** — lines per second of each identifier on every held-out paragraph, in this one process and one thread
+5. **Calibration** — whether ``score`` reads as a probability: the held-out paragraphs and their first 1, 2, 3,
+   5, 8 and 13 words (a short line is where a score matters), each judged among all languages; accuracy against
+   mean score in bins of score, the expected calibration error (ten equal bins) and the log-loss at the shipped
+   :data:`xlsent.data.identify.TEMPERATURE`, beside the temperature that minimises the log-loss on this split
+   (``--split dev`` chose the shipped one) and, per prefix length, accuracy beside mean score.
+6. **Speed** — lines per second of each identifier on every held-out paragraph, in this one process and one thread
    (ours under ``threadpoolctl``'s limit of 1; CLD2 is single-threaded; heliport's ``identify`` one line at a time,
    never its rayon ``par_identify``; lid.176's ``predict`` one line at a time, in the calling thread — fastText has
    no thread setting for prediction), the fastest of ``--repeats`` passes, with the ratio to ours.
@@ -254,6 +259,63 @@ def fasttext_labels(path: Path) -> list[str]:
 # -- the tables ------------------------------------------------------------------------------------------------------
 
 
+PREFIXES = (1, 2, 3, 5, 8, 13)
+
+
+def report_calibration(model, split: dict[str, list[str]]) -> dict:
+    """Accuracy against ``score`` on the paragraphs and their word prefixes (see the module's point 5)."""
+    import numpy as np
+    from scipy.optimize import minimize_scalar
+    from scipy.special import logsumexp, softmax
+
+    from xlsent.data.identify import TEMPERATURE
+
+    pos = {lang: i for i, lang in enumerate(model.languages)}
+    texts, gold, words = [], [], []
+    for lang, paragraphs in split.items():
+        for t in paragraphs if lang in pos else ():
+            w = t.split()
+            for k in (*PREFIXES, 0):
+                if k == 0 or k < len(w):
+                    texts.append(" ".join(w[:k]) if k else t)
+                    gold.append(pos[lang])
+                    words.append(k)
+    gold_a, words_a = np.array(gold), np.array(words)
+    s = np.concatenate([model.scores(texts[i:i + 2048], per_ngram=False)[1] for i in range(0, len(texts), 2048)])
+    right = s.argmax(1) == gold_a
+
+    def loss(t: float) -> float:
+        z = s / t
+        return float(np.mean(logsumexp(z, axis=1) - z[np.arange(len(z)), gold_a]))
+
+    best = float(np.exp(minimize_scalar(lambda x: loss(float(np.exp(x))), bounds=(-3, 6), method="bounded").x))
+    conf = softmax(s / TEMPERATURE, axis=1).max(1)
+    edges = np.linspace(0, 1, 11)
+    edges[-1] += 1e-9
+    ece = sum(abs(right[m].mean() - conf[m].mean()) * m.sum()
+              for lo, hi in zip(edges, edges[1:]) if (m := (conf >= lo) & (conf < hi)).any()) / len(conf)
+    rows, bins = [], []
+    for lo, hi in ((0, .3), (.3, .5), (.5, .7), (.7, .9), (.9, .99), (.99, 1.01)):
+        m = (conf >= lo) & (conf < hi)
+        if m.any():
+            rows.append((f"{lo:g}–{min(hi, 1):g}", int(m.sum()), f"{right[m].mean():.3f}", f"{conf[m].mean():.3f}"))
+            bins.append({"from": lo, "to": min(hi, 1), "texts": int(m.sum()), "accuracy": float(right[m].mean()),
+                         "mean_score": float(conf[m].mean())})
+    print(f"\ncalibration of score ({len(texts):,} texts: the paragraphs and their first {', '.join(map(str, PREFIXES))} "
+          f"words): temperature {TEMPERATURE:g} (shipped), expected calibration error {ece:.4f}, log-loss "
+          f"{loss(TEMPERATURE):.3f}; the log-loss is lowest on this split at temperature {best:.2f} ({loss(best):.3f})")
+    print(table(("score", "texts", "accuracy", "mean score"), rows))
+    prefix_rows, by_words = [], {}
+    for k in (*PREFIXES, 0):
+        m = words_a == k
+        name = (f"{k} word" + "s" * (k > 1)) if k else "paragraph"
+        prefix_rows.append((name, int(m.sum()), f"{right[m].mean():.3f}", f"{conf[m].mean():.3f}"))
+        by_words[name] = {"texts": int(m.sum()), "accuracy": float(right[m].mean()), "mean_score": float(conf[m].mean())}
+    print(table(("text", "texts", "accuracy", "mean score"), prefix_rows))
+    return {"temperature": TEMPERATURE, "ece": float(ece), "log_loss": loss(TEMPERATURE), "best_temperature": best,
+            "best_log_loss": loss(best), "bins": bins, "by_length": by_words}
+
+
 def report_overall(gold, ours: Run, labels, f1, fp, a, n_train: int, vocab: int) -> dict:
     worst = sorted(zip(f1, labels))[:a.worst]
     per_line = ours.seconds / len(gold)
@@ -428,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     figures["groups_exact"] = report_groups_exact(model, groups, gold, texts, ours, f1_of)
     figures["groups_as_macrolanguages"] = report_groups_macro(groups, gold, ours, others)
     figures["peers"] = report_peers(gold, ours, others, a.beats)
+    figures["calibration"] = report_calibration(model, split)
     figures["speed"] = report_speed([ours] + others, len(texts), a.repeats)
     if a.json:
         a.json.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n")
