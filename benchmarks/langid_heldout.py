@@ -167,13 +167,13 @@ def iso_macrolanguage(code: str) -> str | None:
 
 
 def run_ours(train: dict[str, list[str]], texts: list[str], a: argparse.Namespace):
-    from xlsent.data.identify import NgramIdentifier
+    from xlsent.data.identify import NgramIdentifier, identify_texts
 
     lo, hi = (int(x) for x in a.ngrams.split(","))
     t0 = time.perf_counter()
     model = NgramIdentifier.learn(train, ngrams=(lo, hi), alpha=a.alpha, min_count=a.min_count)
     learn_s = time.perf_counter() - t0
-    pred, seconds = timed(lambda xs: [x.lang or "" for x in model.identify(xs)], texts, a.repeats)
+    pred, seconds = timed(lambda xs: [x.lang or "" for x in identify_texts(model, xs)], texts, a.repeats)
     return model, Run("ours (n-gram)", pred, seconds, learn_s, "1 (numpy/scipy under threadpoolctl limit 1)")
 
 

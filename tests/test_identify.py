@@ -189,3 +189,19 @@ def test_filter_pairs_learns_a_users_language_and_says_who_judged_each_side(tmp_
     assert "target's language (qaa) judged by the n-gram identifier" in notes and "(en) judged by CLD2" in notes
     bad = run_cli("data", "filter-pairs", str(pairs), "-o", str(out), "--rank-by", "score", "--learn", "qaa")
     assert bad.returncode == 2 and "give L:FILE" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_languages_only_cld2_knows_are_answered_as_cld2_reads_them():
+    """No bundled text teaches the model Oriya, Sindhi, Bashkir…: a line CLD2 reliably reads as one of them gets
+    CLD2's answer; the model's languages keep the model's (CLD2's Filipino is the model's Tagalog)."""
+    import xlsent
+    from xlsent.data.identify import bundled_identifier, cld2_only
+
+    only = cld2_only(bundled_identifier())
+    assert {"ori", "snd", "bak", "asm", "vol"} <= only and not only & set(bundled_identifier().languages)
+    assert "fil" not in only and "tgl" in bundled_identifier().languages
+    oriya = "ସମସ୍ତ ମନୁଷ୍ୟ ଜନ୍ମକାଳରୁ ସ୍ୱାଧୀନ। ସେମାନଙ୍କର ମର୍ଯ୍ୟାଦା ଓ ଅଧିକାର ସମାନ।"
+    got = xlsent.identify([oriya, "Aliyense ali ndi ufulu wokhala ndi moyo"])
+    assert [x.lang for x in got] == ["ori", "nya"] and 0 < got[0].score <= 1
+    assert xlsent.identify([oriya], languages=["or", "ny"])[0].lang == "ori"
+    assert xlsent.identify(["Aliyense ali ndi ufulu"], languages=["or", "ny"])[0].lang == "nya"

@@ -19,6 +19,11 @@ which do well from a few kilobytes of text a language, which is all the UDHR giv
   log-loss), makes the score a probability one can read — a line of one or two words gets a modest score, a
   paragraph near 1 (``benchmarks/langid_heldout.py`` reports its calibration).
 
+CLD2 knows eleven languages no bundled text teaches the model (Assamese, Bashkir, Interlingue, Inupiaq, Kashmiri,
+Limbu, Nauru, Oriya, Sindhi, Klingon, Volapük: :func:`cld2_only`); :func:`identify_texts` — what
+``xlsent.identify`` and ``xlsent data langid`` answer — takes CLD2's *reliable* reading of a line when it is one of
+them, so the answers cover every language of ``udhr-all``, the Bible's and CLD2's.
+
 A model is learned from monolingual text (:meth:`NgramIdentifier.learn`), extended with a language of the
 user's (:meth:`NgramIdentifier.extend`: the new language's counts against the same vocabulary plus the n-grams only
 it has), saved as one compressed ``.npz`` and read back (:meth:`NgramIdentifier.save` / :meth:`NgramIdentifier.load`).
@@ -337,6 +342,46 @@ def identifier_with(learn: Mapping[str, str | Path] | None = None, option: str =
 @lru_cache(maxsize=4)
 def _taught(texts: tuple) -> NgramIdentifier:
     return bundled_identifier().extend(dict(texts), min_count=BUNDLED_MIN_COUNT)  # pruned as the bundled ones are
+
+
+def cld2_only(model: NgramIdentifier) -> frozenset[str]:
+    """CLD2's languages (ISO 639-3) that ``model`` knows neither as themselves nor through a language of their
+    macrolanguage (CLD2's ``ar`` is the model's ``arb``…; its ``bh``, the Bihari group, is the model's Bhojpuri,
+    Maithili and Magahi and no ISO 639-3 language) nor under :data:`CLD2_AS`."""
+    from xlsent.data.langid import detectable
+
+    known = set(model.languages) | {macrolanguage(lang) for lang in model.languages} - {None}
+    codes = {iso639_3(c) for c in detectable()}
+    return frozenset(c for c in codes if c and c not in known and CLD2_AS.get(c, c) not in known)
+
+
+#: CLD2's codes for a language the model knows under another code: its Filipino is the model's Tagalog (Filipino is
+#: the standard form of Tagalog; CLD2 reads the UDHR's Tagalog as Filipino)
+CLD2_AS = {"fil": "tgl"}
+
+
+def identify_texts(model: NgramIdentifier, texts: Sequence[str], languages: Sequence[str] | None = None
+                   ) -> list[Identified]:
+    """``model.identify``, and for a line CLD2 reliably reads as a language of :func:`cld2_only` (among
+    ``languages``, when given) CLD2's reading — its score CLD2's share of the line in that language, which is no
+    calibrated probability (CLD2 gives none)."""
+    from xlsent.data.langid import detect
+
+    extra = cld2_only(model)
+    if languages is not None:
+        extra = extra & {iso639_3(c) for c in languages}
+    known = [c for c in languages if c in model.languages] if languages is not None else None
+    if known == []:  # candidates only CLD2 knows
+        out = [Identified(None, 0.0) for _ in texts]
+    else:
+        out = model.identify(texts, known)
+    if extra:
+        for i, text in enumerate(texts):
+            found = detect(text or "")
+            code = iso639_3(found.lang) if found.lang and found.reliable else None
+            if code in extra:
+                out[i] = Identified(code, found.percent / 100)
+    return out
 
 
 def bundled_model(name: str = "udhr-langid") -> NgramIdentifier:
