@@ -156,6 +156,10 @@ def test_the_langid_command_prints_a_tsv_and_writes_a_file(tmp_path):
     assert p.returncode == 0 and "wrote" in p.stdout and out.read_text(encoding="utf-8").startswith("nya\t")
     bad = run_cli("data", "langid", str(texts), "--learn", "zz")
     assert bad.returncode == 2 and "give L:FILE" in bad.stderr and "Traceback" not in bad.stderr
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Anthu onse\ncafé olé\n".encode("latin-1"))
+    bad = run_cli("data", "langid", str(latin1))
+    assert bad.returncode == 2 and f"{latin1}:2: invalid UTF-8" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_filter_pairs_learns_a_users_language_and_says_who_judged_each_side(tmp_path):

@@ -210,8 +210,8 @@ def langid_command(
                                   "language the identifier knows)"),
     learn: Learn = [],
 ) -> None:
-    """The language of each line (ISO 639-3, its macrolanguage, a score), among every udhr-all language and
-    English, or among --languages (xlsent.identify)."""
+    """The language of each line (ISO 639-3, its macrolanguage, a score: a probability, low for a line too short to
+    tell), among every udhr-all language, English and CLD2's languages, or among --languages (xlsent.identify)."""
     from xlsent.api.data import identify
     from xlsent.data.identify import parse_learn
 
@@ -219,7 +219,12 @@ def langid_command(
         raise XlsentError(f"{file}: no such file — give a text file, one text a line")
     teach = parse_learn(learn)
     out = output_file(output) if output else None
-    lines = file.read_text(encoding="utf-8").splitlines()
+    from xlsent.data.text_source import decode_line
+
+    raw = file.read_bytes().split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    lines = [decode_line(file, line, i) for i, line in enumerate(raw, 1)]  # bad UTF-8: the file and line, one line
     found = identify(lines, languages=[x for x in languages.split(",") if x.strip()] or None, learn=teach or None)
     rows = "".join(f"{x.lang or ''}\t{x.macrolanguage or ''}\t{x.score:.3f}\t{t}\n" for x, t in zip(found, lines))
     if out is None:
