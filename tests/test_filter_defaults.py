@@ -185,3 +185,23 @@ def test_a_true_translation_into_a_neighbouring_language_goes(lang, neighbour):
     assert keep.sum() >= len(src) - len(swap) - 1, report.to_dict()
     assert any(n.startswith("language: the target's language") and n.endswith("judged by the n-gram identifier")
                for n in report.notes)
+
+
+def test_a_neighbour_cld2_reads_as_the_sides_own_language_goes():
+    """CLD2 reads Yao reliably as Chichewa, a language it knows; the n-gram identifier knows Yao. Yao paragraphs of
+    articles it never learned, put among Chichewa Bible verses, go on its second opinion, and the verses stay."""
+    from xlsent.data.bundled import load_bundled
+    from xlsent.data.identify import udhr_texts
+    from xlsent.data.langid import detect
+    from xlsent.data.noise_filters import apply_noise_filters
+
+    bible = load_bundled("bible-en-ny:dev").select(range(200))
+    yao = [t for t in udhr_texts("dev")["yao"] if detect(t).reliable and detect(t).lang == "ny"][:4]
+    assert len(yao) == 4  # CLD2 reads each as Chichewa
+    src = list(bible["src"]) + ["Everyone has the right to life, liberty and security of person."] * 4
+    tgt = list(bible["tgt"]) + yao
+    keep, report = apply_noise_filters(src, tgt, ("en", "ny"), ("language",))
+    assert not keep[-4:].any(), report.to_dict()
+    assert keep[:200].sum() >= 199, report.to_dict()
+    assert any("(ny) judged by CLD2, and the n-gram identifier" in n and "that it reads as a language CLD2 does "
+               "not know" in n for n in report.notes), report.notes

@@ -6,9 +6,10 @@ In this order (a pair is counted by the first filter that removes it):
   side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). Who judges a side — the notes say: CLD2
   (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, with xlsent's
   character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language taught it
-  from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know) —
-  their readings join CLD2's, under CLD2's readings rule below; the n-gram identifier alone for the other
-  languages it knows. It reads a line as another language when that
+  from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know) and as
+  a second opinion on the lines CLD2 reads as the side's own: where it reads, by the margin, a language CLD2 does
+  not know (CLD2 reads Yao and Tumbuka as Chichewa), its reading stands — its readings are never taken as the
+  side's (below); the n-gram identifier alone for the other languages it knows. It reads a line as another language when that
   language beats the best of the side's own by more than :data:`NGRAM_MARGIN` nats of the line's log-likelihood
   (a short line needs a clearer difference). A side is taken as the identifier *reads* it: the declared language,
   and any language it (CLD2: reliably) reads on at least ``readings`` (10%) of the side's lines — CLD2 reads a
@@ -231,19 +232,29 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         lang, other = macro(lang), macro(langs[1] if side == "source" else langs[0])
         # who judges the side: CLD2 (fast, reliable where it knows the language), else the n-gram identifier
         # (xlsent.data.identify: every udhr-all language, and any taught it), else neither
+        by_ngram = np.zeros(len(texts), dtype=bool)  # lines whose reading is the n-gram identifier's
         if lang in detectable_macros():
             judge, how = "CLD2", "CLD2"
             found = [None if not k else detect(t) for t, k in zip(texts, keep)]
             found = [d.lang and macro(d.lang) if d is not None and d.reliable else None for d in found]
-            # a line CLD2 cannot place (in a language it does not know, mostly) goes to the n-gram identifier
-            unsure = np.array([k and f is None for f, k in zip(found, keep)], dtype=bool)
-            if unsure.any():
-                identifier = identifier or _bundled()
-                if knows(identifier, lang):
-                    second = _ngram_readings(identifier, texts, unsure, lang, margin)
-                    found = [g if u else f for f, g, u in zip(found, second, unsure)]
-                    how = (f"CLD2, and the n-gram identifier for the {int(unsure.sum())} line(s) CLD2 could not "
-                           "place")
+            identifier = identifier or _bundled()
+            if knows(identifier, lang):
+                # a line CLD2 cannot place (in a language it does not know, mostly) goes to the n-gram identifier;
+                # so does a line CLD2 reads as the side's own, where a language CLD2 cannot name (a neighbour it
+                # does not know: Tumbuka in a Chichewa file) beats it by the margin
+                unsure = np.array([k and f is None for f, k in zip(found, keep)], dtype=bool)
+                asked = np.array([k and f in (None, lang) for f, k in zip(found, keep)], dtype=bool)
+                second = _ngram_readings(identifier, texts, asked, lang, margin)
+                cld2 = detectable_macros()
+                by_ngram = unsure | np.array([a and f == lang and g not in (None, lang) and g not in cld2
+                                              for a, f, g in zip(asked, found, second)], dtype=bool)
+                found = [g if b else f for f, g, b in zip(found, second, by_ngram)]
+                extra = int(by_ngram.sum() - unsure.sum())
+                said = ([f"for the {int(unsure.sum())} line(s) CLD2 could not place"] if unsure.any() else []) + (
+                    [f"for the {extra} line(s) CLD2 read as {lang} that it reads as a language CLD2 does not know"]
+                    if extra else [])
+                how = "CLD2, and the n-gram identifier " + (" and ".join(said) if said else
+                                                             "as a second opinion (it changed no reading)")
         else:
             identifier = identifier or _bundled()
             judge = how = "the n-gram identifier" if knows(identifier, lang) else None
@@ -261,7 +272,8 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         # often it recurs (a crawl's text in the neighbouring language is exactly that) — but the other side's, on a
         # majority; CLD2 reads languages it does not know as relatives, so for it a recurring reading is the side's
         ngram = judge == "the n-gram identifier"
-        for found_lang, count in Counter(f for f in found if f).items():
+        # the n-gram identifier's readings on a CLD2 side are not taken as the side's either
+        for found_lang, count in Counter(f for f, b in zip(found, by_ngram) if f and not (b and not ngram)).items():
             share = majority if found_lang == other else readings
             if ngram and found_lang not in (lang, other) and count >= share * lines:
                 notes.append(f"language: the n-gram identifier reads {count / lines:.0%} of the {side}'s lines as "
