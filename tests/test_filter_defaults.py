@@ -205,3 +205,22 @@ def test_a_neighbour_cld2_reads_as_the_sides_own_language_goes():
     assert keep[:200].sum() >= 199, report.to_dict()
     assert any("(ny) judged by CLD2, and the n-gram identifier" in n and "that it reads as a language CLD2 does "
                "not know" in n for n in report.notes), report.notes
+
+
+def test_the_second_opinion_removes_a_recurring_neighbour_but_keeps_a_side_declared_as_its_relative():
+    """A neighbour on a sixth of a CLD2 side is still noise (CLD2's 10% rule does not take it as the side's); a side
+    that is all Kabuverdianu but declared Portuguese keeps its lines, and the note says how to declare it."""
+    from xlsent.data.bundled import load_bundled
+    from xlsent.data.noise_filters import apply_noise_filters
+
+    bible = load_bundled("bible-en-ny:dev").select(range(100))
+    yao = load_bundled("udhr-all:yao").filter(lambda r: len(r["tgt"]) > 80).select(range(20))
+    src, tgt = list(bible["src"]) + list(yao["src"]), list(bible["tgt"]) + list(yao["tgt"])
+    keep, report = apply_noise_filters(src, tgt, ("en", "ny"), ("language",))
+    assert (~keep[100:]).sum() >= 18 and keep[:100].sum() >= 99, report.to_dict()
+    assert any("as yao, a language CLD2 does not know" in n and "those lines are removed" in n and "--tgt-lang yao" in n
+               for n in report.notes), report.notes
+    kea = load_bundled("udhr-all:kea")
+    keep, report = apply_noise_filters(list(kea["src"]), list(kea["tgt"]), ("en", "pt"), ("language",))
+    assert keep.all(), report.to_dict()
+    assert any("as kea" in n and "taken as the side's" in n and "--tgt-lang kea" in n for n in report.notes)

@@ -156,6 +156,10 @@ def test_the_langid_command_prints_a_tsv_and_writes_a_file(tmp_path):
     assert p.returncode == 0 and "wrote" in p.stdout and out.read_text(encoding="utf-8").startswith("nya\t")
     bad = run_cli("data", "langid", str(texts), "--learn", "zz")
     assert bad.returncode == 2 and "give L:FILE" in bad.stderr and "Traceback" not in bad.stderr
+    odd = tmp_path / "odd.txt"
+    odd.write_text("Anthu onse\u2028amabadwa aufulu\r\nAll human beings\rare born free\n", encoding="utf-8")
+    p = run_cli("data", "langid", str(odd))
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 2, p.stdout  # a row a line of the file
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("Anthu onse\ncafé olé\n".encode("latin-1"))
     bad = run_cli("data", "langid", str(latin1))
@@ -209,3 +213,13 @@ def test_languages_only_cld2_knows_are_answered_as_cld2_reads_them():
     assert [x.lang for x in got] == ["ori", "nya"] and 0 < got[0].score <= 1
     assert xlsent.identify([oriya], languages=["or", "ny"])[0].lang == "ori"
     assert xlsent.identify(["Aliyense ali ndi ufulu"], languages=["or", "ny"])[0].lang == "nya"
+    assert xlsent.identify(["Aliyense ali ndi ufulu"], languages=["or"])[0].lang is None  # CLD2 read no candidate
+    assert xlsent.identify(["Lahat ng tao ay isinilang na malaya"], languages=["fil"])[0].lang == "tgl"
+    from xlsent.data.identify import identify_texts
+    from xlsent.utils.errors import XlsentError
+
+    assert identify_texts(bundled_identifier(), ["Aliyense ali ndi ufulu"], ["ny"])[0].lang == "nya"  # 639-1 too
+    with pytest.raises(ValueError, match="none of the candidate languages"):
+        identify_texts(bundled_identifier(), ["x"], ["xyz"])
+    with pytest.raises(XlsentError, match="no candidate given"):
+        xlsent.identify(["x"], languages=[])

@@ -109,9 +109,9 @@ def structural_words(pairs: str, output: str | Path, model: str = "e5-small", ty
 class Identification:
     """One text's language (:func:`identify`): ISO 639-3, its macrolanguage where it has one, and the score."""
 
-    lang: str | None  # None: the text has no letters to judge
+    lang: str | None  # None: the text has no letters to judge (or, among candidates only CLD2 knows, CLD2 read none)
     macrolanguage: str | None
-    score: float  # the language's share of the candidates' softmax (0–1)
+    score: float  # the n-gram model's probability (0–1); for a language only CLD2 knows, CLD2's share of the line
 
 
 def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
@@ -132,15 +132,19 @@ def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
     Returns:
         One :class:`Identification` a text, in order.
     """
-    from xlsent.data.identify import cld2_only, identifier_with, identify_texts, language_of, macrolanguage
+    from xlsent.data.identify import CLD2_AS, cld2_only, identifier_with, identify_texts, language_of, macrolanguage
     from xlsent.utils.errors import named
 
+    if languages is not None and not [c for c in languages if str(c).strip()]:
+        raise XlsentError(f"{named('languages', '')}: no candidate given — give at least one language code, or none "
+                          "for every language the identifier knows")
     model = identifier_with(learn)
     candidates = None
     if languages is not None:
         candidates = []
         for code in languages:
             lang = language_of(code)
+            lang = CLD2_AS.get(lang, lang)
             if lang is None or (lang not in model.languages and lang not in cld2_only(model)):
                 raise XlsentError(f"{named('languages', code)}: " + (
                     "not a language code" if lang is None else f"{lang} is not a language the identifier knows")

@@ -210,8 +210,9 @@ def langid_command(
                                   "language the identifier knows)"),
     learn: Learn = [],
 ) -> None:
-    """The language of each line (ISO 639-3, its macrolanguage, a score: a probability, low for a line too short to
-    tell), among every udhr-all language, English and CLD2's languages, or among --languages (xlsent.identify)."""
+    """The language of each line (ISO 639-3, its macrolanguage, a score: the n-gram model's probability, low for a
+    line too short to tell; CLD2's share of the line for a language only CLD2 knows), among every udhr-all
+    language, English and CLD2's languages, or among --languages (xlsent.identify)."""
     from xlsent.api.data import identify
     from xlsent.data.identify import parse_learn
 
@@ -226,7 +227,9 @@ def langid_command(
         raw.pop()
     lines = [decode_line(file, line, i) for i, line in enumerate(raw, 1)]  # bad UTF-8: the file and line, one line
     found = identify(lines, languages=[x for x in languages.split(",") if x.strip()] or None, learn=teach or None)
-    rows = "".join(f"{x.lang or ''}\t{x.macrolanguage or ''}\t{x.score:.3f}\t{t}\n" for x, t in zip(found, lines))
+    # a line of the file is a row of the output: a character Python takes for a line break (\r, U+2028…) is a space
+    rows = "".join(f"{x.lang or ''}\t{x.macrolanguage or ''}\t{x.score:.3f}\t{' '.join(t.splitlines())}\n"
+                   for x, t in zip(found, lines))
     if out is None:
         typer.echo(rows, nl=False)  # tab-separated, as written to a file: for a pipe
         return

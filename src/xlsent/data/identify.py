@@ -363,18 +363,21 @@ CLD2_AS = {"fil": "tgl"}
 def identify_texts(model: NgramIdentifier, texts: Sequence[str], languages: Sequence[str] | None = None
                    ) -> list[Identified]:
     """``model.identify``, and for a line CLD2 reliably reads as a language of :func:`cld2_only` (among
-    ``languages``, when given) CLD2's reading — its score CLD2's share of the line in that language, which is no
-    calibrated probability (CLD2 gives none)."""
+    ``languages``, when given: ISO 639-1 or 639-3 codes) CLD2's reading — its score CLD2's share of the line in that
+    language, which is no calibrated probability (CLD2 gives none). With candidates only CLD2 knows, a line CLD2
+    does not reliably read as one of them gets no language (None, 0)."""
     from xlsent.data.langid import detect
 
     extra = cld2_only(model)
+    known = None
     if languages is not None:
-        extra = extra & {iso639_3(c) for c in languages}
-    known = [c for c in languages if c in model.languages] if languages is not None else None
-    if known == []:  # candidates only CLD2 knows
-        out = [Identified(None, 0.0) for _ in texts]
-    else:
-        out = model.identify(texts, known)
+        codes = [CLD2_AS.get(c, c) for c in (language_of(x) for x in languages) if c]
+        known = [c for c in dict.fromkeys(codes) if c in model.languages]
+        extra = extra & set(codes)
+        if not known and not extra:
+            raise ValueError(f"none of the candidate languages {', '.join(map(str, languages))} is known to the "
+                             "model or to CLD2")
+    out = model.identify(texts, known) if known or known is None else [Identified(None, 0.0) for _ in texts]
     if extra:
         for i, text in enumerate(texts):
             found = detect(text or "")

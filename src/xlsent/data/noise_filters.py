@@ -8,17 +8,17 @@ In this order (a pair is counted by the first filter that removes it):
   character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language taught it
   from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know) and as
   a second opinion on the lines CLD2 reads as the side's own: where it reads, by the margin, a language CLD2 does
-  not know (CLD2 reads Yao and Tumbuka as Chichewa), its reading stands — its readings are never taken as the
-  side's (below); the n-gram identifier alone for the other languages it knows. It reads a line as another language when that
-  language beats the best of the side's own by more than :data:`NGRAM_MARGIN` nats of the line's log-likelihood
+  not know (CLD2 reads Yao and Tumbuka as Chichewa), its reading stands; the n-gram identifier alone for the
+  other languages it knows. It reads a line as another language when that language beats the best of the side's own by more than :data:`NGRAM_MARGIN` nats of the line's log-likelihood
   (a short line needs a clearer difference). A side is taken as the identifier *reads* it: the declared language,
   and any language it (CLD2: reliably) reads on at least ``readings`` (10%) of the side's lines — CLD2 reads a
   language it does not know, or a close relative, as one language again and again (Kabuverdianu as Portuguese,
   Rundi as Kinyarwanda), while noise in other languages is scattered; the other side's language counts so only
   on a ``majority`` (Nigerian Pidgin read as English). The n-gram identifier knows the declared language, so
   for a side it judges no other reading is taken as the side's but the other side's language on a majority (a
-  crawl's text in the neighbouring language is noise however much of it there is). Each such reading is said in
-  the notes. A line identified (CLD2: *reliably*) as a language the side is not read as is removed (an
+  crawl's text in the neighbouring language is noise however much of it there is); on a CLD2 side its readings
+  count so only on a majority too (most of a side declared ``pt`` read as Kabuverdianu: the declaration names a
+  relative — the note says how to declare it). Each such reading is said in the notes. A line identified (CLD2: *reliably*) as a language the side is not read as is removed (an
   unreliable or empty CLD2 detection alone keeps the line: CLD2 is unsure of ~1% of Chichewa Bible verses) —
   unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the side's
   other lines: CLD2 takes Chichewa lists of names for Kinyarwanda, Venda or Shona, and these keep their pairs.
@@ -272,7 +272,20 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         # often it recurs (a crawl's text in the neighbouring language is exactly that) — but the other side's, on a
         # majority; CLD2 reads languages it does not know as relatives, so for it a recurring reading is the side's
         ngram = judge == "the n-gram identifier"
-        # the n-gram identifier's readings on a CLD2 side are not taken as the side's either
+        # the n-gram identifier's readings on a CLD2 side are taken as the side's only on a majority: most of the
+        # side in a language CLD2 does not know is a side declared as its relative (Kabuverdianu declared pt), not
+        # noise; less of it is the neighbour's text, noise however often it recurs
+        second = Counter(f for f, b in zip(found, by_ngram) if f and b and not ngram and f != lang)
+        for found_lang, count in second.items():
+            if count >= readings * lines:
+                flag = "--src-lang" if side == "source" else "--tgt-lang"
+                taken = count >= majority * lines
+                if taken:
+                    accepted.add(found_lang)
+                notes.append(f"language: the n-gram identifier reads {count / lines:.0%} of the {side}'s lines as "
+                             f"{found_lang}, a language CLD2 does not know, not the declared {lang} — " + (
+                                 "taken as the side's (most of it)" if taken else "those lines are removed")
+                             + f"; if that is your text's language, declare it ({flag} {found_lang})")
         for found_lang, count in Counter(f for f, b in zip(found, by_ngram) if f and not (b and not ngram)).items():
             share = majority if found_lang == other else readings
             if ngram and found_lang not in (lang, other) and count >= share * lines:
