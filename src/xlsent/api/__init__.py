@@ -13,11 +13,11 @@ from xlsent.api.embedding import EmbedFileResult, embed, embed_file
 from xlsent.api.evaluation import Evaluation, evaluate, evaluate_tasks
 from xlsent.api.exporting import ExportResult, export
 from xlsent.api.mining import filter_pairs, mine
-from xlsent.api.models import calibrate, extend_vocab, load
+from xlsent.api.models import calibrate, extend_vocab, load, romanize
 from xlsent.api.training import CurveResult, RunResult, adapt, learning_curve, train
 from xlsent.utils.errors import InputFormatError, XlsentError
 
 __all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "learning_curve", "train", "mine", "filter_pairs", "align", "export",
-           "calibrate", "extend_vocab", "identify",
+           "calibrate", "extend_vocab", "romanize", "identify",
            "Evaluation", "RunResult", "CurveResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "Identification",
            "XlsentError", "InputFormatError"]

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from xlsent.exporter.extend_vocab import VocabExtension
+    from xlsent.exporter.romanize import Romanization
     from xlsent.models.language_means import LanguageMeans
 
 
@@ -141,34 +142,13 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
         >>> ext.unk_rate_before > 0.3, ext.unk_rate_after
         (True, 0.0)
     """
-    from xlsent.api._common import output_folder
-    from xlsent.data.readers import read_lines
-    from xlsent.exporter.extend_vocab import (check_pieces, check_texts, extend_vocabulary, folder_tokenizer_json,
-                                              write_record)
+    from xlsent.exporter.extend_vocab import check_pieces, extend_vocabulary, folder_tokenizer_json, write_record
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
 
     check_pieces(pieces)
-    source: str | None = None  # texts given in Python
-    if isinstance(texts, (str, Path)):
-        source = str(texts)
-        if not Path(texts).is_file():
-            raise XlsentError(f"{named('texts', str(texts))}: no such file — give a file of text in the script to "
-                              "add, one sentence a line")
-        try:
-            lines = read_lines(Path(texts))
-        except InputFormatError as exc:
-            if exc.problem != "the file is empty":
-                raise
-            lines = []  # said below, with the option's name
-    else:
-        lines = list(texts)
-        check_unicode(lines, "texts")
-    lines = check_texts(lines, source)
-    out = output_folder(output, "output")
-    if out.exists() and any(out.iterdir()):
-        raise XlsentError(f"{named('output', str(out))}: the folder is not empty — give a new folder for the "
-                          "extended model")
+    lines, source = _script_texts(texts, "add")
+    out = _new_folder(output, "extended")
     path = resolve_model_path(str(model))
     folder_tokenizer_json(path)  # a model whose tokenizer cannot be extended: one line, before it loads
     st = load_model(path, device="cpu").model
@@ -178,3 +158,96 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     ext.output = out
     write_record(out, ext, str(model), source, seed)
     return ext
+
+
+def _script_texts(texts: str | Path | Sequence[str], verb: str) -> tuple[list[str], str | None]:
+    """The non-blank lines of a file (or a list) of text in a script, checked; and the file's name (None: texts
+    given in Python)."""
+    from xlsent.data.readers import read_lines
+    from xlsent.exporter.extend_vocab import check_texts
+
+    source: str | None = None  # texts given in Python
+    if isinstance(texts, (str, Path)):
+        source = str(texts)
+        if not Path(texts).is_file():
+            raise XlsentError(f"{named('texts', str(texts))}: no such file — give a file of text in the script to "
+                              f"{verb}, one sentence a line")
+        try:
+            lines = read_lines(Path(texts))
+        except InputFormatError as exc:
+            if exc.problem != "the file is empty":
+                raise
+            lines = []  # said below, with the option's name
+    else:
+        lines = list(texts)
+        check_unicode(lines, "texts")
+    return check_texts(lines, source), source
+
+
+def _new_folder(output: str | Path, what: str) -> Path:
+    from xlsent.api._common import output_folder
+
+    out = output_folder(output, "output")
+    if out.exists() and any(out.iterdir()):
+        raise XlsentError(f"{named('output', str(out))}: the folder is not empty — give a new folder for the "
+                          f"{what} model")
+    return out
+
+
+def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str | Path, *, extend: bool = False,
+             pieces: int = 2000, seed: int = 0) -> "Romanization":
+    """A model that reads a script its tokenizer cannot, by romanising it: the script's characters are written in
+    Latin letters (anyascii's table) inside the tokenizer, before it tokenises.
+
+    The characters are those of ``texts`` the model's tokenizer maps to ``<unk>``; their romanisation goes into the
+    folder's ``tokenizer.json`` as its normaliser's last rules, so ``SentenceTransformer(output)`` loads the folder
+    and romanises its own input, with nothing of xlsent installed, and text in the scripts the model reads is
+    tokenised as before (the method: :mod:`xlsent.exporter.romanize`). Train it with :func:`xlsent.adapt` (or
+    ``xlsent train adapt``) like any folder.
+
+    Args:
+        model: a registered name or a local model folder with a fast tokenizer (``tokenizer.json``), as e5-small's.
+        texts: text in the script — a file with one text a line, or a list of texts (at least 2 lines).
+        output: a new (or empty) folder for the romanised model; ``xlsent_romanization.json`` in it records the
+            table and the text's unknown-piece rate before and after.
+        extend: also add pieces and rows for the characters anyascii cannot romanise
+            (:func:`xlsent.extend_vocab`'s method, learnt from the romanised text).
+        pieces: with ``extend``, the most pieces to add.
+        seed: with ``extend``, the seed of the new rows' noise.
+
+    Returns:
+        What was done: the folder, how many characters were romanised and how many left, the unknown-piece rate
+        and pieces per word before and after, the table.
+
+    Example:
+        >>> import tempfile, xlsent
+        >>> folder = tempfile.mkdtemp()
+        >>> lines = ["ᎠᏂᏴᏫ ᏂᎦᏗᏳ ᏂᎨᏒᎾ ᏚᎾᏕᏅ.", "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ."]  # Cherokee: e5-small reads none of it
+        >>> rom = xlsent.romanize("e5-small", lines, f"{folder}/e5-chr")
+        >>> rom.unk_rate_before > 0.5, rom.unk_rate_after
+        (True, 0.0)
+    """
+    from xlsent.exporter.extend_vocab import check_pieces, extend_vocabulary, write_record as write_extension
+    from xlsent.exporter.romanize import romanize_tokenizer, write_record
+    from xlsent.models.handle import load_model
+    from xlsent.models.registry import resolve_model_path
+
+    if extend:
+        check_pieces(pieces)
+    lines, source = _script_texts(texts, "romanise")
+    out = _new_folder(output, "romanised")
+    path = resolve_model_path(str(model))
+    st = load_model(path, device="cpu").model
+    rom = romanize_tokenizer(st, lines)
+    if extend and rom.left:
+        ext = extend_vocabulary(st, lines, pieces, seed)
+        rom.extended, rom.unk_rate_after = ext.added, ext.unk_rate_after
+        rom.pieces_per_word_after = ext.pieces_per_word_after
+    out.mkdir(parents=True, exist_ok=True)
+    st.save(str(out))
+    rom.output = out
+    write_record(out, rom, str(model), source)
+    if extend and rom.extended:
+        ext.output = out
+        write_extension(out, ext, str(model), source, seed)
+    return rom

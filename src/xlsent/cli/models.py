@@ -13,7 +13,7 @@ from xlsent.models.handle import model_info
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
 
-app = typer.Typer(help="Offline models: list, info, prepare, calibrate, extend-vocab.", no_args_is_help=True)
+app = typer.Typer(help="Offline models: list, info, prepare, calibrate, extend-vocab, romanize.", no_args_is_help=True)
 
 
 @app.command("list")
@@ -107,4 +107,38 @@ def extend_vocab_command(
     t.add_row("rows initialised", f"{ext.from_subpieces:,} from known sub-pieces, {ext.default_init:,} by the "
               "default (table mean + noise)")
     t.add_row("record", "xlsent_added_pieces.json")
+    console.print(t)
+
+
+@app.command("romanize")
+def romanize_command(
+    name: str = typer.Argument(..., help="registered name or local model folder (a fast tokenizer, as e5-small's)"),
+    texts: str = typer.Option(..., "--texts", help="text in the script, one sentence a line"),
+    output: str = typer.Option(..., "--output", "-o", help="new folder for the romanised model"),
+    extend: bool = typer.Option(False, "--extend", help="also add pieces for the characters no romanisation "
+                                "covers (extend-vocab's method)"),
+    pieces: int = typer.Option(2000, "--pieces", help="with --extend: the most pieces to add"),
+    seed: int = typer.Option(0, help="with --extend: seed of the new rows' noise"),
+    as_json: PrintJson = False,
+) -> None:
+    """Romanise a script the model cannot read (its characters are <unk>: see the unk rate of xlsent data stats
+    --model): the folder's tokenizer writes them in Latin letters before it tokenises, so the model reads them with
+    rows it has trained; train it with xlsent train adapt on the new folder."""
+    from xlsent.api.models import romanize
+
+    with console.status(f"romanising {texts} for {name}…"):
+        rom = romanize(name, texts, output, extend=extend, pieces=pieces, seed=seed)
+    if as_json:
+        console.print_json(json.dumps({k: v for k, v in rom.to_dict().items() if k != "table"}))
+        return
+    t = Table(title=f"romanised model in {rom.output}", show_header=False)
+    sample = ", ".join(f"{c} → {r}" for c, r in list(rom.table.items())[:6])
+    t.add_row("characters romanised", f"{rom.romanized:,} ({sample}{'…' if rom.romanized > 6 else ''})")
+    left = "".join(list(rom.left_characters)[:20])
+    t.add_row("characters left", f"{rom.left:,}" + (f" ({left}) — {rom.extended:,} pieces added for them"
+                                                   if rom.extended else f" ({left}) — --extend adds pieces for them"
+                                                   if rom.left else ""))
+    t.add_row("unknown-piece rate of the text", f"{rom.unk_rate_before:.1%} → {rom.unk_rate_after:.1%}")
+    t.add_row("pieces per word", f"{rom.pieces_per_word_before:.2f} → {rom.pieces_per_word_after:.2f}")
+    t.add_row("record", "xlsent_romanization.json" + (" and xlsent_added_pieces.json" if rom.extended else ""))
     console.print(t)

@@ -1,0 +1,147 @@
+"""Romanisation inside the tokenizer: a model that reads a script its tokenizer cannot, by writing the script's
+letters in Latin before it tokenises (issue 62).
+
+A multilingual tokenizer maps a character it never saw to ``<unk>``; ``xlsent models extend-vocab`` adds pieces for
+such a script, but their rows start from nothing and a user's few hundred pairs cannot teach them a language. Most
+scripts have a standard romanisation, and the model reads Latin: a romanised text reuses rows the model has trained,
+names and numbers line up with other languages', and a word shared with a related language comes close.
+
+How a folder is built (:func:`romanize_tokenizer`, ``xlsent models romanize``):
+
+1. **Which characters.** Those of the user's text that the base tokenizer maps to ``<unk>`` (after its own
+   normaliser: :func:`xlsent.exporter.extend_vocab.unknown_characters`) — nothing the model already reads changes,
+   so text in its other scripts is tokenised exactly as before.
+2. **Their romanisation** is anyascii's (ISC licence, a fixed table from each Unicode character to ASCII:
+   Cherokee ᏣᎳᎩ → ``TsaLaGi``, Tifinagh ⵜⴰⵎⴰⵣⵉⵖⵜ → ``tamazight``, Inuktitut ᐃᓄᒃᑎᑐᑦ → ``inoktitot``, Shavian and
+   Deseret letters → their sounds). anyascii maps one character at a time, with no context, so a table of
+   single-character replacements reproduces it exactly. A character it has nothing for (an empty romanisation), or
+   whose romanisation the tokenizer cannot read either, stays — ``--extend`` adds pieces for what stays.
+3. **The table goes into the tokenizer**: ``tokenizer.json``'s normaliser becomes the base normaliser followed by
+   one ``tokenizers`` ``Replace`` rule per character (``Sequence``). The folder is an ordinary sentence-transformers
+   model: ``SentenceTransformer(path)`` loads it and romanises its own input, with nothing of xlsent installed —
+   whether a text reaches it in the script or already romanised, it sees the same pieces. The token table is not
+   touched. ``xlsent_romanization.json`` records the table and the text's unknown-piece rate before and after.
+
+With ``extend`` the characters anyascii leaves are then given pieces and rows by
+:func:`xlsent.exporter.extend_vocab.extend_vocabulary`, learnt from the romanised text (the two combine: the
+romanised letters use the model's rows, the rest new ones).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from xlsent.utils.errors import XlsentError
+
+ROMANIZED_FILE = "xlsent_romanization.json"
+ROMANIZER = "anyascii"
+
+
+@dataclass
+class Romanization:
+    """What :func:`xlsent.romanize` did, and where the romanised model is."""
+
+    output: Path
+    romanized: int  # characters given a romanisation
+    left: int  # unknown characters anyascii has nothing readable for
+    unk_rate_before: float
+    unk_rate_after: float  # after romanising (and, with extend, after the added pieces)
+    pieces_per_word_before: float
+    pieces_per_word_after: float
+    texts: int
+    table: dict[str, str] = field(default_factory=dict)  # character → its romanisation
+    left_characters: dict[str, int] = field(default_factory=dict)  # character → count in the text
+    extended: int = 0  # pieces added by extend (0: not extended)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["output"] = str(self.output)
+        return d
+
+
+def romanizer():
+    """anyascii's function, or one line saying how to install it."""
+    try:
+        from anyascii import anyascii
+    except ImportError:  # a dependency of xlsent; only a broken install lacks it
+        raise XlsentError("romanising needs the anyascii package (ISC licence): pip install anyascii") from None
+    return anyascii
+
+
+def romanization_table(tokenizer_json: dict, texts: list[str]) -> tuple[dict[str, str], Counter]:
+    """``{character: romanisation}`` for the characters of ``texts`` the tokenizer maps to ``<unk>`` and anyascii
+    writes in characters the tokenizer reads; and the unknown characters left (with their counts)."""
+    from xlsent.exporter.extend_vocab import unknown_characters
+
+    anyascii = romanizer()
+    unknown = unknown_characters(tokenizer_json, texts)
+    written = {c: anyascii(c) for c in unknown}
+    readable = unknown_characters(tokenizer_json, [r for r in written.values() if r])
+    table = {c: r for c, r in written.items() if r.strip() and not any(x in readable for x in r)}
+    left = Counter({c: n for c, n in unknown.items() if c not in table})
+    return table, left
+
+
+def romanized_tokenizer_json(tokenizer_json: dict, table: dict[str, str]) -> dict:
+    """``tokenizer_json`` whose normaliser is followed by one ``Replace`` rule a character of ``table`` (a
+    normaliser already romanising is extended: the new rules after its own)."""
+    out = json.loads(json.dumps(tokenizer_json))
+    rules = [{"type": "Replace", "pattern": {"String": c}, "content": r} for c, r in sorted(table.items())]
+    base = out.get("normalizer")
+    steps = ([] if base is None else base["normalizers"] if base.get("type") == "Sequence" else [base])
+    out["normalizer"] = {"type": "Sequence", "normalizers": steps + rules}
+    return out
+
+
+def romanize_tokenizer(model, texts: list[str]) -> Romanization:
+    """Romanise ``model`` (a loaded SentenceTransformer) in place for ``texts``: its tokenizer's normaliser gains
+    the table of the module docstring. Returns what was done (``output`` left empty for the caller)."""
+    from xlsent.exporter.extend_vocab import _piece_stats
+    from xlsent.exporter.vocab import tokenizer_with
+
+    module = model[0]
+    tok = module.tokenizer
+    if tok is None or not getattr(tok, "is_fast", False):
+        raise XlsentError("romanize needs a fast tokenizer (tokenizer.json), as e5-small's")
+    full = json.loads(tok.backend_tokenizer.to_str())
+    if (full.get("model") or {}).get("unk_id") is None and (full.get("model") or {}).get("unk_token") is None:
+        raise XlsentError("the model's tokenizer has no unknown piece — it reads every character; nothing to "
+                          "romanise")
+    table, left = romanization_table(full, texts)
+    if not table:
+        which = "".join(sorted(left))[:20]
+        raise XlsentError("nothing to romanise: " + (
+            f"anyascii has no readable romanisation for the text's unknown characters ({which}) — add pieces for "
+            "them instead: xlsent models extend-vocab" if left else
+            "the model's tokenizer already reads every character of the text (no <unk>) — train on it as it is "
+            "(xlsent train adapt)"))
+    sample = texts[:5000]
+    before = _piece_stats(tok, sample)
+    module.processor = tokenizer_with(tok, romanized_tokenizer_json(full, table))
+    after = _piece_stats(module.tokenizer, sample)
+    return Romanization(
+        output=Path(), romanized=len(table), left=len(left), unk_rate_before=round(before["unk_rate"], 6),
+        unk_rate_after=round(after["unk_rate"], 6), pieces_per_word_before=round(before["pieces_per_word"], 4),
+        pieces_per_word_after=round(after["pieces_per_word"], 4), texts=len(texts), table=table,
+        left_characters=dict(left.most_common()))
+
+
+def write_record(folder: Path, rom: Romanization, base: str, source: str | None) -> None:
+    """The romanisation's record in the folder; ``source``: the texts' file (None: texts given in Python)."""
+    from xlsent.utils.io import write_text_atomic
+
+    record = {"base_model": base, "texts": "texts given in Python" if source is None else source,
+              "romanizer": f"{ROMANIZER} {_version()}", **{k: v for k, v in rom.to_dict().items() if k != "output"}}
+    write_text_atomic(folder / ROMANIZED_FILE, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("anyascii")
+    except PackageNotFoundError:
+        return "?"

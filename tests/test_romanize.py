@@ -1,0 +1,129 @@
+"""``xlsent models romanize`` / ``xlsent.romanize``: a script the tokenizer cannot read, written in Latin letters by the
+folder's own tokenizer — on a tiny random model with a Unigram tokenizer built here (test_extend_vocab's)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from test_extend_vocab import LATIN, build_unigram_model
+
+import xlsent
+from xlsent.data.transliterate import to_deseret
+
+NEW = [to_deseret(t) for t in LATIN * 3]  # lower-case Deseret letters: anyascii writes each as Latin letters
+PRIVATE = "\ue000\ue001"  # private-use characters: no romanisation exists
+
+
+@pytest.fixture(scope="module")
+def unigram_model(tmp_path_factory):
+    return build_unigram_model(tmp_path_factory.mktemp("unigram") / "model")
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory):
+    p = tmp_path_factory.mktemp("texts") / "dsrt.txt"
+    p.write_text("\n".join(NEW) + "\n", encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def romanized(unigram_model, texts, tmp_path_factory):
+    return xlsent.romanize(str(unigram_model), texts, tmp_path_factory.mktemp("rom") / "model")
+
+
+def test_the_table_is_anyascii_for_every_unknown_character_and_nothing_is_unknown_after(romanized):
+    from anyascii import anyascii
+
+    letters = {c for t in NEW for c in t if not c.isspace()}
+    assert set(romanized.table) == letters and all(romanized.table[c] == anyascii(c) for c in letters)
+    assert romanized.unk_rate_before >= 0.5 and romanized.unk_rate_after == 0.0 and romanized.left == 0
+    record = json.loads((romanized.output / "xlsent_romanization.json").read_text(encoding="utf-8"))
+    assert record["romanizer"] == "anyascii 0.3.3" and record["table"] == romanized.table
+
+
+def test_a_fresh_process_loads_the_folder_with_plain_sentence_transformers_and_it_romanises_its_input(
+        unigram_model, romanized):
+    """The script and anyascii's romanisation of it give the same pieces and the same vector; a Latin text the base
+    model read gives the base model's vector (the table touches only characters that were unknown)."""
+    from anyascii import anyascii
+
+    script, latin = NEW[0], LATIN[1]
+    code = f"""
+import json, sys
+from sentence_transformers import SentenceTransformer
+base, rom = SentenceTransformer({str(unigram_model)!r}), SentenceTransformer({str(romanized.output)!r})
+texts = {[script, anyascii(script), latin]!r}
+a, b, c = rom.encode(texts)
+(base_c,) = base.encode([texts[2]])
+print(json.dumps({{"pieces": [rom.tokenizer.tokenize(t) for t in texts[:2]], "same": float(abs(a - b).max()),
+                  "latin": float(abs(c - base_c).max()), "unk": rom.tokenizer.unk_token in rom.tokenizer.tokenize(texts[0])}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["pieces"][0] == got["pieces"][1] and not got["unk"]
+    assert got["same"] < 1e-6 and got["latin"] < 1e-6
+
+
+def test_characters_no_romanisation_covers_are_left_or_given_pieces_with_extend(unigram_model, tmp_path):
+    f = tmp_path / "mixed.txt"
+    f.write_text("\n".join(f"{t} {PRIVATE}" for t in NEW) + "\n", encoding="utf-8")
+    rom = xlsent.romanize(str(unigram_model), f, tmp_path / "a")
+    assert rom.left == 2 and set(rom.left_characters) == set(PRIVATE) and 0 < rom.unk_rate_after < 0.2
+    both = xlsent.romanize(str(unigram_model), f, tmp_path / "b", extend=True, pieces=10)
+    assert both.extended >= 2 and both.unk_rate_after == 0.0
+    assert (tmp_path / "b" / "xlsent_added_pieces.json").is_file()
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(tmp_path / "b"), local_files_only=True)
+    assert tok.unk_token not in tok.tokenize(f"{NEW[0]} {PRIVATE}")
+
+
+def test_bad_input_is_one_line(unigram_model, texts, tmp_path):
+    latin = tmp_path / "latin.txt"
+    latin.write_text("\n".join(LATIN), encoding="utf-8")
+    with pytest.raises(xlsent.XlsentError, match="already reads every character"):
+        xlsent.romanize(str(unigram_model), latin, tmp_path / "a")
+    only_private = tmp_path / "private.txt"
+    only_private.write_text(f"{PRIVATE}\n{PRIVATE}\n", encoding="utf-8")
+    with pytest.raises(xlsent.XlsentError, match="anyascii has no readable romanisation.*extend-vocab"):
+        xlsent.romanize(str(unigram_model), only_private, tmp_path / "b")
+    with pytest.raises(xlsent.XlsentError, match="texts=.*no such file"):
+        xlsent.romanize(str(unigram_model), tmp_path / "missing.txt", tmp_path / "c")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    with pytest.raises(xlsent.XlsentError, match="not empty"):
+        xlsent.romanize(str(unigram_model), texts, tmp_path / "full")
+
+
+def test_the_command_line(unigram_model, texts, tmp_path):
+    from test_cli import xlsent as run_cli
+
+    r = run_cli("models", "romanize", str(unigram_model), "--texts", str(texts), "-o", str(tmp_path / "rom"), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["unk_rate_after"] == 0.0 and out["romanized"] > 10
+    r = run_cli("models", "romanize", str(unigram_model), "--texts", str(tmp_path / "missing.txt"), "-o",
+                str(tmp_path / "rom2"))
+    assert r.returncode == 2 and "--texts" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_adapt_trains_from_a_romanised_folder(romanized, tmp_path):
+    """A romanised folder is an ordinary model folder: adapt trains from it and the trained model still romanises."""
+    import random
+
+    from anyascii import anyascii
+    from transformers import AutoTokenizer
+
+    rng, words = random.Random(0), " ".join(LATIN).split()
+    latin = sorted({" ".join(rng.choice(words) for _ in range(4)) for _ in range(40)})
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
+    run = xlsent.adapt(pairs, tmp_path / "run", model=str(romanized.output), evaluate=False, device="cpu",
+                       settings={"train.holdout": 0.25, "train.holdout_min": 5, "train.sample": 0,
+                                 "optim.batch_size": 8, "optim.epochs": 1, "eval.udhr": False})
+    tok = AutoTokenizer.from_pretrained(str(run.model_path), local_files_only=True)
+    assert tok.tokenize(NEW[0]) == tok.tokenize(anyascii(NEW[0])) and tok.unk_token not in tok.tokenize(NEW[0])
