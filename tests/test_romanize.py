@@ -127,3 +127,33 @@ def test_adapt_trains_from_a_romanised_folder(romanized, tmp_path):
                                  "optim.batch_size": 8, "optim.epochs": 1, "eval.udhr": False})
     tok = AutoTokenizer.from_pretrained(str(run.model_path), local_files_only=True)
     assert tok.tokenize(NEW[0]) == tok.tokenize(anyascii(NEW[0])) and tok.unk_token not in tok.tokenize(NEW[0])
+
+
+def test_embed_eval_mine_and_adapt_say_when_a_side_is_mostly_unknown_pieces(unigram_model, romanized, tmp_path):
+    """Before the work: one warning naming the side, its script and rate, and the two remedies; none for text the
+    model reads, nor for the same text through the romanised model."""
+    import random
+    import warnings
+
+    from xlsent.encoding.readable import UnreadableTextWarning
+
+    with pytest.warns(UnreadableTextWarning, match=r"texts \(Dsrt\): \d+% of its pieces unknown.*xlsent models "
+                                                   r"romanize .* --texts FILE -o DIR.*extend-vocab"):
+        xlsent.embed(NEW[:4], model=str(unigram_model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreadableTextWarning)
+        xlsent.embed(LATIN[:4], model=str(unigram_model))
+        xlsent.embed(NEW[:4], model=str(romanized.output))
+    rng, words = random.Random(0), " ".join(LATIN).split()
+    latin = sorted({" ".join(rng.choice(words) for _ in range(4)) for _ in range(40)})
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
+    with pytest.warns(UnreadableTextWarning, match="of its pieces unknown"):
+        xlsent.evaluate(str(unigram_model), "retrieval", pairs=pairs)
+    with pytest.warns(UnreadableTextWarning, match=r"src \(Dsrt\)"):
+        xlsent.mine([to_deseret(x) for x in latin], latin, model=str(unigram_model), output=tmp_path / "mined.tsv",
+                    filters="none")
+    with pytest.warns(UnreadableTextWarning, match="the non-English side"):
+        xlsent.adapt(pairs, tmp_path / "run", model=str(unigram_model), evaluate=False, device="cpu",
+                     settings={"train.holdout": 0.25, "train.holdout_min": 5, "train.sample": 0,
+                               "optim.batch_size": 8, "optim.max_steps": 1, "eval.udhr": False})

@@ -125,6 +125,14 @@ def parse_filters(value: str | Sequence[str]) -> tuple[str, ...]:
 _ENCODERS: dict[tuple, Any] = {}
 
 
+def model_label(model: Any) -> str:
+    """How a message names a model given as a name, a folder, a loaded SentenceTransformer or an encoder."""
+    if isinstance(model, (str, Path)):
+        return str(model)
+    return str(getattr(model, "name", None) or getattr(model, "model_card_data", None) and
+               getattr(model.model_card_data, "base_model", None) or type(model).__name__)
+
+
 def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,
                 batch_size: int = 64, chunk_words: int = 0, show_progress: bool | None = None, memo: bool = False,
                 name: str | None = None, dimensions: int | None = None, prompt_name: str | None = None,

@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from xlsent.api._common import (at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
-                                old_names, place)
+                                model_label, old_names, place)
+from xlsent.encoding.readable import SAMPLE, encoder_share, warn_unreadable
 from xlsent.utils.errors import XlsentError
 
 PRECISIONS = ("float32", "float16", "int8", "ubinary")
@@ -104,6 +105,7 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
                           chunk_words=chunk_words, show_progress=show_progress,
                           dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
+    warn_unreadable(encoder_share(encoder), [("texts", items, lang or None)], model_label(model))
     return _finish(encoder.encode(items, lang or None), means, lang, precision, dimensions if center else None)
 
 
@@ -199,6 +201,8 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
                           chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy,
                           dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
+    head = texts if texts is not None else source.read(0, min(source.rows, SAMPLE))[1]
+    warn_unreadable(encoder_share(encoder), [(str(input), head, lang or None)], model_label(model))
     if to_npy and engine is None:  # one process: every text at once, as always
         vecs = encoder.encode(texts, lang or None)
     else:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
-                                old_names, output_file, parse_filters, parse_threshold, place)
+                                model_label, old_names, output_file, parse_filters, parse_threshold, place)
 from xlsent.data.noise_filters import MAX_Z
+from xlsent.encoding.readable import encoder_share, warn_unreadable
 from xlsent.utils.errors import XlsentError, named
 
 if TYPE_CHECKING:
@@ -194,6 +195,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
             inputs[name] = input_summary(report)
             sides.append(texts)
         encoder = encoder_for(model, backend=backend, threads=threads, dimensions=dimensions)
+        warn_unreadable(encoder_share(encoder), [(name, _head(texts), lang) for name, texts, lang in
+                                                 zip(("src", "tgt"), sides, (src_lang, tgt_lang))], model_label(model))
         result = run_job(sides[0], sides[1], str(model), work, cfg, encoder=encoder, overwrite=overwrite,
                          console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
                          tgt_lang=tgt_lang, engine=engine,
@@ -347,3 +350,14 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         write_pairs_tsv(output, res.pairs)
         write_json_atomic(str(output) + ".json", res.to_dict())
     return res
+
+
+def _head(side) -> list[str]:
+    """A side's first texts (a list, or an input the job reads by position), for the readability check."""
+    from xlsent.encoding.readable import SAMPLE
+
+    if isinstance(side, list):
+        return side[:SAMPLE]
+    import numpy as np
+
+    return side.texts(np.arange(min(SAMPLE, len(side))))

@@ -393,6 +393,10 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     # the frozen base (targets, mining), cut at the student's length so that both see the same text
     teacher = load_model(m.teacher or m.student, max_seq_length=m.max_seq_length) if hard or kd else None
     student = load_student_for(cfg, m.student, teacher) if teacher else _load_student(cfg)
+    from xlsent.encoding.readable import tokenizer_share, warn_unreadable
+
+    warn_unreadable(tokenizer_share(student.tokenizer), [(f"{t.pairs}, the non-English side", xx, None)],
+                    str(m.student))
     cols: dict = {"anchor": xx, "positive": en}
     if hard:
         from sentence_transformers.util import mine_hard_negatives
