@@ -2,8 +2,8 @@
 
 A text in a script the model's tokenizer never saw reaches the model as a row of ``<unk>`` pieces: embedding it,
 training on it or scoring it says nothing about the language, however long the run. :func:`warn_unreadable`
-measures the unknown-piece rate of a sample of each side (as :func:`xlsent.data.stats.piece_stats` counts it,
-and ``xlsent data stats --model`` prints it) before ``embed``, ``train adapt``, ``eval`` and ``mine`` do their
+measures the unknown-piece rate of a sample of each side written in a script other than Latin (as
+:func:`xlsent.data.stats.piece_stats` counts it, and ``xlsent data stats --model`` prints it) before ``embed``, ``train adapt``, ``eval`` and ``mine`` do their
 work, and where it is above :data:`UNREADABLE` says so once, naming the remedies: romanise the script inside the
 model (``xlsent models romanize``) or add pieces for it (``xlsent models extend-vocab``).
 """
@@ -16,6 +16,9 @@ from typing import Callable, Sequence
 #: a side whose text is more than this share of unknown pieces is said to be unreadable to the model (the issue's
 #: "mostly unknown": Cherokee is 48% to e5-small, Deseret letters 45%; a text with a stray unknown symbol is < 1%)
 UNREADABLE = 0.2
+#: scripts not checked: Latin text's unknown pieces are words a word-level vocabulary lacks, not a script to
+#: romanise; Zyyy, no letters of a listed script
+LATIN_OR_NONE = frozenset({"Latn", "Zyyy", None})
 #: texts a side is measured on (the first ones): enough for a rate, cheap beside the work that follows
 SAMPLE = 500
 
@@ -40,9 +43,12 @@ def unreadable_sides(share_of: Callable[[Sequence[str], str | None], float | Non
     out = []
     for where, texts, lang in sides:
         sample = [t for t in list(texts[:SAMPLE]) if t and t.strip()]
-        share = share_of(sample, lang) if sample else None
+        script = detect_script(" ".join(sample[:50])) if sample else None
+        if script in LATIN_OR_NONE:  # unknown pieces of Latin text are words a word-level vocabulary lacks
+            continue
+        share = share_of(sample, lang)
         if share is not None and share > UNREADABLE:
-            out.append((where, share, detect_script(" ".join(sample[:50])) or None))
+            out.append((where, share, script))
     return out
 
 
