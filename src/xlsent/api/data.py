@@ -144,7 +144,7 @@ def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
         candidates = []
         for code in languages:
             lang = language_of(code)
-            lang = CLD2_AS.get(lang, lang)
+            lang = CLD2_AS.get(lang, lang) if lang else lang
             if lang is None or (lang not in model.languages and lang not in cld2_only(model)):
                 raise XlsentError(f"{named('languages', code)}: " + (
                     "not a language code" if lang is None else f"{lang} is not a language the identifier knows")

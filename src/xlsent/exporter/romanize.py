@@ -14,7 +14,9 @@ How a folder is built (:func:`romanize_tokenizer`, ``xlsent models romanize``):
 2. **Their romanisation** is anyascii's (ISC licence, a fixed table from each Unicode character to ASCII:
    Cherokee ᏣᎳᎩ → ``TsaLaGi``, Tifinagh ⵜⴰⵎⴰⵣⵉⵖⵜ → ``tamazight``, Inuktitut ᐃᓄᒃᑎᑐᑦ → ``inoktitot``, Shavian and
    Deseret letters → their sounds). anyascii maps one character at a time, with no context, so a table of
-   single-character replacements reproduces it exactly. A character it has nothing for (an empty romanisation), or
+   single-character replacements reproduces it exactly — but in lower case, except for a capital letter whose small
+   letter the text also uses: Cherokee, which the UDHR writes in capitals only, becomes ``tsalagi``, the ordinary
+   lower-case Latin the model read most of, not ``TsaLaGi``. A character it has nothing for (an empty romanisation), or
    whose romanisation the tokenizer cannot read either, stays — ``--extend`` adds pieces for what stays.
 3. **The table goes into the tokenizer**: ``tokenizer.json``'s normaliser becomes the base normaliser followed by
    one ``tokenizers`` ``Replace`` rule per character (``Sequence``). The folder is an ordinary sentence-transformers
@@ -78,11 +80,20 @@ def romanization_table(tokenizer_json: dict, texts: list[str]) -> tuple[dict[str
 
     anyascii = romanizer()
     unknown = unknown_characters(tokenizer_json, texts)
-    written = {c: anyascii(c) for c in unknown}
+    seen = {c for t in texts for c in t}
+    written = {c: _cased(c, anyascii(c), seen) for c in unknown}
     readable = unknown_characters(tokenizer_json, [r for r in written.values() if r])
     table = {c: r for c, r in written.items() if r.strip() and not any(x in readable for x in r)}
     left = Counter({c: n for c, n in unknown.items() if c not in table})
     return table, left
+
+
+def _cased(char: str, roman: str, seen: set[str]) -> str:
+    """``roman`` in lower case, but for a capital letter whose small letter the text also uses (a script written in
+    two cases, as Deseret): a script written in one case (Cherokee's capitals, as the UDHR writes it) romanises as
+    ordinary lower-case Latin (``udohiyuhi``, not anyascii's ``UDoHiYuHi``)."""
+    small = char.lower()
+    return roman if char.isupper() and small != char and small in seen else roman.lower()
 
 
 def romanized_tokenizer_json(tokenizer_json: dict, table: dict[str, str]) -> dict:
