@@ -157,3 +157,24 @@ def test_embed_eval_mine_and_adapt_say_when_a_side_is_mostly_unknown_pieces(unig
         xlsent.adapt(pairs, tmp_path / "run", model=str(unigram_model), evaluate=False, device="cpu",
                      settings={"train.holdout": 0.25, "train.holdout_min": 5, "train.sample": 0,
                                "optim.batch_size": 8, "optim.max_steps": 1, "eval.udhr": False})
+
+
+def test_the_by_sound_substitutes_write_chichewa_as_its_sounds_and_romanise_back_approximately():
+    """Deseret and Shavian by sound (issue 62's substitutes): no Latin letter is left in a Bible verse, and anyascii
+    gives back an approximate spelling — Deseret merges i into e, Shavian doubles the long vowels."""
+    from anyascii import anyascii
+
+    from xlsent.data.bundled import load_bundled
+    from xlsent.data.transliterate import by_sound
+
+    assert anyascii(by_sound("Mulungu ndi wabwino.", "Dsrt")) == "Mulungu nde wabweno."
+    assert anyascii(by_sound("Mulungu ndi wabwino.", "Shaw")) == "muuluunguu ndii waabwiinoo."
+    assert anyascii(by_sound("ng'ombe, nyani, phiri, dzina, tsiku, chikondi", "Dsrt")) == \
+        "ngombe, nyane, phere, dzena, tseku, chekonde"
+    verses = list(load_bundled("bible-en-ny:dev")["tgt"][:300])
+    for script in ("Dsrt", "Shaw"):
+        written = [by_sound(v, script) for v in verses]
+        assert not any(c.isascii() and c.isalpha() for w in written for c in w)
+        assert all(len(w.split()) == len(v.split()) for w, v in zip(written, verses))  # words stay words
+    with pytest.raises(ValueError, match="Dsrt, Shaw"):
+        by_sound("moni", "Latn")
