@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""A script the model cannot read, at a user's size (issue 62 §2): adapt, extend-vocab + adapt, romanise + adapt,
+against adapt on the Latin original — on **substitutes**: Chichewa written by sound in Deseret and in Shavian.
+
+    python benchmarks/romanize.py -o runs/romanize-dev --split dev --train 500 [--scripts Dsrt,Shaw]
+        [--runs base,adapt,extend,romanize,latin] [--set KEY=VALUE …]
+
+The substitutes (:func:`xlsent.data.transliterate.by_sound`) write each Chichewa sound as the script's letter for
+the nearest English sound, so that romanising gives back an approximate Latin spelling, as a real script's does
+(Deseret merges i into e, Shavian doubles the long vowels); e5-small reads neither script (every letter ``<unk>``).
+Every figure is on a substitute, not on a real language.
+
+Data (:data:`extend_vocab.SPLITS`): ``--train`` pairs drawn (seed 0) from ``bible-en-ny:dev-train`` (``--split
+dev``, for choosing) or ``bible-en-ny:train`` (``--split test``, read once), the test pool ``--test`` pairs drawn
+(seed 0) from ``bible-en-ny:dev`` or ``bible-en-ny:test``. Runs, each ``xlsent train adapt`` with its defaults in
+its own process with ``--no-eval`` (reused when finished), per script:
+
+* ``base`` — e5-small as it is, and romanised untrained (``xlsent models romanize e5-small --texts <the
+  training pairs' Chichewa side>``);
+* ``adapt`` — e5-small adapted to the pairs in the script;
+* ``extend`` — ``xlsent models extend-vocab`` (``--pieces``) then adapt (the added rows at 300× the learning rate);
+* ``romanize`` — ``xlsent models romanize`` then adapt; with ``--extend`` the romanisation is ``romanize
+  --extend`` (nothing is left to extend on these substitutes: every letter has a romanisation);
+* ``latin`` — adapt on the Latin original: what the substitute aims at.
+
+Scored with :func:`xlsent.evaluate` (tie-aware cosine P@1 over the whole pool, both ways); ``xx→en``: a Chichewa
+query finds its English verse. The ratio to the Latin original is printed per run. ``OUT/results.json`` keeps
+every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from extend_vocab import SPLITS, adapt, run, score, write_pairs  # the same runs and scoring as extend-vocab's
+
+SCRIPTS = {"Dsrt": "Deseret", "Shaw": "Shavian"}
+
+
+def data(out: Path, n_train: int, n_test: int, split: str, scripts: list[str]) -> dict:
+    from xlsent.data.pairs import english_side, load_pairs
+    from xlsent.data.transliterate import by_sound
+
+    folder = out / "data"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    train_name, test_name = SPLITS[split]
+    for part, name, n in (("train", train_name, n_train), ("test", test_name, n_test)):
+        ds = load_pairs(name, sample=n, seed=0).dataset
+        other, en = english_side(ds)
+        english, ny = list(ds[en]), list(ds[other])
+        files[f"{part}-latin"] = write_pairs(folder / f"{part}-latin.tsv", english, ny)
+        for s in scripts:
+            written = [by_sound(t, s) for t in ny]
+            files[f"{part}-{s}"] = write_pairs(folder / f"{part}-{s}.tsv", english, written)
+            if part == "train":
+                files[f"texts-{s}"] = folder / f"train-{s}.txt"
+                files[f"texts-{s}"].write_text("".join(t + "\n" for t in written), encoding="utf-8")
+    return files
+
+
+def built(out: Path, name: str, command: list[str], record: str) -> Path:
+    """A model folder made by an xlsent command (reused when its record is there)."""
+    folder = out / name
+    if not (folder / record).exists():
+        seconds = run([sys.executable, "-m", "xlsent", *command, "-o", str(folder), "--json"], out / f"{name}-log.txt")
+        print(f"{name}: {seconds:.0f} s", flush=True)
+    return folder
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-o", "--output", required=True, type=Path)
+    ap.add_argument("--train", type=int, default=1000, help="training pairs")
+    ap.add_argument("--test", type=int, default=500, help="test pairs")
+    ap.add_argument("--split", choices=sorted(SPLITS), default="dev")
+    ap.add_argument("--scripts", default="Dsrt,Shaw")
+    ap.add_argument("--pieces", type=int, default=2000, help="extend-vocab --pieces")
+    ap.add_argument("--extend", action="store_true", help="romanize --extend (what no romanisation covers)")
+    ap.add_argument("--runs", default="base,latin,romanize,adapt,extend")
+    ap.add_argument("--set", action="append", default=[], help="extra adapt override for every run")
+    a = ap.parse_args()
+    scripts = [s.strip() for s in a.scripts.split(",")]
+    if any(s not in SCRIPTS for s in scripts):
+        sys.exit(f"--scripts: choose from {', '.join(SCRIPTS)}")
+    order = [r.strip() for r in a.runs.split(",")]
+    if any(r not in ("base", "adapt", "extend", "romanize", "latin") for r in order):
+        sys.exit("--runs: choose from base,adapt,extend,romanize,latin")
+    out = a.output
+    out.mkdir(parents=True, exist_ok=True)
+    files = data(out, a.train, a.test, a.split, scripts)
+    res_path = out / "results.json"
+    results = json.loads(res_path.read_text()) if res_path.exists() else {}
+    romanized = {s: (lambda s=s: built(out, f"e5-romanized-{s}", ["models", "romanize", "e5-small", "--texts",
+                                                                   str(files[f"texts-{s}"]),
+                                                                   *(["--extend"] if a.extend else [])],
+                                       "xlsent_romanization.json")) for s in scripts}
+    extended = {s: (lambda s=s: built(out, f"e5-extended-{s}", ["models", "extend-vocab", "e5-small", "--texts",
+                                                                 str(files[f"texts-{s}"]), "--pieces", str(a.pieces)],
+                                      "xlsent_added_pieces.json")) for s in scripts}
+    runs: dict[str, list] = {"base": [], "adapt": [], "extend": [], "romanize": [], "latin": []}
+    runs["latin"].append(("adapt (Latin original)", lambda: adapt(out, "adapt-latin", "e5-small",
+                                                                   files["train-latin"], a.set, 1.0),
+                          files["test-latin"]))
+    runs["base"].append(("e5-small (Latin original)", lambda: "e5-small", files["test-latin"]))
+    for s in scripts:
+        pool, pairs, label = files[f"test-{s}"], files[f"train-{s}"], SCRIPTS[s]
+        runs["base"] += [(f"e5-small ({label})", lambda: "e5-small", pool),
+                         (f"romanised, untrained ({label})", lambda s=s: str(romanized[s]()), pool)]
+        runs["adapt"].append((f"adapt ({label})", lambda s=s, p=pairs: adapt(out, f"adapt-{s}", "e5-small", p,
+                                                                             a.set, 1.0), pool))
+        runs["extend"].append((f"extend-vocab + adapt ({label})", lambda s=s, p=pairs: adapt(
+            out, f"extend-adapt-{s}", str(extended[s]()), p, a.set, 300.0), pool))
+        runs["romanize"].append((f"romanize + adapt ({label})", lambda s=s, p=pairs: adapt(
+            out, f"romanize-adapt-{s}", str(romanized[s]()), p, a.set, 300.0), pool))
+    for name, get, pool in (row for r in order for row in runs[r]):
+        if name not in results:
+            model = get()
+            results[name] = score(str(model), pool)
+            stage = Path(model).parent / "stage.json"
+            if stage.exists():
+                rec = json.loads(stage.read_text())
+                results[name]["train"] = {"seconds": rec.get("seconds"), "steps": rec.get("steps")}
+            print(f"  {name}: xx→en {results[name]['xx→en']:.3f}, en→xx {results[name]['en→xx']:.3f}", flush=True)
+            res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    results["_settings"] = {"train": a.train, "test": a.test, "split": a.split, "scripts": scripts,
+                            "pieces": a.pieces, "extend": a.extend, "set": a.set}
+    res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    latin = results.get("adapt (Latin original)")
+    print(f"\nSubstitutes: Chichewa by sound in {', '.join(SCRIPTS[s] for s in scripts)}. P@1 on {a.test} pairs of "
+          f"{SPLITS[a.split][1]}, both ways; adapt on {a.train} pairs of {SPLITS[a.split][0]} (seed 0).")
+    print("| run | xx→en P@1 [95% CI] | en→xx P@1 [95% CI] | share of adapt on Latin (xx→en / en→xx) | unk rate | "
+          "pieces/word |")
+    print("|---|---|---|---|---|---|")
+    for name in (n for r in ("base", "latin", "adapt", "extend", "romanize") for n, _, _ in runs[r] if n in results):
+        r = results[name]
+        share = (f"{r['xx→en'] / latin['xx→en']:.0%} / {r['en→xx'] / latin['en→xx']:.0%}"
+                 if latin and latin["xx→en"] and latin["en→xx"] else "")
+        print(f"| {name} | {r['xx→en']:.3f} [{r['xx→en ci'][0]:.3f}, {r['xx→en ci'][1]:.3f}] | {r['en→xx']:.3f} "
+              f"[{r['en→xx ci'][0]:.3f}, {r['en→xx ci'][1]:.3f}] | {share} | {r['unk_rate']:.3f} | "
+              f"{r['pieces_per_word']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
