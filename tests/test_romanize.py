@@ -178,3 +178,27 @@ def test_the_by_sound_substitutes_write_chichewa_as_its_sounds_and_romanise_back
         assert all(len(w.split()) == len(v.split()) for w, v in zip(written, verses))  # words stay words
     with pytest.raises(ValueError, match="Dsrt, Shaw"):
         by_sound("moni", "Latn")
+
+
+@pytest.mark.slow
+def test_a_wordpiece_tokenizer_that_rebuilds_its_normaliser_keeps_the_rules(tmp_path):
+    """BERT's tokenizer class (minilm-en's, LaBSE's) rebuilds its normaliser from its settings when it loads: the
+    folder is saved as a plain fast tokenizer over the same tokenizer.json, so the rules stay, English is
+    tokenised and embedded as before, and the folder loads in a fresh process."""
+    cherokee = ["ᎠᏂᏴᏫ ᏂᎦᏗᏳ ᏂᎨᏒᎾ ᏚᎾᏕᏅ.", "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ."]
+    rom = xlsent.romanize("minilm-en", cherokee, tmp_path / "m")
+    assert rom.unk_rate_before > 0.5 and rom.unk_rate_after == 0.0
+    code = f"""
+import json
+from sentence_transformers import SentenceTransformer
+from xlsent.models.registry import resolve_model_path
+rom, base = SentenceTransformer({str(tmp_path / "m")!r}), SentenceTransformer(str(resolve_model_path("minilm-en")))
+english = "All human beings are born free and equal in dignity and rights."
+print(json.dumps({{"unk": rom.tokenizer.unk_token in rom.tokenizer.tokenize({cherokee[1]!r}),
+                  "same": rom.tokenizer.tokenize(english) == base.tokenizer.tokenize(english),
+                  "diff": float(abs(rom.encode([english]) - base.encode([english])).max())}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not got["unk"] and got["same"] and got["diff"] < 1e-5

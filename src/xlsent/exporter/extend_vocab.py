@@ -160,7 +160,13 @@ def _tokenizer(tokenizer_json: dict):
 def unknown_characters(tokenizer_json: dict, texts: list[str]) -> Counter:
     """Characters of ``texts`` (as the tokenizer normalises them) that its model maps to ``<unk>``, with counts."""
     base = _tokenizer(tokenizer_json)
-    unk = int(tokenizer_json["model"]["unk_id"])
+    model = tokenizer_json.get("model") or {}
+    unk = model.get("unk_id")  # a Unigram model's; a WordPiece or BPE model names its unknown token
+    if unk is None and model.get("unk_token"):
+        unk = base.token_to_id(model["unk_token"])
+    if unk is None:
+        return Counter()
+    unk = int(unk)
     counts: Counter = Counter()
     for t in texts:
         counts.update(base.normalizer.normalize_str(t) if base.normalizer is not None else t)

@@ -22,7 +22,10 @@ How a folder is built (:func:`romanize_tokenizer`, ``xlsent models romanize``):
    one ``tokenizers`` ``Replace`` rule per character (``Sequence``). The folder is an ordinary sentence-transformers
    model: ``SentenceTransformer(path)`` loads it and romanises its own input, with nothing of xlsent installed —
    whether a text reaches it in the script or already romanised, it sees the same pieces. The token table is not
-   touched. ``xlsent_romanization.json`` records the table and the text's unknown-piece rate before and after.
+   touched. ``xlsent_romanization.json`` records the table and the text's unknown-piece rate before and after. A
+   tokenizer class that rebuilds its normaliser from its own settings when it loads (BERT's WordPiece, LaBSE's, in
+   transformers 5) would drop the rules; such a tokenizer is saved as a plain ``PreTrainedTokenizerFast`` over the
+   same ``tokenizer.json`` (its special tokens, lengths and inputs kept).
 
 With ``extend`` the characters anyascii leaves are then given pieces and rows by
 :func:`xlsent.exporter.extend_vocab.extend_vocabulary`, learnt from the romanised text (the two combine: the
@@ -131,13 +134,39 @@ def romanize_tokenizer(model, texts: list[str]) -> Romanization:
             "(xlsent train adapt)"))
     sample = texts[:5000]
     before = _piece_stats(tok, sample)
-    module.processor = tokenizer_with(tok, romanized_tokenizer_json(full, table))
+    romanized = romanized_tokenizer_json(full, table)
+    new = tokenizer_with(tok, romanized)
+    if not _keeps(new, table):  # its class rebuilt the normaliser from its settings (BERT's, in transformers 5)
+        new = _generic(tok, romanized)
+    module.processor = new
     after = _piece_stats(module.tokenizer, sample)
     return Romanization(
         output=Path(), romanized=len(table), left=len(left), unk_rate_before=round(before["unk_rate"], 6),
         unk_rate_after=round(after["unk_rate"], 6), pieces_per_word_before=round(before["pieces_per_word"], 4),
         pieces_per_word_after=round(after["pieces_per_word"], 4), texts=len(texts), table=table,
         left_characters=dict(left.most_common()))
+
+
+def _keeps(tok, table: dict[str, str]) -> bool:
+    """Whether ``tok``'s normaliser holds the romanisation rules."""
+    rules = json.dumps(json.loads(tok.backend_tokenizer.to_str()).get("normalizer"), ensure_ascii=False)
+    return all(json.dumps(c, ensure_ascii=False) in rules for c in list(table)[:3])
+
+
+def _generic(tok, tokenizer_json: dict):
+    """A plain ``PreTrainedTokenizerFast`` over ``tokenizer_json`` with ``tok``'s special tokens and lengths: what a
+    tokenizer class that rebuilds its normaliser from its own settings (BERT's) is saved as, so that the folder's
+    ``tokenizer.json`` is read as it is."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    specials = {k: getattr(tok, k) for k in ("unk_token", "pad_token", "cls_token", "sep_token", "mask_token",
+                                             "bos_token", "eos_token") if getattr(tok, k, None) is not None}
+    out = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(json.dumps(tokenizer_json, ensure_ascii=False)),
+                                  model_max_length=tok.model_max_length, padding_side=tok.padding_side,
+                                  truncation_side=tok.truncation_side, **specials)
+    out.model_input_names = list(tok.model_input_names)
+    return out
 
 
 def write_record(folder: Path, rom: Romanization, base: str, source: str | None) -> None:
