@@ -46,6 +46,7 @@ def main() -> None:
     from xlsent.exporter.romanize import romanize_tokenizer
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
+    from xlsent.utils.errors import XlsentError
 
     threshold = UNREADABLE if a.threshold is None else a.threshold
     st = load_model(resolve_model_path(a.model), device="cpu").model
@@ -64,7 +65,13 @@ def main() -> None:
         for name in ("base", "romanised"):
             st[0].processor = base_tok
             if name == "romanised":
-                rom = romanize_tokenizer(st, tgt)
+                try:
+                    rom = romanize_tokenizer(st, tgt)
+                except XlsentError as exc:  # no character of it has a romanisation
+                    figures["romanised"] = {"xx→en": figures["base"]["xx→en"], "en→xx": figures["base"]["en→xx"]}
+                    figures.update(romanised_characters=0, left_characters=None, unk_rate_romanised=unk,
+                                   note=str(exc))
+                    continue
                 figures.update(romanised_characters=rom.romanized, left_characters=rom.left,
                                unk_rate_romanised=rom.unk_rate_after)
             r = evaluate_retrieval(src, tgt, encoder_for(st), a.model, n_resamples=200, seed=0)

@@ -202,3 +202,30 @@ print(json.dumps({{"unk": rom.tokenizer.unk_token in rom.tokenizer.tokenize({che
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert not got["unk"] and got["same"] and got["diff"] < 1e-5
+
+
+def test_symbols_are_left_alone_and_case_follows_the_text(unigram_model, tmp_path):
+    """An emoji the tokenizer lacks is not written as ":grinning:" (every text would change); a script written in
+    one case romanises in lower case (Cherokee's capitals), one written in two keeps its capitals (Deseret)."""
+    from xlsent.exporter.romanize import _cased
+
+    f = tmp_path / "emoji.txt"
+    f.write_text("\n".join(f"{t} 😀" for t in NEW) + "\n", encoding="utf-8")
+    rom = xlsent.romanize(str(unigram_model), f, tmp_path / "a")
+    assert "😀" not in rom.table and "😀" in rom.left_characters
+    assert _cased("Ꮳ", "Tsa", {"Ꮳ"}) == "tsa"  # Cherokee capitals only
+    assert _cased("\U00010400", "E", {"\U00010400", "\U00010428"}) == "E"  # Deseret, both cases in the text
+    assert _cased("\U00010428", "e", {"\U00010428"}) == "e"
+
+
+def test_the_warning_covers_a_script_the_script_table_does_not_list(unigram_model):
+    import warnings
+
+    from xlsent.encoding.readable import UnreadableTextWarning
+
+    lisu = ["ꓞꓳ ꓘꓹ ꓠꓯꓹ ꓟ ꓙꓵ", "ꓡꓲ ꓢꓴ ꓐꓬ ꓟꓲ"] * 3  # Lisu: letters, but not of a listed script
+    with pytest.warns(UnreadableTextWarning, match="texts: \\d+% of its pieces unknown"):
+        xlsent.embed(lisu, model=str(unigram_model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreadableTextWarning)
+        xlsent.embed(["1234 5678", "— … —"], model=str(unigram_model))  # no letters: no script to read

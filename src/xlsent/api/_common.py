@@ -129,8 +129,7 @@ def model_label(model: Any) -> str:
     """How a message names a model given as a name, a folder, a loaded SentenceTransformer or an encoder."""
     if isinstance(model, (str, Path)):
         return str(model)
-    return str(getattr(model, "name", None) or getattr(model, "model_card_data", None) and
-               getattr(model.model_card_data, "base_model", None) or type(model).__name__)
+    return str(getattr(model, "name", None) or "MODEL")  # a model loaded in Python: its folder is not known here
 
 
 def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,

@@ -16,9 +16,6 @@ from typing import Callable, Sequence
 #: a side whose text is more than this share of unknown pieces is said to be unreadable to the model (the issue's
 #: "mostly unknown": Cherokee is 48% to e5-small, Deseret letters 45%; a text with a stray unknown symbol is < 1%)
 UNREADABLE = 0.2
-#: scripts not checked: Latin text's unknown pieces are words a word-level vocabulary lacks, not a script to
-#: romanise; Zyyy, no letters of a listed script
-LATIN_OR_NONE = frozenset({"Latn", "Zyyy", None})
 #: texts a side is measured on (the first ones): enough for a rate, cheap beside the work that follows
 SAMPLE = 500
 
@@ -44,8 +41,10 @@ def unreadable_sides(share_of: Callable[[Sequence[str], str | None], float | Non
     for where, texts, lang in sides:
         sample = [t for t in list(texts[:SAMPLE]) if t and t.strip()]
         script = detect_script(" ".join(sample[:50])) if sample else None
-        if script in LATIN_OR_NONE:  # unknown pieces of Latin text are words a word-level vocabulary lacks
+        # unknown pieces of Latin text are words a word-level vocabulary lacks; a text without letters has no script
+        if script == "Latn" or not any(ch.isalpha() for t in sample[:50] for ch in t):
             continue
+        script = None if script == "Zyyy" else script  # letters of a script the table does not list
         share = share_of(sample, lang)
         if share is not None and share > UNREADABLE:
             out.append((where, share, script))

@@ -418,9 +418,11 @@ class RetrievalTask(TaskType):
         enc = _Memo(scorer.encoder(chunk_words=self.chunk_words))
         dataset = self.declaration.dataset
         one = len(self.pools) == 1
-        warn_unreadable(encoder_share(enc.enc), [(f"{dataset}" if one else f"{name}", texts, lang or None)
+        warn_unreadable(encoder_share(enc.enc), [(f"{dataset if one else name} ({lang or side} side)", texts,
+                                                  lang or None)
                                                  for name, (src, tgt, sl, tl) in self.pools.items()
-                                                 for texts, lang in ((src, sl), (tgt, tl))], str(scorer.model))
+                                                 for side, texts, lang in (("source", src, sl), ("target", tgt, tl))],
+                        str(scorer.model))
         if self.queries:
             results = [evaluate_queries(src, tgt, enc, self.queries, scorer.model, self.similarity, self.resamples,
                                         self.seed, self.k, sl, tl, name, self.src_distractors, self.tgt_distractors,

@@ -17,7 +17,8 @@ How a folder is built (:func:`romanize_tokenizer`, ``xlsent models romanize``):
    single-character replacements reproduces it exactly — but in lower case, except for a capital letter whose small
    letter the text also uses: Cherokee, which the UDHR writes in capitals only, becomes ``tsalagi``, the ordinary
    lower-case Latin the model read most of, not ``TsaLaGi``. A character it has nothing for (an empty romanisation), or
-   whose romanisation the tokenizer cannot read either, stays — ``--extend`` adds pieces for what stays.
+   whose romanisation the tokenizer cannot read either, stays — ``--extend`` adds pieces for what stays; so does a
+   symbol (an emoji the tokenizer lacks is left alone: anyascii would write it as ``:grinning:`` in every text).
 3. **The table goes into the tokenizer**: ``tokenizer.json``'s normaliser becomes the base normaliser followed by
    one ``tokenizers`` ``Replace`` rule per character (``Sequence``). The folder is an ordinary sentence-transformers
    model: ``SentenceTransformer(path)`` loads it and romanises its own input, with nothing of xlsent installed —
@@ -35,6 +36,7 @@ romanised letters use the model's rows, the rest new ones).
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -84,7 +86,10 @@ def romanization_table(tokenizer_json: dict, texts: list[str]) -> tuple[dict[str
     anyascii = romanizer()
     unknown = unknown_characters(tokenizer_json, texts)
     seen = {c for t in texts for c in t}
-    written = {c: _cased(c, anyascii(c), seen) for c in unknown}
+    # a script's letters, marks, digits and punctuation; never a symbol (an emoji would become ":grinning:" in
+    # every text, the model's other languages' too); a romanisation written as one word (anyascii spaces some)
+    written = {c: _cased(c, anyascii(c), seen).replace(" ", "") for c in unknown
+               if unicodedata.category(c)[0] in "LMNP"}
     readable = unknown_characters(tokenizer_json, [r for r in written.values() if r])
     table = {c: r for c, r in written.items() if r.strip() and not any(x in readable for x in r)}
     left = Counter({c: n for c, n in unknown.items() if c not in table})
