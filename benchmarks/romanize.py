@@ -2,13 +2,17 @@
 """A script the model cannot read, at a user's size (issue 62 §2): adapt, extend-vocab + adapt, romanise + adapt,
 against adapt on the Latin original — on **substitutes**: Chichewa written by sound in Deseret and in Shavian.
 
-    python benchmarks/romanize.py -o runs/romanize-dev --split dev --train 500 [--scripts Dsrt,Shaw]
-        [--runs base,adapt,extend,romanize,latin] [--set KEY=VALUE …]
+    python benchmarks/romanize.py -o runs/romanize-dev --split dev --train 500 [--scripts Dsrt,Shaw,Dsrt-pua]
+        [--runs base,latin,romanize,adapt,extend,both,mlm] [--mono 2000] [--set KEY=VALUE …]
 
 The substitutes (:func:`xlsent.data.transliterate.by_sound`) write each Chichewa sound as the script's letter for
 the nearest English sound, so that romanising gives back an approximate Latin spelling, as a real script's does
 (Deseret merges i into e, Shavian doubles the long vowels); e5-small reads neither script (every letter ``<unk>``).
-Every figure is on a substitute, not on a real language.
+``Dsrt-pua`` is the Deseret text with its five vowel letters (and their capitals) moved to the private-use plane
+(U+F0000…), where a script not yet in Unicode lives in its users' fonts (XLM-R's vocabulary holds 202 characters of
+the BMP's private-use area, none of that plane's): no romaniser knows them, so romanising leaves the vowels
+``<unk>`` and ``both`` (romanise, then extend what is left) has something to extend. Every figure
+is on a substitute, not on a real language.
 
 Data (:data:`extend_vocab.SPLITS`): ``--train`` pairs drawn (seed 0) from ``bible-en-ny:dev-train`` (``--split
 dev``, for choosing) or ``bible-en-ny:train`` (``--split test``, read once), the test pool ``--test`` pairs drawn
@@ -19,9 +23,15 @@ its own process with ``--no-eval`` (reused when finished), per script:
   training pairs' Chichewa side>``);
 * ``adapt`` — e5-small adapted to the pairs in the script;
 * ``extend`` — ``xlsent models extend-vocab`` (``--pieces``) then adapt (the added rows at 300× the learning rate);
-* ``romanize`` — ``xlsent models romanize`` then adapt; with ``--extend`` the romanisation is ``romanize
-  --extend`` (nothing is left to extend on these substitutes: every letter has a romanisation);
+* ``romanize`` — ``xlsent models romanize`` then adapt;
+* ``both`` — ``xlsent models romanize --extend`` then adapt (the added rows at 300×; on Deseret and Shavian nothing
+  is left to extend, so it is ``romanize``: run it on ``Dsrt-pua``);
+* ``mlm`` — the MLM stage (``benchmarks/mlm_stage.py``, its defaults) on ``--mono`` monolingual lines, then adapt,
+  from the romanised and from the extended model: whether the stage adds to either path;
 * ``latin`` — adapt on the Latin original: what the substitute aims at.
+
+The monolingual lines are the Chichewa side of ``--mono`` pairs drawn (seed 1) from the training split (the user's
+text beyond the pairs; they may include the training pairs' own side), in the script.
 
 Scored with :func:`xlsent.evaluate` (tie-aware cosine P@1 over the whole pool, both ways); ``xx→en``: a Chichewa
 query finds its English verse. The ratio to the Latin original is printed per run. ``OUT/results.json`` keeps
@@ -37,12 +47,22 @@ from pathlib import Path
 
 from extend_vocab import SPLITS, adapt, run, score, write_pairs  # the same runs and scoring as extend-vocab's
 
-SCRIPTS = {"Dsrt": "Deseret", "Shaw": "Shavian"}
+SCRIPTS = {"Dsrt": "Deseret", "Shaw": "Shavian", "Dsrt-pua": "Deseret, private-use vowels"}
+RUNS = ("base", "latin", "romanize", "adapt", "extend", "both", "mlm")
 
 
-def data(out: Path, n_train: int, n_test: int, split: str, scripts: list[str]) -> dict:
-    from xlsent.data.pairs import english_side, load_pairs
+def written(text: str, script: str) -> str:
+    """A Chichewa text in the substitute ``script`` (``Dsrt-pua``: Deseret by sound, its vowels in U+F0000…)."""
     from xlsent.data.transliterate import by_sound
+
+    if script != "Dsrt-pua":
+        return by_sound(text, script)
+    vowels = {by_sound(v, "Dsrt"): chr(0xF0000 + i) for i, v in enumerate("aeiouAEIOU")}
+    return "".join(vowels.get(ch, ch) for ch in by_sound(text, "Dsrt"))
+
+
+def data(out: Path, n_train: int, n_test: int, split: str, scripts: list[str], n_mono: int) -> dict:
+    from xlsent.data.pairs import english_side, load_pairs
 
     folder = out / "data"
     folder.mkdir(parents=True, exist_ok=True)
@@ -54,11 +74,17 @@ def data(out: Path, n_train: int, n_test: int, split: str, scripts: list[str]) -
         english, ny = list(ds[en]), list(ds[other])
         files[f"{part}-latin"] = write_pairs(folder / f"{part}-latin.tsv", english, ny)
         for s in scripts:
-            written = [by_sound(t, s) for t in ny]
-            files[f"{part}-{s}"] = write_pairs(folder / f"{part}-{s}.tsv", english, written)
+            side = [written(t, s) for t in ny]
+            files[f"{part}-{s}"] = write_pairs(folder / f"{part}-{s}.tsv", english, side)
             if part == "train":
                 files[f"texts-{s}"] = folder / f"train-{s}.txt"
-                files[f"texts-{s}"].write_text("".join(t + "\n" for t in written), encoding="utf-8")
+                files[f"texts-{s}"].write_text("".join(t + "\n" for t in side), encoding="utf-8")
+    if n_mono:
+        ds = load_pairs(train_name, sample=n_mono, seed=1).dataset
+        ny = list(ds[english_side(ds)[0]])
+        for s in scripts:
+            files[f"mono-{s}"] = folder / f"mono-{s}.txt"
+            files[f"mono-{s}"].write_text("".join(written(t, s) + "\n" for t in ny), encoding="utf-8")
     return files
 
 
@@ -79,7 +105,7 @@ def main() -> None:
     ap.add_argument("--split", choices=sorted(SPLITS), default="dev")
     ap.add_argument("--scripts", default="Dsrt,Shaw")
     ap.add_argument("--pieces", type=int, default=2000, help="extend-vocab --pieces")
-    ap.add_argument("--extend", action="store_true", help="romanize --extend (what no romanisation covers)")
+    ap.add_argument("--mono", type=int, default=2000, help="monolingual lines for the mlm runs")
     ap.add_argument("--runs", default="base,latin,romanize,adapt,extend")
     ap.add_argument("--set", action="append", default=[], help="extra adapt override for every run")
     a = ap.parse_args()
@@ -87,21 +113,32 @@ def main() -> None:
     if any(s not in SCRIPTS for s in scripts):
         sys.exit(f"--scripts: choose from {', '.join(SCRIPTS)}")
     order = [r.strip() for r in a.runs.split(",")]
-    if any(r not in ("base", "adapt", "extend", "romanize", "latin") for r in order):
-        sys.exit("--runs: choose from base,adapt,extend,romanize,latin")
+    if any(r not in RUNS for r in order):
+        sys.exit(f"--runs: choose from {','.join(RUNS)}")
     out = a.output
     out.mkdir(parents=True, exist_ok=True)
-    files = data(out, a.train, a.test, a.split, scripts)
+    files = data(out, a.train, a.test, a.split, scripts, a.mono if "mlm" in order else 0)
     res_path = out / "results.json"
     results = json.loads(res_path.read_text()) if res_path.exists() else {}
     romanized = {s: (lambda s=s: built(out, f"e5-romanized-{s}", ["models", "romanize", "e5-small", "--texts",
-                                                                   str(files[f"texts-{s}"]),
-                                                                   *(["--extend"] if a.extend else [])],
+                                                                   str(files[f"texts-{s}"])],
                                        "xlsent_romanization.json")) for s in scripts}
+    both = {s: (lambda s=s: built(out, f"e5-romanized-extended-{s}", ["models", "romanize", "e5-small", "--texts",
+                                                                       str(files[f"texts-{s}"]), "--extend",
+                                                                       "--pieces", str(a.pieces)],
+                                  "xlsent_romanization.json")) for s in scripts}
     extended = {s: (lambda s=s: built(out, f"e5-extended-{s}", ["models", "extend-vocab", "e5-small", "--texts",
                                                                  str(files[f"texts-{s}"]), "--pieces", str(a.pieces)],
                                       "xlsent_added_pieces.json")) for s in scripts}
-    runs: dict[str, list] = {"base": [], "adapt": [], "extend": [], "romanize": [], "latin": []}
+    def mlm(name: str, model: Path, s: str) -> Path:
+        folder = out / name
+        if not (folder / "mlm_stage.json").exists():
+            seconds = run([sys.executable, str(Path(__file__).with_name("mlm_stage.py")), str(model),
+                           str(files[f"mono-{s}"]), "-o", str(folder)], out / f"{name}-log.txt")
+            print(f"{name}: {seconds:.0f} s", flush=True)
+        return folder
+
+    runs: dict[str, list] = {r: [] for r in RUNS}
     runs["latin"].append(("adapt (Latin original)", lambda: adapt(out, "adapt-latin", "e5-small",
                                                                    files["train-latin"], a.set, 1.0),
                           files["test-latin"]))
@@ -116,6 +153,15 @@ def main() -> None:
             out, f"extend-adapt-{s}", str(extended[s]()), p, a.set, 300.0), pool))
         runs["romanize"].append((f"romanize + adapt ({label})", lambda s=s, p=pairs: adapt(
             out, f"romanize-adapt-{s}", str(romanized[s]()), p, a.set, 300.0), pool))
+        runs["both"].append((f"romanize --extend + adapt ({label})", lambda s=s, p=pairs: adapt(
+            out, f"both-adapt-{s}", str(both[s]()), p, a.set, 300.0), pool))
+        runs["mlm"] += [
+            (f"romanize + MLM + adapt ({label})", lambda s=s, p=pairs: adapt(
+                out, f"romanize-mlm-adapt-{s}", str(mlm(f"e5-romanized-mlm-{s}", romanized[s](), s)), p, a.set,
+                300.0), pool),
+            (f"extend-vocab + MLM + adapt ({label})", lambda s=s, p=pairs: adapt(
+                out, f"extend-mlm-adapt-{s}", str(mlm(f"e5-extended-mlm-{s}", extended[s](), s)), p, a.set,
+                300.0), pool)]
     for name, get, pool in (row for r in order for row in runs[r]):
         if name not in results:
             model = get()
@@ -127,7 +173,7 @@ def main() -> None:
             print(f"  {name}: xx→en {results[name]['xx→en']:.3f}, en→xx {results[name]['en→xx']:.3f}", flush=True)
             res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     results["_settings"] = {"train": a.train, "test": a.test, "split": a.split, "scripts": scripts,
-                            "pieces": a.pieces, "extend": a.extend, "set": a.set}
+                            "pieces": a.pieces, "mono": a.mono, "set": a.set}
     res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     latin = results.get("adapt (Latin original)")
     print(f"\nSubstitutes: Chichewa by sound in {', '.join(SCRIPTS[s] for s in scripts)}. P@1 on {a.test} pairs of "
@@ -135,7 +181,7 @@ def main() -> None:
     print("| run | xx→en P@1 [95% CI] | en→xx P@1 [95% CI] | share of adapt on Latin (xx→en / en→xx) | unk rate | "
           "pieces/word |")
     print("|---|---|---|---|---|---|")
-    for name in (n for r in ("base", "latin", "adapt", "extend", "romanize") for n, _, _ in runs[r] if n in results):
+    for name in (n for r in RUNS for n, _, _ in runs[r] if n in results):
         r = results[name]
         share = (f"{r['xx→en'] / latin['xx→en']:.0%} / {r['en→xx'] / latin['en→xx']:.0%}"
                  if latin and latin["xx→en"] and latin["en→xx"] else "")

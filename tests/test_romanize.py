@@ -229,3 +229,22 @@ def test_the_warning_covers_a_script_the_script_table_does_not_list(unigram_mode
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnreadableTextWarning)
         xlsent.embed(["1234 5678", "— … —"], model=str(unigram_model))  # no letters: no script to read
+
+
+def test_a_script_newer_than_pythons_unicode_database_is_romanised_and_warned_about(unigram_model, tmp_path):
+    """Kirat Rai (Unicode 16) reads as unassigned (``Cn``) to this Python, but anyascii knows its letters: they are
+    romanised, and a text in it is warned about; a newer emoji (anyascii ``:name:``) still is not romanised."""
+    import unicodedata
+
+    from xlsent.encoding.readable import UnreadableTextWarning
+    from xlsent.exporter.romanize import _script_character, romanizer
+
+    kirat = "".join(chr(0x16D43 + i) for i in range(6))  # KIRAT RAI LETTERs, Unicode 16
+    if unicodedata.category(kirat[0]) != "Cn":
+        pytest.skip("this Python's Unicode database already knows Kirat Rai")
+    lines = [f"{kirat[:3]} {kirat[3:]} {kirat[1:4]}", f"{kirat[2:]} {kirat[:2]}"] * 3
+    with pytest.warns(UnreadableTextWarning):
+        xlsent.embed(lines, model=str(unigram_model))
+    rom = xlsent.romanize(str(unigram_model), lines, tmp_path / "kirat")
+    assert set(kirat) <= set(rom.table) and rom.unk_rate_after < rom.unk_rate_before
+    assert not _script_character("\U0001FAE8", romanizer())  # SHAKING FACE (Unicode 15): an emoji, left alone

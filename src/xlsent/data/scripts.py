@@ -51,6 +51,13 @@ def char_script(ch: str) -> str:
     return ""
 
 
+def letter_like(ch: str) -> bool:
+    """A letter, or a character this Python's Unicode database does not know yet (``Cn``): the letters of a script
+    newer than it (Python 3.11 knows Unicode 14; Kawi, Nag Mundari, Garay, Kirat Rai… came after) read as
+    unassigned."""
+    return ch.isalpha() or unicodedata.category(ch) == "Cn"
+
+
 def script_counts(text: str) -> Counter:
     """Letters of ``text`` per ISO 15924 script."""
     counts: Counter = Counter()

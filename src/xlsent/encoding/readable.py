@@ -35,14 +35,14 @@ def unreadable_sides(share_of: Callable[[Sequence[str], str | None], float | Non
                      sides: Sequence[tuple[str, Sequence[str], str | None]]) -> list[tuple[str, float, str | None]]:
     """``(where, unknown-piece rate, script)`` of each side ``(where, texts, lang)`` above :data:`UNREADABLE`;
     ``share_of(texts, lang)`` gives a sample's rate (None: the model's tokenizer is not known)."""
-    from xlsent.data.scripts import detect_script
+    from xlsent.data.scripts import detect_script, letter_like
 
     out = []
     for where, texts, lang in sides:
         sample = [t for t in list(texts[:SAMPLE]) if t and t.strip()]
         script = detect_script(" ".join(sample[:50])) if sample else None
         # unknown pieces of Latin text are words a word-level vocabulary lacks; a text without letters has no script
-        if script == "Latn" or not any(ch.isalpha() for t in sample[:50] for ch in t):
+        if script == "Latn" or not any(letter_like(ch) for t in sample[:50] for ch in t):
             continue
         script = None if script == "Zyyy" else script  # letters of a script the table does not list
         share = share_of(sample, lang)

@@ -88,12 +88,19 @@ def romanization_table(tokenizer_json: dict, texts: list[str]) -> tuple[dict[str
     seen = {c for t in texts for c in t}
     # a script's letters, marks, digits and punctuation; never a symbol (an emoji would become ":grinning:" in
     # every text, the model's other languages' too); a romanisation written as one word (anyascii spaces some)
-    written = {c: _cased(c, anyascii(c), seen).replace(" ", "") for c in unknown
-               if unicodedata.category(c)[0] in "LMNP"}
+    written = {c: _cased(c, anyascii(c), seen).replace(" ", "") for c in unknown if _script_character(c, anyascii)}
     readable = unknown_characters(tokenizer_json, [r for r in written.values() if r])
     table = {c: r for c, r in written.items() if r.strip() and not any(x in readable for x in r)}
     left = Counter({c: n for c, n in unknown.items() if c not in table})
     return table, left
+
+
+def _script_character(char: str, anyascii) -> bool:
+    """A letter, mark, digit or punctuation mark; or a character this Python's Unicode database does not know yet
+    (``Cn``: a script newer than it, such as Garay or Kirat Rai) that anyascii writes as letters — a newer emoji,
+    which anyascii writes as ``:name:``, is not."""
+    kind = unicodedata.category(char)
+    return kind[0] in "LMNP" or (kind == "Cn" and anyascii(char).replace("'", "").isalnum())
 
 
 def _cased(char: str, roman: str, seen: set[str]) -> str:
