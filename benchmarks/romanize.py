@@ -24,8 +24,9 @@ its own process with ``--no-eval`` (reused when finished), per script:
 * ``adapt`` — e5-small adapted to the pairs in the script;
 * ``extend`` — ``xlsent models extend-vocab`` (``--pieces``) then adapt (the added rows at 300× the learning rate);
 * ``romanize`` — ``xlsent models romanize`` then adapt;
-* ``both`` — ``xlsent models romanize --extend`` then adapt (the added rows at 300×; on Deseret and Shavian nothing
-  is left to extend, so it is ``romanize``: run it on ``Dsrt-pua``);
+* ``both`` — ``xlsent models romanize --extend --pieces N`` then adapt (the added rows at 300×), for each N of
+  ``--both-pieces`` (the characters left come first, then longer pieces learnt from the romanised text); on Deseret
+  and Shavian nothing is left to extend, so it is ``romanize``: run it on ``Dsrt-pua``;
 * ``mlm`` — the MLM stage (``benchmarks/mlm_stage.py``, its defaults) on ``--mono`` monolingual lines, then adapt,
   from the romanised and from the extended model: whether the stage adds to either path;
 * ``latin`` — adapt on the Latin original: what the substitute aims at.
@@ -105,6 +106,9 @@ def main() -> None:
     ap.add_argument("--split", choices=sorted(SPLITS), default="dev")
     ap.add_argument("--scripts", default="Dsrt,Shaw")
     ap.add_argument("--pieces", type=int, default=2000, help="extend-vocab --pieces")
+    ap.add_argument("--both-pieces", default="2000", type=lambda v: [int(x) for x in v.split(",")],
+                    help="romanize --extend --pieces for the both runs, e.g. 10,2000 (10: the ten private-use "
+                         "vowels alone, no longer pieces)")
     ap.add_argument("--mono", type=int, default=2000, help="monolingual lines for the mlm runs")
     ap.add_argument("--runs", default="base,latin,romanize,adapt,extend")
     ap.add_argument("--set", action="append", default=[], help="extra adapt override for every run")
@@ -123,10 +127,9 @@ def main() -> None:
     romanized = {s: (lambda s=s: built(out, f"e5-romanized-{s}", ["models", "romanize", "e5-small", "--texts",
                                                                    str(files[f"texts-{s}"])],
                                        "xlsent_romanization.json")) for s in scripts}
-    both = {s: (lambda s=s: built(out, f"e5-romanized-extended-{s}", ["models", "romanize", "e5-small", "--texts",
-                                                                       str(files[f"texts-{s}"]), "--extend",
-                                                                       "--pieces", str(a.pieces)],
-                                  "xlsent_romanization.json")) for s in scripts}
+    both = {(s, k): (lambda s=s, k=k: built(out, f"e5-romanized-extended-{k}-{s}", [
+        "models", "romanize", "e5-small", "--texts", str(files[f"texts-{s}"]), "--extend", "--pieces", str(k)],
+        "xlsent_romanization.json")) for s in scripts for k in a.both_pieces}
     extended = {s: (lambda s=s: built(out, f"e5-extended-{s}", ["models", "extend-vocab", "e5-small", "--texts",
                                                                  str(files[f"texts-{s}"]), "--pieces", str(a.pieces)],
                                       "xlsent_added_pieces.json")) for s in scripts}
@@ -153,8 +156,8 @@ def main() -> None:
             out, f"extend-adapt-{s}", str(extended[s]()), p, a.set, 300.0), pool))
         runs["romanize"].append((f"romanize + adapt ({label})", lambda s=s, p=pairs: adapt(
             out, f"romanize-adapt-{s}", str(romanized[s]()), p, a.set, 300.0), pool))
-        runs["both"].append((f"romanize --extend + adapt ({label})", lambda s=s, p=pairs: adapt(
-            out, f"both-adapt-{s}", str(both[s]()), p, a.set, 300.0), pool))
+        runs["both"] += [(f"romanize --extend --pieces {k} + adapt ({label})", lambda s=s, p=pairs, k=k: adapt(
+            out, f"both-{k}-adapt-{s}", str(both[s, k]()), p, a.set, 300.0), pool) for k in a.both_pieces]
         runs["mlm"] += [
             (f"romanize + MLM + adapt ({label})", lambda s=s, p=pairs: adapt(
                 out, f"romanize-mlm-adapt-{s}", str(mlm(f"e5-romanized-mlm-{s}", romanized[s](), s)), p, a.set,

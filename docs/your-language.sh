@@ -37,3 +37,23 @@ curl -s localhost:8091/info | $PY -c "import json, sys; d = json.load(sys.stdin)
 $PY -c "import json; print(json.dumps({'query': open('ny.txt').readline().strip(), 'k': 3, 'language': 'ny'}))" > query.json
 curl -s localhost:8091/search -H 'Content-Type: application/json' -d @query.json | $PY -m json.tool
 kill $SERVER
+# §3, a script the model cannot read: your side written by sound in Deseret (a substitute), romanised, adapted
+$PY -c "
+from xlsent.data.bundled import load_bundled
+from xlsent.data.transliterate import by_sound
+rows = [line.rstrip('\n').split('\t') for line in open('my-pairs.tsv', encoding='utf-8')]
+open('my-pairs-dsrt.tsv', 'w').write(''.join(f'{s}\t{en}\t{by_sound(ny, \"Dsrt\")}\n' for s, en, ny in rows))
+open('ny-dsrt.txt', 'w').write(''.join(by_sound(ny, 'Dsrt') + '\n' for _, _, ny in rows))
+nt = load_bundled('bible-en-ny:test').shuffle(seed=0).select(range(1000))
+open('nt-dsrt.tsv', 'w').write('en\tny\n' + ''.join(f'{r[\"src\"]}\t{by_sound(r[\"tgt\"], \"Dsrt\")}\n' for r in nt))
+"
+time $X eval retrieval -m e5-small --pairs nt-dsrt.tsv
+time $X models romanize e5-small --texts ny-dsrt.txt -o e5-romanized
+time $X train adapt my-pairs-dsrt.tsv -o my-model-dsrt --set models.student=e5-romanized --no-eval
+time $X eval retrieval -m my-model-dsrt/model --pairs nt-dsrt.tsv
+$PY -c "
+from sentence_transformers import SentenceTransformer
+model = SentenceTransformer('my-model-dsrt/model')  # a fresh process, nothing of xlsent imported
+ny = open('ny-dsrt.txt', encoding='utf-8').readline().strip()
+print(ny[:60], '->', model.tokenizer.tokenize(ny)[:12])
+"

@@ -53,6 +53,18 @@ def build_unigram_model(path: Path, hidden: int = 32, seed: int = 0) -> Path:
     return path
 
 
+def deseret_pairs(path: Path, n: int = 40) -> Path:
+    """A ``ny``/``en`` pair file of random four-word sentences of :data:`LATIN`'s words, the ``ny`` side in Deseret
+    (seeded)."""
+    import random
+
+    rng, words = random.Random(0), " ".join(LATIN).split()
+    latin = sorted({" ".join(rng.choice(words) for _ in range(4)) for _ in range(n)})
+    path.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
+    return path
+
+
+
 @pytest.fixture(scope="module")
 def unigram_model(tmp_path_factory) -> Path:
     return build_unigram_model(tmp_path_factory.mktemp("unigram") / "model")
@@ -180,12 +192,7 @@ def test_adapt_trains_the_new_rows_while_the_old_rows_stay_frozen(extended, tmp_
     import torch
     from safetensors.torch import load_file
 
-    import random
-
-    rng, words = random.Random(0), " ".join(LATIN).split()
-    latin = sorted({" ".join(rng.choice(words) for _ in range(4)) for _ in range(40)})
-    pairs = tmp_path / "pairs.tsv"
-    pairs.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
+    pairs = deseret_pairs(tmp_path / "pairs.tsv")
     run = xlsent.adapt(pairs, tmp_path / "run", model=str(extended.output), evaluate=False, device="cpu",
                        settings={"train.holdout": 0.25, "train.holdout_min": 5, "train.sample": 0,
                                  "optim.batch_size": 8, "optim.epochs": 1, "optim.lr": 1e-2,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from test_extend_vocab import LATIN, build_unigram_model
+from test_extend_vocab import LATIN, build_unigram_model, deseret_pairs
 
 import xlsent
 from xlsent.data.transliterate import to_deseret
@@ -113,15 +113,10 @@ def test_the_command_line(unigram_model, texts, tmp_path):
 
 def test_adapt_trains_from_a_romanised_folder(romanized, tmp_path):
     """A romanised folder is an ordinary model folder: adapt trains from it and the trained model still romanises."""
-    import random
-
     from anyascii import anyascii
     from transformers import AutoTokenizer
 
-    rng, words = random.Random(0), " ".join(LATIN).split()
-    latin = sorted({" ".join(rng.choice(words) for _ in range(4)) for _ in range(40)})
-    pairs = tmp_path / "pairs.tsv"
-    pairs.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
+    pairs = deseret_pairs(tmp_path / "pairs.tsv")
     run = xlsent.adapt(pairs, tmp_path / "run", model=str(romanized.output), evaluate=False, device="cpu",
                        settings={"train.holdout": 0.25, "train.holdout_min": 5, "train.sample": 0,
                                  "optim.batch_size": 8, "optim.epochs": 1, "eval.udhr": False})
@@ -132,7 +127,6 @@ def test_adapt_trains_from_a_romanised_folder(romanized, tmp_path):
 def test_embed_eval_mine_and_adapt_say_when_a_side_is_mostly_unknown_pieces(unigram_model, romanized, tmp_path):
     """Before the work: one warning naming the side, its script and rate, and the two remedies; none for text the
     model reads, nor for the same text through the romanised model."""
-    import random
     import warnings
 
     from xlsent.encoding.readable import UnreadableTextWarning
@@ -144,10 +138,8 @@ def test_embed_eval_mine_and_adapt_say_when_a_side_is_mostly_unknown_pieces(unig
         warnings.simplefilter("error", UnreadableTextWarning)
         xlsent.embed(LATIN[:4], model=str(unigram_model))
         xlsent.embed(NEW[:4], model=str(romanized.output))
-    rng, words = random.Random(0), " ".join(LATIN).split()
-    latin = sorted({" ".join(rng.choice(words) for _ in range(4)) for _ in range(40)})
-    pairs = tmp_path / "pairs.tsv"
-    pairs.write_text("ny\ten\n" + "".join(f"{to_deseret(x)}\t{x}\n" for x in latin), encoding="utf-8")
+    pairs = deseret_pairs(tmp_path / "pairs.tsv")
+    latin = [line.split("\t")[1] for line in pairs.read_text(encoding="utf-8").splitlines()[1:]]
     with pytest.warns(UnreadableTextWarning, match="of its pieces unknown"):
         xlsent.evaluate(str(unigram_model), "retrieval", pairs=pairs)
     with pytest.warns(UnreadableTextWarning, match=r"src \(Dsrt\)"):
