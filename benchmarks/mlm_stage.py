@@ -3,15 +3,17 @@
 monolingual text, to measure whether it adds to the romanised or the extended path (it is kept in the library only
 if it does: ``docs/experiments/romanize.md``).
 
-    python benchmarks/mlm_stage.py MODEL TEXTS -o OUT [--epochs 1] [--lr 5e-5] [--added-lr-scale 20]
+    python benchmarks/mlm_stage.py MODEL TEXTS -o OUT [--train rows|all] [--epochs 1] [--lr …] [--added-lr-scale 20]
 
 * **Head**: e5-small ships no MLM head; a BERT head is built, its output matrix the token table and its dense
   layer starting as the identity (a few hundred steps cannot train a random one), 15% of the non-special pieces masked by
   ``transformers``' collator (80/10/10), the loss on the masked pieces only.
-* **What trains**: the whole encoder at ``--lr`` (AdamW, linear decay after 10% warm-up; no weight decay on the
-  token table, LayerNorms and biases). A romanised model's whole token table trains (the rows its romanised text
-  uses); an extended model's old rows stay frozen and the rows extend-vocab added train at ``--added-lr-scale``
-  times the rate (:class:`xlsent.exporter.extend_vocab.AddedRowsEmbedding`: they start from noise).
+* **What trains** (``--train``): ``rows`` (the default, the issue's "the new or romanised rows") — the token table
+  and the head only, the encoder's layers frozen, at ``--lr`` 1e-3; ``all`` — the whole encoder too, at 1e-4. AdamW,
+  linear decay after 10% warm-up, no weight decay on the token table, LayerNorms and biases. A romanised model's
+  token table trains (the rows its romanised text uses move); an extended model's old rows stay frozen and the rows
+  extend-vocab added train at ``--added-lr-scale`` times the rate
+  (:class:`xlsent.exporter.extend_vocab.AddedRowsEmbedding`: they start from noise).
 * **Data**: one text a line, up to 128 pieces each, batch 32, ``--epochs`` passes in a seeded order.
 
 The folder written is the input folder with the trained encoder (the head is dropped): it loads with
@@ -34,7 +36,8 @@ def main() -> None:
     ap.add_argument("texts", type=Path)
     ap.add_argument("-o", "--output", required=True, type=Path)
     ap.add_argument("--epochs", type=float, default=1.0)
-    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--train", choices=("rows", "all"), default="rows")
+    ap.add_argument("--lr", type=float, default=None, help="default: 1e-3 (rows), 1e-4 (all)")
     ap.add_argument("--added-lr-scale", type=float, default=20.0)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
@@ -52,6 +55,11 @@ def main() -> None:
     tok, enc = st.tokenizer, st[0].auto_model
     ev.ADDED_ROWS_LR_SCALE = a.added_lr_scale
     extended = ev.freeze_old_rows(enc) is not None
+    lr = a.lr if a.lr is not None else (1e-3 if a.train == "rows" else 1e-4)
+    if a.train == "rows":
+        for name, p in enc.named_parameters():
+            if "word_embeddings" not in name:
+                p.requires_grad_(False)
     head = untied_head(enc)
     lines = [t.strip() for t in a.texts.read_text(encoding="utf-8").splitlines() if t.strip()]
     ids = tok(lines, truncation=True, max_length=128)["input_ids"]
@@ -65,7 +73,7 @@ def main() -> None:
     seen = {id(p) for p in no_decay}
     decay = [p for p in list(enc.parameters()) + list(head.parameters()) if p.requires_grad and id(p) not in seen]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=a.lr)
+                            lr=lr)
     sched = get_linear_schedule_with_warmup(opt, max(1, total // 10), total)
     collator = DataCollatorForLanguageModeling(tok, mlm_probability=0.15)
     pad = tok.pad_token_id
@@ -103,7 +111,7 @@ def main() -> None:
     st.save(str(a.output))
     (a.output / "mlm_stage.json").write_text(json.dumps(
         {"model": a.model, "texts": str(a.texts), "lines": len(lines), "epochs": a.epochs, "steps": total,
-         "lr": a.lr, "added_lr_scale": a.added_lr_scale if extended else None, "batch": a.batch,
+         "train": a.train, "lr": lr, "added_lr_scale": a.added_lr_scale if extended else None, "batch": a.batch,
          "seconds": round(time.time() - t0, 1), "loss": log}, indent=1))
 
 

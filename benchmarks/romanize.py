@@ -27,8 +27,9 @@ its own process with ``--no-eval`` (reused when finished), per script:
 * ``both`` — ``xlsent models romanize --extend --pieces N`` then adapt (the added rows at 300×), for each N of
   ``--both-pieces`` (the characters left come first, then longer pieces learnt from the romanised text); on Deseret
   and Shavian nothing is left to extend, so it is ``romanize``: run it on ``Dsrt-pua``;
-* ``mlm`` — the MLM stage (``benchmarks/mlm_stage.py``, its defaults) on ``--mono`` monolingual lines, then adapt,
-  from the romanised and from the extended model: whether the stage adds to either path;
+* ``mlm`` — the MLM stage (``benchmarks/mlm_stage.py``, ``--train`` from ``--mlm-train``, its other defaults) on
+  ``--mono`` monolingual lines, then adapt, from the romanised and from the extended model: whether the stage adds
+  to either path;
 * ``latin`` — adapt on the Latin original: what the substitute aims at.
 
 The monolingual lines are the Chichewa side of ``--mono`` pairs drawn (seed 1) from the training split (the user's
@@ -110,6 +111,8 @@ def main() -> None:
                     help="romanize --extend --pieces for the both runs, e.g. 10,2000 (10: the ten private-use "
                          "vowels alone, no longer pieces)")
     ap.add_argument("--mono", type=int, default=2000, help="monolingual lines for the mlm runs")
+    ap.add_argument("--mlm-train", choices=("rows", "all"), default="rows",
+                    help="the MLM stage's --train: the token table only, or the whole encoder")
     ap.add_argument("--runs", default="base,latin,romanize,adapt,extend")
     ap.add_argument("--set", action="append", default=[], help="extra adapt override for every run")
     a = ap.parse_args()
@@ -137,7 +140,8 @@ def main() -> None:
         folder = out / name
         if not (folder / "mlm_stage.json").exists():
             seconds = run([sys.executable, str(Path(__file__).with_name("mlm_stage.py")), str(model),
-                           str(files[f"mono-{s}"]), "-o", str(folder)], out / f"{name}-log.txt")
+                           str(files[f"mono-{s}"]), "-o", str(folder), "--train", a.mlm_train],
+                          out / f"{name}-log.txt")
             print(f"{name}: {seconds:.0f} s", flush=True)
         return folder
 
@@ -158,13 +162,14 @@ def main() -> None:
             out, f"romanize-adapt-{s}", str(romanized[s]()), p, a.set, 300.0), pool))
         runs["both"] += [(f"romanize --extend --pieces {k} + adapt ({label})", lambda s=s, p=pairs, k=k: adapt(
             out, f"both-{k}-adapt-{s}", str(both[s, k]()), p, a.set, 300.0), pool) for k in a.both_pieces]
+        m = a.mlm_train
         runs["mlm"] += [
-            (f"romanize + MLM + adapt ({label})", lambda s=s, p=pairs: adapt(
-                out, f"romanize-mlm-adapt-{s}", str(mlm(f"e5-romanized-mlm-{s}", romanized[s](), s)), p, a.set,
-                300.0), pool),
-            (f"extend-vocab + MLM + adapt ({label})", lambda s=s, p=pairs: adapt(
-                out, f"extend-mlm-adapt-{s}", str(mlm(f"e5-extended-mlm-{s}", extended[s](), s)), p, a.set,
-                300.0), pool)]
+            (f"romanize + MLM ({m}) + adapt ({label})", lambda s=s, p=pairs: adapt(
+                out, f"romanize-mlm-{m}-adapt-{s}", str(mlm(f"e5-romanized-mlm-{m}-{s}", romanized[s](), s)), p,
+                a.set, 300.0), pool),
+            (f"extend-vocab + MLM ({m}) + adapt ({label})", lambda s=s, p=pairs: adapt(
+                out, f"extend-mlm-{m}-adapt-{s}", str(mlm(f"e5-extended-mlm-{m}-{s}", extended[s](), s)), p,
+                a.set, 300.0), pool)]
     for name, get, pool in (row for r in order for row in runs[r]):
         if name not in results:
             model = get()

@@ -39,12 +39,12 @@ curl -s localhost:8091/search -H 'Content-Type: application/json' -d @query.json
 kill $SERVER
 # §3, a script the model cannot read: your side written by sound in Deseret (a substitute), romanised, adapted
 $PY -c "
-from xlsent.data.bundled import load_bundled
+from xlsent.data.pairs import load_pairs
 from xlsent.data.transliterate import by_sound
 rows = [line.rstrip('\n').split('\t') for line in open('my-pairs.tsv', encoding='utf-8')]
 open('my-pairs-dsrt.tsv', 'w').write(''.join(f'{s}\t{en}\t{by_sound(ny, \"Dsrt\")}\n' for s, en, ny in rows))
 open('ny-dsrt.txt', 'w').write(''.join(by_sound(ny, 'Dsrt') + '\n' for _, _, ny in rows))
-nt = load_bundled('bible-en-ny:test').shuffle(seed=0).select(range(1000))
+nt = load_pairs('bible-en-ny:test', sample=1000, seed=0, dedupe=False).dataset  # the verses of step 5's --sample 1000
 open('nt-dsrt.tsv', 'w').write('en\tny\n' + ''.join(f'{r[\"src\"]}\t{by_sound(r[\"tgt\"], \"Dsrt\")}\n' for r in nt))
 "
 time $X eval retrieval -m e5-small --pairs nt-dsrt.tsv
