@@ -44,8 +44,16 @@ def write_pairs(path: Path, english: list[str], other: list[str]) -> Path:
 SPLITS = {"test": ("bible-en-ny:train", "bible-en-ny:test"), "dev": ("bible-en-ny:dev-train", "bible-en-ny:dev")}
 
 
-def data(out: Path, n_train: int, n_test: int, split: str = "test") -> dict:
+def draw(name: str, n: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``n`` pairs of a bundled set drawn with ``seed``: (English side, Chichewa side)."""
     from xlsent.data.pairs import english_side, load_pairs
+
+    ds = load_pairs(name, sample=n, seed=seed).dataset
+    other, en = english_side(ds)
+    return list(ds[en]), list(ds[other])
+
+
+def data(out: Path, n_train: int, n_test: int, split: str = "test") -> dict:
     from xlsent.data.transliterate import to_deseret
 
     folder = out / "data"
@@ -53,9 +61,7 @@ def data(out: Path, n_train: int, n_test: int, split: str = "test") -> dict:
     files = {}
     train_name, test_name = SPLITS[split]
     for split, name, n in (("train", train_name, n_train), ("test", test_name, n_test)):
-        ds = load_pairs(name, sample=n, seed=0).dataset
-        other, en = english_side(ds)
-        english, ny = list(ds[en]), list(ds[other])
+        english, ny = draw(name, n)
         files[f"{split}-latin"] = write_pairs(folder / f"{split}-latin.tsv", english, ny)
         files[f"{split}-dsrt"] = write_pairs(folder / f"{split}-dsrt.tsv", english, [to_deseret(t) for t in ny])
         if split == "train":

@@ -47,7 +47,7 @@ import json
 import sys
 from pathlib import Path
 
-from extend_vocab import SPLITS, adapt, run, score, write_pairs  # the same runs and scoring as extend-vocab's
+from extend_vocab import SPLITS, adapt, draw, run, score, write_pairs  # the same runs and scoring as extend-vocab's
 
 SCRIPTS = {"Dsrt": "Deseret", "Shaw": "Shavian", "Dsrt-pua": "Deseret, private-use vowels"}
 RUNS = ("base", "latin", "romanize", "adapt", "extend", "both", "mlm")
@@ -64,16 +64,12 @@ def written(text: str, script: str) -> str:
 
 
 def data(out: Path, n_train: int, n_test: int, split: str, scripts: list[str], n_mono: int) -> dict:
-    from xlsent.data.pairs import english_side, load_pairs
-
     folder = out / "data"
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
     train_name, test_name = SPLITS[split]
     for part, name, n in (("train", train_name, n_train), ("test", test_name, n_test)):
-        ds = load_pairs(name, sample=n, seed=0).dataset
-        other, en = english_side(ds)
-        english, ny = list(ds[en]), list(ds[other])
+        english, ny = draw(name, n)
         files[f"{part}-latin"] = write_pairs(folder / f"{part}-latin.tsv", english, ny)
         for s in scripts:
             side = [written(t, s) for t in ny]
@@ -82,8 +78,7 @@ def data(out: Path, n_train: int, n_test: int, split: str, scripts: list[str], n
                 files[f"texts-{s}"] = folder / f"train-{s}.txt"
                 files[f"texts-{s}"].write_text("".join(t + "\n" for t in side), encoding="utf-8")
     if n_mono:
-        ds = load_pairs(train_name, sample=n_mono, seed=1).dataset
-        ny = list(ds[english_side(ds)[0]])
+        ny = draw(train_name, n_mono, seed=1)[1]
         for s in scripts:
             files[f"mono-{s}"] = folder / f"mono-{s}.txt"
             files[f"mono-{s}"].write_text("".join(written(t, s) + "\n" for t in ny), encoding="utf-8")
