@@ -195,7 +195,7 @@ def _new_folder(output: str | Path, what: str) -> Path:
 
 
 def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str | Path, *, extend: bool = False,
-             pieces: int = 2000, seed: int = 0) -> "Romanization":
+             pieces: int | None = None, seed: int = 0) -> "Romanization":
     """A model that reads a script its tokenizer cannot, by romanising it: the script's characters are written in
     Latin letters (anyascii's table) inside the tokenizer, before it tokenises.
 
@@ -212,7 +212,10 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
             table and the text's unknown-piece rate before and after.
         extend: also add pieces and rows for the characters anyascii cannot romanise
             (:func:`xlsent.extend_vocab`'s method, learnt from the romanised text).
-        pieces: with ``extend``, the most pieces to add.
+        pieces: with ``extend``, the most pieces to add: the characters left come first, then longer pieces learnt
+            from the romanised text. None (the default): one piece a character left — longer pieces would take
+            romanised letters into new rows, and did worse on the development split (the lab notebook,
+            ``docs/experiments/romanize.md``).
         seed: with ``extend``, the seed of the new rows' noise.
 
     Returns:
@@ -233,7 +236,7 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
 
-    if extend:
+    if extend and pieces is not None:
         check_pieces(pieces)
     lines, source = _script_texts(texts, "romanise")
     out = _new_folder(output, "romanised")
@@ -243,7 +246,7 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
     st = load_model(path, device="cpu").model
     rom = romanize_tokenizer(st, lines)
     if extend and rom.left:
-        ext = extend_vocabulary(st, lines, pieces, seed)
+        ext = extend_vocabulary(st, lines, rom.left if pieces is None else pieces, seed)
         rom.extended, rom.unk_rate_after = ext.added, ext.unk_rate_after
         rom.pieces_per_word_after = ext.pieces_per_word_after
     out.mkdir(parents=True, exist_ok=True)

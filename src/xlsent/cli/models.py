@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import typer
 from rich.table import Table
@@ -117,7 +118,9 @@ def romanize_command(
     output: str = typer.Option(..., "--output", "-o", help="new folder for the romanised model"),
     extend: bool = typer.Option(False, "--extend", help="also add pieces for the characters no romanisation "
                                 "covers (extend-vocab's method)"),
-    pieces: int = typer.Option(2000, "--pieces", help="with --extend: the most pieces to add"),
+    pieces: Optional[int] = typer.Option(None, "--pieces", help="with --extend: the most pieces to add (default: "
+                                         "one a character left; longer pieces learnt from the romanised text come "
+                                         "after those)"),
     seed: int = typer.Option(0, help="with --extend: seed of the new rows' noise"),
     as_json: PrintJson = False,
 ) -> None:

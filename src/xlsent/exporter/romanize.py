@@ -30,7 +30,10 @@ How a folder is built (:func:`romanize_tokenizer`, ``xlsent models romanize``):
 
 With ``extend`` the characters anyascii leaves are then given pieces and rows by
 :func:`xlsent.exporter.extend_vocab.extend_vocabulary`, learnt from the romanised text (the two combine: the
-romanised letters use the model's rows, the rest new ones).
+romanised letters use the model's rows, the rest new ones). By default one piece a character left and no longer
+one: a longer piece learnt from the romanised text holds romanised letters too, which then reach the model through a
+new row instead of the trained ones — on the development split that did worse than the characters alone
+(``docs/experiments/romanize.md``).
 """
 
 from __future__ import annotations
