@@ -159,11 +159,11 @@ def main() -> None:
             out, f"both-{k}-adapt-{s}", str(both[s, k]()), p, a.set, 300.0), pool) for k in a.both_pieces]
         m = a.mlm_train
         runs["mlm"] += [
-            (f"romanize + MLM ({m}) + adapt ({label})", lambda s=s, p=pairs: adapt(
-                out, f"romanize-mlm-{m}-adapt-{s}", str(mlm(f"e5-romanized-mlm-{m}-{s}", romanized[s](), s)), p,
-                a.set, 300.0), pool),
             (f"extend-vocab + MLM ({m}) + adapt ({label})", lambda s=s, p=pairs: adapt(
                 out, f"extend-mlm-{m}-adapt-{s}", str(mlm(f"e5-extended-mlm-{m}-{s}", extended[s](), s)), p,
+                a.set, 300.0), pool),
+            (f"romanize + MLM ({m}) + adapt ({label})", lambda s=s, p=pairs: adapt(
+                out, f"romanize-mlm-{m}-adapt-{s}", str(mlm(f"e5-romanized-mlm-{m}-{s}", romanized[s](), s)), p,
                 a.set, 300.0), pool)]
     for name, get, pool in (row for r in order for row in runs[r]):
         if name not in results:
