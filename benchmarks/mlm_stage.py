@@ -116,8 +116,8 @@ def main() -> None:
 
 
 def untied_head(enc):
-    """A BERT MLM head's transform (its dense layer starting as the identity: with a few hundred steps a random one
-    would hide the encoder's states from the tied output) and bias; its output matrix is the token table, passed
+    """A BERT MLM head's transform (its dense layer starting as the identity, before its GELU and LayerNorm: with a few
+    hundred steps a random one would scramble the encoder's states before the tied output) and bias; its output matrix is the token table, passed
     at each call (an extended model's table is a frozen and a trainable part, not one parameter to tie)."""
     import torch
     from transformers.models.bert.modeling_bert import BertPredictionHeadTransform
@@ -129,7 +129,7 @@ def untied_head(enc):
         def __init__(self):
             super().__init__()
             self.transform = BertPredictionHeadTransform(enc.config)
-            torch.nn.init.eye_(self.transform.dense.weight)  # the states read as they are from the first step
+            torch.nn.init.eye_(self.transform.dense.weight)  # the states pass the dense layer unchanged at first
             torch.nn.init.zeros_(self.transform.dense.bias)
             self.bias = torch.nn.Parameter(torch.zeros(enc.get_input_embeddings().weight.shape[0]))
 

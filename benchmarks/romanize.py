@@ -24,8 +24,9 @@ its own process with ``--no-eval`` (reused when finished), per script:
 * ``adapt`` — e5-small adapted to the pairs in the script;
 * ``extend`` — ``xlsent models extend-vocab`` (``--pieces``) then adapt (the added rows at 300× the learning rate);
 * ``romanize`` — ``xlsent models romanize`` then adapt;
-* ``both`` — ``xlsent models romanize --extend --pieces N`` then adapt (the added rows at 300×), for each N of
-  ``--both-pieces`` (the characters left come first, then longer pieces learnt from the romanised text); on Deseret
+* ``both`` — ``xlsent models romanize --extend [--pieces N]`` then adapt (the added rows at 300×), for each N of
+  ``--both-pieces`` (``default``: no ``--pieces``, one piece a character left; a number: the characters left
+  first, then longer pieces learnt from the romanised text); on Deseret
   and Shavian nothing is left to extend, so it is ``romanize``: run it on ``Dsrt-pua``;
 * ``mlm`` — the MLM stage (``benchmarks/mlm_stage.py``, ``--train`` from ``--mlm-train``, its other defaults) on
   ``--mono`` monolingual lines, then adapt, from the romanised and from the extended model: whether the stage adds
@@ -102,9 +103,9 @@ def main() -> None:
     ap.add_argument("--split", choices=sorted(SPLITS), default="dev")
     ap.add_argument("--scripts", default="Dsrt,Shaw")
     ap.add_argument("--pieces", type=int, default=2000, help="extend-vocab --pieces")
-    ap.add_argument("--both-pieces", default="2000", type=lambda v: [int(x) for x in v.split(",")],
-                    help="romanize --extend --pieces for the both runs, e.g. 10,2000 (10: the ten private-use "
-                         "vowels alone, no longer pieces)")
+    ap.add_argument("--both-pieces", default="default", type=lambda v: [x.strip() for x in v.split(",")],
+                    help="romanize --extend --pieces for the both runs, e.g. default,2000 (default: no --pieces, "
+                         "one piece a character left — on Dsrt-pua the ten private-use vowels, so 10 is the same)")
     ap.add_argument("--mono", type=int, default=2000, help="monolingual lines for the mlm runs")
     ap.add_argument("--mlm-train", choices=("rows", "all"), default="rows",
                     help="the MLM stage's --train: the token table only, or the whole encoder")
@@ -126,8 +127,9 @@ def main() -> None:
                                                                    str(files[f"texts-{s}"])],
                                        "xlsent_romanization.json")) for s in scripts}
     both = {(s, k): (lambda s=s, k=k: built(out, f"e5-romanized-extended-{k}-{s}", [
-        "models", "romanize", "e5-small", "--texts", str(files[f"texts-{s}"]), "--extend", "--pieces", str(k)],
-        "xlsent_romanization.json")) for s in scripts for k in a.both_pieces}
+        "models", "romanize", "e5-small", "--texts", str(files[f"texts-{s}"]), "--extend",
+        *(["--pieces", k] if k != "default" else [])], "xlsent_romanization.json"))
+        for s in scripts for k in a.both_pieces}
     extended = {s: (lambda s=s: built(out, f"e5-extended-{s}", ["models", "extend-vocab", "e5-small", "--texts",
                                                                  str(files[f"texts-{s}"]), "--pieces", str(a.pieces)],
                                       "xlsent_added_pieces.json")) for s in scripts}
@@ -155,7 +157,7 @@ def main() -> None:
             out, f"extend-adapt-{s}", str(extended[s]()), p, a.set, 300.0), pool))
         runs["romanize"].append((f"romanize + adapt ({label})", lambda s=s, p=pairs: adapt(
             out, f"romanize-adapt-{s}", str(romanized[s]()), p, a.set, 300.0), pool))
-        runs["both"] += [(f"romanize --extend --pieces {k} + adapt ({label})", lambda s=s, p=pairs, k=k: adapt(
+        runs["both"] += [(f"romanize --extend{'' if k == 'default' else f' --pieces {k}'} + adapt ({label})", lambda s=s, p=pairs, k=k: adapt(
             out, f"both-{k}-adapt-{s}", str(both[s, k]()), p, a.set, 300.0), pool) for k in a.both_pieces]
         m = a.mlm_train
         runs["mlm"] += [
@@ -176,7 +178,8 @@ def main() -> None:
             print(f"  {name}: xx→en {results[name]['xx→en']:.3f}, en→xx {results[name]['en→xx']:.3f}", flush=True)
             res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     results["_settings"] = {"train": a.train, "test": a.test, "split": a.split, "scripts": scripts,
-                            "pieces": a.pieces, "mono": a.mono, "set": a.set}
+                            "pieces": a.pieces, "both_pieces": a.both_pieces, "mono": a.mono,
+                            "mlm_train": a.mlm_train, "set": a.set}
     res_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     latin = results.get("adapt (Latin original)")
     print(f"\nSubstitutes: Chichewa by sound in {', '.join(SCRIPTS[s] for s in scripts)}. P@1 on {a.test} pairs of "

@@ -42,10 +42,10 @@ $PY -c "
 from xlsent.data.pairs import load_pairs
 from xlsent.data.transliterate import by_sound
 rows = [line.rstrip('\n').split('\t') for line in open('my-pairs.tsv', encoding='utf-8')]
-open('my-pairs-dsrt.tsv', 'w').write(''.join(f'{s}\t{en}\t{by_sound(ny, \"Dsrt\")}\n' for s, en, ny in rows))
-open('ny-dsrt.txt', 'w').write(''.join(by_sound(ny, 'Dsrt') + '\n' for _, _, ny in rows))
+open('my-pairs-dsrt.tsv', 'w', encoding='utf-8').write(''.join(f'{s}\t{en}\t{by_sound(ny, \"Dsrt\")}\n' for s, en, ny in rows))
+open('ny-dsrt.txt', 'w', encoding='utf-8').write(''.join(by_sound(ny, 'Dsrt') + '\n' for _, _, ny in rows))
 nt = load_pairs('bible-en-ny:test', sample=1000, seed=0, dedupe=False).dataset  # the verses of step 5's --sample 1000
-open('nt-dsrt.tsv', 'w').write('en\tny\n' + ''.join(f'{r[\"src\"]}\t{by_sound(r[\"tgt\"], \"Dsrt\")}\n' for r in nt))
+open('nt-dsrt.tsv', 'w', encoding='utf-8').write('en\tny\n' + ''.join(f'{r[\"src\"]}\t{by_sound(r[\"tgt\"], \"Dsrt\")}\n' for r in nt))
 "
 time $X eval retrieval -m e5-small --pairs nt-dsrt.tsv
 time $X models romanize e5-small --texts ny-dsrt.txt -o e5-romanized

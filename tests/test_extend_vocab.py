@@ -64,7 +64,6 @@ def deseret_pairs(path: Path, n: int = 40) -> Path:
     return path
 
 
-
 @pytest.fixture(scope="module")
 def unigram_model(tmp_path_factory) -> Path:
     return build_unigram_model(tmp_path_factory.mktemp("unigram") / "model")

@@ -252,7 +252,8 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
     out.mkdir(parents=True, exist_ok=True)
     st.save(str(out))
     rom.output = out
-    write_record(out, rom, str(model), source)
+    asked = {"extend": extend, "pieces": "one a character left" if pieces is None else pieces, "seed": seed}
+    write_record(out, rom, str(model), source, asked if extend else {"extend": False})
     if extend and rom.extended:
         ext.output = out
         write_extension(out, ext, str(model), source, seed)

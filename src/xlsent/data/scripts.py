@@ -51,11 +51,23 @@ def char_script(ch: str) -> str:
     return ""
 
 
+def newer_letter(ch: str) -> bool:
+    """A character this Python's Unicode database does not know yet (``Cn``) that anyascii writes in letters: a letter
+    of a script newer than the database (Python 3.11 knows Unicode 14; Kawi, Nag Mundari, Garay, Kirat Rai… came
+    after), not a newer emoji (anyascii writes ``:shaking_face:``) nor a noncharacter."""
+    if unicodedata.category(ch) != "Cn":
+        return False
+    try:
+        from anyascii import anyascii
+    except ImportError:  # a dependency of xlsent; only a broken install lacks it
+        return False
+    return anyascii(ch).replace("'", "").isalnum()
+
+
 def letter_like(ch: str) -> bool:
-    """A letter, or a character this Python's Unicode database does not know yet (``Cn``): the letters of a script
-    newer than it (Python 3.11 knows Unicode 14; Kawi, Nag Mundari, Garay, Kirat Rai… came after) read as
-    unassigned."""
-    return ch.isalpha() or unicodedata.category(ch) == "Cn"
+    """A letter; a private-use character (``Co``: a script not in Unicode lives there, in its users' fonts); or a
+    letter of a script newer than this Python's Unicode database (:func:`newer_letter`)."""
+    return ch.isalpha() or unicodedata.category(ch) == "Co" or newer_letter(ch)
 
 
 def script_counts(text: str) -> Counter:

@@ -37,7 +37,8 @@ def advice(model: str) -> str:
     gave = ", ".join(f"{name} {lo:.0%}" + (f"–{hi:.0%}" if hi != lo else "") for name, (lo, hi) in REMEDIES)
     return (f"Romanise the script inside the model first: xlsent models romanize {model} --texts FILE -o DIR "
             "(Python: xlsent.romanize), then train from DIR; or add pieces for it: xlsent models extend-vocab. "
-            f"On a substitute script with 1,000 pairs, P@1 as a share of the same text in Latin letters: {gave} "
+            f"On a substitute script with 1,000 pairs, P@1 as a share of adapt on the same pairs in Latin letters: "
+            f"{gave} "
             "(docs/results.md, \"A script the model cannot read\")")
 
 

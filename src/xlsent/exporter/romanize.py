@@ -91,19 +91,19 @@ def romanization_table(tokenizer_json: dict, texts: list[str]) -> tuple[dict[str
     seen = {c for t in texts for c in t}
     # a script's letters, marks, digits and punctuation; never a symbol (an emoji would become ":grinning:" in
     # every text, the model's other languages' too); a romanisation written as one word (anyascii spaces some)
-    written = {c: _cased(c, anyascii(c), seen).replace(" ", "") for c in unknown if _script_character(c, anyascii)}
+    written = {c: _cased(c, anyascii(c), seen).replace(" ", "") for c in unknown if _script_character(c)}
     readable = unknown_characters(tokenizer_json, [r for r in written.values() if r])
     table = {c: r for c, r in written.items() if r.strip() and not any(x in readable for x in r)}
     left = Counter({c: n for c, n in unknown.items() if c not in table})
     return table, left
 
 
-def _script_character(char: str, anyascii) -> bool:
-    """A letter, mark, digit or punctuation mark; or a character this Python's Unicode database does not know yet
-    (``Cn``: a script newer than it, such as Garay or Kirat Rai) that anyascii writes as letters — a newer emoji,
-    which anyascii writes as ``:name:``, is not."""
-    kind = unicodedata.category(char)
-    return kind[0] in "LMNP" or (kind == "Cn" and anyascii(char).replace("'", "").isalnum())
+def _script_character(char: str) -> bool:
+    """A letter, mark, digit or punctuation mark; or a letter of a script newer than this Python's Unicode database
+    (:func:`xlsent.data.scripts.newer_letter`: Garay, Kirat Rai…; a newer emoji is not one)."""
+    from xlsent.data.scripts import newer_letter
+
+    return unicodedata.category(char)[0] in "LMNP" or newer_letter(char)
 
 
 def _cased(char: str, roman: str, seen: set[str]) -> str:
@@ -184,12 +184,15 @@ def _generic(tok, tokenizer_json: dict):
     return out
 
 
-def write_record(folder: Path, rom: Romanization, base: str, source: str | None) -> None:
-    """The romanisation's record in the folder; ``source``: the texts' file (None: texts given in Python)."""
+def write_record(folder: Path, rom: Romanization, base: str, source: str | None,
+                 settings: dict | None = None) -> None:
+    """The romanisation's record in the folder; ``source``: the texts' file (None: texts given in Python);
+    ``settings``: what was asked (``extend``, ``pieces``, ``seed``)."""
     from xlsent.utils.io import write_text_atomic
 
     record = {"base_model": base, "texts": "texts given in Python" if source is None else source,
-              "romanizer": f"{ROMANIZER} {_version()}", **{k: v for k, v in rom.to_dict().items() if k != "output"}}
+              "romanizer": f"{ROMANIZER} {_version()}", **(settings or {}),
+              **{k: v for k, v in rom.to_dict().items() if k != "output"}}
     write_text_atomic(folder / ROMANIZED_FILE, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
 
 
