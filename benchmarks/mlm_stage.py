@@ -49,6 +49,7 @@ def main() -> None:
     import xlsent.exporter.extend_vocab as ev
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
+    from xlsent.recipes.scp import masked_batch
 
     torch.manual_seed(a.seed)
     st = load_model(resolve_model_path(a.model), device="cpu").model
@@ -87,12 +88,8 @@ def main() -> None:
             if step >= total:
                 break
             rows = [ids[i] for i in order[b:b + a.batch]]
-            width = max(len(r) for r in rows)
-            x = torch.tensor([r + [pad] * (width - len(r)) for r in rows])
-            mask = (x != pad).long()
-            special = torch.tensor([tok.get_special_tokens_mask(r, already_has_special_tokens=True)
-                                    + [1] * (width - len(r)) for r in rows]).bool()
-            x, labels = collator.torch_mask_tokens(x, special)
+            mask = torch.tensor([[1] * len(r) + [0] * (max(map(len, rows)) - len(r)) for r in rows])
+            x, labels = masked_batch(collator, rows, [[] for _ in rows], tok, pad)  # the SCP recipe's masking
             h = enc(input_ids=x, attention_mask=mask).last_hidden_state
             where = labels != -100
             logits = head(h[where], table.weight)
