@@ -106,7 +106,7 @@ def check_pieces(pieces: int) -> int:
     """One line for a ``pieces`` that adds nothing."""
     if int(pieces) < 1:
         raise XlsentError(f"{named('pieces', pieces)}: must be ≥ 1 — the most new pieces to add "
-                          f"(e.g. pieces={DEFAULT_PIECES}, the default)")
+                          f"(e.g. pieces={DEFAULT_PIECES}, extend-vocab's default)")
     return int(pieces)
 
 
