@@ -271,3 +271,19 @@ def test_the_warning_quotes_the_shares_the_results_page_states():
         shares = [int(x) / 100 for x in re.findall(r"(\d+)%", row)]
         assert shares and (min(shares), max(shares)) == (lo, hi), (name, row)
         assert f"{name} {lo:.0%}" in message and f"{hi:.0%}" in message
+
+
+def test_a_romanised_folder_that_still_cannot_read_a_text_is_told_to_extend(unigram_model, tmp_path):
+    """A folder romanize wrote, given text it still cannot read (characters no romaniser knows, or text it was not
+    built from), is pointed at --extend from its base model, not at romanising again."""
+    from xlsent.encoding.readable import advice
+
+    f = tmp_path / "mixed.txt"
+    f.write_text("\n".join(f"{t} {PRIVATE}" for t in NEW) + "\n", encoding="utf-8")
+    xlsent.romanize(str(unigram_model), f, tmp_path / "a")
+    told = advice(str(tmp_path / "a"))
+    assert "romanised already" in told and "has no romanisation" in told
+    assert f"xlsent models romanize {unigram_model} --texts FILE --extend" in told
+    xlsent.romanize(str(unigram_model), f, tmp_path / "b", extend=True)
+    assert "built from other text" in advice(str(tmp_path / "b"))
+    assert "Romanise the script inside the model first" in advice(str(unigram_model))

@@ -33,7 +33,23 @@ REMEDIES = (("romanise + adapt", (0.87, 0.96)), ("extend-vocab + adapt", (0.36, 
 
 
 def advice(model: str) -> str:
-    """The remedies, as commands, and what each gave on the substitutes (:data:`REMEDIES`)."""
+    """The remedies, as commands, and what each gave on the substitutes (:data:`REMEDIES`). For a folder
+    ``xlsent models romanize`` wrote, what is left: characters no romaniser knows, or text the folder was not built
+    from."""
+    import json
+    from pathlib import Path
+
+    record = Path(model) / "xlsent_romanization.json"
+    if record.is_file():
+        try:
+            rec = json.loads(record.read_text(encoding="utf-8"))
+            base, extended = rec.get("base_model") or "BASE", bool(rec.get("extend"))
+        except (OSError, ValueError, AttributeError):
+            base, extended = "BASE", False
+        left = ("it was built from other text: build it again from this text" if extended else
+                "what is left has no romanisation: give each such character a piece")
+        return (f"{model} is romanised already; {left} — xlsent models romanize {base} --texts FILE --extend -o DIR "
+                "(Python: xlsent.romanize(..., extend=True)), then train from DIR")
     gave = ", ".join(f"{name} {lo:.0%}" + (f"–{hi:.0%}" if hi != lo else "") for name, (lo, hi) in REMEDIES)
     return (f"Romanise the script inside the model first: xlsent models romanize {model} --texts FILE -o DIR "
             "(Python: xlsent.romanize), then train from DIR; or add pieces for it: xlsent models extend-vocab. "
