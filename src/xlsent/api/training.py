@@ -109,7 +109,7 @@ def train(recipe: str, *positional: str | Path, output: str | Path | None = None
         >>> import contextlib, io, tempfile, xlsent
         >>> with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints its log
         ...     run = xlsent.train("adapt", "bible-en-ny:dev", output=tempfile.mkdtemp(),
-        ...                        settings={"train.sample": 200, "optim.max_steps": 4, "optim.batch_size": 8,
+        ...                        settings={"train.sample": 100, "optim.max_steps": 2, "optim.batch_size": 8,
         ...                                  "eval.udhr": False})
         >>> run.model_path.name, "retrieval" in run.metrics["models"]["adapted"]
         ('model', True)
@@ -164,9 +164,8 @@ def adapt(pairs: str | Path, output: str | Path, *, model: str = "e5-small", dev
     Example:
         >>> import contextlib, io, tempfile, xlsent
         >>> with contextlib.redirect_stdout(io.StringIO()):  # the trainer prints its log
-        ...     run = xlsent.adapt("bible-en-ny:dev", tempfile.mkdtemp(),
-        ...                        settings={"train.sample": 200, "optim.max_steps": 4, "optim.batch_size": 8,
-        ...                                  "eval.udhr": False})
+        ...     run = xlsent.adapt("bible-en-ny:dev", tempfile.mkdtemp(), evaluate=False,
+        ...                        settings={"train.sample": 100, "optim.max_steps": 2, "optim.batch_size": 8})
         >>> from sentence_transformers import SentenceTransformer
         >>> SentenceTransformer(str(run.model_path)).get_embedding_dimension()
         384

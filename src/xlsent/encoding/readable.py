@@ -46,10 +46,14 @@ def advice(model: str) -> str:
             base, extended = rec.get("base_model") or "BASE", bool(rec.get("extend"))
         except (OSError, ValueError, AttributeError):
             base, extended = "BASE", False
-        left = ("it was built from other text: build it again from this text" if extended else
-                "what is left has no romanisation: give each such character a piece")
-        return (f"{model} is romanised already; {left} — xlsent models romanize {base} --texts FILE --extend -o DIR "
-                "(Python: xlsent.romanize(..., extend=True)), then train from DIR")
+        if extended:
+            return (f"{model} is romanised already, from other text: build it again from this text — xlsent models "
+                    f"romanize {base} --texts FILE --extend -o DIR (Python: xlsent.romanize(..., extend=True)), then "
+                    "train from DIR")
+        return (f"{model} is romanised already; what is left has no romanisation. Train as it is, or give each such "
+                f"character a piece — xlsent models romanize {base} --texts FILE --extend -o DIR (Python: "
+                "xlsent.romanize(..., extend=True)) — and keep whichever scores better on your held-out pairs: on a "
+                "substitute neither was better (docs/results.md, \"A script the model cannot read\")")
     gave = ", ".join(f"{name} {lo:.0%}" + (f"–{hi:.0%}" if hi != lo else "") for name, (lo, hi) in REMEDIES)
     return (f"Romanise the script inside the model first: xlsent models romanize {model} --texts FILE -o DIR "
             "(Python: xlsent.romanize), then train from DIR; or add pieces for it: xlsent models extend-vocab. "
