@@ -10,11 +10,12 @@ import pytest
 # Rich reads COLUMNS once, when the CLI's consoles are made (on the first import of xlsent.cli): set before any test
 # imports it, so that which test runs first on a worker (pytest-xdist) cannot wrap the CLI's lines at 80 columns.
 os.environ.setdefault("COLUMNS", "200")
-# pytest-xdist runs one worker a core: each worker's torch (and the processes a test starts) gets its share of the
-# cores, not all of them — two workers of two threads each on two cores spend their time waiting on each other.
-# Set before torch is imported; a user's own OMP_NUM_THREADS wins.
+# pytest-xdist runs one worker a core (at most 4, addopts): each worker's torch (and the processes a test starts)
+# gets its share of the cores it may use, not all of them — two workers of two threads each on two cores spend their
+# time waiting on each other. Set before torch is imported; a user's own OMP_NUM_THREADS wins.
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
-    _share = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    _share = str(max(1, _cores // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
     os.environ.setdefault("OMP_NUM_THREADS", _share)
     os.environ.setdefault("MKL_NUM_THREADS", _share)
 

@@ -273,17 +273,28 @@ def test_the_warning_quotes_the_shares_the_results_page_states():
         assert f"{name} {lo:.0%}" in message and f"{hi:.0%}" in message
 
 
-def test_a_romanised_folder_that_still_cannot_read_a_text_is_told_to_extend(unigram_model, tmp_path):
-    """A folder romanize wrote, given text it still cannot read (characters no romaniser knows, or text it was not
-    built from), is pointed at --extend from its base model, not at romanising again."""
-    from xlsent.encoding.readable import advice
+def test_a_romanised_folder_that_still_cannot_read_a_text_is_told_to_build_it_again(unigram_model, tmp_path):
+    """A model that romanises already (a folder romanize wrote, or a model trained from one: the rules are in its
+    tokenizer, the record may be gone), given text it still cannot read, is told to build it again from this text,
+    --extend for what no romaniser knows — not to romanise the romanised folder, nor that training helps little."""
+    import shutil
+    import warnings
+
+    from xlsent.encoding.readable import UnreadableTextWarning, advice, romanised_base, warn_unreadable
 
     f = tmp_path / "mixed.txt"
     f.write_text("\n".join(f"{t} {PRIVATE}" for t in NEW) + "\n", encoding="utf-8")
     xlsent.romanize(str(unigram_model), f, tmp_path / "a")
+    assert romanised_base(str(tmp_path / "a")) == str(unigram_model) and romanised_base(str(unigram_model)) is None
     told = advice(str(tmp_path / "a"))
-    assert "romanised already" in told and "has no romanisation" in told and "Train as it is" in told
-    assert f"xlsent models romanize {unigram_model} --texts FILE --extend" in told
-    xlsent.romanize(str(unigram_model), f, tmp_path / "b", extend=True)
-    assert "from other text: build it again" in advice(str(tmp_path / "b"))
+    assert "romanises already" in told and f"xlsent models romanize {unigram_model} --texts FILE -o DIR" in told
+    assert "--extend" in told and "Romanise the script inside the model first" not in told
+    trained = tmp_path / "run" / "model"  # a run folder whose model kept the tokenizer, not the record
+    shutil.copytree(tmp_path / "a", trained)
+    (trained / "xlsent_romanization.json").unlink()
+    assert romanised_base(str(tmp_path / "run")) == "BASE" and "romanize BASE --texts" in advice(str(trained))
+    with pytest.warns(UnreadableTextWarning) as got:
+        warnings.simplefilter("always")
+        warn_unreadable(lambda texts, lang: 0.5, [("texts", [PRIVATE * 3] * 3, None)], str(tmp_path / "a"))
+    assert "helps little" not in str(got[0].message) and "romanises already" in str(got[0].message)
     assert "Romanise the script inside the model first" in advice(str(unigram_model))

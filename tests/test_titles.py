@@ -57,8 +57,8 @@ def test_train_accuracy_and_p4(tmp_path):
                                  "--set", f"train.data={train}", "--set", f"eval.test={test}", "--set", "optim.lr=3e-3",
                                  "--set", "optim.epochs=30", "--set", "optim.batch_size=16", "--set",
                                  "models.max_seq_length=24", "--set", "optim.seed=0"])
-    # seed 0: on this toy task some seeds stall in a local minimum (loss ≈ 0.9); seed 0 passes with one torch thread
-    # (a pytest-xdist worker, conftest.py) and with two (-n 0 on two cores), seeds 1 and 2 under one of them only
+    # seed 0: on this toy task some seeds stall in a local minimum (loss ≈ 0.9); seed 0 passed with one torch thread
+    # (a pytest-xdist worker's share on two cores, conftest.py) and with two (-n 0), seeds 1 and 2 with one of them only
     assert r.exit_code == 0, (r.output, r.exception)
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert m["schema"] == "xlsent.metrics/2" and m["recipe"] == "titles"

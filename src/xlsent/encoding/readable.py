@@ -32,28 +32,45 @@ REMEDIES = (("romanise + adapt", (0.87, 0.96)), ("extend-vocab + adapt", (0.36, 
             ("adapt alone", (0.13, 0.13)))
 
 
-def advice(model: str) -> str:
-    """The remedies, as commands, and what each gave on the substitutes (:data:`REMEDIES`). For a folder
-    ``xlsent models romanize`` wrote, what is left: characters no romaniser knows, or text the folder was not built
-    from."""
+def romanised_base(model: str) -> str | None:
+    """For a model whose tokenizer already romanises (``Replace`` rules of one non-ASCII letter to ASCII in its
+    normaliser, as ``xlsent models romanize`` writes them — kept by a model trained from such a folder), the
+    model it was built from (``BASE`` when no record says); None for any other model."""
     import json
     from pathlib import Path
 
-    record = Path(model) / "xlsent_romanization.json"
-    if record.is_file():
-        try:
-            rec = json.loads(record.read_text(encoding="utf-8"))
-            base, extended = rec.get("base_model") or "BASE", bool(rec.get("extend"))
-        except (OSError, ValueError, AttributeError):
-            base, extended = "BASE", False
-        if extended:
-            return (f"{model} is romanised already, from other text: build it again from this text — xlsent models "
-                    f"romanize {base} --texts FILE --extend -o DIR (Python: xlsent.romanize(..., extend=True)), then "
-                    "train from DIR")
-        return (f"{model} is romanised already; what is left has no romanisation. Train as it is, or give each such "
-                f"character a piece — xlsent models romanize {base} --texts FILE --extend -o DIR (Python: "
-                "xlsent.romanize(..., extend=True)) — and keep whichever scores better on your held-out pairs: on a "
-                "substitute neither was better (docs/results.md, \"A script the model cannot read\")")
+    from xlsent.data.scripts import letter_like
+
+    folder = Path(model).expanduser()
+    if (folder / "model" / "tokenizer.json").is_file() and not (folder / "tokenizer.json").is_file():
+        folder = folder / "model"  # a run folder
+    try:
+        norm = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")).get("normalizer") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    steps = norm.get("normalizers") or [] if isinstance(norm, dict) else []
+    if not any(isinstance(r, dict) and r.get("type") == "Replace" and len(c := str((r.get("pattern") or {}).get(
+            "String", ""))) == 1 and letter_like(c) and not c.isascii() and str(r.get("content", "")).isascii()
+               for r in steps):
+        return None
+    try:
+        rec = json.loads((folder / "xlsent_romanization.json").read_text(encoding="utf-8"))
+        return str(rec.get("base_model") or "BASE")
+    except (OSError, ValueError, AttributeError):
+        return "BASE"
+
+
+def advice(model: str) -> str:
+    """The remedies, as commands, and what each gave on the substitutes (:data:`REMEDIES`). For a model that
+    romanises already (:func:`romanised_base`), what is left: characters no romaniser knows, or text the folder was
+    not built from."""
+    base = romanised_base(model)
+    if base is not None:
+        return (f"{model} romanises already: this text holds characters no romaniser knows, or the folder was built "
+                f"from other text. Build it again from this text — xlsent models romanize {base} --texts FILE -o DIR "
+                "(Python: xlsent.romanize) — with --extend to give each character left a piece; on the substitutes "
+                "--extend was not reliably better, so train from both and keep the one that scores better on your "
+                "held-out pairs (docs/results.md, \"A script the model cannot read\")")
     gave = ", ".join(f"{name} {lo:.0%}" + (f"–{hi:.0%}" if hi != lo else "") for name, (lo, hi) in REMEDIES)
     return (f"Romanise the script inside the model first: xlsent models romanize {model} --texts FILE -o DIR "
             "(Python: xlsent.romanize), then train from DIR; or add pieces for it: xlsent models extend-vocab. "
@@ -93,9 +110,10 @@ def warn_unreadable(share_of: Callable[[Sequence[str], str | None], float | None
                       for where, share, script in found[:most])
     more = f"; and {len(found) - most} more" if len(found) > most else ""
     one = len(found) == 1
+    little = "" if romanised_base(model) is not None else (
+        f", and training on {'it' if one else 'them'} as {'it is' if one else 'they are'} helps little")
     message = (f"{named}{more} of {'its' if one else 'their'} pieces unknown to {model}'s tokenizer — the model cannot "
-               f"read {'this text' if one else 'these texts'}, and training on {'it' if one else 'them'} as "
-               f"{'it is' if one else 'they are'} helps little. " + advice(model))
+               f"read {'this text' if one else 'these texts'}{little}. " + advice(model))
     warnings.warn(message, UnreadableTextWarning, stacklevel=3)
     return message
 
