@@ -32,40 +32,46 @@ REMEDIES = (("romanise + adapt", (0.87, 0.96)), ("extend-vocab + adapt", (0.36, 
             ("adapt alone", (0.13, 0.13)))
 
 
+def _romanising(rule: object) -> bool:
+    """A normaliser step ``xlsent models romanize`` writes: ``Replace`` of one non-ASCII letter by ASCII text."""
+    from xlsent.data.scripts import letter_like
+
+    if not isinstance(rule, dict) or rule.get("type") != "Replace":
+        return False
+    char, content = str((rule.get("pattern") or {}).get("String", "")), str(rule.get("content", ""))
+    return len(char) == 1 and not char.isascii() and letter_like(char) and content.isascii()
+
+
 def romanised_base(model: str) -> str | None:
-    """For a model whose tokenizer already romanises (``Replace`` rules of one non-ASCII letter to ASCII in its
-    normaliser, as ``xlsent models romanize`` writes them — kept by a model trained from such a folder), the
-    model it was built from (``BASE`` when no record says); None for any other model."""
+    """For a model whose tokenizer already romanises (:func:`_romanising` steps in its normaliser, as ``xlsent models
+    romanize`` writes them — kept by a model trained from such a folder), the model it was built from (``BASE``
+    when no record says); None for any other model."""
     import json
     from pathlib import Path
-
-    from xlsent.data.scripts import letter_like
 
     folder = Path(model).expanduser()
     if (folder / "model" / "tokenizer.json").is_file() and not (folder / "tokenizer.json").is_file():
         folder = folder / "model"  # a run folder
     try:
         norm = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")).get("normalizer") or {}
+        steps = norm.get("normalizers") or []
     except (OSError, ValueError, AttributeError):
         return None
-    steps = norm.get("normalizers") or [] if isinstance(norm, dict) else []
-    if not any(isinstance(r, dict) and r.get("type") == "Replace" and len(c := str((r.get("pattern") or {}).get(
-            "String", ""))) == 1 and letter_like(c) and not c.isascii() and str(r.get("content", "")).isascii()
-               for r in steps):
+    if not any(_romanising(r) for r in steps):
         return None
     try:
-        rec = json.loads((folder / "xlsent_romanization.json").read_text(encoding="utf-8"))
-        return str(rec.get("base_model") or "BASE")
+        return str(json.loads((folder / "xlsent_romanization.json").read_text(encoding="utf-8")).get("base_model")
+                   or "BASE")
     except (OSError, ValueError, AttributeError):
         return "BASE"
 
 
-def advice(model: str) -> str:
+def advice(model: str, base: str | None = None) -> str:
     """The remedies, as commands, and what each gave on the substitutes (:data:`REMEDIES`). For a model that
-    romanises already (:func:`romanised_base`), what is left: characters no romaniser knows, or text the folder was
-    not built from."""
-    base = romanised_base(model)
-    if base is not None:
+    romanises already (``base``: :func:`romanised_base`, found when not given), what is left: characters no
+    romaniser knows, or text the folder was not built from."""
+    base = romanised_base(model) if base is None else base
+    if base:
         return (f"{model} romanises already: this text holds characters no romaniser knows, or the folder was built "
                 f"from other text. Build it again from this text — xlsent models romanize {base} --texts FILE -o DIR "
                 "(Python: xlsent.romanize) — with --extend to give each character left a piece; on the substitutes "
@@ -110,10 +116,11 @@ def warn_unreadable(share_of: Callable[[Sequence[str], str | None], float | None
                       for where, share, script in found[:most])
     more = f"; and {len(found) - most} more" if len(found) > most else ""
     one = len(found) == 1
-    little = "" if romanised_base(model) is not None else (
+    base = romanised_base(model) or ""  # read once: the message's lead and its advice
+    little = "" if base else (
         f", and training on {'it' if one else 'them'} as {'it is' if one else 'they are'} helps little")
     message = (f"{named}{more} of {'its' if one else 'their'} pieces unknown to {model}'s tokenizer — the model cannot "
-               f"read {'this text' if one else 'these texts'}{little}. " + advice(model))
+               f"read {'this text' if one else 'these texts'}{little}. " + advice(model, base))
     warnings.warn(message, UnreadableTextWarning, stacklevel=3)
     return message
 
