@@ -19,6 +19,10 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     os.environ.setdefault("OMP_NUM_THREADS", _share)
     os.environ.setdefault("MKL_NUM_THREADS", _share)
 
+# bf16 on the CPU is decided by timing it (xlsent.utils.cpu_bf16): the suite runs in fp32 on every CPU, so that its
+# figures and tolerances do not depend on the machine; tests of bf16 ask for it (tests/test_cpu_bf16.py unsets this).
+os.environ.setdefault("XLSENT_CPU_BF16", "0")
+
 WORDS = (
     "god is good the river is wide water light earth heaven mulungu ndi wabwino mtsinje madzi kuwala dziko "
     "kumwamba and of in a to he she they we you it was were be have has said unto lord chala nyumba"

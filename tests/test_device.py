@@ -69,10 +69,12 @@ def test_use_device_sets_the_process_default():
 def test_training_precision(monkeypatch):
     from xlsent.utils import device
 
-    # auto: bf16 where the hardware multiplies it (a GPU that has it, a CPU with AMX), else fp32
-    monkeypatch.setattr(device, "cpu_has_amx", lambda: False)
+    from xlsent.utils.cpu_bf16 import Verdict
+
+    # auto: bf16 where the hardware multiplies it faster (a GPU that has it, a CPU timed so), else fp32
+    monkeypatch.setattr(device, "cpu_bf16", lambda model=None: Verdict("fp32", "fp32"))
     assert training_precision("auto", "cpu") == "fp32"
-    monkeypatch.setattr(device, "cpu_has_amx", lambda: True)
+    monkeypatch.setattr(device, "cpu_bf16", lambda model=None: Verdict("bf16", "bf16"))
     assert training_precision("auto", "cpu") == "bf16"
     monkeypatch.setattr(device, "supports_bf16", lambda d: True)
     assert training_precision("auto", "cuda") == "bf16"
@@ -101,9 +103,11 @@ def test_cli_cuda_missing_is_one_line(tmp_path):
 
 def test_encoder_follows_the_device_and_dtype(tiny_model, monkeypatch):
     """``--device cpu`` reaches the model's tensors; ``--dtype bf16`` on the CPU autocasts (the weights stay fp32) and
-    keys its own caches (its vectors differ in the last digits); ``auto`` is bf16 on a CPU with AMX, else fp32."""
+    keys its own caches (its vectors differ in the last digits); ``auto`` is bf16 on a CPU where it was timed faster,
+    else fp32."""
     from xlsent.encoding.encoder import Encoder
     from xlsent.utils import device
+    from xlsent.utils.cpu_bf16 import Verdict
     from xlsent.utils.device import encoding_dtype, use_encoding_dtype
 
     use_device("cpu")
@@ -125,36 +129,43 @@ def test_encoder_follows_the_device_and_dtype(tiny_model, monkeypatch):
         # a loaded handle (a model being trained) keeps its weights; on the CPU bf16 is autocast all the same
         assert Encoder.load(bf16.backend.handle).backend.autocast
         use_encoding_dtype("auto")
-        monkeypatch.setattr(device, "cpu_has_amx", lambda: True)
+        monkeypatch.setattr(device, "cpu_bf16", lambda model=None: Verdict("bf16", "bf16"))
         assert encoding_dtype("cpu") == "bf16" and encoding_dtype("cuda") == "fp16"
-        monkeypatch.setattr(device, "cpu_has_amx", lambda: False)
+        monkeypatch.setattr(device, "cpu_bf16", lambda model=None: Verdict("fp32", "fp32"))
         assert encoding_dtype("cpu") == "fp32"
     finally:
         use_encoding_dtype("auto")
         use_device("auto")
 
 
-def test_amx_can_be_turned_off(monkeypatch):
-    """``XLSENT_CPU_BF16=0``: the CPU counts as one without AMX (fp32 training and encoding under ``auto``)."""
-    from xlsent.utils.device import cpu_has_amx
-
+def test_cpu_bf16_can_be_turned_off(monkeypatch):
+    """``XLSENT_CPU_BF16=0``: fp32 training and encoding under ``auto`` on any CPU, whatever its timing says."""
     monkeypatch.setenv("XLSENT_CPU_BF16", "0")
-    assert cpu_has_amx() is False
     assert training_precision("auto", "cpu") == "fp32"
+    from xlsent.utils.device import encoding_dtype
+
+    assert encoding_dtype("cpu") == "fp32"
 
 
-def test_bf16_training_on_the_cpu_uses_plain_attention(tiny_model):
-    """In bf16 on a CPU a step's attention is plain matrix products (torch's fused CPU kernel's bf16 backward is
-    slow); anything else keeps torch's choice — and the gradients agree with the fused kernel's."""
+def test_bf16_training_on_the_cpu_uses_plain_attention(tiny_model, monkeypatch):
+    """In bf16 on a CPU whose probe timed the plain kernel faster, a step's attention is plain matrix products (on a
+    CPU with AMX torch's fused kernel's bf16 backward is slow); where the fused kernel was faster, and anything else,
+    torch's choice — and the gradients agree with the fused kernel's."""
     import contextlib
 
     from xlsent.models.handle import load_model
+    from xlsent.utils import device
+    from xlsent.utils.cpu_bf16 import Verdict
     from xlsent.utils.device import training_attention
 
     def backends():  # torch's switches (named for CUDA, read by its CPU kernels too)
         return torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.math_sdp_enabled()
 
     before = backends()
+    monkeypatch.setattr(device, "cpu_bf16", lambda model=None: Verdict("bf16", "bf16", "fused"))
+    with training_attention("bf16", "cpu"):
+        assert backends() == before
+    monkeypatch.setattr(device, "cpu_bf16", lambda model=None: Verdict("bf16", "bf16", "plain"))
     with training_attention("bf16", "cpu"):
         assert backends() == (False, True)
     assert backends() == before

@@ -169,7 +169,7 @@ def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normaliz
         handle = ModelHandle(name or "model", path, model, _fingerprint=f"in-memory-{id(model)}")
         return _prompted(Encoder.load(handle, **opts), prompt_name, prompt)
     from xlsent.exporter.load import load_encoder
-    from xlsent.utils.device import current_device, encoding_dtype
+    from xlsent.utils.device import current_device, encoding_spec
 
     device = current_device()
     folder = Path(str(model)).expanduser()
@@ -179,7 +179,10 @@ def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normaliz
         identity = model_fingerprint(folder)
     else:
         identity = str(model)
-    key = (identity, backend, threads, device, encoding_dtype(device))
+    import os
+
+    # the dtype as asked (auto is decided with the model's shapes, once it loads) and the CPU override
+    key = (identity, backend, threads, device, encoding_spec(), os.environ.get("XLSENT_CPU_BF16"))
     if key not in _ENCODERS:
         _ENCODERS[key] = load_encoder(model, backend=backend, threads=threads, name=str(model))
     # a copy with this call's options: the loaded model is shared, a memo (one job's) never is

@@ -46,6 +46,10 @@ def info(
         return
     t = Table(title=f"model {name}", show_header=False)
     for k, v in data.items():
+        if k == "precision":  # this machine's verdict, a row each
+            for part, text in v.items():
+                t.add_row(f"precision: {part}", str(text))
+            continue
         if k == "matryoshka_widths":  # trained to be cut to these; any width 1..dimension can be asked for
             v = ", ".join(map(str, v)) if v else "none recorded (--dimensions N still cuts any width)"
         t.add_row(k, f"{v:,}" if isinstance(v, int) else str(v))

@@ -32,13 +32,13 @@ def cached_embeddings(
     cache_root: str | Path | None = None,
 ) -> np.ndarray:
     """The model's sentence embeddings of ``texts``; only texts never seen before are encoded — on a CPU in the
-    precision every encoder runs in there (bf16 autocast with AMX, :func:`xlsent.utils.device.encoding_dtype`; the
+    precision every encoder runs in there (bf16 autocast where timed faster, :func:`xlsent.utils.device.encoding_dtype`; the
     cache keyed by it)."""
     from xlsent.encoding.embed import embed
     from xlsent.utils.device import cpu_autocast, device_kind, encoding_dtype
 
     device = str(handle.model.device)
-    dtype = encoding_dtype(device) if device_kind(device) == "cpu" else "fp32"
+    dtype = encoding_dtype(device, handle.model) if device_kind(device) == "cpu" else "fp32"
     cache = embedding_cache(handle.fingerprint + ("|dtype=bf16" if dtype == "bf16" else ""), cache_root=cache_root)
 
     def run(todo: list[str]) -> dict:

@@ -83,7 +83,7 @@ class SentenceTransformerBackend:
         self.dimension = handle.dimension
         self.normalizes = model_normalizes(handle.model)
         self.dtype = dtype
-        # on a CPU, bf16 is autocast (the weights stay fp32: matrix products in bf16, sums in fp32 — faster with AMX
+        # on a CPU, bf16 is autocast (the weights stay fp32: matrix products in bf16, sums in fp32 — faster where timed so
         # and nearer fp32's vectors than bf16 weights); on a GPU the weights are cast
         self.autocast = dtype == "bf16" and handle.model.device.type == "cpu"
         if dtype != "fp32" and not self.autocast:
@@ -224,10 +224,10 @@ class Encoder:
         if isinstance(name_or_path, ModelHandle):  # the caller's model (perhaps one being trained): its weights are
             handle = name_or_path                    # kept as they are (on a CPU, bf16 is autocast: nothing is cast)
             on_cpu = handle.model.device.type == "cpu"
-            dtype = "bf16" if on_cpu and encoding_dtype(str(handle.model.device)) == "bf16" else "fp32"
+            dtype = "bf16" if on_cpu and encoding_dtype(str(handle.model.device), handle.model) == "bf16" else "fp32"
         else:
             handle = load_model(name_or_path)
-            dtype = encoding_dtype(str(handle.model.device))
+            dtype = encoding_dtype(str(handle.model.device), handle.model)
         kwargs.setdefault("gloss", load_gloss(handle.path))
         return cls(SentenceTransformerBackend(handle, dtype), **kwargs)
 

@@ -130,7 +130,8 @@ def load_transformer_module(model_path: str | Path, num_layers: int, hidden_stat
 
 
 def model_info(name: str) -> dict:
-    """What ``xlsent models info`` shows: parameters, layers, dimensions, Matryoshka widths, prompts, languages."""
+    """What ``xlsent models info`` shows: parameters, layers, dimensions, Matryoshka widths, prompts, languages, and
+    the precision it runs in on this machine (``precision``: bf16 or fp32 on this CPU, timed, and why)."""
     from xlsent.models.registry import REGISTRY
     from xlsent.models.widths import recorded_widths
 
@@ -159,4 +160,7 @@ def model_info(name: str) -> dict:
     if name in REGISTRY:
         info["languages"] = REGISTRY[name].languages
         info["source"] = REGISTRY[name].source
+    from xlsent.utils.device import precision_report
+
+    info["precision"] = precision_report(model)  # what this machine runs it in, and why
     return info

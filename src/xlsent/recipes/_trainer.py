@@ -134,7 +134,7 @@ def train_stage(
 
     optim = optim if isinstance(optim, OptimConfig) else OptimConfig(optim)
     device = current_device()
-    precision = training_precision(str(optim.get("precision", "auto")), device)
+    precision = training_precision(str(optim.get("precision", "auto")), device, model=model)
     accum = max(1, int(optim.get("grad_accum", 1) or 1))
     world = world_size()
     if int(optim.batch_size) % (world * accum):
@@ -206,7 +206,7 @@ def train_stage(
     done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
     # a loss that runs a batch in sorted chunks of N texts (adapt's loss.mini_batch_size) pays for less padding
     chunk = max(1, sorted_texts // max(1, len(text_columns(train_dataset)))) if sorted_texts else 0
-    with training_attention(precision, device):  # bf16 on a CPU: plain attention (its fused kernel's backward is slow)
+    with training_attention(precision, device, model):  # bf16 on a CPU: the attention kernel timed fastest there
         est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device, chunk)
         folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
         t0 = time.perf_counter()

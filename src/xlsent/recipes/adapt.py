@@ -232,11 +232,11 @@ def holdout_hits(student, anchors: list[str], positives: list[str], groups: list
 
 def _similarities(student, anchors: list[str], positives: list[str]) -> np.ndarray:
     """Cosines of every held-out anchor (rows) with every positive (columns), encoded by the model being trained
-    (in the precision every encoder runs in on its device: bf16 autocast on a CPU with AMX)."""
+    (in the precision every encoder runs in on its device: :func:`xlsent.utils.device.encoding_dtype`)."""
     from xlsent.utils.device import cpu_autocast, encoding_dtype
 
     device = str(student.device)
-    with cpu_autocast(encoding_dtype(device), device):
+    with cpu_autocast(encoding_dtype(device, student), device):
         a = student.encode(anchors, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
         p = student.encode(positives, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
     return a @ p.T

@@ -113,7 +113,9 @@ def place(cfg) -> str:
     from xlsent.utils.device import resolve_device, training_precision, use_device
 
     device = resolve_device(str(cfg.models.get("device", "auto") or "auto"), "models.device")
-    training_precision(str(cfg.optim.get("precision", "auto")), device)  # fp16 on the CPU: one line, now
+    spec = str(cfg.optim.get("precision", "auto"))
+    if spec != "auto":  # fp16 on the CPU: one line, now (auto is decided once the model is loaded)
+        training_precision(spec, device)
     return use_device(device, "models.device")
 
 

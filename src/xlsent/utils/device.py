@@ -108,11 +108,8 @@ def supports_bf16(device: str) -> bool:
 
 
 def cpu_has_amx() -> bool:
-    """Whether this CPU multiplies bf16 matrices in hardware (Intel AMX: Xeon 4th generation and later). Elsewhere
-    torch's bf16 on the CPU is emulated, and slower than fp32. ``XLSENT_CPU_BF16=0`` answers no (fp32 everywhere on
-    the CPU, as on a machine without AMX)."""
-    if os.environ.get("XLSENT_CPU_BF16", "1") == "0":
-        return False
+    """Whether this CPU has Intel AMX (Xeon 4th generation and later), as torch reports it — for the record only:
+    what runs in bf16 on a CPU is decided by timing it (:func:`cpu_bf16`)."""
     import torch
 
     check = getattr(torch.cpu, "_is_amx_tile_supported", None)
@@ -122,17 +119,24 @@ def cpu_has_amx() -> bool:
         return False
 
 
-def training_precision(spec: str, device: str, option: str = "optim.precision") -> str:
-    """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 where the hardware multiplies it —
-    a GPU that supports it, or a CPU with AMX (:func:`cpu_has_amx`; its attention then runs as plain matrix products,
-    :func:`training_attention`) — else fp32 (fp16 needs a loss scaler and is used only when asked for; the CPU has
-    no fp16 training). On adapt's demo mixture a CPU step in bf16 took 0.63× the fp32 step
-    (docs/experiments/adapt.md, "bf16 on an AMX CPU, again")."""
+def cpu_bf16(model=None):
+    """This CPU's bf16 verdict (:class:`xlsent.utils.cpu_bf16.Verdict`) for ``model``'s shapes (the default model's
+    when None): timed once a machine and cached; ``XLSENT_CPU_BF16=0``/``1`` overrides."""
+    from xlsent.utils.cpu_bf16 import shape_of, verdict
+
+    return verdict(shape_of(model) if model is not None else None)
+
+
+def training_precision(spec: str, device: str, option: str = "optim.precision", model=None) -> str:
+    """``fp32``, ``bf16`` or ``fp16`` for ``spec`` on ``device``: ``auto`` = bf16 where the hardware multiplies it
+    faster — a GPU that supports it, or a CPU where a training step of ``model``'s shapes was timed clearly faster in
+    bf16 (:func:`cpu_bf16`; its attention kernel: :func:`training_attention`) — else fp32 (fp16 needs a loss scaler
+    and is used only when asked for; the CPU has no fp16 training)."""
     if spec not in PRECISIONS:
         raise XlsentError(f"{option}={spec}: use one of {', '.join(PRECISIONS)}")
     if spec == "auto":
         if device_kind(device) == "cpu":
-            return "bf16" if cpu_has_amx() else "fp32"
+            return cpu_bf16(model).train
         return "bf16" if supports_bf16(device) else "fp32"
     kind = device_kind(device)
     if spec == "fp16" and kind != "cuda":
@@ -141,6 +145,18 @@ def training_precision(spec: str, device: str, option: str = "optim.precision") 
     if spec == "bf16" and kind == "mps" or (spec == "bf16" and kind == "cuda" and not supports_bf16(device)):
         raise XlsentError(f"{option}=bf16: {device} has no bf16 — use fp16 or fp32")
     return spec
+
+
+def precision_report(model=None, device: str | None = None) -> dict[str, str]:
+    """What ``model`` runs in on ``device`` (the process's when None) under ``auto``, and why: the rows of
+    ``xlsent models info``'s ``precision``."""
+    device = device or current_device()
+    if device_kind(device) == "cpu":
+        from xlsent.utils.cpu_bf16 import describe, shape_of
+
+        return {"device": "cpu", **describe(shape_of(model) if model is not None else None)}
+    return {"device": device, "encoding": encoding_dtype(device, model),
+            "training": training_precision("auto", device, model=model)}
 
 
 def torch_dtype(name: str, option: str = "dtype"):
@@ -155,7 +171,8 @@ def torch_dtype(name: str, option: str = "dtype"):
 
 def use_encoding_dtype(spec: str | None, option: str = "dtype") -> str:
     """The dtype every later :class:`~xlsent.encoding.encoder.Encoder` runs a torch model in (this process):
-    ``auto`` (fp16 on a CUDA GPU, bf16 autocast on a CPU with AMX, fp32 elsewhere), ``fp32``, ``fp16`` or ``bf16``."""
+    ``auto`` (fp16 on a CUDA GPU, bf16 autocast on a CPU where it was timed clearly faster, fp32 elsewhere),
+    ``fp32``, ``fp16`` or ``bf16``."""
     global _encoding_dtype
     s = (spec or "auto").strip().lower()
     if s != "auto" and s not in DTYPES:
@@ -164,20 +181,26 @@ def use_encoding_dtype(spec: str | None, option: str = "dtype") -> str:
     return s
 
 
-def encoding_dtype(device: str) -> str:
-    """The dtype an encoder runs in on ``device``: the one asked for, else fp16 on CUDA, bf16 on a CPU with AMX
-    (:func:`cpu_has_amx`; autocast, the weights stay fp32) and fp32 elsewhere."""
+def encoding_spec() -> str:
+    """The encoding dtype as asked for this process (``auto`` unless :func:`use_encoding_dtype` said otherwise)."""
+    return _encoding_dtype
+
+
+def encoding_dtype(device: str, model=None) -> str:
+    """The dtype an encoder runs in on ``device``: the one asked for, else fp16 on CUDA, on a CPU bf16 where a
+    forward pass of ``model``'s shapes was timed clearly faster in bf16 (:func:`cpu_bf16`; autocast, the weights stay
+    fp32), and fp32 elsewhere."""
     if _encoding_dtype != "auto":
         return _encoding_dtype
     kind = device_kind(device)
     if kind == "cuda":
         return "fp16"
-    return "bf16" if kind == "cpu" and cpu_has_amx() else "fp32"
+    return cpu_bf16(model).encode if kind == "cpu" else "fp32"
 
 
 def cpu_autocast(dtype: str, device: str):
-    """Where a model's weights stay fp32 and bf16 is autocast: ``dtype`` bf16 on a CPU (matrix products in bf16 —
-    with AMX 2–3× faster to encode — and sums in fp32); anything else: no context."""
+    """Where a model's weights stay fp32 and bf16 is autocast: ``dtype`` bf16 on a CPU (matrix products in bf16, sums
+    in fp32); anything else: no context."""
     import contextlib
 
     if dtype != "bf16" or device_kind(device) != "cpu":
@@ -187,13 +210,14 @@ def cpu_autocast(dtype: str, device: str):
     return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
-def training_attention(precision: str, device: str):
-    """The attention kernel a training step runs under: on a CPU in bf16, torch's plain (math) attention — its fused
-    CPU kernel's backward pass in bf16 took as long as all the step's matrix products together, which left the bf16
-    step no faster than fp32's; anything else: torch's own choice."""
+def training_attention(precision: str, device: str, model=None):
+    """The attention kernel a training step runs under: on a CPU in bf16, the one timed fastest there for ``model``'s
+    shapes (:func:`cpu_bf16`) — torch's plain (math) attention where the fused kernel's bf16 backward pass is slow (it
+    took as long as all the step's matrix products together on a CPU with AMX), else the fused one; anything else:
+    torch's own choice."""
     import contextlib
 
-    if precision != "bf16" or device_kind(device) != "cpu":
+    if precision != "bf16" or device_kind(device) != "cpu" or cpu_bf16(model).attention != "plain":
         return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
