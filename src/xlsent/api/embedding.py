@@ -65,8 +65,8 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
             ``onnx`` (a torch model is exported once, fp32, into the cache).
         threads: threads of the backend (0 = its default).
         device: ``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``.
-        dtype: the precision a torch model encodes in: ``auto`` (fp16 on a CUDA GPU, bf16 autocast on a CPU with
-            AMX, fp32 elsewhere) | ``fp32`` | ``fp16`` | ``bf16``.
+        dtype: the precision a torch model encodes in: ``auto`` (fp16 on a CUDA GPU, bf16 autocast on a CPU where
+            it was timed faster, :mod:`xlsent.utils.cpu_bf16`; fp32 elsewhere) | ``fp32`` | ``fp16`` | ``bf16``.
         truncate_dim: the first N coordinates of each vector, renormalised to unit length (``None`` = the model's
             full width; 1 to the model's width, checked before the model loads). Centering comes before the cut
             (the stored means are full width), quantisation after it.

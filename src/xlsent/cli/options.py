@@ -51,7 +51,7 @@ Device = Annotated[str, typer.Option("--device", help="where the model runs: aut
 TrainDevice = Annotated[Optional[str], typer.Option("--device", help="where it trains (= --set models.device=…): "
                                                     "auto (CUDA, then MPS, then the CPU) | cpu | cuda | cuda:N | mps")]
 Dtype = Annotated[str, typer.Option("--dtype", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, "
-                                    "bf16 autocast on a CPU with AMX, fp32 elsewhere) | fp32 | fp16 | bf16")]
+                                    "bf16 autocast on a CPU where it was timed faster, fp32 elsewhere) | fp32 | fp16 | bf16")]
 Dimensions = Annotated[Optional[int], typer.Option("--dimensions", help="the first N coordinates of each vector, "
                                                    "renormalised to unit length (1 to the model's width; default: the "
                                                    "full width)")]

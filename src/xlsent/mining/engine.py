@@ -38,7 +38,7 @@ class EncoderSettings:
     backend: str = "auto"
     threads: int = 1
     device: str = "auto"
-    dtype: str = "auto"  # --dtype: the precision a torch model encodes in (auto: fp16 on a CUDA GPU, bf16 on an AMX CPU, else fp32)
+    dtype: str = "auto"  # --dtype: the precision a torch model encodes in (auto: fp16 on a CUDA GPU, bf16 on a CPU timed faster in it, else fp32)
     dimensions: int | None = None  # --dimensions: the first N coordinates, renormalised (None: the full width)
     prompt: str | None = None  # the prompt prefixed to every text (None: the model's default)
 

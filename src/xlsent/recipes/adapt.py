@@ -35,9 +35,9 @@ step; issue 60, ``docs/experiments/adapt.md``). On a CPU each batch's texts are 
 time, each chunk padded only to its own longest (``loss.mini_batch_size: auto``,
 :func:`xlsent.losses.sorted_forward.embed_sorted`): the batch, its negatives and its loss are the sampler's, the
 padding's compute and memory go (on the demo's mixture a step about half the time, the same dev figures). On a
-CPU with AMX it trains in bf16 (``optim.precision: auto``), its attention run as plain matrix products
-(:func:`xlsent.utils.device.training_attention`: torch's fused CPU kernel's bf16 backward cost as much as the
-rest of the step), and every encoder there autocasts to bf16 (2–3× faster; the same dev figures); elsewhere
+CPU where a training step of the model's shapes was timed clearly faster in bf16 (:mod:`xlsent.utils.cpu_bf16`:
+AMX, AVX512-BF16 and the like) it trains in bf16 (``optim.precision: auto``), with the attention kernel timed
+fastest there (:func:`xlsent.utils.device.training_attention`), and every encoder autocasts to bf16; elsewhere
 fp32. Cheaper still, each measured alone there and left as options
 because each cost about a point on dev: ``models.train_layers=N`` (only the top N blocks train) and
 ``optim.group_by_length`` (batches of similar length, so of one source). Before the first step the run is priced

@@ -7,7 +7,7 @@ in it — and the loop owns, once for every recipe:
 
 * **device placement and mixed precision** — the module is prepared by Accelerate on the process's
   device (:func:`xlsent.utils.device.current_device`); ``optim.precision`` (``auto``: bf16 on a GPU
-  that has it and on a CPU with AMX, fp32 elsewhere) runs the step under autocast;
+  that has it and on a CPU where a step was timed faster in bf16, fp32 elsewhere) runs the step under autocast;
 * **the order of the examples** — epoch e's order is ``randperm(n)`` drawn from ``seed·1,000,003 + e``,
   so a resumed run sees the same batches; under several processes each takes its contiguous share of each
   micro-batch of the global batch (``optim.batch_size`` is the global batch), and the losses with in-batch negatives gather the

@@ -112,7 +112,7 @@ class OptimConfig(Section):
     checkpoint_minutes: NonNegFloat = 10.0
     logging_steps: NonNegInt = 10
     seed: NonNegInt = 0
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"  # auto: bf16 on a GPU that has it or a CPU with AMX, else fp32
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"  # auto: bf16 on a GPU that has it or a CPU timed faster in it, else fp32
     grad_accum: PosInt = 1                  # micro-batches a step (optim.batch_size stays the global batch)
     group_by_length: bool = False           # batches of similar length (xlsent.training.batching), no text twice
     min_steps: NonNegInt = 0                # a set too small for this many steps trains more epochs (0 = off)
