@@ -163,3 +163,22 @@ def test_the_real_probe_times_this_cpu(monkeypatch, tmp_path):
     assert v == decide(v.times_ms, v.machine, cpu_bf16.DEFAULT_SHAPE)
     monkeypatch.setattr(cpu_bf16, "_MEMO", {})
     assert cpu_bf16.verdict().source == "cache"
+
+
+def test_a_cache_that_cannot_be_written_still_gives_a_verdict(probe, monkeypatch, tmp_path):
+    """A read-only or full cache folder: the CPU is timed and the verdict used; nothing fails."""
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("XLSENT_CACHE_DIR", str(blocked / "cache"))  # a folder cannot be made under a file
+    said: list[str] = []
+    v = cpu_bf16.verdict(Shape(32, 64, 2), say=said.append)
+    assert v.encode == "bf16" and len(probe.calls) == 1
+    assert "cannot be written: not kept" in said[0]
+
+
+def test_a_cache_entry_of_another_version_is_timed_again(probe, tmp_path):
+    path = tmp_path / "cache" / cpu_bf16.CACHE_FILE
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({cpu_bf16.machine_key(): {Shape(32, 64, 2).key: {"encode": "bf16", "new": 1}}}))
+    v = cpu_bf16.verdict(Shape(32, 64, 2), say=lambda line: None)
+    assert v.source == "probe" and len(probe.calls) == 1

@@ -152,23 +152,38 @@ def verdict(shape: Shape | None = None, *, refresh: bool = False, say=None) -> V
         return _MEMO[(machine, shape.key)]
     from filelock import FileLock
 
-    from xlsent.utils.io import cache_dir, write_json_atomic
+    from xlsent.utils.io import cache_dir
 
     path = cache_dir() / CACHE_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock", timeout=600):  # one process times while the others wait (torchrun)
-        table = _read(path)
-        entry = table.get(machine, {}).get(shape.key)
-        if entry is not None and not refresh:
-            found = Verdict(**{**entry, "source": "cache", "machine": machine})
-        else:
-            _say(say, f"timing bf16 against fp32 on this CPU once ({shape.key}; cached in {path})")
-            times = time_block(shape)
-            found = decide(times, machine, shape)
-            table.setdefault(machine, {})[shape.key] = {k: v for k, v in asdict(found).items()
-                                                        if k not in ("source", "machine")}
-            write_json_atomic(path, table)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock", timeout=600):  # one process times while the others wait (torchrun)
+            found = _cached_or_timed(path, machine, shape, refresh, say)
+    except OSError:  # a cache that cannot be written (read-only, full): timed, and used for this process only
+        _say(say, f"timing bf16 against fp32 on this CPU ({shape.key}; {path} cannot be written: not kept)")
+        found = decide(time_block(shape), machine, shape)
     _MEMO[(machine, shape.key)] = found
+    return found
+
+
+def _cached_or_timed(path: Path, machine: str, shape: Shape, refresh: bool, say) -> Verdict:
+    from xlsent.utils.io import write_json_atomic
+
+    table = _read(path)
+    entry = table.get(machine, {}).get(shape.key)
+    if isinstance(entry, dict) and not refresh:
+        try:
+            return Verdict(**{**entry, "source": "cache", "machine": machine})
+        except TypeError:  # written by another version of xlsent: timed again
+            pass
+    _say(say, f"timing bf16 against fp32 on this CPU once ({shape.key}; cached in {path})")
+    found = decide(time_block(shape), machine, shape)
+    table.setdefault(machine, {})[shape.key] = {k: v for k, v in asdict(found).items()
+                                                if k not in ("source", "machine")}
+    try:
+        write_json_atomic(path, table)
+    except OSError:  # a full disk: the verdict holds for this process, and is timed again next time
+        pass
     return found
 
 
