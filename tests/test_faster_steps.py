@@ -255,3 +255,39 @@ def test_the_price_of_a_batch_in_sorted_chunks_is_each_chunk_padded_to_its_own_l
     # sorted 5, 6, 7, 100 in chunks of 2: 2 × 6 + 2 × 100; the second batch: 8, 50 one a chunk
     assert padded_tokens(batches, lengths, chunk=2).tolist() == [2 * 6 + 2 * 100, 2 * 50]
     assert padded_tokens(batches, lengths, chunk=1).tolist() == [5 + 6 + 7 + 100, 8 + 50]
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_the_price_is_timed_in_the_runs_precision(bf16):
+    """The trainer autocasts only once ``train()`` has wrapped its model, so the probe autocasts itself: a bf16 run's
+    batches are timed in bf16 (they were timed in fp32, and a bf16 run on a CPU priced at 1.7–2.5× its time)."""
+    import types
+
+    import torch
+
+    from xlsent.training.estimate import probe
+
+    seen: list = []
+    layer = torch.nn.Linear(4, 4)
+
+    class Trainer:
+        model = layer
+        args = types.SimpleNamespace(bf16=bf16, fp16=False)
+
+        def _prepare_inputs(self, x):
+            return x
+
+        def data_collator(self, rows):
+            return torch.ones(len(rows), 4)
+
+        def compute_loss(self, model, inputs):
+            seen.append(torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16)
+            return model(inputs).float().sum()
+
+        def autocast_smart_context_manager(self):
+            import contextlib
+
+            return contextlib.nullcontext()
+
+    est = probe(Trainer(), list(range(8)), [[0, 1, 2, 3], [4, 5], [6, 7]], np.ones(8, int), 10, 1, 4, "cpu")
+    assert seen == [bf16, bf16] and est.steps == 10 and est.seconds > 0

@@ -55,7 +55,8 @@ def _peak_so_far(device: str) -> int:
 def probe(trainer, dataset, batches: list[list[int]], lengths: np.ndarray, steps: int, accum: int,
           rows_per_device: int, device: str, chunk: int = 0) -> Estimate:
     """Time the longest and a middle-sized batch of ``batches`` (their first ``rows_per_device`` rows, what one
-    process runs) forward and backward, after one untimed pass, and price ``steps`` optimiser steps of ``accum`` micro-batches from it.
+    process runs) forward and backward in the run's precision, and price ``steps`` optimiser steps of ``accum``
+    micro-batches from it.
     ``chunk``: rows a forward pass when the loss sorts a batch into chunks (:func:`padded_tokens`)."""
     import torch
 
@@ -70,21 +71,24 @@ def probe(trainer, dataset, batches: list[list[int]], lengths: np.ndarray, steps
     was_training = model.training
     model.train()
     spent, tokens, t_all = 0.0, 0.0, time.perf_counter()
-    # the middle batch once untimed first: a first pass pays one-time costs (kernels chosen and compiled — in bf16 on
-    # a CPU, oneDNN's — memory allocated) that made the price of a bf16 run 2.5× its time
-    for k, timed in [(picks[-1], False), *((k, True) for k in picks)]:
+    # the run's precision: the trainer autocasts through Accelerate once train() has wrapped the model, so before it
+    # the probe must (without it a bf16 run was priced at fp32's speed, 1.7–2.5× its time)
+    args = trainer.args
+    half = torch.bfloat16 if getattr(args, "bf16", False) else torch.float16 if getattr(args, "fp16", False) else None
+    amp = ((lambda: torch.autocast(device.split(":")[0], dtype=half)) if half is not None
+           else trainer.autocast_smart_context_manager)
+    for k in picks:
         rows = batches[k][:rows_per_device]
         inputs = trainer._prepare_inputs(trainer.data_collator([dataset[i] for i in rows]))
         t = time.perf_counter()
-        with trainer.autocast_smart_context_manager():
+        with amp():
             loss = trainer.compute_loss(model, inputs)
         loss.backward()
         if device.startswith("cuda"):
             torch.cuda.synchronize()
+        spent += time.perf_counter() - t
+        tokens += float(padded_tokens([rows], lengths, chunk)[0])
         model.zero_grad(set_to_none=True)
-        if timed:
-            spent += time.perf_counter() - t
-            tokens += float(padded_tokens([rows], lengths, chunk)[0])
     model.train(was_training)
     torch.random.set_rng_state(cpu_state)
     if cuda_state is not None:
