@@ -3,7 +3,7 @@
 model on the same cores, on 127.0.0.1 only.
 
     python benchmarks/serve_peers.py [--model e5-small] [--threads 2] [--clients 1,8,32] [--seconds 10]
-                                     [--rounds 3] [--servers xlsent-torch,xlsent-onnx,infinity]
+                                     [--rounds 3] [--servers xlsent-torch,xlsent-onnx,infinity,infinity-bf16]
                                      [--infinity-version 0.0.78] [--infinity-venv DIR] [--json OUT.json]
 
 **infinity's own environment.** infinity-emb 0.0.78 pins sentence-transformers < 4 and numpy < 2, which xlsent's
@@ -116,10 +116,12 @@ def st3_folder(model_dir: Path, out: Path) -> Path:
 
 def start(kind: str, args, port: int, model_dir: Path, compat: Path | None, log: Path) -> subprocess.Popen:
     env = {**os.environ, **QUIET}
-    if kind == "infinity":
+    if kind.startswith("infinity"):
         env.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
         cmd = [str(args.infinity_exe), "v2", "--model-id", str(compat), "--served-model-name", "model",
                "--engine", "torch", "--device", "cpu", "--port", str(port), "--host", "127.0.0.1"]
+        if kind == "infinity-bf16":  # its weights cast to bf16 (its default on a CPU, auto, is fp32)
+            cmd += ["--dtype", "bfloat16"]
     else:
         backend = kind.split("-", 1)[1]
         cmd = [sys.executable, "-m", "xlsent.cli.main", "serve", str(model_dir), "--name", "model", "--port",
@@ -168,13 +170,13 @@ def main() -> None:
     from xlsent.models.registry import resolve_model_path
 
     servers = args.servers.split(",")
-    unknown = set(servers) - {"xlsent-torch", "xlsent-onnx", "infinity"}
+    unknown = set(servers) - {"xlsent-torch", "xlsent-onnx", "infinity", "infinity-bf16"}
     if unknown:
         sys.exit(f"--servers: unknown {', '.join(sorted(unknown))}")
     model_dir = Path(resolve_model_path(args.model))
     home = Path(args.infinity_venv or Path.home() / ".cache" / "xlsent" / "bench" / f"infinity-{args.infinity_version}")
     compat = None
-    if "infinity" in servers:
+    if any(k.startswith("infinity") for k in servers):
         args.infinity_exe = infinity_env(args.infinity_version, home)
         compat = st3_folder(model_dir, home.parent / f"{home.name}-models" / model_dir.name)
     st = SentenceTransformer(str(model_dir), device="cpu")
@@ -195,14 +197,14 @@ def main() -> None:
         for kind in servers:
             port = free_port()
             procs[kind] = start(kind, args, port, model_dir, compat, logs / f"{kind}.log")
-            urls[kind] = f"http://127.0.0.1:{port}" + ("/embeddings" if kind == "infinity" else "/v1/embeddings")
-            if kind == "infinity":
+            urls[kind] = f"http://127.0.0.1:{port}" + ("/embeddings" if kind.startswith("infinity") else "/v1/embeddings")
+            if kind.startswith("infinity"):
                 fidelity[kind] = {"as_served": cosines(served_vectors(urls[kind], check), reference),
                                   "with_prefix": cosines(served_vectors(urls[kind], [prefix + t for t in check]),
                                                          reference)}
             else:
                 fidelity[kind] = {"as_served": cosines(served_vectors(urls[kind], check), reference)}
-        sent = {k: ([prefix + t for t in texts] if k == "infinity" else texts) for k in servers}
+        sent = {k: ([prefix + t for t in texts] if k.startswith("infinity") else texts) for k in servers}
         for kind in servers:
             asyncio.run(closed_loop(urls[kind], sent[kind], 4, 3))  # warm-up
         rows: dict[str, list[dict]] = {k: [] for k in servers}
