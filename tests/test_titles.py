@@ -54,11 +54,12 @@ def test_train_accuracy_and_p4(tmp_path):
     train, test = make_file(tmp_path / "train.tsv", 96, 0), make_file(tmp_path / "test.tsv", 48, 1)
     assert read_choices(train).n_choices == 4
     r = CliRunner().invoke(app, ["train", "titles", "-o", str(tmp_path / "run"), "--set", f"models.base={model}",
-                                 "--set", f"train.data={train}", "--set", f"eval.test={test}", "--set", "optim.lr=3e-3",
+                                 "--set", f"train.data={train}", "--set", f"eval.test={test}", "--set", "optim.lr=1e-3",
                                  "--set", "optim.epochs=30", "--set", "optim.batch_size=16", "--set",
-                                 "models.max_seq_length=24", "--set", "optim.seed=0"])
-    # seed 0: on this toy task some seeds stall in a local minimum (loss ≈ 0.9); seed 0 passed with one torch thread
-    # (a pytest-xdist worker's share on two cores, conftest.py) and with two (-n 0), seeds 1 and 2 with one of them only
+                                 "models.max_seq_length=24", "--set", "optim.seed=1"])
+    # on this toy task some seeds stall in a local minimum (loss ≈ 0.9), and which ones moves with the libraries'
+    # releases: with sentence-transformers 6.3 / transformers 5.25, lr 1e-3 and seeds 1 and 2 passed with one torch
+    # thread (a pytest-xdist worker's share on two cores, conftest.py) and with two (-n 0); seed 0 stalled with both
     assert r.exit_code == 0, (r.output, r.exception)
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert m["schema"] == "xlsent.metrics/2" and m["recipe"] == "titles"
