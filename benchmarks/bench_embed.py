@@ -2,6 +2,7 @@
 """``xlsent embed`` against sentence-transformers' ``encode``: same model, same texts, same cores, one process.
 
     python benchmarks/bench_embed.py [--model e5-small] [--n 1000] [--split dev] [--batch-size 64] [--repeats 3]
+                                     [--onnx] [--work runs/bench-embed]
 
 Texts: ``n`` New-Testament verse pairs of ``bible-en-ny:SPLIT`` (both languages, 2n texts). Timed, the two in
 turn (``repeats`` rounds, best of each, after one untimed warm-up each):
@@ -10,7 +11,9 @@ turn (``repeats`` rounds, best of each, after one untimed warm-up each):
 * **xlsent** — the :class:`~xlsent.encoding.encoder.Encoder` every command runs (``xlsent embed``'s path), with
   ``--dtype auto``: batches sorted by piece count, and bf16 autocast where this CPU was timed faster in bf16
   (:mod:`xlsent.utils.cpu_bf16`; the verdict is printed);
-* **xlsent fp32** — the same encoder in fp32 (what sorting alone buys).
+* **xlsent fp32** — the same encoder in fp32 (what sorting alone buys);
+* with ``--onnx``: **xlsent onnx** — the model exported once to ONNX (fp32, cached) and run by onnxruntime, the
+  ``--backend onnx`` path, and **xlsent onnx int8** — ``xlsent export --int8``'s graph (built into ``--work``).
 
 Printed: sentences/s of each, the ratios to sentence-transformers, the smallest and mean cosine of xlsent's vectors
 to sentence-transformers' fp32 vectors, and P@1 both ways over the n pairs (plain argmax) for each. Run on an
@@ -40,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="dev", choices=("dev", "test"))
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--onnx", action="store_true", help="also the ONNX backends (fp32 and int8)")
+    ap.add_argument("--work", default="runs/bench-embed", help="where --onnx builds the int8 export")
     args = ap.parse_args(argv)
 
     import torch
@@ -75,6 +80,22 @@ def main(argv: list[str] | None = None) -> int:
 
     runs = {"sentence-transformers": st, f"xlsent ({auto.backend.dtype})": lambda: auto.encode(texts),
             "xlsent fp32": lambda: fp32.encode(texts)}
+    if args.onnx:
+        from pathlib import Path
+
+        from xlsent.exporter.load import load_encoder
+
+        onnx = load_encoder(args.model, backend="onnx").replace(batch_size=args.batch_size, show_progress=False)
+        runs["xlsent onnx"] = lambda: onnx.encode(texts)
+        int8_dir = Path(args.work) / f"{Path(str(args.model)).name}-int8"
+        if not int8_dir.exists():
+            import subprocess
+            import sys
+
+            subprocess.run([str(Path(sys.executable).with_name("xlsent")), "export", str(args.model), "-o",
+                            str(int8_dir), "--int8"], check=True)
+        int8 = Encoder.load(str(int8_dir), batch_size=args.batch_size, show_progress=False)
+        runs["xlsent onnx int8"] = lambda: int8.encode(texts)
     out: dict[str, np.ndarray] = {}
     best = {name: float("inf") for name in runs}
     for name, run in runs.items():  # warm-up
