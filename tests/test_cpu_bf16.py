@@ -99,6 +99,7 @@ def test_the_environment_overrides_the_probe(probe, monkeypatch, value, expected
     monkeypatch.setenv("XLSENT_CPU_BF16", value)
     v = cpu_bf16.verdict(Shape(32, 64, 2))
     assert (v.encode, v.train, v.source) == (expected, expected, f"XLSENT_CPU_BF16={value}")
+    assert v.attention == "plain"  # forced on: the kernel whose bf16 backward is not slow on any CPU timed
     assert probe.calls == []  # nothing timed
     assert device.encoding_dtype("cpu") == expected
     assert device.training_precision("auto", "cpu") == expected
@@ -182,3 +183,40 @@ def test_a_cache_entry_of_another_version_is_timed_again(probe, tmp_path):
     path.write_text(json.dumps({cpu_bf16.machine_key(): {Shape(32, 64, 2).key: {"encode": "bf16", "new": 1}}}))
     v = cpu_bf16.verdict(Shape(32, 64, 2), say=lambda line: None)
     assert v.source == "probe" and len(probe.calls) == 1
+
+
+def test_an_unknown_override_is_one_line(probe, monkeypatch):
+    from xlsent.utils.errors import XlsentError
+
+    monkeypatch.setenv("XLSENT_CPU_BF16", "yes")
+    with pytest.raises(XlsentError, match=r"XLSENT_CPU_BF16=yes: use 0 \(fp32 on the CPU\), 1"):
+        cpu_bf16.verdict(Shape(32, 64, 2))
+    assert probe.calls == []
+
+
+def test_a_failing_timing_gives_fp32_not_kept(probe, monkeypatch, tmp_path):
+    def broken(shape, rounds=3):
+        raise RuntimeError("no bf16 kernel in this build")
+
+    monkeypatch.setattr(cpu_bf16, "time_block", broken)
+    said: list[str] = []
+    v = cpu_bf16.verdict(Shape(32, 64, 2), say=said.append)
+    assert (v.encode, v.train) == ("fp32", "fp32") and "failed" in v.source
+    assert any("fp32 is used" in line for line in said)
+    assert not (tmp_path / "cache" / cpu_bf16.CACHE_FILE).exists() or Shape(32, 64, 2).key not in \
+        (tmp_path / "cache" / cpu_bf16.CACHE_FILE).read_text()
+
+
+@pytest.mark.slow
+def test_the_real_probe_runs_inside_any_callers_context(monkeypatch, tmp_path):
+    """First use may come from inside an autocast (a bf16 training step) or no_grad (an encoder): the probe still
+    times fp32 against bf16, with gradients where it trains."""
+    import torch
+
+    monkeypatch.delenv("XLSENT_CPU_BF16", raising=False)
+    monkeypatch.setenv("XLSENT_CACHE_DIR", str(tmp_path))
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        times = cpu_bf16.time_block(Shape(64, 128, 4), rounds=1)
+    with torch.inference_mode():
+        again = cpu_bf16.time_block(Shape(64, 128, 4), rounds=1)
+    assert set(times) == set(again) and all(t > 0 for t in times.values())

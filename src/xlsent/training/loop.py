@@ -152,12 +152,14 @@ def run_loop(
     # call); without a loss scaler (fp16) it only calls the wrapped optimizer, so the loop calls that directly
     steppers = optimizers if accelerator.scaler is not None else [o.optimizer for o in optimizers]
     amp = accelerator.autocast if precision != "fp32" else contextlib.nullcontext
-    from xlsent.utils.device import training_attention
+    from xlsent.utils.device import plain_attention, training_attention
+
+    plain = plain_attention(precision, str(accelerator.device), raw)  # decided once, not every micro-batch
 
     def autocast():  # the precision's autocast, and on a CPU in bf16 the attention timed fastest (the backward follows)
         stack = contextlib.ExitStack()
         stack.enter_context(amp())
-        stack.enter_context(training_attention(precision, str(accelerator.device), raw))
+        stack.enter_context(training_attention(precision, str(accelerator.device), plain=plain))
         return stack
     world, rank = accelerator.num_processes, accelerator.process_index
     seed = int(optim.seed)

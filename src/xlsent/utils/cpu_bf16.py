@@ -24,6 +24,7 @@ machine gets and why (:func:`describe`).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -101,6 +102,7 @@ def machine_key() -> str:
     return f"{cpu_name()} | {cores} cores | {torch.get_num_threads()} threads | torch {torch.__version__}"
 
 
+@functools.cache
 def cpu_name() -> str:
     """The CPU's model name (``/proc/cpuinfo`` on Linux, ``sysctl`` on macOS), else what :mod:`platform` says."""
     try:
@@ -146,7 +148,12 @@ def verdict(shape: Shape | None = None, *, refresh: bool = False, say=None) -> V
     forced = os.environ.get(ENV, "").strip()
     if forced in ("0", "1"):
         choice = "bf16" if forced == "1" else "fp32"
-        return Verdict(choice, choice, "fused", {}, f"{ENV}={forced}", "", shape.key)
+        # forced on: plain attention, the kernel whose bf16 backward is not slow on any CPU timed so far
+        return Verdict(choice, choice, "plain", {}, f"{ENV}={forced}", "", shape.key)
+    if forced:
+        from xlsent.utils.errors import XlsentError
+
+        raise XlsentError(f"{ENV}={forced}: use 0 (fp32 on the CPU), 1 (bf16 on the CPU) or leave it unset (timed)")
     machine = machine_key()
     if not refresh and (machine, shape.key) in _MEMO:
         return _MEMO[(machine, shape.key)]
@@ -161,7 +168,7 @@ def verdict(shape: Shape | None = None, *, refresh: bool = False, say=None) -> V
             found = _cached_or_timed(path, machine, shape, refresh, say)
     except OSError:  # a cache that cannot be written (read-only, full): timed, and used for this process only
         _say(say, f"timing bf16 against fp32 on this CPU ({shape.key}; {path} cannot be written: not kept)")
-        found = decide(time_block(shape), machine, shape)
+        found = _timed_or_fp32(machine, shape, say)
     _MEMO[(machine, shape.key)] = found
     return found
 
@@ -177,7 +184,9 @@ def _cached_or_timed(path: Path, machine: str, shape: Shape, refresh: bool, say)
         except TypeError:  # written by another version of xlsent: timed again
             pass
     _say(say, f"timing bf16 against fp32 on this CPU once ({shape.key}; cached in {path})")
-    found = decide(time_block(shape), machine, shape)
+    found = _timed_or_fp32(machine, shape, say)
+    if found.source != "probe":  # the timing failed: fp32, not kept
+        return found
     table.setdefault(machine, {})[shape.key] = {k: v for k, v in asdict(found).items()
                                                 if k not in ("source", "machine")}
     try:
@@ -185,6 +194,15 @@ def _cached_or_timed(path: Path, machine: str, shape: Shape, refresh: bool, say)
     except OSError:  # a full disk: the verdict holds for this process, and is timed again next time
         pass
     return found
+
+
+def _timed_or_fp32(machine: str, shape: Shape, say) -> Verdict:
+    """The probe's verdict, or fp32 (not cached) where the timing itself fails on this build."""
+    try:
+        return decide(time_block(shape), machine, shape)
+    except Exception as e:  # a torch build without bf16 on the CPU, or a kernel that refuses: fp32 is always safe
+        _say(say, f"timing bf16 on this CPU failed ({type(e).__name__}: {e}); fp32 is used")
+        return Verdict(source="fp32: the timing failed", machine=machine, shape=shape.key)
 
 
 def decide(times: dict[str, float], machine: str = "", shape: Shape = DEFAULT_SHAPE) -> Verdict:
@@ -236,11 +254,11 @@ def time_block(shape: Shape, rounds: int = ROUNDS) -> dict[str, float]:
                         num_attention_heads=shape.heads, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                         attn_implementation="sdpa")
     gen = torch.Generator().manual_seed(0)
-    with torch.random.fork_rng(devices=[]):
+    with torch.inference_mode(False), torch.random.fork_rng(devices=[]):  # weights that can take gradients
         torch.manual_seed(0)
         block = BertLayer(config).eval()
-    x_enc = torch.randn(*ENCODE_BATCH, shape.hidden, generator=gen)
-    x_train = torch.randn(*TRAIN_BATCH, shape.hidden, generator=gen)
+        x_enc = torch.randn(*ENCODE_BATCH, shape.hidden, generator=gen)
+        x_train = torch.randn(*TRAIN_BATCH, shape.hidden, generator=gen)
 
     def out(y):
         return y[0] if isinstance(y, tuple) else y
@@ -264,6 +282,13 @@ def time_block(shape: Shape, rounds: int = ROUNDS) -> dict[str, float]:
 
     runs = {"encode_fp32": encode(False), "encode_bf16": encode(True), "train_fp32": train(None),
             "train_bf16_plain": train("plain"), "train_bf16_fused": train("fused")}
+    # whatever the caller is inside (an autocast, no_grad, inference_mode: the probe runs where it is first needed),
+    # each setting runs in exactly its own precision, with gradients where it trains
+    with torch.inference_mode(False), torch.enable_grad(), torch.autocast("cpu", enabled=False):
+        return _best(runs, rounds)
+
+
+def _best(runs: dict, rounds: int) -> dict[str, float]:
     for run in runs.values():  # warm-up: kernels chosen, memory allocated
         run()
     best: dict[str, float] = {}

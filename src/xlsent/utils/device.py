@@ -210,14 +210,19 @@ def cpu_autocast(dtype: str, device: str):
     return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
-def training_attention(precision: str, device: str, model=None):
-    """The attention kernel a training step runs under: on a CPU in bf16, the one timed fastest there for ``model``'s
-    shapes (:func:`cpu_bf16`) — torch's plain (math) attention where the fused kernel's bf16 backward pass is slow (it
-    took as long as all the step's matrix products together on a CPU with AMX), else the fused one; anything else:
-    torch's own choice."""
+def plain_attention(precision: str, device: str, model=None) -> bool:
+    """Whether a training step in ``precision`` on ``device`` runs torch's plain (math) attention: on a CPU in bf16
+    where the probe timed it faster than the fused kernel for ``model``'s shapes (:func:`cpu_bf16`; on a CPU with
+    AMX the fused kernel's bf16 backward took as long as all the step's matrix products together)."""
+    return precision == "bf16" and device_kind(device) == "cpu" and cpu_bf16(model).attention == "plain"
+
+
+def training_attention(precision: str, device: str, model=None, plain: bool | None = None):
+    """The attention kernel a training step runs under: plain attention where :func:`plain_attention` says so (or
+    ``plain``, decided once by the caller), else torch's own choice."""
     import contextlib
 
-    if precision != "bf16" or device_kind(device) != "cpu" or cpu_bf16(model).attention != "plain":
+    if not (plain_attention(precision, device, model) if plain is None else plain):
         return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
