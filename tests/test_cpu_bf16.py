@@ -191,7 +191,11 @@ def test_an_unknown_override_is_one_line(probe, monkeypatch):
     monkeypatch.setenv("XLSENT_CPU_BF16", "yes")
     with pytest.raises(XlsentError, match=r"XLSENT_CPU_BF16=yes: use 0 \(fp32 on the CPU\), 1"):
         cpu_bf16.verdict(Shape(32, 64, 2))
+    with pytest.raises(XlsentError, match=r"XLSENT_CPU_BF16=yes"):  # every command, before any model loads
+        device.use_device("cpu")
     assert probe.calls == []
+    monkeypatch.delenv("XLSENT_CPU_BF16")
+    device.use_device("auto")
 
 
 def test_a_failing_timing_gives_fp32_not_kept(probe, monkeypatch, tmp_path):

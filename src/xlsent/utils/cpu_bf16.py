@@ -140,20 +140,26 @@ def shape_of(model) -> Shape:
 _MEMO: dict[tuple[str, str], Verdict] = {}
 
 
+def override() -> str:
+    """``XLSENT_CPU_BF16`` as set: ``0``, ``1`` or ``""`` (unset: timed); any other value is one error line."""
+    forced = os.environ.get(ENV, "").strip()
+    if forced not in ("", "0", "1"):
+        from xlsent.utils.errors import XlsentError
+
+        raise XlsentError(f"{ENV}={forced}: use 0 (fp32 on the CPU), 1 (bf16 on the CPU) or leave it unset (timed)")
+    return forced
+
+
 def verdict(shape: Shape | None = None, *, refresh: bool = False, say=None) -> Verdict:
     """This CPU's verdict for ``shape``: the override's, the cached one, or timed now (and cached).
     ``refresh``: time again. ``say``: a callable for the one line said while timing (default: stderr where this
     process shows progress)."""
     shape = shape or DEFAULT_SHAPE
-    forced = os.environ.get(ENV, "").strip()
+    forced = override()
     if forced in ("0", "1"):
         choice = "bf16" if forced == "1" else "fp32"
         # forced on: plain attention, the kernel whose bf16 backward is not slow on any CPU timed so far
         return Verdict(choice, choice, "plain", {}, f"{ENV}={forced}", "", shape.key)
-    if forced:
-        from xlsent.utils.errors import XlsentError
-
-        raise XlsentError(f"{ENV}={forced}: use 0 (fp32 on the CPU), 1 (bf16 on the CPU) or leave it unset (timed)")
     machine = machine_key()
     if not refresh and (machine, shape.key) in _MEMO:
         return _MEMO[(machine, shape.key)]

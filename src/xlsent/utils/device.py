@@ -85,6 +85,9 @@ def use_device(spec: str | None, option: str = "device") -> str:
     """Resolve ``spec`` and make it the device every later model load uses (this process)."""
     global _chosen
     _chosen = resolve_device(spec, option)
+    from xlsent.utils.cpu_bf16 import override
+
+    override()  # a bad XLSENT_CPU_BF16 is one line here, before any model loads
     return _chosen
 
 
