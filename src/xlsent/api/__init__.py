@@ -8,6 +8,7 @@ one-line message the command prints.
 from __future__ import annotations
 
 from xlsent.api.alignment import AlignedBlock, align
+from xlsent.api.bootstrapping import bootstrap
 from xlsent.api.data import Identification, identify
 from xlsent.api.embedding import EmbedFileResult, embed, embed_file
 from xlsent.api.evaluation import Evaluation, evaluate, evaluate_tasks
@@ -17,7 +18,7 @@ from xlsent.api.models import calibrate, extend_vocab, load, romanize
 from xlsent.api.training import CurveResult, RunResult, adapt, learning_curve, train
 from xlsent.utils.errors import InputFormatError, XlsentError
 
-__all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "learning_curve", "train", "mine", "filter_pairs", "align", "export",
+__all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "learning_curve", "bootstrap", "train", "mine", "filter_pairs", "align", "export",
            "calibrate", "extend_vocab", "romanize", "identify",
            "Evaluation", "RunResult", "CurveResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "Identification",
            "XlsentError", "InputFormatError"]

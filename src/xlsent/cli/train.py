@@ -9,11 +9,13 @@ the recipe trains, its evaluation hook returns the held-out metrics; only this m
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
 from xlsent.cli.common import console, output_folder, show_note, size_table, summary_table
-from xlsent.cli.options import TrainDevice
+from xlsent.api.mining import INDEXES
+from xlsent.cli.options import RAY, K, Learn, Margin, MatchMode, Model, StoredPrecision, TrainDevice, takes
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.registry import REGISTRY, Recipe
 
@@ -121,3 +123,82 @@ def curve_command(
     for c in res.cautions:
         console.print(f"caution: {c}")
     console.print(f"wrote {res.json_file} and {res.plot}")
+
+
+@app.command("bootstrap")
+@takes(*RAY)
+def bootstrap_command(
+    seed_pairs: str = typer.Argument(..., metavar="SEED_PAIRS", help="your translated pairs (TSV src<TAB>tgt with "
+                                     "an optional header of language codes, JSONL, Moses A,B), at least 20; the first "
+                                     "column is the language of --src-texts"),
+    src_texts: Path = typer.Option(..., "--src-texts", help="plain text in the seed's first language, one sentence "
+                                   "a line (--documents: one document a line, or a document JSONL)"),
+    tgt_texts: Path = typer.Option(..., "--tgt-texts", help="plain text in the seed's second language, the same"),
+    output: Path = typer.Option(..., "--output", "-o", help="folder: model/ (the best round's), bootstrap.json, "
+                                "rounds.png, round-N/ (its adapt run, pairs.tsv: the pairs it mined, with scores)"),
+    model: Model = "e5-small",
+    rounds: int = typer.Option(3, "--rounds", help="mining rounds after round 0, at most (a round that does not "
+                               "beat the best so far on the held-out pairs stops the loop)"),
+    start: str = typer.Option("base", "--start", help="base: each round trains from the base model | last: from the "
+                              "last round's model"),
+    set_: list[str] = SET,
+    device: TrainDevice = None,
+    src_lang: str = typer.Option("", help="the seed's first language (ISO 639-1 or 639-3; default: the file's "
+                                 "header, else detected)"),
+    tgt_lang: str = typer.Option("", help="the seed's second language, the same"),
+    documents: bool = typer.Option(False, "--documents", help="the texts are translated documents (one a line, "
+                                   "paired by order; or JSONL, paired by id): sentence-aligned (xlsent align) "
+                                   "instead of mined"),
+    threshold: str = typer.Option("auto", help="the mining cut: auto | none | a number (as xlsent mine)"),
+    filters: str = typer.Option("default", "--filters", help="noise filters on the mined pairs (as xlsent mine)"),
+    learn: Learn = [],
+    holdout: float = typer.Option(0.2, "--holdout", help="share of the seed pairs held out for the stop rule (at "
+                                  "least 20 pairs, at most half)"),
+    k: K = 4,
+    mode: MatchMode = "max",
+    margin: Margin = typer.Option("ratio", help="as xlsent mine"),
+    index: Literal[INDEXES] = typer.Option("auto", help="the faiss index searched (as xlsent mine)"),
+    precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored (as "
+                                              "xlsent mine)"),
+    batch_size: int = typer.Option(64, help="sentences per encoding batch"),
+    memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search (as xlsent mine)"),
+    shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
+    run: dict = None,
+) -> None:
+    """From a few pairs and plain text to a model: adapt on the seed, then mine the texts, clean and retrain, round
+    by round; the round that finds the held-out seed pairs best among every plain line is the model
+    (xlsent.bootstrap)."""
+    from xlsent.api.bootstrapping import bootstrap
+    from xlsent.cli.common import err_console
+    from xlsent.data.identify import parse_learn
+
+    res = bootstrap(seed_pairs, src_texts, tgt_texts, output, model=model, rounds=rounds, start=start,
+                    settings=list(set_), src_lang=src_lang or None, tgt_lang=tgt_lang or None, documents=documents,
+                    threshold=threshold, filters=filters, learn=parse_learn(learn) or None,
+                    mining={"k": k, "mode": mode, "margin": margin, "index": index, "precision": precision,
+                            "batch_size": batch_size, "memory_gib": memory_gib, "shard_size": shard_size},
+                    holdout=holdout, engine=run["engine"], device=device or "auto", on_note=show_note,
+                    console=err_console)
+    console.print(rounds_table(res))
+    console.print(f"model: {res.model_path}  (SentenceTransformer('{res.model_path}')); round {res.best_round}; "
+                  f"model card: {res.model_card}\nrounds: {res.output / 'bootstrap.json'}, {res.plot}")
+
+
+def rounds_table(res):
+    """A bootstrap's rounds as a table: what each trained on, what it mined and kept, its held-out score."""
+    from rich.table import Table
+
+    table = Table(title=f"bootstrap: held-out P@1 among every plain line ({res.held_out} seed pairs × 2 directions)")
+    for col in ("round", "trained on", "candidates", "after the cut", "kept", "held-out P@1 [95% CI]", "time"):
+        table.add_column(col, justify="right" if col != "round" else "left")
+    for r in res.rounds:
+        c, h = r["counts"], r["held_out"]
+        secs = sum(r["seconds"].values())
+        table.add_row(f"{r['round']}{' ← the model' if r['round'] == res.best_round else ''}",
+                      f"{r['trained_on']['seed']:,} + {r['trained_on']['mined']:,}", f"{c.get('candidates', 0):,}",
+                      f"{c.get('after_cut', c.get('candidates', 0)):,}", f"{c.get('kept', 0):,}",
+                      f"{h['p_at_1']:.3f} [{h['ci95'][0]:.3f}, {h['ci95'][1]:.3f}]",
+                      f"{secs / 60:.1f} min" if secs >= 90 else f"{secs:.0f} s")
+    if res.stopped:
+        table.caption = res.stopped
+    return table

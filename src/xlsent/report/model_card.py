@@ -176,3 +176,40 @@ def write_model_card(recipe, run_dir: str | Path, model_dir: str | Path | None =
     path = model_dir / "README.md"
     write_text_atomic(path, render_model_card(recipe, cfg, record, metrics, run_dir))
     return path
+
+
+def write_bootstrap_card(output: str | Path, result, inputs: dict) -> Path:
+    """``DIR/model/README.md`` of a bootstrap: the card of the round that trained the output model (adapt's), with a
+    section listing the seed pairs, the plain texts and what each round mined, kept and scored."""
+    from xlsent.recipes.config import read_yaml
+    from xlsent.recipes.registry import REGISTRY
+
+    output = Path(output)
+    best_run = Path(result.rounds[[r["round"] for r in result.rounds].index(result.best_round)]["model"]).parent
+    cfg = read_yaml(best_run / "config.yaml") if (best_run / "config.yaml").exists() else {}
+    record = json.loads((best_run / "stage.json").read_text()) if (best_run / "stage.json").exists() else None
+    card = render_model_card(REGISTRY["adapt"], cfg, record, None, output)
+    card = card.replace("# adapt model trained with xlsent", "# bootstrap model trained with xlsent", 1)
+    lines = ["## Training data: seed and mined pairs", "",
+             "Trained by `xlsent train bootstrap`: adapt on a few seed pairs, then rounds of mining the plain texts with "
+             "the round's model, cleaning the pairs and training again; the round whose model scored best on the "
+             "held-out seed pairs, retrieved among every plain line, is this model.", "",
+             f"- seed pairs: `{inputs['seed']['path']}` — {result.held_out:,} held out for the stop rule, the rest "
+             "trained on in every round",
+             f"- plain text: `{inputs['src']['path']}` and `{inputs['tgt']['path']}`", "",
+             "| round | trained on (seed + mined) | mined pairs kept | held-out P@1 in the hard pool [95% CI] |",
+             "|---|---|---|---|"]
+    for r in result.rounds:
+        h = r["held_out"]
+        mark = " (this model)" if r["round"] == result.best_round else ""
+        lines.append(f"| {r['round']}{mark} | {r['trained_on']['seed']:,} + {r['trained_on']['mined']:,} | "
+                     f"{r['counts'].get('kept', 0):,} | {h['p_at_1']:.3f} [{h['ci95'][0]:.3f}, {h['ci95'][1]:.3f}] |")
+    best_dir = output / f"round-{result.best_round}"
+    lines += ["", f"The mined pairs this model trained on: `{best_dir.parent / f'round-{result.best_round - 1}' / 'pairs.tsv'}`"
+              if result.best_round else "This model trained on the seed pairs alone: no round of mined pairs beat it.",
+              f"Every round's pairs, with their margin scores: `{output}/round-N/pairs.tsv`.", ""]
+    at = card.index("## Base models")
+    card = card[:at] + "\n".join(lines) + "\n" + card[at:]
+    path = output / "model" / "README.md"
+    write_text_atomic(path, card)
+    return path

@@ -154,6 +154,42 @@ def learning_curve_png(points: list[dict], fit, base: float | None, title: str =
     return _png(fig, 110)
 
 
+def bootstrap_rounds_png(rounds: list[dict], best: int, title: str = "") -> bytes:
+    """A bootstrap's rounds: each round's held-out P@1 in the hard pool with its 95% interval (left axis) and the
+    mined pairs it kept for the next round (bars, right axis); the output round ringed. ``rounds``: the
+    ``bootstrap.json`` entries (``round``, ``held_out`` with ``p_at_1`` and ``ci95``, ``counts`` with ``kept``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.array([r["round"] for r in rounds])
+    y = np.array([r["held_out"]["p_at_1"] for r in rounds])
+    lo = np.array([r["held_out"]["ci95"][0] for r in rounds])
+    hi = np.array([r["held_out"]["ci95"][1] for r in rounds])
+    kept = np.array([r["counts"].get("kept", 0) for r in rounds])
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    bars = ax.twinx()
+    bars.bar(x, kept, width=0.5, color="tab:orange", alpha=0.3, label="mined pairs kept (right)")
+    bars.set_ylabel("mined pairs kept")
+    ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", color="black", capsize=3,
+                label="held-out P@1 in the hard pool (95% CI)")
+    at = [i for i, r in enumerate(rounds) if r["round"] == best]
+    if at:
+        ax.plot(x[at], y[at], "o", ms=14, mfc="none", mec="tab:blue", label="the output model")
+    ax.set_zorder(bars.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    ax.set_xticks(x)
+    ax.set_xlabel("round (0: the seed pairs alone)")
+    ax.set_ylabel("held-out P@1, mean of both directions")
+    ax.set_title(title or "Bootstrap: mine, clean, retrain", fontsize=10)
+    handles = ax.get_legend_handles_labels()
+    more = bars.get_legend_handles_labels()
+    ax.legend(handles[0] + more[0], handles[1] + more[1], loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return _png(fig, 110)
+
+
 def _png(fig, dpi: int) -> bytes:
     """A matplotlib figure as PNG bytes; the figure is closed."""
     import matplotlib.pyplot as plt
