@@ -6,6 +6,7 @@ CPUs can hang, ray#44687). Skipped, with the reason, only where Ray is not insta
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -267,3 +268,23 @@ def test_an_input_file_is_deduplicated_on_the_workers_as_here(engine, tmp_path):
     assert len(there) == len(here) == len(src) and there.repeats == len(src[::3]) and there.blank == 2
     np.testing.assert_array_equal(there.line_numbers(), here.line_numbers())
     assert there.sentences == here.sentences and there.texts(range(len(src))) == src
+
+
+def test_bootstrap_mines_the_same_pairs_on_a_cluster(engine, tiny_model, tmp_path):
+    """``xlsent train bootstrap --engine ray``: a round's encoding and mining on the cluster give the pairs (and the
+    held-out score) of the same round run here."""
+    import xlsent
+    from test_train_bootstrap import FAST, _copies, _pairs
+
+    data = _copies(tmp_path / "data", seed=4)
+    got = {}
+    for name, where in (("local", None), ("ray", engine)):
+        res = xlsent.bootstrap(data["folder"] / "seed.tsv", data["folder"] / "src.txt", data["folder"] / "tgt.txt",
+                               tmp_path / name, model=str(tiny_model), rounds=0, filters="none", settings=FAST,
+                               engine=where)
+        got[name] = (_pairs(tmp_path / name / "round-0" / "pairs.tsv"), res.rounds[0]["held_out"]["p_at_1"])
+    local, remote = got["local"][0], got["ray"][0]
+    assert {(s, t) for _, s, t in local} == {(s, t) for _, s, t in remote} and len(local) >= 60
+    assert np.allclose(sorted(x[0] for x in local), sorted(x[0] for x in remote), atol=1e-4)
+    assert got["local"][1] == got["ray"][1]
+    assert json.loads((tmp_path / "ray" / "round-0" / "mine.json").read_text())["engine"] == "ray"

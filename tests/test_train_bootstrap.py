@@ -352,3 +352,14 @@ def test_bootstrap_on_the_default_model_finds_true_pairs(tmp_path):
     right = sum((s, t) in set(hidden) for _, s, t in kept)
     assert len(kept) >= 150 and right / len(kept) >= 0.9
     assert 0 < res.rounds[0]["held_out"]["p_at_1"] <= 1
+
+
+def test_models_student_in_settings_is_the_base_model(tiny_model, tmp_path):
+    """``--set models.student=DIR`` (a romanised or extended model) is the base every round starts from and
+    distils to, as ``-m DIR``."""
+    data = _copies(tmp_path / "data")
+    res, _ = _run(data, tmp_path / "out", Path("e5-small-never-loaded"), rounds=0,
+                  settings={**FAST, "models.student": str(tiny_model)})
+    cfg = (tmp_path / "out" / "round-0" / "run" / "config.yaml").read_text()
+    assert f"student: {tiny_model}" in cfg and f"teacher: {tiny_model}" in cfg
+    assert json.loads((tmp_path / "out" / "bootstrap.json").read_text())["settings"]["model"] == str(tiny_model)

@@ -22,8 +22,9 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
               settings: dict[str, Any] | list[str] | None = None, src_lang: str | None = None,
               tgt_lang: str | None = None, documents: bool = False, threshold: str | float | None = "auto",
               filters: str | Sequence[str] = "default", learn: Mapping[str, str | Path] | None = None,
-              mining: Mapping[str, Any] | None = None, holdout: float = 0.2, engine: Any = None,
-              device: str = "auto", on_note: Note = None, console: Any = None):
+              mining: Mapping[str, Any] | None = None, holdout: float = 0.2, config: str | Path | None = None,
+              preset: str | None = None, engine: Any = None, device: str = "auto", on_note: Note = None,
+              console: Any = None):
     """Grow a model from a few translated pairs and plain text in both languages: adapt on the seed, then rounds of
     mining the texts with the round's model, cleaning the pairs and adapting again on the seed plus what was mined;
     the round that retrieves the held-out seed pairs best among every plain line is the model (LASER3's and
@@ -41,7 +42,9 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         model: the base model: a registered name or a local folder (a romanised or extended one too).
         rounds: mining rounds after round 0, at most (the stop rule usually ends earlier).
         start: ``base`` (each round trains from the base model) | ``last`` (from the last round's model).
-        settings: adapt's config overrides, dotted keys (``{"optim.lr": 4e-5}``) or ``--set`` strings.
+        settings: adapt's config overrides, dotted keys (``{"optim.lr": 4e-5}``) or ``--set`` strings
+            (``models.student=DIR`` is the same as ``model=DIR``).
+        config, preset: adapt's config file and shipped preset, for every round (as :func:`xlsent.train`).
         src_lang, tgt_lang: the sides' languages (ISO 639-1 or 639-3; default: the seed file's header, else
             detected) — for the language filter, splitting documents, and the checks.
         documents: the texts are translated documents, paired by order (or by ``id`` in JSONL): each pair is
@@ -78,6 +81,10 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
     if unknown:
         raise XlsentError(f"mining: unknown option(s) {', '.join(unknown)} — use {', '.join(MINING_OPTIONS)}")
     sets = list(settings) if isinstance(settings, list) else settings_to_overrides(settings)
+    student = [x for x in sets if x.split("=", 1)[0].strip() == "models.student"]
+    if student:  # --set models.student=DIR is the base model: every round starts from it (or the last round's)
+        model = student[-1].split("=", 1)[1].strip()
+        sets = [x for x in sets if x not in student]
     # every input checked before any model loads: the seed, the texts, their languages, adapt's overrides
     seed, langs = _read_seed(seed_pairs, src_lang, tgt_lang)
     if len(seed) < MIN_SEED:
@@ -88,8 +95,8 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         lines[side] = _check_text(path, side, documents)
     _check_languages(seed, langs, src_texts, tgt_texts, documents)
     _check_readable(model, seed, langs, src_texts, tgt_texts, documents)
-    adapt_cfg = recipe_config("adapt", seed_pairs, settings=[f"models.student={model}", *sets],
-                              device=None if device == "auto" else device)
+    adapt_cfg = recipe_config("adapt", seed_pairs, settings=[f"models.student={model}", *sets], config=config,
+                              preset=preset, device=None if device == "auto" else device)
     output = output_folder(output)
     output.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(output / ".bootstrap.lock"))
@@ -104,9 +111,12 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         if callable(engine):
             engine = engine()
         mine_opts = {**extra, "threshold": cut, "filters": list(kinds) or "none", "learn": learn}
-        steps = _steps(src_texts, tgt_texts, langs, documents, mine_opts, engine, device, lines, on_note, console)
+        steps = _steps(src_texts, tgt_texts, langs, documents, mine_opts, engine, device, lines, on_note, console,
+                       config, preset)
         run_settings = BootstrapSettings(model=str(model), rounds=int(rounds), start=start, holdout=float(holdout),
-                                         documents=documents, src_lang=langs[0], tgt_lang=langs[1], adapt=sets,
+                                         documents=documents, src_lang=langs[0], tgt_lang=langs[1],
+                                         adapt=sets, adapt_config=str(Path(config).resolve()) if config else "",
+                                         adapt_preset=preset or "",
                                          mining={k: (str(v) if isinstance(v, Path) else v)
                                                  for k, v in mine_opts.items() if k != "learn"} |
                                          {"learn": {k: str(v) for k, v in (learn or {}).items()}})
@@ -231,7 +241,8 @@ def _identity(path) -> dict:
     return {"path": str(p.resolve()), "bytes": st.st_size, "mtime": int(st.st_mtime)}
 
 
-def _steps(src_texts, tgt_texts, langs, documents, mine_opts, engine, device, lines, on_note, console):
+def _steps(src_texts, tgt_texts, langs, documents, mine_opts, engine, device, lines, on_note, console, config,
+           preset):
     """The steps a round calls (:class:`xlsent.recipes.bootstrap.Steps`), bound to this run's options."""
     from xlsent.api._common import encoder_for, place
     from xlsent.api.training import train
@@ -243,8 +254,8 @@ def _steps(src_texts, tgt_texts, langs, documents, mine_opts, engine, device, li
         return encoder_for(model, normalize=True).encode(texts, langs[side == "tgt"] or None)
 
     def train_step(pairs_file: Path, run: Path, sets: list[str]) -> Path:
-        return train("adapt", pairs_file, output=run, settings=sets, device=device, evaluate=False,
-                     on_note=on_note).model_path
+        return train("adapt", pairs_file, output=run, settings=sets, config=config, preset=preset, device=device,
+                     evaluate=False, on_note=on_note).model_path
 
     harvest = _aligning(src_texts, tgt_texts, langs, mine_opts, encode) if documents else \
         _mining(src_texts, tgt_texts, langs, mine_opts, engine, console)

@@ -142,6 +142,8 @@ def bootstrap_command(
     start: str = typer.Option("base", "--start", help="base: each round trains from the base model | last: from the "
                               "last round's model"),
     set_: list[str] = SET,
+    config: Path = typer.Option(None, "--config", "-c", help="a YAML file overriding adapt's defaults, every round"),
+    preset: str = typer.Option(None, "--preset", "-p", help="one of adapt's shipped presets, every round"),
     device: TrainDevice = None,
     src_lang: str = typer.Option("", help="the seed's first language (ISO 639-1 or 639-3; default: the file's "
                                  "header, else detected)"),
@@ -177,7 +179,8 @@ def bootstrap_command(
                     threshold=threshold, filters=filters, learn=parse_learn(learn) or None,
                     mining={"k": k, "mode": mode, "margin": margin, "index": index, "precision": precision,
                             "batch_size": batch_size, "memory_gib": memory_gib, "shard_size": shard_size},
-                    holdout=holdout, engine=run["engine"], device=device or "auto", on_note=show_note,
+                    holdout=holdout, config=config, preset=preset, engine=run["engine"], device=device or "auto",
+                    on_note=show_note,
                     console=err_console)
     console.print(rounds_table(res))
     console.print(f"model: {res.model_path}  (SentenceTransformer('{res.model_path}')); round {res.best_round}; "

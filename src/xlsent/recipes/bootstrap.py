@@ -79,6 +79,8 @@ class BootstrapSettings:
     src_lang: str = ""
     tgt_lang: str = ""
     adapt: list[str] = field(default_factory=list)  # adapt's --set overrides
+    adapt_config: str = ""  # adapt's config file and preset (the round's training step applies them)
+    adapt_preset: str = ""
     mining: dict = field(default_factory=dict)  # xlsent.mine's options (threshold, filters, k, margin …)
     seed: int = 0
 
