@@ -4,6 +4,7 @@ on the seed plus every true pair hidden in the plain text.
 
     python benchmarks/bootstrap_dev.py -o runs/bootstrap-dev --split dev --seeds 100,300      # choosing
     python benchmarks/bootstrap_dev.py -o runs/bootstrap-test --split test --seeds 100,300    # read once
+    python benchmarks/bootstrap_dev.py -o runs/bootstrap-dsrt --split dev --seeds 100 --script Dsrt
         [--lines 5000] [--hidden 2500] [--runs floor,ceiling,bootstrap] [--set KEY=VALUE …] [--boot-arg ARG …]
 
 The data (a **substitute** for a user's: built from the bundled sets, seeded):
@@ -17,6 +18,11 @@ The data (a **substitute** for a user's: built from the bundled sets, seeded):
   ``udhr-all`` language of the split) — true translations into the wrong language, the crawl's main noise;
 * scored on ``bible-en-ny:dev`` (``:test`` for the test split): tie-aware cosine P@1 over the whole pool, both ways.
 
+With ``--script Dsrt`` (or ``Shaw``) every Chichewa text — the seed, the plain text and the scored pool — is written
+by sound in Deseret (Shavian), a **substitute** for a script e5-small cannot read
+(:func:`xlsent.data.transliterate.by_sound`), and every run starts from e5-small romanised as the guide says
+(``xlsent models romanize e5-small --texts NY.txt``, on the plain text's Chichewa side).
+
 Runs, each in its own process (reused when finished):
 
 * ``floor`` — ``xlsent train adapt SEED --set train.holdout=0`` (the seed alone, all of it, the last step);
@@ -24,7 +30,8 @@ Runs, each in its own process (reused when finished):
 * ``bootstrap`` — ``xlsent train bootstrap SEED --src-texts EN --tgt-texts NY`` with its defaults (timed whole).
 
 Printed: P@1 each way for each run, the share of the floor-to-ceiling gap the bootstrap closes each way, the
-precision of the pairs each round kept (a kept pair is right when it is a hidden true pair), and the wall time.
+precision of the pairs each round kept (a kept pair is right when it is a hidden true pair), every round's model's
+P@1 (whether the stop rule chose well), and the wall time.
 Results: ``OUT/results.json``.
 """
 
@@ -43,13 +50,15 @@ SPLITS = {"dev": ("bible-en-ny:dev-train", "bible-en-ny:dev", ("yao", "toi", "sn
           "test": ("bible-en-ny:train", "bible-en-ny:test", ("bem", "loz", "kde", "nyn", "umb"))}
 
 
-def build(out: Path, split: str, seed_n: int, lines: int, hidden: int, seed: int = 0) -> dict:
-    """The seed file, the two plain texts and the hidden true pairs (``truth.jsonl``) in ``out``."""
+def build(out: Path, split: str, seed_n: int, lines: int, hidden: int, seed: int = 0, script: str = "") -> dict:
+    """The seed file, the two plain texts, the hidden true pairs (``truth.jsonl``) and the scored pool
+    (``eval.tsv``) in ``out``; with ``script``, the Chichewa side written by sound in it."""
+    from xlsent.data.transliterate import by_sound
     from xlsent.data.bundled import load_bundled
     from xlsent.data.pairs import load_pairs
 
     out.mkdir(parents=True, exist_ok=True)
-    if (out / "data.json").exists():
+    if (out / "data.json").exists() and (out / "eval.tsv").exists():
         return json.loads((out / "data.json").read_text())
     train_name, _, neighbours = SPLITS[split]
     ds = load_pairs(train_name).dataset
@@ -62,6 +71,15 @@ def build(out: Path, split: str, seed_n: int, lines: int, hidden: int, seed: int
     wrong = [(r["src"], r["tgt"]) for r in udhr if r["tgt_lang"] in neighbours and r["split"] == split]
     udhr_en = list(dict.fromkeys(a for a, _ in wrong))
     udhr_xx = list(dict.fromkeys(b for _, b in wrong))
+    if script:  # the Chichewa side in a script the model cannot read (the neighbours' text too: a crawl's is)
+        pairs = [(a, by_sound(b, script)) for a, b in pairs]
+        wrong = [(a, by_sound(b, script)) for a, b in wrong]
+        udhr_xx = [by_sound(b, script) for b in udhr_xx]
+    ev = load_pairs(SPLITS[split][1]).dataset
+    with open(out / "eval.tsv", "w", encoding="utf-8") as f:
+        f.write("eng\tnya\n")
+        for a, b in zip(ev["src"], ev["tgt"]):
+            f.write(f"{a}\t{by_sound(b, script) if script else b}\n")
     seed_pairs = pairs[:seed_n]
     true = pairs[seed_n:seed_n + hidden]
     rest = pairs[seed_n + hidden:]
@@ -96,10 +114,10 @@ def xlsent_cli(*args: str, log: Path) -> float:
     return time.perf_counter() - t
 
 
-def score(model: str, dataset: str) -> dict:
+def score(model: str, pool: Path) -> dict:
     import xlsent
 
-    r = xlsent.evaluate(model, "retrieval", dataset=dataset, beside=False).results[0]
+    r = xlsent.evaluate(model, "retrieval", pairs=str(pool), beside=False).results[0]
     return {"xx→en": r.tgt2src["p@1"], "en→xx": r.src2tgt["p@1"], "n": r.n}
 
 
@@ -127,18 +145,26 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="adapt override for every run (KEY=VALUE)")
     ap.add_argument("--boot-arg", action="append", default=[], help="an extra argument of xlsent train bootstrap "
                     "(e.g. --boot-arg=--start=last); its runs go to a folder named after them")
+    ap.add_argument("--script", default="", choices=["", "Dsrt", "Shaw"], help="the Chichewa side by sound in this "
+                    "script (a substitute for one the model cannot read); every run starts from e5-small romanised")
     ap.add_argument("--tag", default="", help="name of the bootstrap run's folder (default: from --boot-arg)")
     a = ap.parse_args()
-    _, eval_set, _ = SPLITS[a.split]
     runs = a.runs.split(",")
     sets = [x for s in a.set for x in ("--set", s)]
     results_path = a.output / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
     for n in (int(x) for x in a.seeds.split(",")):
         folder = a.output / f"seed-{n}"
-        info = build(folder / "data", a.split, n, a.lines, a.hidden)
+        info = build(folder / "data", a.split, n, a.lines, a.hidden, script=a.script)
         res = results.setdefault(str(n), {"data": info})
         log = folder / "log.txt"
+        eval_set = folder / "data" / "eval.tsv"
+        if a.script:  # e5-small romanised on the plain text's Chichewa side, the base of every run
+            base = folder / "e5-romanized"
+            if not (base / "xlsent_romanization.json").exists():
+                xlsent_cli("models", "romanize", "e5-small", "--texts", str(folder / "data" / "ny.txt"), "-o",
+                           str(base), log=log)
+            sets = [*sets, "--set", f"models.student={base}"]
         truth = {(json.loads(x)["src"], json.loads(x)["tgt"]) for x in
                  (folder / "data" / "truth.jsonl").read_text(encoding="utf-8").splitlines()}
         for run in runs:
@@ -147,12 +173,17 @@ def main() -> None:
             name = tag if run == "bootstrap" else run + "".join("_" + s.replace("=", "-") for s in a.set)
             run_dir = folder / name
             if name in res and "score" in res[name]:
+                for r in res[name].get("rounds", []):  # a run from before the rounds were scored
+                    if "score" not in r:
+                        r["score"] = score(str(run_dir / f"round-{r['round']}" / "run" / "model"), eval_set)
                 continue
             if run == "bootstrap":
                 secs = xlsent_cli("train", "bootstrap", str(folder / "data" / "seed.tsv"), "--src-texts",
                                   str(folder / "data" / "en.txt"), "--tgt-texts", str(folder / "data" / "ny.txt"),
                                   "-o", str(run_dir), *sets, *a.boot_arg, log=log)
                 entry = {"seconds": secs, "rounds": precision(run_dir, truth)}
+                for r in entry["rounds"]:  # every round's model on the dev pool: did the stop rule pick well?
+                    r["score"] = score(str(run_dir / f"round-{r['round']}" / "run" / "model"), eval_set)
             else:
                 data = folder / "data" / ("seed.tsv" if run == "floor" else "ceiling.tsv")
                 secs = xlsent_cli("train", "adapt", str(data), "-o", str(run_dir), "--no-eval",
@@ -172,7 +203,10 @@ def main() -> None:
                   f"gap closed xx→en {closed['xx→en']:.0%}, en→xx {closed['en→xx']:.0%}; "
                   f"{entry['seconds'] / 60:.1f} min; kept-pair precision by round "
                   + ", ".join(f"{r['round']}: {r['precision'] if r['precision'] is None else round(r['precision'], 3)}"
-                              f" ({r['kept']})" for r in entry["rounds"]))
+                              f" ({r['kept']})" for r in entry["rounds"])
+                  + "; each round's model: " + ", ".join(
+                      f"{r['round']}: {r['score']['xx→en']:.3f}/{r['score']['en→xx']:.3f}" for r in entry["rounds"]
+                      if "score" in r))
         results_path.write_text(json.dumps(results, indent=1, ensure_ascii=False))
 
 

@@ -189,19 +189,21 @@ def bootstrap_command(
 
 def rounds_table(res):
     """A bootstrap's rounds as a table: what each trained on, what it mined and kept, its held-out score."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title=f"bootstrap: held-out P@1 among every plain line ({res.held_out} seed pairs × 2 directions)")
-    for col in ("round", "trained on", "candidates", "after the cut", "kept", "held-out P@1 [95% CI]", "time"):
-        table.add_column(col, justify="right" if col != "round" else "left")
+    table = Table(title=f"held-out P@1 among every plain line ({res.held_out} seed pairs, both ways)",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    for col in ("round", "seed+mined", "found", "cut", "kept", "P@1", "95% CI", "time"):
+        table.add_column(col, justify="left" if col == "round" else "right", no_wrap=True)
     for r in res.rounds:
         c, h = r["counts"], r["held_out"]
         secs = sum(r["seconds"].values())
-        table.add_row(f"{r['round']}{' ← the model' if r['round'] == res.best_round else ''}",
-                      f"{r['trained_on']['seed']:,} + {r['trained_on']['mined']:,}", f"{c.get('candidates', 0):,}",
+        table.add_row(f"{r['round']}{' *' if r['round'] == res.best_round else ''}",
+                      f"{r['trained_on']['seed']:,}+{r['trained_on']['mined']:,}", f"{c.get('candidates', 0):,}",
                       f"{c.get('after_cut', c.get('candidates', 0)):,}", f"{c.get('kept', 0):,}",
-                      f"{h['p_at_1']:.3f} [{h['ci95'][0]:.3f}, {h['ci95'][1]:.3f}]",
-                      f"{secs / 60:.1f} min" if secs >= 90 else f"{secs:.0f} s")
-    if res.stopped:
-        table.caption = res.stopped
+                      f"{h['p_at_1']:.3f}", f"{h['ci95'][0]:.2f}–{h['ci95'][1]:.2f}",
+                      f"{secs / 60:.1f}m" if secs >= 90 else f"{secs:.0f}s")
+    table.caption = f"* the model (round {res.best_round}); {res.stopped}" if res.stopped else \
+        f"* the model (round {res.best_round})"
     return table
