@@ -319,6 +319,7 @@ def _price(settings: BootstrapSettings, steps: Steps, adapt_cfg, n_seed: int, t_
     encoding rate (timed on 256 plain lines now), and at most ``rounds`` rounds trained on the seed plus at most as
     many mined pairs as the smaller text has lines."""
     sample = steps.sample[:256] or [f"a sentence of the plain text, number {i}." for i in range(256)]
+    steps.encode(model, sample[:8], "src")  # the model loads (and warms) outside the timing
     t = time.perf_counter()
     steps.encode(model, sample, "src")
     rate = len(sample) / max(time.perf_counter() - t, 1e-6)
