@@ -289,9 +289,11 @@ def _mining(src_texts, tgt_texts, langs, opts, engine, console):
             counts["cut"] = auto.get("threshold")
             notes.append(f"the automatic cut: {auto['threshold']:.4f}" if auto.get("threshold") is not None
                          else f"the automatic cut kept every candidate ({auto.get('note', '')})")
-        stores = [EmbeddingStore.open(work / side) for side in ("src", "tgt")]
-        shards = [(st.shard(i) for i in range(st.n_shards)) for st in stores]
-        return Harvest(res.pairs, counts, shards[0], shards[1], notes,
+        def shards(side: str):  # one stored shard at a time, as float32
+            store = EmbeddingStore.open(work / side)
+            return (store.shard(i) for i in range(store.n_shards))
+
+        return Harvest(res.pairs, counts, shards("src"), shards("tgt"), notes,
                        cleanup=lambda: shutil.rmtree(work, ignore_errors=True))
 
     return harvest
