@@ -224,3 +224,71 @@ def test_the_second_opinion_removes_a_recurring_neighbour_but_keeps_a_side_decla
     keep, report = apply_noise_filters(list(kea["src"]), list(kea["tgt"]), ("en", "pt"), ("language",))
     assert keep.all(), report.to_dict()
     assert any("as kea" in n and "taken as the side's" in n and "--tgt-lang kea" in n for n in report.notes)
+
+
+def _with_neighbours(lang: str, neighbours: tuple[str, ...], rows: int = 12):
+    """``udhr-all:lang`` (English ↔ lang) with ``rows`` targets replaced by the neighbours' translations of the same
+    units, from articles the bundled identifier never learned (:func:`udhr_part`: dev or test): the file, and the
+    replaced rows."""
+    from xlsent.data.bundled import load_bundled
+    from xlsent.data.identify import udhr_part
+
+    ds = load_bundled(f"udhr-all:{lang}")
+    src, tgt, ids = list(ds["src"]), list(ds["tgt"]), list(ds["id"])
+    swap: list[int] = []
+    for name in neighbours:
+        other = {r["id"]: r["tgt"] for r in load_bundled(f"udhr-all:{name}")}
+        picked = [i for i, u in enumerate(ids) if u in other and udhr_part(u) != "train" and len(tgt[i]) > 60
+                  and i not in swap][:rows // len(neighbours)]
+        for i in picked:
+            tgt[i] = other[ids[i]]
+        swap += picked
+    assert len(swap) == rows
+    return src, tgt, swap
+
+
+@pytest.mark.parametrize("lang, neighbours", [("dan", ("nob", "nno")), ("ces", ("srp", "hrv", "cnr")),
+                                              ("nld", ("afr", "fry"))])
+def test_a_recurring_neighbour_cld2_knows_goes_from_a_cld2_side(lang, neighbours):
+    """Norwegian in a Danish file, Serbo-Croatian in a Czech one, Afrikaans and Frisian in a Dutch one: CLD2 reads
+    each reliably as what it is, and on a fifth of the side — so its readings rule took it as how the side is
+    written and kept every line. The n-gram identifier confirms the reading (issue 76): the neighbour's lines go,
+    the side's own stay."""
+    import numpy as np
+
+    from xlsent.data.noise_filters import apply_noise_filters
+
+    src, tgt, swap = _with_neighbours(lang, neighbours)
+    keep, report = apply_noise_filters(src, tgt, ("en", lang), ("language",))
+    mine = np.ones(len(src), dtype=bool)
+    mine[swap] = False
+    assert (~keep[swap]).sum() >= 9, report.to_dict()  # the rest stay on the own-words rule: words the side shares
+    assert (~keep[mine]).sum() <= 1, report.to_dict()  # Danish's "PLENARFORSAMLINGEN": CLD2 reads it as English
+    assert any("confirming" in n and "CLD2 read as another language" in n for n in report.notes), report.notes
+
+
+def test_filter_pairs_removes_a_cld2_known_neighbour_and_a_side_all_in_it_keeps_its_lines(tmp_path):
+    """The command's path: Serbo-Croatian rows in a Czech file go (the notes say who judged them); a side all in
+    Slovak declared Czech keeps its lines — the majority is taken as the side's, and the note says how to declare
+    it."""
+    from xlsent.data.bundled import load_bundled
+
+    src, tgt, swap = _with_neighbours("ces", ("srp", "hrv", "cnr"))
+    f = tmp_path / "pairs.tsv"
+    f.write_text("".join(f"{1 - i / 1000:.3f}\t{s}\t{t}\n" for i, (s, t) in enumerate(zip(src, tgt))),
+                 encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = xlsent.filter_pairs(f, rank_by="score", src_lang="en", tgt_lang="cs")
+    kept = {t for _, _, t in res.pairs}
+    assert not kept & {tgt[i] for i in swap}
+    assert len(res.pairs) >= len(src) - len(swap) - 2  # the length filter may take a heading
+    assert any("(cs) judged by CLD2, and the n-gram identifier" in n and "confirming 12 line(s)" in n
+               for n in res.notes), res.notes
+    slk = load_bundled("udhr-all:slk")
+    f.write_text("".join(f"0.9\t{s}\t{t}\n" for s, t in zip(slk["src"], slk["tgt"])), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = xlsent.filter_pairs(f, rank_by="score", src_lang="en", tgt_lang="cs", filters=["language"])
+    assert len(res.pairs) == len(slk), res.notes
+    assert any("as sk" in n and "taken as the side's" in n and "--tgt-lang sk" in n for n in res.notes), res.notes

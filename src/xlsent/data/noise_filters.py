@@ -7,18 +7,26 @@ In this order (a pair is counted by the first filter that removes it):
   (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, with xlsent's
   character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language taught it
   from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know) and as
-  a second opinion on the lines CLD2 reads as the side's own: where it reads, by the margin, a language CLD2 does
-  not know (CLD2 reads Yao and Tumbuka as Chichewa), its reading stands; the n-gram identifier alone for the
-  other languages it knows. It reads a line as another language when that language beats the best of the side's own by more than :data:`NGRAM_MARGIN` nats of the line's log-likelihood
-  (a short line needs a clearer difference). A side is taken as the identifier *reads* it: the declared language,
-  and any language it (CLD2: reliably) reads on at least ``readings`` (10%) of the side's lines — CLD2 reads a
-  language it does not know, or a close relative, as one language again and again (Kabuverdianu as Portuguese,
-  Rundi as Kinyarwanda), while noise in other languages is scattered; the other side's language counts so only
-  on a ``majority`` (Nigerian Pidgin read as English). The n-gram identifier knows the declared language, so
-  for a side it judges no other reading is taken as the side's but the other side's language on a majority (a
-  crawl's text in the neighbouring language is noise however much of it there is); on a CLD2 side its readings
-  count so only on a majority too (most of a side declared ``pt`` read as Kabuverdianu: the declaration names a
-  relative — the note says how to declare it). Each such reading is said in the notes. A line identified (CLD2: *reliably*) as a language the side is not read as is removed (an
+  a second opinion on every other line (issue 76): on a line CLD2 reads as the side's own, another language it
+  reads by the margin stands (CLD2 reads Yao and Tumbuka as Chichewa); on a line CLD2 reads as another language,
+  its reading of another language by :data:`CONFIRM_MARGIN` nats confirms CLD2 — the line is noise however often
+  that language recurs on the side (Galician in a Spanish file, Norwegian in a Danish one: CLD2 reads them
+  reliably, and before they recurred on a tenth of the side and were kept) — and its reading of the side's own
+  language as the best overrules CLD2 (Rundi read as Kinyarwanda); the other side's language is CLD2's to tell
+  from the side's own, both ways (the n-gram model learned English from the UDHR alone: it reads Scots paragraphs
+  as English). The n-gram identifier alone judges the other languages it knows. It reads a line as another
+  language when that language beats the best of the side's own by more than :data:`NGRAM_MARGIN` nats of the
+  line's log-likelihood (a short line needs a clearer difference). A side is taken as the identifier *reads* it:
+  the declared language, and any language CLD2 reliably reads on at least ``readings`` (10%) of the side's lines
+  where the n-gram identifier does not know the declared language or neither confirms nor overrules CLD2 — CLD2
+  reads a language it does not know, or a close relative, as one language again and again (Kabuverdianu as
+  Portuguese), while noise in other languages is scattered; the other side's language counts so only on a
+  ``majority`` (Nigerian Pidgin read as English). The n-gram identifier knows the declared language, so for a side
+  it judges no other reading is taken as the side's but the other side's language on a majority (a crawl's text in
+  the neighbouring language is noise however much of it there is); on a CLD2 side its readings, and CLD2's
+  readings it confirms, count so only on a majority too (most of a side declared ``pt`` read as Kabuverdianu, or
+  as Galician: the declaration names a relative — the note says how to declare it). Each such reading is said in
+  the notes. A line identified (CLD2: *reliably*) as a language the side is not read as is removed (an
   unreliable or empty CLD2 detection alone keeps the line: CLD2 is unsure of ~1% of Chichewa Bible verses) —
   unless at least ``own_words`` (half) of its words are the side's own, words seen at least twice in the side's
   other lines: CLD2 takes Chichewa lists of names for Kinyarwanda, Venda or Shona, and these keep their pairs.
@@ -175,25 +183,99 @@ NGRAM_MARGIN = 80.0
 _CHUNK = 4096
 
 
-def _ngram_readings(model, texts: Sequence[str], keep: np.ndarray, lang: str, margin: float) -> list[str | None]:
-    """Each kept line's language as the n-gram identifier reads it, as a macrolanguage (:func:`langid.macro`):
-    ``lang`` when one of the side's own languages (the model's languages whose macrolanguage is ``lang``) scores
-    best or within ``margin`` (nats of the line's log-likelihood) of the best; None for a line without letters."""
+def _ngram_gaps(model, texts: Sequence[str], keep: np.ndarray, lang: str) -> tuple[list[str | None], np.ndarray]:
+    """Per kept line with letters: the best of the n-gram identifier's languages outside the side's own (the model's
+    languages whose macrolanguage is ``lang``), as a macrolanguage (:func:`langid.macro`), and by how many nats of
+    the line's log-likelihood it beats the best of the side's own (negative: the side's own language scores best);
+    (None, -inf) for other lines."""
     from xlsent.data.langid import macro
 
     macros = [macro(code) for code in model.languages]
     own = np.array([m == lang for m in macros])
-    out: list[str | None] = [None] * len(texts)
+    other: list[str | None] = [None] * len(texts)
+    gap = np.full(len(texts), -np.inf)
     idx = [i for i in range(len(texts)) if keep[i] and any(ch.isalpha() for ch in texts[i])]
     for start in range(0, len(idx), _CHUNK):
         part = idx[start:start + _CHUNK]
         _, s = model.scores([texts[i] for i in part], per_ngram=False)
+        mine = s[:, own].max(axis=1) if own.any() else np.full(len(part), -np.inf)
+        s = np.where(own[None, :], -np.inf, s)
         best = s.argmax(axis=1)
-        mine = s[:, own].max(axis=1)
         for j, i in enumerate(part):
-            b = int(best[j])
-            out[i] = lang if own[b] or s[j, b] - mine[j] <= margin else macros[b]
-    return out
+            other[i], gap[i] = macros[int(best[j])], float(s[j, best[j]] - mine[j])
+    return other, gap
+
+
+def _ngram_readings(model, texts: Sequence[str], keep: np.ndarray, lang: str, margin: float) -> list[str | None]:
+    """Each kept line's language as the n-gram identifier reads it, as a macrolanguage (:func:`langid.macro`):
+    ``lang`` when one of the side's own languages (the model's languages whose macrolanguage is ``lang``) scores
+    best or within ``margin`` (nats of the line's log-likelihood) of the best; None for a line without letters."""
+    other, gap = _ngram_gaps(model, texts, keep, lang)
+    return [None if o is None else (o if g > margin else lang) for o, g in zip(other, gap)]
+
+
+def _second_opinion(model, texts: Sequence[str], keep: np.ndarray, lang: str, cld2: list[str | None],
+                    margin: float, confirm: float, partner: str | None = None
+                    ) -> tuple[list[str | None], np.ndarray, str]:
+    """The n-gram identifier's second opinion on a side CLD2 judges, where it knows the side's language ``lang``
+    (``cld2``: CLD2's reliable reading of each line, as a macrolanguage, or None; ``partner``: the other side's
+    language). Returns each line's reading, which readings are the identifier's (a side takes those as its own only
+    on a majority; CLD2's own readings recur on ``readings`` of it), and what it did, for the notes:
+
+    * a line CLD2 cannot place: the identifier's reading (another language where it beats the side's own by
+      ``margin``);
+    * a line CLD2 reads as ``lang``: another language the identifier reads by ``margin`` stands — but the other
+      side's language;
+    * a line CLD2 reads as another language: where the identifier reads another language too, by ``confirm``, the
+      line is that language's (a neighbour's text is noise however often it recurs: Galician in a Spanish file);
+      where it reads ``lang`` best, the line is the side's own; else CLD2's reading stands — and so it does where
+      CLD2 reads the other side's language.
+
+    The other side's language (English, mostly) is CLD2's to tell from the side's own, both ways: CLD2 knows it
+    better than a model that learned English from the UDHR alone, which reads Scots paragraphs as English."""
+    from xlsent.data.langid import detectable_macros
+
+    other, gap = _ngram_gaps(model, texts, keep, lang)
+    known = detectable_macros()
+    found, by_ngram = list(cld2), np.zeros(len(texts), dtype=bool)
+    said: Counter = Counter()
+    for i, (f, o, g) in enumerate(zip(cld2, other, gap)):
+        if not keep[i] or o is None:
+            continue
+        if f is None:
+            found[i], by_ngram[i] = (o if g > margin else lang), True
+            said["unsure"] += 1
+        elif f == partner and f in known:  # CLD2 tells the other side's language from the side's own: its reading
+            continue
+        elif f == lang:
+            if g > margin and not (o == partner and o in known):
+                found[i], by_ngram[i] = o, True
+                said["own, known" if o in known else "own"] += 1
+        elif g > confirm:
+            found[i], by_ngram[i] = o, True
+            said["confirmed"] += 1
+        elif g < 0:
+            found[i], by_ngram[i] = lang, True
+            said["overruled"] += 1
+    parts = [text for key, text in (
+        ("unsure", f"for the {said['unsure']} line(s) CLD2 could not place"),
+        ("own", f"for the {said['own']} line(s) CLD2 read as {lang} that it reads as a language CLD2 does not know"),
+        ("own, known", f"for the {said['own, known']} line(s) CLD2 read as {lang} that it reads as another language "
+                       "CLD2 knows"),
+        ("confirmed", f"confirming {said['confirmed']} line(s) CLD2 read as another language"),
+        ("overruled", f"reading {said['overruled']} line(s) CLD2 read as another language as {lang}")) if said[key]]
+    how = "CLD2, and the n-gram identifier " + (
+        ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else
+        parts[0] if parts else "as a second opinion (it changed no reading)")
+    return found, by_ngram, how
+
+
+#: on a line CLD2 reliably reads as another language than the side's, the n-gram identifier's reading of another
+#: language confirms it — the line is noise however often its language recurs on the side — when that reading beats
+#: the best of the side's own language(s) by more than this many nats. Chosen on udhr-all:dev with
+#: benchmarks/neighbour_filter.py: the largest margin tried (0, 20, 40, 60, 80) at which as many neighbouring-language
+#: translations were removed as at 0 (docs/experiments/langid.md)
+CONFIRM_MARGIN = 60.0
 
 
 def _bundled():
@@ -212,8 +294,11 @@ def knows(model, lang: str | None) -> bool:
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
               keep: np.ndarray, notes: list[str], own_words: float, readings: float, majority: float,
               vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), identifier=None,
-              margin: float = NGRAM_MARGIN) -> tuple[np.ndarray, str]:
+              margin: float | None = None, confirm: float | None = None) -> tuple[np.ndarray, str]:
     from xlsent.data.langid import detect, detectable_macros, macro, script
+
+    margin = NGRAM_MARGIN if margin is None else margin
+    confirm = CONFIRM_MARGIN if confirm is None else confirm
 
     drop = np.zeros(len(src), dtype=bool)
     parts = []
@@ -239,22 +324,11 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             found = [d.lang and macro(d.lang) if d is not None and d.reliable else None for d in found]
             identifier = identifier or _bundled()
             if knows(identifier, lang):
-                # a line CLD2 cannot place (in a language it does not know, mostly) goes to the n-gram identifier;
-                # so does a line CLD2 reads as the side's own, where a language CLD2 cannot name (a neighbour it
-                # does not know: Tumbuka in a Chichewa file) beats it by the margin
-                unsure = np.array([k and f is None for f, k in zip(found, keep)], dtype=bool)
-                asked = np.array([k and f in (None, lang) for f, k in zip(found, keep)], dtype=bool)
-                second = _ngram_readings(identifier, texts, asked, lang, margin)
-                cld2 = detectable_macros()
-                by_ngram = unsure | np.array([a and f == lang and g not in (None, lang) and g not in cld2
-                                              for a, f, g in zip(asked, found, second)], dtype=bool)
-                found = [g if b else f for f, g, b in zip(found, second, by_ngram)]
-                extra = int(by_ngram.sum() - unsure.sum())
-                said = ([f"for the {int(unsure.sum())} line(s) CLD2 could not place"] if unsure.any() else []) + (
-                    [f"for the {extra} line(s) CLD2 read as {lang} that it reads as a language CLD2 does not know"]
-                    if extra else [])
-                how = "CLD2, and the n-gram identifier " + (" and ".join(said) if said else
-                                                             "as a second opinion (it changed no reading)")
+                # the n-gram identifier's second opinion on every line (_second_opinion): on the lines CLD2 cannot
+                # place, on those it reads as the side's own (a neighbour it does not know: Tumbuka in a Chichewa
+                # file) and on those it reads as another language (a neighbour it knows, recurring: Galician in a
+                # Spanish file — or the side's own language misread: Rundi as Kinyarwanda)
+                found, by_ngram, how = _second_opinion(identifier, texts, keep, lang, found, margin, confirm, other)
         else:
             identifier = identifier or _bundled()
             judge = how = "the n-gram identifier" if knows(identifier, lang) else None
@@ -272,9 +346,9 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         # often it recurs (a crawl's text in the neighbouring language is exactly that) — but the other side's, on a
         # majority; CLD2 reads languages it does not know as relatives, so for it a recurring reading is the side's
         ngram = judge == "the n-gram identifier"
-        # the n-gram identifier's readings on a CLD2 side are taken as the side's only on a majority: most of the
-        # side in a language CLD2 does not know is a side declared as its relative (Kabuverdianu declared pt), not
-        # noise; less of it is the neighbour's text, noise however often it recurs
+        # the n-gram identifier's readings on a CLD2 side (with those of CLD2 it confirms) are taken as the side's
+        # only on a majority: most of the side in another language is a side declared as its relative (Kabuverdianu
+        # or Galician declared pt), not noise; less of it is the neighbour's text, noise however often it recurs
         second = Counter(f for f, b in zip(found, by_ngram) if f and b and not ngram and f != lang)
         for found_lang, count in second.items():
             if count >= readings * lines:
@@ -282,8 +356,9 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
                 taken = count >= majority * lines
                 if taken:
                     accepted.add(found_lang)
+                unknown = ", a language CLD2 does not know," if found_lang not in detectable_macros() else ","
                 notes.append(f"language: the n-gram identifier reads {count / lines:.0%} of the {side}'s lines as "
-                             f"{found_lang}, a language CLD2 does not know, not the declared {lang} — " + (
+                             f"{found_lang}{unknown} not the declared {lang} — " + (
                                  "taken as the side's (most of it)" if taken else "those lines are removed")
                              + f"; if that is your text's language, declare it ({flag} {found_lang})")
         for found_lang, count in Counter(f for f, b in zip(found, by_ngram) if f and not (b and not ngram)).items():
@@ -327,8 +402,8 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
                         filters: Sequence[str] = NOISE_FILTERS, max_z: float = MAX_Z, min_rows_for_ratio: int = 30,
                         own_words: float = 0.5, readings: float = 0.1, majority: float = 0.5,
                         vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), truncated: tuple[float, float] = (CUT_Z, 0.9),
-                        examples: int = 3, identifier=None, margin: float = NGRAM_MARGIN
-                        ) -> tuple[np.ndarray, NoiseReport]:
+                        examples: int = 3, identifier=None, margin: float | None = None,
+                        confirm: float | None = None) -> tuple[np.ndarray, NoiseReport]:
     """A keep-mask over the pairs and what each filter removed. ``langs``: the sides' normalised codes
     (:func:`xlsent.data.langid.language_code`), None where unknown; ``identifier``: the n-gram identifier for the
     languages CLD2 does not know (default: the bundled one, :func:`xlsent.data.identify.bundled_identifier`; one
@@ -348,7 +423,7 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
 
     if "language" in filters:
         drop, why = _language(src, tgt, langs, keep, notes, own_words, readings, majority, vocabulary, identifier,
-                              margin)
+                              margin, confirm)
         record("language", drop, why)
     norm_s = norm_t = None
     if "copy" in filters or "near-duplicate" in filters:
