@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from xlsent.api._common import Note, at_least, choice, output_folder, parse_filters, parse_threshold
 from xlsent.utils.errors import XlsentError, named
+
+if TYPE_CHECKING:
+    from xlsent.recipes.bootstrap import BootstrapResult
 
 #: what a bootstrap passes on to :func:`xlsent.mine` each round (``mining=`` keys, ``xlsent train bootstrap``'s
 #: mining options)
@@ -24,7 +27,7 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
               filters: str | Sequence[str] = "default", learn: Mapping[str, str | Path] | None = None,
               mining: Mapping[str, Any] | None = None, holdout: float = 0.2, config: str | Path | None = None,
               preset: str | None = None, engine: Any = None, device: str = "auto", on_note: Note = None,
-              console: Any = None):
+              console: Any = None) -> "BootstrapResult":
     """Grow a model from a few translated pairs and plain text in both languages: adapt on the seed, then rounds of
     mining the texts with the round's model, cleaning the pairs and adapting again on the seed plus what was mined;
     the round that retrieves the held-out seed pairs best among every plain line is the model (LASER3's and

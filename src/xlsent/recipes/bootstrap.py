@@ -271,9 +271,12 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
                 stopped = f"round {r} kept no pairs: nothing to train the next round on"
         record.update(rounds=rounds, stopped=stopped, best_round=best["round"])
         write_json_atomic(record_path, record)
-        if not stopped and estimate:
+        if not stopped and estimate:  # priced again from this round's own times: the mining, a step of training
             left = settings.rounds - r
-            per_round = estimate["encode_s"] + estimate["train_s_per_step"] * training_steps(len(seed_train) + len(kept), adapt_cfg)
+            n_trained = len(seed_train) + len(mined)
+            per_step = t_train / max(1, training_steps(n_trained, adapt_cfg))
+            per_round = entry["seconds"]["harvest_and_score"] + per_step * training_steps(len(seed_train) + len(kept),
+                                                                                          adapt_cfg)
             note(f"bootstrap: at most {left} more round(s), about {_minutes(left * per_round)} "
                  f"({_minutes(per_round)} each with {len(kept):,} mined pairs)")
         mined = kept
