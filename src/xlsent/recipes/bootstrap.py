@@ -261,8 +261,11 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
              f"{_funnel(counts)}; {_minutes(time.perf_counter() - t0)}")
         rounds.append(entry)
         if best is not None and not beats(entry["key"], best["key"]):
-            stopped = (f"round {r} did not beat round {best['round']} on the held-out pairs "
-                       f"({entry['held_out']['p_at_1']:.3f} ≤ {best['held_out']['p_at_1']:.3f}): stopped")
+            same = entry["key"][0] == best["key"][0]
+            stopped = (f"round {r} did not beat round {best['round']} on the held-out pairs (P@1 "
+                       f"{entry['held_out']['p_at_1']:.3f} against {best['held_out']['p_at_1']:.3f}"
+                       + (f"; gap {entry['key'][1]:.3f} against {best['key'][1]:.3f}, wider by less than {GAP_MIN}"
+                          if same else "") + "): stopped")
         else:
             best = entry
             if r >= settings.rounds:
