@@ -220,7 +220,10 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
 
     rounds: list[dict] = record["rounds"]
     estimate = record.get("estimate") or {}
-    best = max(rounds, key=lambda x: tuple(x["key"])) if rounds else None
+    best = None
+    for done in rounds:  # the best finished round, by the stop rule's own comparison
+        if best is None or beats(done["key"], best["key"]):
+            best = done
     stopped = record.get("stopped", "")
     r = len(rounds)
     mined: list[tuple[float, str, str]] = []
