@@ -177,6 +177,7 @@ def bootstrap_rounds_png(rounds: list[dict], best: int, title: str = "") -> byte
     at = [i for i, r in enumerate(rounds) if r["round"] == best]
     if at:
         ax.plot(x[at], y[at], "o", ms=14, mfc="none", mec="tab:blue", label="the output model")
+    ax.set_ylim(max(0.0, float(min(lo.min(), y.min())) - 0.05), 1.01)  # P@1 never above 1
     ax.set_zorder(bars.get_zorder() + 1)
     ax.patch.set_visible(False)
     ax.set_xticks(x)
