@@ -138,7 +138,7 @@ def _read_seed(path, src_lang, tgt_lang) -> tuple[list[tuple[str, str]], tuple[s
     from xlsent.data.pairs import detected_languages, load_pairs
 
     loaded = load_pairs(str(path))
-    ds = loaded.dataset
+    ds: Any = loaded.dataset
     found = detected_languages(ds)[:2] if len(ds) else ("", "")
     codes = []
     for code, option, default in ((src_lang, "src_lang", found[0]), (tgt_lang, "tgt_lang", found[1])):
