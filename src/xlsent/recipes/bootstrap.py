@@ -53,6 +53,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from xlsent.mining.mine import write_pairs_tsv
 from xlsent.recipes._common import say
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
@@ -161,13 +162,6 @@ def _write_pairs(path: Path, rows: list[tuple[str, str]], langs: tuple[str, str]
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _write_scored(path: Path, pairs: list[tuple[float, str, str]]) -> None:
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for score, s, t in pairs:
-                f.write(f"{score:.6f}\t{s}\t{t}\n")
-
-
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
@@ -248,7 +242,7 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
             note(f"round {r}: {line}")
         kept = [p for p in harvest.pairs if normalize_text(p[1]) not in held_src and normalize_text(p[2]) not in held_tgt]
         counts = {**harvest.counts, "held_out_sentences": len(harvest.pairs) - len(kept), "kept": len(kept)}
-        _write_scored(folder / "pairs.tsv", kept)
+        write_pairs_tsv(folder / "pairs.tsv", kept)  # mine's own format: score, src, tgt
         src_vec = steps.encode(str(model), held_src_texts, "src")
         tgt_vec = steps.encode(str(model), held_tgt_texts, "tgt")
         score = pool_retrieval(src_vec, tgt_vec, held_src_texts, held_tgt_texts, harvest.src_pool, harvest.tgt_pool)
