@@ -30,7 +30,10 @@ sentences' lists: what the automatic cut is handed), gold or not, what kind of l
 ``--cache`` (``runs/mining-cut/``), so a rerun reads them and mines nothing. For each set it prints the candidates,
 the automatic cut (``xlsent.mining.threshold.auto_threshold`` as ``xlsent mine`` calls it) with its F1, precision
 and recall against the gold, the best cut (an oracle: the threshold with the highest F1 against the gold) and the
-gap between them in F1 points.
+gap between them in F1 points. ``--known 20,60``: the same for the cut anchored on that many known pairs (what
+``xlsent train bootstrap`` gives ``xlsent.mine``: its 20 or 60 held-out seed pairs), drawn ``--draws`` times from the
+gold candidates — a draw of gold *candidates* (pairs the mining found), where bootstrap scores its held-out pairs
+whether or not the mining would have found them.
 """
 
 from __future__ import annotations
@@ -353,6 +356,24 @@ def evaluate(name: str, cand: dict[str, np.ndarray]) -> dict:
             "best_threshold": best_t, "best_f1": best_f1, "gap_points": 100 * (best_f1 - f1)}
 
 
+def anchored(cand: dict[str, np.ndarray], n_known: int, draws: int, seed: int = 0) -> dict | None:
+    """The cut anchored on ``n_known`` known pairs (``xlsent.mine(..., known_pairs=…)``, which bootstrap gives its
+    held-out seed pairs): ``draws`` times, ``n_known`` of the gold candidates are drawn as the known pairs and their
+    scores anchor the cut; the F1 gap to the best cut, mean and largest over the draws. None where the set has too
+    few gold candidates to draw them and leave most to find."""
+    from xlsent.mining.threshold import anchored_threshold
+
+    score, gold, n_gold = cand["score"], cand["gold"], int(cand["n_gold"])
+    rows = np.flatnonzero(gold)
+    if len(rows) < 2 * n_known:
+        return None
+    _, best_f1 = best_cut(score, gold, n_gold)
+    rng = np.random.default_rng(seed)
+    gaps = [100 * (best_f1 - f1_at(score, gold, n_gold, anchored_threshold(
+        score, cand["decoy"], score[rng.choice(rows, n_known, replace=False)]).threshold)[0]) for _ in range(draws)]
+    return {"known": n_known, "draws": draws, "gap_mean": float(np.mean(gaps)), "gap_max": float(np.max(gaps))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="dev", choices=("dev", "test"))
@@ -360,7 +381,11 @@ def main() -> None:
     ap.add_argument("--cache", default=str(ROOT / "runs" / "mining-cut"), help="candidate lists, mined once")
     ap.add_argument("--json", default="", help="also write every figure here")
     ap.add_argument("--sets", default="", help="only these sets, comma-separated (e.g. bible,udhr:ind)")
+    ap.add_argument("--known", default="20,60", help="the cut anchored on this many known pairs (bootstrap's "
+                    "held-out seed pairs at 100 and 300 seed pairs), comma-separated; '' for none")
+    ap.add_argument("--draws", type=int, default=20, help="draws of the known pairs a set")
     args = ap.parse_args()
+    known = [int(x) for x in args.known.split(",") if x]
 
     t0 = time.perf_counter()
     rows = []
@@ -368,6 +393,7 @@ def main() -> None:
         t = time.perf_counter()
         cand = candidates(name, c, args.split, args.model, Path(args.cache))
         row = evaluate(name, cand)
+        row["anchored"] = [a for a in (anchored(cand, n, args.draws) for n in known) if a]
         row["note"] = getattr(c, "note", "")
         row["seconds"] = round(time.perf_counter() - t, 1)
         rows.append(row)
@@ -384,6 +410,15 @@ def main() -> None:
     worst = max(r["gap_points"] for r in rows)
     print(f"\nlargest gap {worst:.1f} points; mean {np.mean([r['gap_points'] for r in rows]):.1f}; "
           f"{time.perf_counter() - t0:.0f} s")
+    if known:
+        print(f"\nanchored on known pairs (gold candidates drawn as the known ones, {args.draws} draws; sets with at "
+              "least twice as many gold candidates): F1 gap to the best cut, mean / largest over the draws\n")
+        print("| set | unanchored gap | " + " | ".join(f"anchored on {n}" for n in known) + " |")
+        print("|---|---|" + "---|" * len(known))
+        for r in rows:
+            by = {a["known"]: f"{a['gap_mean']:.1f} / {a['gap_max']:.1f}" for a in r["anchored"]}
+            if by:
+                print(f"| {r['set']} | {r['gap_points']:.1f} | " + " | ".join(by.get(n, "–") for n in known) + " |")
     print("command: python benchmarks/mining_cut.py " + " ".join(sys.argv[1:]))
     if args.json:
         Path(args.json).write_text(json.dumps({"split": args.split, "model": args.model, "sets": rows}, indent=1))

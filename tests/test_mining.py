@@ -1038,3 +1038,80 @@ def test_a_gpu_search_sends_each_index_where_faiss_can_scan_it(tmp_path, monkeyp
     finally:
         ix.use_gpu_search(None)
         ix._gpu["resources"] = None
+
+
+def test_known_pairs_are_scored_as_if_both_sentences_were_lines_of_the_pool(tmp_path):
+    """``MiningJob.known_margins``: a known pair's margin, each sentence's k nearest taken over the other side's
+    stored lines and its own partner, against the same computation by hand — plain and centered."""
+    from xlsent.similarity import unit
+
+    rng = np.random.default_rng(3)
+    d = 12
+    src = unit(rng.normal(size=(90, d))).astype(np.float32)
+    tgt = unit(rng.normal(size=(70, d)) + 2.0).astype(np.float32)  # a side offset: centering moves the scores
+    x = unit(rng.normal(size=(15, d))).astype(np.float32)
+    y = unit(x + 0.3 * rng.normal(size=(15, d))).astype(np.float32)
+
+    def by_hand(src, tgt, x, y, k):
+        out = []
+        for xi, yi in zip(x, y):
+            own = float(xi @ yi)
+            mx = np.sort(np.r_[tgt @ xi, own])[::-1][:k].mean()
+            my = np.sort(np.r_[src @ yi, own])[::-1][:k].mean()
+            out.append(own / ((mx + my) / 2))
+        return np.array(out)
+
+    for center in (False, True):
+        cfg = MineConfig(shard_size=32, threshold=None, center=center, dtype="float32", k=4)
+        job = MiningJob.from_embeddings(tmp_path / f"c{center}", src, tgt, cfg)
+        got = job.known_margins(x, y)
+        if center:
+            s_mean, t_mean = src.mean(0), tgt.mean(0)
+            want = by_hand(unit(src - s_mean), unit(tgt - t_mean), unit(x - s_mean), unit(y - t_mean), 4)
+        else:
+            want = by_hand(src, tgt, x, y, 4)
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_the_auto_cut_anchored_on_known_pairs():
+    """Known translations scored in the pool anchor ``--threshold auto``: the cut lands near the F1-best on a
+    corpus that is a fifth translations, it follows where the known pairs score (higher-scoring known pairs, a
+    higher cut), and with fewer than ANCHOR_MIN known pairs the unanchored cut stands, said in its note."""
+    from xlsent.mining.threshold import ANCHOR_MIN, anchored_threshold, auto_threshold
+
+    def f1_at(scores, gold, threshold):
+        kept = np.ones(len(scores), bool) if threshold is None else scores >= threshold
+        return 2 * (gold & kept).sum() / (kept.sum() + gold.sum())
+
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        wrong, right = rng.normal(1.000, 0.006, 1200), rng.normal(1.022, 0.008, 300)
+        decoys = np.r_[wrong - rng.gamma(1.5, 0.002, 1200), rng.normal(0.999, 0.005, 300)]
+        scores, gold = np.r_[wrong, right], np.r_[np.zeros(1200, bool), np.ones(300, bool)]
+        order = np.argsort(-scores)
+        best = (2 * np.cumsum(gold[order]) / (np.arange(1, 1501) + 300)).max()
+        known = rng.choice(right, 20, replace=False)
+        plain, anchored = auto_threshold(scores, decoys), anchored_threshold(scores, decoys, known)
+        assert anchored.method == "anchored" and "20 known pairs" in anchored.note
+        assert anchored.to_dict()["method"] == "auto (anchored, expected-F1 cut)"
+        assert best - f1_at(scores, gold, anchored.threshold) < 0.03, (seed, best, anchored)
+        up = anchored_threshold(scores, decoys, known + 0.008).threshold
+        down = anchored_threshold(scores, decoys, known - 0.008).threshold
+        assert down < anchored.threshold < up
+        few = anchored_threshold(scores, decoys, known[: ANCHOR_MIN - 1])
+        assert few.threshold == plain.threshold and "not anchored" in few.note
+
+
+def test_mine_takes_known_pairs_and_checks_them_before_the_model_loads(tiny_model, tmp_path):
+    import xlsent
+
+    src, tgt, gold = _corpus(n_gold=150, n_other=150, seed=4)
+    known = [(s, s) for s in sorted(gold)[:12]]
+    r = xlsent.mine(src, tgt, model=str(tiny_model), threshold="auto", filters="none", known_pairs=known,
+                    workdir=tmp_path / "w")
+    sel = r.summary["selection"]
+    assert sel["known_pairs"]["pairs"] == 12
+    assert sel["auto_threshold"]["method"] == "auto (anchored, expected-F1 cut)"
+    for bad, says in (([("a", "")], "item 1"), (["ab"], "item 1"), ([("a", "b\nc")], "line break")):
+        with pytest.raises(XlsentError, match=says):
+            xlsent.mine(src, tgt, model="/no/such/model", known_pairs=bad)

@@ -116,6 +116,10 @@ def test_bootstrap_end_to_end(tiny_model, tmp_path):
     r0 = res.rounds[0]
     assert r0["counts"]["held_out_sentences"] == 15 and r0["counts"]["kept"] == len(pairs)
     assert r0["trained_on"] == {"seed": 15, "mined": 0}
+    mined = json.loads((out / "round-0" / "mine.json").read_text(encoding="utf-8"))["selection"]
+    assert mined["known_pairs"]["pairs"] == 15  # the automatic cut anchored on the held-out pairs
+    assert mined["auto_threshold"]["method"] == "auto (anchored, expected-F1 cut)"
+    assert any("anchored on the held-out pairs" in n for n in notes)
     # copies are found by any model: every round scores P@1 1.0, so round 1 does not beat round 0 and stops the loop
     assert r0["held_out"]["p_at_1"] == 1.0
     n_src, n_tgt = (len(set((data["folder"] / f).read_text(encoding="utf-8").splitlines())) for f in ("src.txt", "tgt.txt"))
@@ -168,11 +172,11 @@ def test_a_killed_run_resumes_after_its_last_round(tiny_model, tmp_path, monkeyp
     def dies_in_round_1(*a, **k):
         harvest = real(*a, **k)
 
-        def h(model, folder):
+        def h(model, folder, known):
             calls["n"] += 1
             if calls["n"] == 2:
                 raise KeyboardInterrupt  # killed during round 1's mining
-            return harvest(model, folder)
+            return harvest(model, folder, known)
         return h
 
     monkeypatch.setattr(api, "_mining", dies_in_round_1)

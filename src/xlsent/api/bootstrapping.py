@@ -273,12 +273,12 @@ def _mining(src_texts, tgt_texts, langs, opts, engine, console):
     from xlsent.recipes.bootstrap import Harvest
     from xlsent.utils.io import write_json_atomic
 
-    def harvest(model: str, folder: Path) -> Harvest:
+    def harvest(model: str, folder: Path, known: list[tuple[str, str]]) -> Harvest:
         work = folder / "mine.work"
         notes: list[str] = []
         res = mine(src_texts, tgt_texts, model=model, workdir=work, src_lang=langs[0] or None,
                    tgt_lang=langs[1] or None, engine=engine, on_note=notes.append, console=console,
-                   show_progress_bar=console is not None, **opts)
+                   show_progress_bar=console is not None, known_pairs=known, **opts)
         s = res.summary
         write_json_atomic(folder / "mine.json", {**s, "pairs_kept": len(res.pairs)})
         sel, nf = s["selection"], s.get("noise_filters") or {}
@@ -290,7 +290,9 @@ def _mining(src_texts, tgt_texts, langs, opts, engine, console):
         auto = sel.get("auto_threshold")
         if auto:
             counts["cut"] = auto.get("threshold")
-            notes.append(f"the automatic cut: {auto['threshold']:.4f}" if auto.get("threshold") is not None
+            how = "anchored on the held-out pairs" if auto.get("method", "").startswith("auto (anchored") else ""
+            notes.append(f"the automatic cut{', ' + how if how else ''}: {auto['threshold']:.4f}"
+                         if auto.get("threshold") is not None
                          else f"the automatic cut kept every candidate ({auto.get('note', '')})")
         def shards(side: str):  # one stored shard at a time, as float32
             store = EmbeddingStore.open(work / side)
@@ -316,7 +318,7 @@ def _aligning(src_texts, tgt_texts, langs, opts, encode):
     docs = _document_pairs(src_texts, tgt_texts, langs, opts.get("splitter", "auto"))
     kinds = [] if opts.get("filters") == "none" else list(opts.get("filters") or [])
 
-    def harvest(model: str, folder: Path) -> Harvest:
+    def harvest(model: str, folder: Path, known: list[tuple[str, str]]) -> Harvest:  # noqa: ARG001 (aligned: no cut)
         pairs, skipped = [], []
         for name, s, t in docs:
             try:

@@ -31,8 +31,9 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          splitter: str = "auto", learn: Mapping[str, str | Path] | None = None,
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
          truncate_dim: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
-         index_groups: int = 1, engine: Any = None, on_note: Note = None, console: Any = None,
-         show_progress_bar: bool | None = None, **old: Any) -> "MineResult":
+         index_groups: int = 1, known_pairs: Sequence[tuple[str, str]] | None = None, engine: Any = None,
+         on_note: Note = None, console: Any = None, show_progress_bar: bool | None = None,
+         **old: Any) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
 
     Args:
@@ -119,6 +120,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                           "(binary IVF), 'exact' or 'auto', not 'ivfpq'")
     choice(splitter, SPLITTERS, "splitter")
     cut = parse_threshold(threshold)
+    known = _known_pairs(known_pairs)
     kinds = parse_filters(filters)
     for code, option in ((src_lang, "src_lang"), (tgt_lang, "tgt_lang")):
         if code:
@@ -201,7 +203,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                          console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
                          tgt_lang=tgt_lang, engine=engine,
                          encoder_settings=EncoderSettings(str(model), backend, threads, device, dtype, dimensions),
-                         noise_filters=kinds, search_gpu=gpu, identifier=identifier)
+                         noise_filters=kinds, search_gpu=gpu, identifier=identifier, known_pairs=known)
     finally:
         if scratch is not None:
             scratch.cleanup()
@@ -219,6 +221,22 @@ FILTER_PRESETS = {None: {"min_words": 0, "special_pattern": "markup", "top": 0},
                   "paper": {"min_words": 5, "special_pattern": "paper", "top": 2016}}
 #: the share of a file the filters may remove before a warning says so
 WARN_REMOVED_SHARE = 0.10
+
+
+def _known_pairs(pairs) -> tuple[list[str], list[str]] | None:
+    """``known_pairs`` checked (before the model loads): pairs of two non-empty one-line texts."""
+    if pairs is None:
+        return None
+    src, tgt = [], []
+    for i, pair in enumerate(pairs, 1):
+        if isinstance(pair, (str, bytes)) or len(pair) != 2 or not all(isinstance(x, str) and x.strip() for x in pair):
+            raise XlsentError(f"known_pairs: item {i} is not a (source, target) pair of non-empty texts — give "
+                              "[(src, tgt), …]")
+        if any("\n" in x or "\r" in x for x in pair):
+            raise XlsentError(f"known_pairs: item {i} holds a line break — give one sentence a side")
+        src.append(pair[0].strip())
+        tgt.append(pair[1].strip())
+    return src, tgt
 
 
 def _taught_identifier(learn, kinds):

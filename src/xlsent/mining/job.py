@@ -42,6 +42,7 @@ from xlsent.mining.margin import select_from_candidates
 from xlsent.mining.store import EmbeddingStore, StoreSpec
 from xlsent.mining.inputs import SideInput, deduplicate
 from xlsent.mining.tasks import EncodeTask, FillTask, MergeTask, ScoreTask, SearchTask, load_candidates
+from xlsent.similarity import margin
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -316,13 +317,35 @@ class MiningJob:
                 timings[step] += time.perf_counter() - t0
         return timings
 
-    def select(self, counts: dict | None = None, threshold: float | str | None = "config"):
+    def select(self, counts: dict | None = None, threshold: float | str | None = "config",
+               known: np.ndarray | None = None):
         """Score the search results and select pairs (``counts`` receives what each step removed);
-        ``threshold`` replaces the config's (``None`` = every one-to-one candidate)."""
+        ``threshold`` replaces the config's (``None`` = every one-to-one candidate); ``known``: margin scores
+        of known translations (:meth:`known_margins`) that anchor an ``"auto"`` cut."""
         from xlsent.mining.engine import LocalEngine
 
         LocalEngine().compute(self.score_tasks(), lambda: None)  # any map step not run yet (e.g. a new margin)
         c = self.cfg
         cut = c.threshold if threshold == "config" else threshold
         return select_from_candidates(load_candidates(self.score_paths("fwd")), load_candidates(self.score_paths("bwd")),
-                                      c.mode, cut, c.dedupe, counts)
+                                      c.mode, cut, c.dedupe, counts, known)
+
+    def known_margins(self, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+        """The margin score of each known translation pair ``(src[i], tgt[i])`` (L2-normalised rows of this job's
+        model) as if both sentences were lines of this job's sides: each one's ``k`` nearest neighbours are taken
+        over the other side's stored lines and its own partner (exactly, one stored shard at a time), the
+        config's margin and centering as mining uses them."""
+        stores = {"src": self._view(self.src), "tgt": self._view(self.tgt)}
+        src, tgt = stores["src"].view(src), stores["tgt"].view(tgt)  # centered as the stores are read
+        own = np.einsum("ij,ij->i", src, tgt)
+
+        def top_k(queries: np.ndarray, store: EmbeddingStore) -> np.ndarray:
+            best = own[:, None]
+            for i in range(store.n_shards):
+                sims = queries @ np.asarray(store.shard(i), dtype=np.float32).T
+                both = np.concatenate([best, sims], axis=1)
+                k = min(self.cfg.k, both.shape[1])
+                best = -np.partition(-both, k - 1, axis=1)[:, :k]
+            return best.mean(axis=1)
+
+        return margin(own, (top_k(src, stores["tgt"]) + top_k(tgt, stores["src"])) / 2, self.cfg.margin)

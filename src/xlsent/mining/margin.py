@@ -104,9 +104,12 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
 
 
 def select_from_candidates(fwd: Candidates, bwd: Candidates, mode: str = "max", threshold: float | str | None = None,
-                           dedupe: bool = True, counts: dict | None = None) -> MinedPairs:
+                           dedupe: bool = True, counts: dict | None = None,
+                           known: np.ndarray | None = None) -> MinedPairs:
     """The reduce step of the selection, in one process: both directions' best candidates (every row, in row
-    order) → pairs, thresholded and made one-to-one (see :func:`select_pairs`)."""
+    order) → pairs, thresholded and made one-to-one (see :func:`select_pairs`). ``known``: the margin scores of
+    pairs known to be translations, scored in the same pool — the ``"auto"`` cut is anchored on them
+    (:func:`xlsent.mining.threshold.anchored_threshold`)."""
     counts = counts if counts is not None else {}
     if mode not in MODES:
         raise XlsentError(f"unknown mining mode '{mode}': use one of {', '.join(MODES)}")
@@ -137,11 +140,11 @@ def select_from_candidates(fwd: Candidates, bwd: Candidates, mode: str = "max", 
     else:
         pairs = pairs.take(np.argsort(-pairs.score, kind="stable"))
     if threshold == "auto":
-        from xlsent.mining.threshold import auto_threshold
+        from xlsent.mining.threshold import anchored_threshold, auto_threshold
 
         # each pair's decoy: the runner-up of its source's or its target's list, the larger (a non-translation)
         decoys = np.maximum(fwd.second[pairs.src], bwd.second[pairs.tgt])
-        est = auto_threshold(pairs.score, decoys)
+        est = auto_threshold(pairs.score, decoys) if known is None else anchored_threshold(pairs.score, decoys, known)
         counts["auto_threshold"] = est.to_dict()
         if est.threshold is not None:
             n = len(pairs)

@@ -6,6 +6,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from xlsent.data.documents import Document, clean, load_documents
 from xlsent.data.readers import ReadReport, read_sentences, unique_sentences
 from xlsent.data.splitting import split_sentences
@@ -86,14 +88,16 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
          cfg: MineConfig, encoder=None, overwrite: bool = False, console=None, show_progress: bool = True,
          inputs: dict | None = None, src_lang: str = "", tgt_lang: str = "", engine=None,
          encoder_settings=None, noise_filters: tuple[str, ...] = (), search_gpu: int | None = None,
-         identifier=None) -> MineResult:
+         identifier=None, known_pairs: tuple[list[str], list[str]] | None = None) -> MineResult:
     """Run (or resume) a mining job and select pairs. ``src``/``tgt``: sentences, or an input file de-duplicated
     by :func:`xlsent.mining.job.open_input`; ``encoder`` default: the model by name; ``engine``: where the tasks
     run, :mod:`xlsent.mining.engine`, default here; ``noise_filters``: applied to the selected pairs
     (:mod:`xlsent.data.noise_filters`; the language filter checks ``src_lang``/``tgt_lang``, else each side's
     language detected from the pairs; ``identifier``: its n-gram identifier, default the bundled one);
     ``search_gpu``: without an engine, the GPU faiss searches on here (None: the CPU;
-    :func:`xlsent.mining.index.gpu_search`)."""
+    :func:`xlsent.mining.index.gpu_search`); ``known_pairs``: (sources, targets) known to translate each other,
+    encoded here and scored in the job's pool (:meth:`MiningJob.known_margins`) — an ``"auto"`` cut is anchored
+    on them (:func:`xlsent.mining.threshold.anchored_threshold`)."""
     t0 = time.perf_counter()
     job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
                     tgt_lang=tgt_lang)
@@ -104,7 +108,13 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
     timings = job.run(console, show_progress, engine, encoder_settings)
     t = time.perf_counter()
     counts: dict = {}
-    mined = job.select(counts)
+    known = None
+    if known_pairs is not None and len(known_pairs[0]):
+        enc = job.encoder.replace(normalize=True, batch_size=cfg.batch_size, show_progress=False, memo=False)
+        known = job.known_margins(enc.encode(list(known_pairs[0]), src_lang or None),
+                                  enc.encode(list(known_pairs[1]), tgt_lang or None))
+        counts["known_pairs"] = {"pairs": len(known), "median_score": float(np.median(known))}
+    mined = job.select(counts, known=known)
     timings["select_s"] = time.perf_counter() - t
     pairs = list(zip(mined.score.astype(float).tolist(), job.texts("src", mined.src), job.texts("tgt", mined.tgt)))
     filtered = None

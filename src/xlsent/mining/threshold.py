@@ -38,6 +38,20 @@ On isiZulu it estimated π₀ close to the truth and matched the dev-tuned cut's
 one, and over thousands of candidates that bias dominates (on the Bible it underestimated π₀ and cut far too
 low). Figures: ``docs/experiments/bitext-mining.md``.
 
+**Anchored on known pairs** (:func:`anchored_threshold`: ``xlsent.mine(..., known_pairs=…)``, which
+``xlsent train bootstrap`` gives its held-out seed pairs). A few pairs known to be translations, each scored with the
+same margin in the same pool (:meth:`xlsent.mining.job.MiningJob.known_margins`), show where translations score.
+A Gaussian fitted to their scores is held fixed as the translations' component while EM fits the other candidates'
+(one Gaussian, and the share of translations, bounded below by the share of candidates scoring above the known
+pairs' median — without that bound the free component swallowed the translations on a set where most candidates are
+translations) — a positive–unlabelled mixture. The cut is :data:`ANCHOR_WEIGHT` (¾) of the way from the unanchored
+cut above to this mixture's expected-F1 cut. Chosen on the development mining sets of ``benchmarks/mining_cut.py``
+(20 draws each of 20 and of 60 gold pairs as the known ones; sets of 200 candidates or more): the unanchored cut was
+0.4–4.1 F1 points below the best cut; the anchored mixture's own cut 0.6–2.1 on average (its worst draw 6.1); ¾ of
+the way 0.6–1.6 (worst draw 4.8); half of the way 0.6–2.0 (``docs/experiments/bitext-mining.md``, "Anchored on
+known pairs"). With fewer than :data:`ANCHOR_MIN` known pairs
+the unanchored cut stands.
+
 Under :data:`MIN_CANDIDATES` (20) candidates nothing is estimated and all are kept; the ``note``
 of every estimate says which rule made the cut and why.
 """
@@ -50,6 +64,8 @@ import numpy as np
 
 MIN_CANDIDATES = 20
 BIC_MIN_CANDIDATES = 200  # from here on BIC can tell one population from two
+ANCHOR_MIN = 10  # known pairs needed to anchor the cut (fewer: their Gaussian is a guess)
+ANCHOR_WEIGHT = 0.75  # the anchored cut's share of the final cut (the rest: the unanchored one); dev-chosen
 
 
 @dataclass
@@ -59,7 +75,7 @@ class AutoThreshold:
     expected_recall: float
     expected_f1: float
     share_translations: float  # estimated share of the candidates that are translations (1 − π₀)
-    method: str = "target-decoy"  # target-decoy | gaussian-mixture | none
+    method: str = "target-decoy"  # target-decoy | gaussian-mixture | anchored | none
     means: tuple[float, float] = (0.0, 0.0)  # mixture: component means, in score units (low, high)
     stds: tuple[float, float] = (0.0, 0.0)
     ashman_d: float = 0.0  # mixture: separation of the two components (> 2: bimodal)
@@ -201,3 +217,61 @@ def _joint_mixture(x: np.ndarray, d: np.ndarray, seed: int) -> AutoThreshold:
                          (float(m_lo), float(m_hi)), (float(s_lo), float(s_hi)), ashman,
                          note=f"{i + 1} of {len(xs)} candidates kept (Gaussian mixture over score and runner-up, "
                               f"{k} components by BIC; Ashman's D {ashman:.2f})")
+
+
+def anchored_threshold(scores: np.ndarray, decoys: np.ndarray | None, known: np.ndarray,
+                       seed: int = 0) -> AutoThreshold:
+    """The cut over ``scores`` (with their ``decoys``, as :func:`auto_threshold` takes them), anchored on ``known``:
+    the margin scores, in the same pool, of pairs known to be translations (see the module's docstring)."""
+    base = auto_threshold(scores, decoys, seed)
+    k = np.asarray(known, dtype=np.float64)
+    k = k[np.isfinite(k)]
+    x = np.asarray(scores, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if len(k) < ANCHOR_MIN or len(x) < MIN_CANDIDATES or base.method == "none":
+        base.note += (f"; only {len(k)} known pairs scored: the cut is not anchored (it needs {ANCHOR_MIN})"
+                      if len(k) < ANCHOR_MIN else "")
+        return base
+    post, share = _known_mixture(x, k)
+    order = np.argsort(-x, kind="stable")
+    xs = x[order]
+    tp = np.cumsum(post[order])
+    i = _best_cut(xs, tp, tp[-1])
+    own = float(xs[i])
+    unanchored = base.threshold if base.threshold is not None else float(xs[-1])
+    cut = unanchored + ANCHOR_WEIGHT * (own - unanchored)
+    n = int((x >= cut).sum())
+    kept = tp[n - 1] if n else 0.0
+    recall_known = float((k >= cut).mean())
+    return AutoThreshold(cut, float(kept / max(n, 1)), float(kept / max(tp[-1], 1e-9)),
+                         float(2 * kept / (n + tp[-1])), share, "anchored",
+                         base.means, base.stds, base.ashman_d, base.decoy_median,
+                         note=f"{n} of {len(x)} candidates kept (anchored on {len(k)} known pairs: their scores "
+                              f"{float(np.median(k)):.4f} median, {recall_known:.0%} of them at or above the cut; "
+                              f"{ANCHOR_WEIGHT:.0%} of the way from the unanchored {base.method} cut "
+                              f"{unanchored:.4f} to the known pairs' mixture cut {own:.4f})")
+
+
+def _known_mixture(x: np.ndarray, known: np.ndarray, iters: int = 300) -> tuple[np.ndarray, float]:
+    """Each candidate's posterior of being a translation, and their share: EM over ``x`` with the translations'
+    component a Gaussian fixed to the ``known`` scores, the rest one Gaussian fitted with the share."""
+    from scipy.stats import norm
+
+    m1, s1 = float(known.mean()), float(known.std(ddof=1)) or float(x.std()) or 1.0
+    f1 = norm.pdf(x, m1, s1)
+    # half the translations score above the known pairs' median: the candidates up there, if at least half of them
+    # are translations, bound the share from below — without it the free component can swallow the translations
+    floor = float((x >= np.median(known)).mean())
+    w, m0, s0 = max(0.5, floor), float(np.quantile(x, 0.25)), float(x.std()) or 1.0
+    p = np.full(len(x), w)
+    for _ in range(iters):
+        a = w * f1
+        b = (1 - w) * norm.pdf(x, m0, s0)
+        p = a / (a + b + 1e-300)
+        w = max(float(p.mean()), floor)
+        q = 1 - p
+        if q.sum() <= 1e-9:
+            break
+        m0 = float((q * x).sum() / q.sum())
+        s0 = max(float(np.sqrt((q * (x - m0) ** 2).sum() / q.sum())), 1e-6)
+    return p, w

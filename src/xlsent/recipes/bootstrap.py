@@ -103,10 +103,11 @@ class Harvest:
 @dataclass
 class Steps:
     """The steps a round calls on the layers above the recipes (given by :func:`xlsent.bootstrap`): ``harvest(model
-    folder, round folder) → Harvest`` (mining or, with documents, alignment, with the run's options) and ``encode(model
+    folder, round folder, held-out pairs) → Harvest`` (mining — its automatic cut anchored on the held-out pairs —
+    or, with documents, alignment, with the run's options) and ``encode(model
     folder, texts, side) → L2-normalised rows`` (the same encoder the harvest used)."""
 
-    harvest: Callable[[str, Path], Harvest]
+    harvest: Callable[[str, Path, list[tuple[str, str]]], Harvest]
     encode: Callable[[str, list[str], str], np.ndarray]
     train: Callable[[Path, Path, list[str]], Path]  # (pairs file, run folder, adapt overrides) → model folder
     lines: dict  # {"src": n, "tgt": n}: plain lines (before de-duplication), for the price
@@ -237,7 +238,7 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
             write_json_atomic(record_path, record)
             note(estimate["line"])
         t1 = time.perf_counter()
-        harvest = steps.harvest(str(model), folder)
+        harvest = steps.harvest(str(model), folder, held)
         for line in harvest.notes:
             note(f"round {r}: {line}")
         kept = [p for p in harvest.pairs if normalize_text(p[1]) not in held_src and normalize_text(p[2]) not in held_tgt]
