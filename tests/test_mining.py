@@ -1115,3 +1115,14 @@ def test_mine_takes_known_pairs_and_checks_them_before_the_model_loads(tiny_mode
     for bad, says in (([("a", "")], "item 1"), (["ab"], "item 1"), ([("a", "b\nc")], "line break")):
         with pytest.raises(XlsentError, match=says):
             xlsent.mine(src, tgt, model="/no/such/model", known_pairs=bad)
+    # the command: --known FILE
+    from test_cli import xlsent as cli
+
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
+    (tmp_path / "known.tsv").write_text("".join(f"{s}\t{t}\n" for s, t in known), encoding="utf-8")
+    r = cli("mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(tmp_path / "m.tsv"), "-m",
+            str(tiny_model), "--filters", "none", "--known", str(tmp_path / "known.tsv"))
+    assert r.returncode == 0, r.stderr
+    assert "anchored on 12 known pairs" in r.stderr
+    assert json.loads((tmp_path / "m.tsv.json").read_text())["selection"]["known_pairs"]["pairs"] == 12

@@ -31,7 +31,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
          splitter: str = "auto", learn: Mapping[str, str | Path] | None = None,
          overwrite: bool = False, backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
          truncate_dim: int | None = None, rescore: int = 10, search_dimensions: int | None = None,
-         index_groups: int = 1, known_pairs: Sequence[tuple[str, str]] | None = None, engine: Any = None,
+         index_groups: int = 1, known_pairs: Sequence[tuple[str, str]] | str | Path | None = None, engine: Any = None,
          on_note: Note = None, console: Any = None, show_progress_bar: bool | None = None,
          **old: Any) -> "MineResult":
     """Mine parallel sentences from two monolingual collections: LASER margin scoring, faiss search, resumable.
@@ -227,6 +227,11 @@ def _known_pairs(pairs) -> tuple[list[str], list[str]] | None:
     """``known_pairs`` checked (before the model loads): pairs of two non-empty one-line texts."""
     if pairs is None:
         return None
+    if isinstance(pairs, (str, Path)):  # a pairs file, read as every xlsent pairs file is (TSV, JSONL, …)
+        from xlsent.data.pairs import load_pairs
+
+        ds: Any = load_pairs(str(pairs)).dataset
+        pairs = list(zip(ds["src"], ds["tgt"]))
     src, tgt = [], []
     for i, pair in enumerate(pairs, 1):
         if isinstance(pair, (str, bytes)) or len(pair) != 2 or not all(isinstance(x, str) and x.strip() for x in pair):

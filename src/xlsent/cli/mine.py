@@ -30,6 +30,9 @@ def mine_command(
     threshold: str = typer.Option("auto", help="auto: a cut estimated from the score distribution (printed and "
                                   "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
                                   "scoring at least this"),
+    known: Optional[Path] = typer.Option(None, "--known", help="pairs known to translate each other (TSV "
+                                         "src<TAB>tgt or JSONL, at least 10; e.g. seed pairs the model did not train "
+                                         "on): --threshold auto is anchored on where they score in this pool"),
     dedupe: bool = typer.Option(True, help="forward/backward: each sentence in at most one pair"),
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
                                 "search and margins. Off by default: it lowered mining F1 on development data — a side's "
@@ -80,7 +83,7 @@ def mine_command(
                   shard_size=shard_size, precision=precision, memory_gib=memory_gib, batch_size=batch_size,
                   documents=documents, src_lang=src_lang, tgt_lang=tgt_lang, filters=filters, splitter=splitter,
                   overwrite=overwrite, learn=parse_learn(learn) or None, truncate_dim=dimensions, rescore=rescore, search_dimensions=search_dimensions,
-                  index_groups=index_groups, **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
+                  index_groups=index_groups, known_pairs=known, **run, on_note=lambda line: err_console.print(f"[dim]{line}[/dim]"), console=err_console,
                   show_progress_bar=True)
     summary = output.with_name(output.name + ".json")
     s = result.summary
@@ -93,6 +96,8 @@ def mine_command(
             err_console.print(f"threshold auto: {a['threshold']:.4f} (expected precision {a['expected_precision']:.2f}, "
                               f"recall {a['expected_recall']:.2f}; {a['share_translations']:.0%} of the candidates "
                               "look like translations) — --threshold none keeps all, a number fixes the cut")
+            if "known_pairs" in sel:
+                err_console.print(f"[dim]threshold auto: {escape(a['note'])}[/dim]")
     if "removed_below_threshold" in sel:
         shown = f"{sel['auto_threshold']['threshold']:.4f}" if "auto_threshold" in sel else threshold
         err_console.print(f"[dim]threshold {shown}: removed {sel['removed_below_threshold']} of "
