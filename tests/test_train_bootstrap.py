@@ -126,6 +126,8 @@ def test_bootstrap_end_to_end(tiny_model, tmp_path):
     assert r0["held_out"]["pool"] == {"src": n_src, "tgt": n_tgt} and r0["counts"]["src_lines"] == n_src
     assert len(res.rounds) == 2 and res.best_round == 0 and "did not beat round 0" in res.stopped
     assert res.rounds[1]["trained_on"] == {"seed": 15, "mined": len(pairs)}
+    cfg1 = (out / "round-1" / "run" / "config.yaml").read_text(encoding="utf-8")
+    assert f"student: {out / 'round-0' / 'run' / 'model'}" in cfg1 and f"teacher: {tiny_model}" in cfg1  # --start last
     train1 = (out / "round-1" / "train.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(train1) == 15 + len(pairs)
     rec = json.loads((out / "bootstrap.json").read_text())
@@ -197,7 +199,7 @@ def test_other_settings_into_the_same_folder_are_refused(tiny_model, tmp_path):
     data = _copies(tmp_path / "data")
     _run(data, tmp_path / "out", tiny_model, rounds=0)
     with pytest.raises(xlsent.XlsentError, match="holds a bootstrap of other inputs or settings"):
-        _run(data, tmp_path / "out", tiny_model, rounds=0, start="last")
+        _run(data, tmp_path / "out", tiny_model, rounds=0, start="base")
 
 
 def test_a_second_run_into_a_folder_in_use_is_refused_in_one_line(tiny_model, tmp_path):

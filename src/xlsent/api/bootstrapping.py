@@ -21,7 +21,7 @@ SAMPLE_LINES = 2000  # lines read from the start of each text for the checks mad
 
 
 def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Path, output: str | Path, *,
-              model: str = "e5-small", rounds: int = 3, start: str = "base",
+              model: str = "e5-small", rounds: int = 3, start: str = "last",
               settings: dict[str, Any] | list[str] | None = None, src_lang: str | None = None,
               tgt_lang: str | None = None, documents: bool = False, threshold: str | float | None = "auto",
               filters: str | Sequence[str] = "default", learn: Mapping[str, str | Path] | None = None,
@@ -44,7 +44,7 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
             mining summary). A rerun resumes; a second run into a folder in use is refused.
         model: the base model: a registered name or a local folder (a romanised or extended one too).
         rounds: mining rounds after round 0, at most (the stop rule usually ends earlier).
-        start: ``base`` (each round trains from the base model) | ``last`` (from the last round's model).
+        start: ``last`` (each round continues from the last round's model) | ``base`` (from the base model).
         settings: adapt's config overrides, dotted keys (``{"optim.lr": 4e-5}``) or ``--set`` strings
             (``models.student=DIR`` is the same as ``model=DIR``).
         config, preset: adapt's config file and shipped preset, for every round (as :func:`xlsent.train`).

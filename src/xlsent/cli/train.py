@@ -139,8 +139,8 @@ def bootstrap_command(
     model: Model = "e5-small",
     rounds: int = typer.Option(3, "--rounds", help="mining rounds after round 0, at most (a round that does not "
                                "beat the best so far on the held-out pairs stops the loop)"),
-    start: str = typer.Option("base", "--start", help="base: each round trains from the base model | last: from the "
-                              "last round's model"),
+    start: str = typer.Option("last", "--start", help="last: each round continues from the last round's model | "
+                              "base: from the base model"),
     set_: list[str] = SET,
     config: Path = typer.Option(None, "--config", "-c", help="a YAML file overriding adapt's defaults, every round"),
     preset: str = typer.Option(None, "--preset", "-p", help="one of adapt's shipped presets, every round"),

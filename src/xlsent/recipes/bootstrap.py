@@ -7,11 +7,12 @@ mined pairs added to the training data. Here every step is xlsent's own:
 
 1. **Round 0.** ``holdout`` of the seed pairs (20%, at least ``holdout_min`` = 20, never more than half) are set aside
    once (``holdout.jsonl``); ``xlsent train adapt`` trains on the rest.
-2. **Each round r.** The round's model encodes both plain texts and mines them (``xlsent mine``: margin scoring,
-   its automatic cut, its noise filters — language identification with the n-gram identifier for languages CLD2
-   does not know, copies, near-duplicates, length ratio, numbers); a mined pair holding a held-out seed sentence is
-   dropped (the stop rule's pairs stay held out). The kept pairs (``round-r/pairs.tsv``, with their margin scores)
-   and the seed's training pairs train round r + 1's model. With ``documents``, the plain texts are translated
+2. **Each round r.** The round's model encodes both plain texts and mines them (``xlsent mine``: margin scoring;
+   its automatic cut, anchored on the held-out seed pairs scored in the same pool (``known_pairs``); its noise
+   filters — language identification with the n-gram identifier for languages CLD2 does not know, copies,
+   near-duplicates, length ratio, numbers); a mined pair holding a held-out seed sentence is dropped (the stop
+   rule's pairs stay held out). The kept pairs (``round-r/pairs.tsv``, with their margin scores) and the seed's
+   training pairs train round r + 1's model. With ``documents``, the plain texts are translated
    documents and each document pair is sentence-aligned (``xlsent align``, Vecalign) instead of mined.
 3. **The stop rule.** Each round's model is scored on the held-out seed pairs in a *hard pool*: every line of the
    other side's plain text is a candidate too (:mod:`xlsent.evaluation.pool`), so the retrieval is as hard as the
@@ -73,7 +74,7 @@ class BootstrapSettings:
 
     model: str = "e5-small"  # the base model (models.student of every round)
     rounds: int = 3  # mining rounds after round 0, at most
-    start: str = "base"  # base: each round trains from the base model | last: from the last round's model
+    start: str = "last"  # last: each round continues from the last round's model | base: from the base model
     holdout: float = 0.2  # share of the seed pairs held out for the stop rule
     holdout_min: int = 20
     documents: bool = False  # the plain texts are translated documents: aligned, not mined
