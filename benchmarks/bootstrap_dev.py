@@ -27,7 +27,8 @@ Runs, each in its own process (reused when finished):
 
 * ``floor`` — ``xlsent train adapt SEED --set train.holdout=0`` (the seed alone, all of it, the last step);
 * ``ceiling`` — the same on the seed plus every hidden true pair (what a perfect miner would give);
-* ``bootstrap`` — ``xlsent train bootstrap SEED --src-texts EN --tgt-texts NY`` with its defaults (timed whole).
+* ``bootstrap`` — ``xlsent train bootstrap SEED --src-texts EN --tgt-texts NY`` with its defaults (timed whole;
+  ``--keep-rounds``, so that every round's model is scored).
 
 Printed: P@1 each way for each run, the share of the floor-to-ceiling gap the bootstrap closes each way, the
 precision of the pairs each round kept (a kept pair is right when it is a hidden true pair), every round's model's
@@ -180,7 +181,7 @@ def main() -> None:
             if run == "bootstrap":
                 secs = xlsent_cli("train", "bootstrap", str(folder / "data" / "seed.tsv"), "--src-texts",
                                   str(folder / "data" / "en.txt"), "--tgt-texts", str(folder / "data" / "ny.txt"),
-                                  "-o", str(run_dir), *sets, *a.boot_arg, log=log)
+                                  "-o", str(run_dir), "--keep-rounds", *sets, *a.boot_arg, log=log)
                 entry = {"seconds": secs, "rounds": precision(run_dir, truth)}
                 for r in entry["rounds"]:  # every round's model on the dev pool: did the stop rule pick well?
                     r["score"] = score(str(run_dir / f"round-{r['round']}" / "run" / "model"), eval_set)

@@ -130,6 +130,8 @@ def test_bootstrap_end_to_end(tiny_model, tmp_path):
     assert f"student: {out / 'round-0' / 'run' / 'model'}" in cfg1 and f"teacher: {tiny_model}" in cfg1  # --start last
     train1 = (out / "round-1" / "train.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(train1) == 15 + len(pairs)
+    assert not (out / "round-0" / "run" / "model").exists() and not (out / "round-1" / "run" / "model").exists()
+    assert any("each round's own model folder removed (2" in n for n in notes)  # the output is the best one's copy
     rec = json.loads((out / "bootstrap.json").read_text())
     assert rec["best_round"] == 0 and rec["estimate"]["line"].startswith("bootstrap: round 0 trained in")
     assert any(n.startswith("bootstrap: round 0 trained in") for n in notes)
@@ -157,8 +159,9 @@ def test_the_best_rounds_model_is_the_output(tiny_model, tmp_path, monkeypatch):
 
     monkeypatch.setattr(pool, "pool_retrieval", scripted)
     data = _copies(tmp_path / "data")
-    res, _ = _run(data, tmp_path / "out", tiny_model, rounds=3)
+    res, _ = _run(data, tmp_path / "out", tiny_model, rounds=3, keep_rounds=True)
     assert [round(r["held_out"]["p_at_1"], 1) for r in res.rounds] == [0.5, 0.8, 0.6]
+    assert all((tmp_path / "out" / f"round-{r}" / "run" / "model").is_dir() for r in range(3))  # --keep-rounds
     assert res.best_round == 1 and "round 2 did not beat round 1" in res.stopped
     marker = (tmp_path / "out" / "model" / ".xlsent-bootstrap-round").read_text()
     assert marker.endswith("round-1/run/model")

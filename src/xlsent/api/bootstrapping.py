@@ -26,8 +26,8 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
               tgt_lang: str | None = None, documents: bool = False, threshold: str | float | None = "auto",
               filters: str | Sequence[str] = "default", learn: Mapping[str, str | Path] | None = None,
               mining: Mapping[str, Any] | None = None, holdout: float = 0.2, config: str | Path | None = None,
-              preset: str | None = None, engine: Any = None, device: str = "auto", on_note: Note = None,
-              console: Any = None) -> "BootstrapResult":
+              preset: str | None = None, engine: Any = None, device: str = "auto", keep_rounds: bool = False,
+              on_note: Note = None, console: Any = None) -> "BootstrapResult":
     """Grow a model from a few translated pairs and plain text in both languages: adapt on the seed, then rounds of
     mining the texts with the round's model, cleaning the pairs and adapting again on the seed plus what was mined;
     the round that retrieves the held-out seed pairs best among every plain line is the model (LASER3's and
@@ -61,6 +61,8 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         engine: where mining runs: ``None`` (here), a :class:`xlsent.mining.engine.RayEngine`, or a function that
             makes one (called once every input is checked).
         device: where the model trains and encodes.
+        keep_rounds: keep each round's own model folder (``round-N/run/model``, a whole model each) after the
+            run; by default they are removed once the loop ends — ``output/model`` is the best round's copy.
         on_note: called with each line the run reports.
         console: a ``rich`` console for the mining progress bars.
 
@@ -125,7 +127,8 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
                                          {"learn": {k: str(v) for k, v in (learn or {}).items()}})
         identity = {name: _identity(path) for name, path in (("seed", seed_pairs), ("src", src_texts),
                                                               ("tgt", tgt_texts))}
-        result = run_bootstrap(run_settings, seed, langs, output, steps, adapt_cfg, identity, on_note)
+        result = run_bootstrap(run_settings, seed, langs, output, steps, adapt_cfg, identity, on_note,
+                               keep_rounds=keep_rounds)
         _report(result, identity)
         return result
     finally:

@@ -165,6 +165,9 @@ def bootstrap_command(
     batch_size: int = typer.Option(64, help="sentences per encoding batch"),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search (as xlsent mine)"),
     shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
+    keep_rounds: bool = typer.Option(False, "--keep-rounds", help="keep each round's own model folder "
+                                     "(round-N/run/model) after the run; by default only OUTPUT/model, the best "
+                                     "round's copy, stays"),
     run: dict = None,
 ) -> None:
     """From a few pairs and plain text to a model: adapt on the seed, then mine the texts, clean and retrain, round
@@ -180,7 +183,7 @@ def bootstrap_command(
                     mining={"k": k, "mode": mode, "margin": margin, "index": index, "precision": precision,
                             "batch_size": batch_size, "memory_gib": memory_gib, "shard_size": shard_size},
                     holdout=holdout, config=config, preset=preset, engine=run["engine"], device=device or "auto",
-                    on_note=show_note,
+                    keep_rounds=keep_rounds, on_note=show_note,
                     console=err_console)
     console.print(rounds_table(res))
     console.print(f"model: {res.model_path}  (SentenceTransformer('{res.model_path}')); round {res.best_round}; "

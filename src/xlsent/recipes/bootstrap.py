@@ -173,7 +173,8 @@ def _minutes(seconds: float) -> str:
 
 
 def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]], langs: tuple[str, str],
-                  output: Path, steps: Steps, adapt_cfg, identity: dict, on_note=None) -> BootstrapResult:
+                  output: Path, steps: Steps, adapt_cfg, identity: dict, on_note=None,
+                  keep_rounds: bool = False) -> BootstrapResult:
     """The loop (module docstring). ``seed_pairs``: the cleaned seed, (src, tgt), the source in the language of the
     source text; ``langs``: their codes ("" unknown); ``adapt_cfg``: adapt's merged config (for the price);
     ``identity``: what the inputs are (a rerun with other inputs into the folder is refused)."""
@@ -294,6 +295,13 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
         with atomic_path(final) as tmp:
             shutil.copytree(chosen, tmp)
             (tmp / ".xlsent-bootstrap-round").write_text(str(chosen), encoding="utf-8")
+    if not keep_rounds:  # the loop is over: no round trains from these again, and DIR/model is the best one's copy
+        gone = [Path(e["model"]) for e in rounds if Path(e["model"]).is_dir()]
+        for folder in gone:
+            shutil.rmtree(folder)
+        if gone:
+            note(f"bootstrap: each round's own model folder removed ({len(gone)}; --keep-rounds keeps them) — "
+                 f"the model is {final}")
     return BootstrapResult(output, final, best["round"], rounds, estimate, len(held), stopped)
 
 
