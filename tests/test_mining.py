@@ -1071,6 +1071,17 @@ def test_known_pairs_are_scored_as_if_both_sentences_were_lines_of_the_pool(tmp_
         else:
             want = by_hand(src, tgt, x, y, 4)
         np.testing.assert_allclose(got, want, rtol=1e-5)
+    # known pairs whose sentences are lines of the sides too: the partner counts once, and each known pair's margin
+    # is the score the mining itself gives that pair
+    cfg = MineConfig(shard_size=32, threshold=None, dtype="float32", k=4)
+    job = MiningJob.from_embeddings(tmp_path / "inside", np.r_[src, x], np.r_[tgt, y], cfg)
+    job.run(show_progress=False)
+    pairs = job.select()
+    mined = {(int(a), int(b)): float(c) for a, b, c in zip(pairs.src, pairs.tgt, pairs.score)}
+    got = job.known_margins(x, y)
+    found = [(i, mined[(90 + i, 70 + i)]) for i in range(15) if (90 + i, 70 + i) in mined]
+    assert len(found) >= 5
+    np.testing.assert_allclose([got[i] for i, _ in found], [m for _, m in found], rtol=1e-5)
 
 
 def test_the_auto_cut_anchored_on_known_pairs():
@@ -1100,6 +1111,12 @@ def test_the_auto_cut_anchored_on_known_pairs():
         assert down < anchored.threshold < up
         few = anchored_threshold(scores, decoys, known[: ANCHOR_MIN - 1])
         assert few.threshold == plain.threshold and "not anchored" in few.note
+        # known pairs that score like non-translations (sides swapped, another text): not anchored, said so
+        odd = anchored_threshold(scores, decoys, known - 0.03)
+        assert odd.threshold == plain.threshold and "swapped" in odd.note
+        # identical known scores: a Gaussian of some width, not a spike that cuts at the top candidate
+        same = anchored_threshold(scores, decoys, np.full(20, float(np.median(right))))
+        assert same.method == "anchored" and best - f1_at(scores, gold, same.threshold) < 0.2  # a spike: 0.8 off
 
 
 def test_mine_takes_known_pairs_and_checks_them_before_the_model_loads(tiny_model, tmp_path):
@@ -1112,7 +1129,10 @@ def test_mine_takes_known_pairs_and_checks_them_before_the_model_loads(tiny_mode
     sel = r.summary["selection"]
     assert sel["known_pairs"]["pairs"] == 12
     assert sel["auto_threshold"]["method"] == "auto (anchored, expected-F1 cut)"
-    for bad, says in (([("a", "")], "item 1"), (["ab"], "item 1"), ([("a", "b\nc")], "line break")):
+    with pytest.raises(XlsentError, match="anchor the automatic cut"):
+        xlsent.mine(src, tgt, model="/no/such/model", threshold=None, known_pairs=known)
+    for bad, says in (([("a", "")], "item 1"), (["ab"], "item 1"), ([("a", "b\nc")], "line break"), ([None], "item 1"),
+                      ([{"src": "a"}], "item 1")):
         with pytest.raises(XlsentError, match=says):
             xlsent.mine(src, tgt, model="/no/such/model", known_pairs=bad)
     # the command: --known FILE

@@ -374,3 +374,13 @@ def test_models_student_in_settings_is_the_base_model(tiny_model, tmp_path):
     cfg = (tmp_path / "out" / "round-0" / "run" / "config.yaml").read_text()
     assert f"student: {tiny_model}" in cfg and f"teacher: {tiny_model}" in cfg
     assert json.loads((tmp_path / "out" / "bootstrap.json").read_text())["settings"]["model"] == str(tiny_model)
+
+
+def test_no_anchor_leaves_the_cut_unanchored(tiny_model, tmp_path):
+    """``--no-anchor``: mine's automatic cut without the held-out pairs (the ablation of the anchored cut)."""
+    data = _copies(tmp_path / "data")
+    _run(data, tmp_path / "out", tiny_model, rounds=0, anchor=False)
+    sel = json.loads((tmp_path / "out" / "round-0" / "mine.json").read_text(encoding="utf-8"))["selection"]
+    assert "known_pairs" not in sel and sel["auto_threshold"]["method"] != "auto (anchored, expected-F1 cut)"
+    rec = json.loads((tmp_path / "out" / "bootstrap.json").read_text(encoding="utf-8"))
+    assert rec["settings"]["mining"]["anchor"] is False

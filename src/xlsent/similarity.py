@@ -29,6 +29,10 @@ import numpy as np
 
 from xlsent.utils.errors import XlsentError
 
+#: cosine at which two stored vectors are taken for the same text (stored in float16 or int8, a sentence's vector
+#: keeps a cosine above 0.9999 with itself)
+SAME_TEXT = 0.999
+
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin", "csls")
 MARGINS = ("ratio", "distance", "absolute")
 

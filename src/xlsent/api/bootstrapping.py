@@ -26,7 +26,8 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
               tgt_lang: str | None = None, documents: bool = False, threshold: str | float | None = "auto",
               filters: str | Sequence[str] = "default", learn: Mapping[str, str | Path] | None = None,
               mining: Mapping[str, Any] | None = None, holdout: float = 0.2, config: str | Path | None = None,
-              preset: str | None = None, engine: Any = None, device: str = "auto", keep_rounds: bool = False,
+              preset: str | None = None, engine: Any = None, device: str = "auto", anchor: bool = True,
+              keep_rounds: bool = False,
               on_note: Note = None, console: Any = None) -> "BootstrapResult":
     """Grow a model from a few translated pairs and plain text in both languages: adapt on the seed, then rounds of
     mining the texts with the round's model, cleaning the pairs and adapting again on the seed plus what was mined;
@@ -53,6 +54,8 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         documents: the texts are translated documents, paired by order (or by ``id`` in JSONL): each pair is
             sentence-aligned (:func:`xlsent.align`) instead of mined.
         threshold: the mining cut: ``"auto"`` | a number | ``None`` (every one-to-one candidate).
+        anchor: ``threshold="auto"`` anchored on the held-out seed pairs, scored in the same pool as the plain
+            lines (``xlsent.mine(known_pairs=…)``); ``False``: mine's unanchored automatic cut.
         filters: the noise filters on the mined pairs (as :func:`xlsent.mine`).
         learn: teach the language filter's n-gram identifier languages of your own (as :func:`xlsent.mine`).
         mining: more of :func:`xlsent.mine`'s options (``k``, ``margin``, ``mode``, ``index``, ``precision``,
@@ -115,7 +118,8 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         (output / ".bootstrap.pid").write_text(str(__import__("os").getpid()))
         if callable(engine):
             engine = engine()
-        mine_opts = {**extra, "threshold": cut, "filters": list(kinds) or "none", "learn": learn}
+        mine_opts = {**extra, "threshold": cut, "filters": list(kinds) or "none", "learn": learn,
+                     "anchor": bool(anchor)}
         steps = _steps(src_texts, tgt_texts, langs, documents, mine_opts, engine, device, lines, on_note, console,
                        config, preset)
         run_settings = BootstrapSettings(model=str(model), rounds=int(rounds), start=start, holdout=float(holdout),
@@ -276,12 +280,16 @@ def _mining(src_texts, tgt_texts, langs, opts, engine, console):
     from xlsent.recipes.bootstrap import Harvest
     from xlsent.utils.io import write_json_atomic
 
+    anchored = opts.get("anchor", True) and parse_threshold(opts.get("threshold", "auto")) == "auto"
+    opts = {k: v for k, v in opts.items() if k != "anchor"}
+
     def harvest(model: str, folder: Path, known: list[tuple[str, str]]) -> Harvest:
         work = folder / "mine.work"
         notes: list[str] = []
         res = mine(src_texts, tgt_texts, model=model, workdir=work, src_lang=langs[0] or None,
                    tgt_lang=langs[1] or None, engine=engine, on_note=notes.append, console=console,
-                   show_progress_bar=console is not None, known_pairs=known, **opts)
+                   show_progress_bar=console is not None,
+                   known_pairs=known if anchored else None, **opts)
         s = res.summary
         write_json_atomic(folder / "mine.json", {**s, "pairs_kept": len(res.pairs)})
         sel, nf = s["selection"], s.get("noise_filters") or {}

@@ -121,6 +121,9 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     choice(splitter, SPLITTERS, "splitter")
     cut = parse_threshold(threshold)
     known = _known_pairs(known_pairs)
+    if known is not None and cut != "auto":
+        raise XlsentError(f"known_pairs (--known) anchor the automatic cut: with threshold={threshold!r} they would "
+                          "do nothing — give threshold='auto' (--threshold auto), or leave known_pairs out")
     kinds = parse_filters(filters)
     for code, option in ((src_lang, "src_lang"), (tgt_lang, "tgt_lang")):
         if code:
@@ -230,11 +233,15 @@ def _known_pairs(pairs) -> tuple[list[str], list[str]] | None:
     if isinstance(pairs, (str, Path)):  # a pairs file, read as every xlsent pairs file is (TSV, JSONL, …)
         from xlsent.data.pairs import load_pairs
 
-        ds: Any = load_pairs(str(pairs)).dataset
+        try:
+            ds: Any = load_pairs(str(pairs)).dataset
+        except XlsentError as e:
+            raise XlsentError(f"--known: {e}") from None
         pairs = list(zip(ds["src"], ds["tgt"]))
     src, tgt = [], []
     for i, pair in enumerate(pairs, 1):
-        if isinstance(pair, (str, bytes)) or len(pair) != 2 or not all(isinstance(x, str) and x.strip() for x in pair):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(isinstance(x, str) and x.strip()
+                                                                            for x in pair):
             raise XlsentError(f"known_pairs: item {i} is not a (source, target) pair of non-empty texts — give "
                               "[(src, tgt), …]")
         if any("\n" in x or "\r" in x for x in pair):

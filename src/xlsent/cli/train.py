@@ -152,6 +152,8 @@ def bootstrap_command(
                                    "paired by order; or JSONL, paired by id): sentence-aligned (xlsent align) "
                                    "instead of mined"),
     threshold: str = typer.Option("auto", help="the mining cut: auto | none | a number (as xlsent mine)"),
+    anchor: bool = typer.Option(True, "--anchor/--no-anchor", help="--threshold auto anchored on the held-out seed "
+                                "pairs, scored among the plain lines (xlsent mine --known) | mine's unanchored cut"),
     filters: str = typer.Option("default", "--filters", help="noise filters on the mined pairs (as xlsent mine)"),
     learn: Learn = [],
     holdout: float = typer.Option(0.2, "--holdout", help="share of the seed pairs held out for the stop rule (at "
@@ -183,7 +185,7 @@ def bootstrap_command(
                     mining={"k": k, "mode": mode, "margin": margin, "index": index, "precision": precision,
                             "batch_size": batch_size, "memory_gib": memory_gib, "shard_size": shard_size},
                     holdout=holdout, config=config, preset=preset, engine=run["engine"], device=device or "auto",
-                    keep_rounds=keep_rounds, on_note=show_note,
+                    anchor=anchor, keep_rounds=keep_rounds, on_note=show_note,
                     console=err_console)
     console.print(rounds_table(res))
     console.print(f"model: {res.model_path}  (SentenceTransformer('{res.model_path}')); round {res.best_round}; "

@@ -19,10 +19,8 @@ from typing import Iterable
 import numpy as np
 
 from xlsent.evaluation.bootstrap import mean_ci
+from xlsent.similarity import SAME_TEXT
 
-#: cosine with the gold's vector at which a pool line is taken for the gold's own text (stored in float16 or int8,
-#: the same sentence's vector keeps a cosine above 0.9999 with itself)
-SAME_TEXT = 0.999
 
 
 @dataclass

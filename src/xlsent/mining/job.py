@@ -42,9 +42,13 @@ from xlsent.mining.margin import select_from_candidates
 from xlsent.mining.store import EmbeddingStore, StoreSpec
 from xlsent.mining.inputs import SideInput, deduplicate
 from xlsent.mining.tasks import EncodeTask, FillTask, MergeTask, ScoreTask, SearchTask, load_candidates
-from xlsent.similarity import margin
+from xlsent.similarity import SAME_TEXT, margin
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
+
+
+#: known pairs scored against the stores at a time (:meth:`MiningJob.known_margins`)
+KNOWN_BLOCK = 1024
 
 
 @dataclass
@@ -333,19 +337,31 @@ class MiningJob:
     def known_margins(self, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
         """The margin score of each known translation pair ``(src[i], tgt[i])`` (L2-normalised rows of this job's
         model) as if both sentences were lines of this job's sides: each one's ``k`` nearest neighbours are taken
-        over the other side's stored lines and its own partner (exactly, one stored shard at a time), the
-        config's margin and centering as mining uses them."""
+        over the other side's stored lines and its own partner — once, where the partner's text is a stored line
+        too (a stored row within :data:`xlsent.similarity.SAME_TEXT` of it) — with the config's margin and
+        centering. Exact search, one stored shard and :data:`KNOWN_BLOCK` pairs at a time: where the job searched
+        an approximate index (IVF, sign bits), its own candidates' neighbourhoods can miss a neighbour, and their
+        margins come out a little higher than these."""
         stores = {"src": self._view(self.src), "tgt": self._view(self.tgt)}
         src, tgt = stores["src"].view(src), stores["tgt"].view(tgt)  # centered as the stores are read
         own = np.einsum("ij,ij->i", src, tgt)
 
-        def top_k(queries: np.ndarray, store: EmbeddingStore) -> np.ndarray:
+        def top_k(queries: np.ndarray, partners: np.ndarray, own: np.ndarray, store: EmbeddingStore) -> np.ndarray:
             best = own[:, None]
             for i in range(store.n_shards):
-                sims = queries @ np.asarray(store.shard(i), dtype=np.float32).T
+                shard = np.asarray(store.shard(i), dtype=np.float32).T
+                sims = queries @ shard
+                sims[(partners @ shard) >= SAME_TEXT] = -np.inf  # the partner's own text: counted once, as own
                 both = np.concatenate([best, sims], axis=1)
                 k = min(self.cfg.k, both.shape[1])
                 best = -np.partition(-both, k - 1, axis=1)[:, :k]
-            return best.mean(axis=1)
+            return np.nanmean(np.where(np.isfinite(best), best, np.nan), axis=1)  # a masked row is no neighbour
 
-        return margin(own, (top_k(src, stores["tgt"]) + top_k(tgt, stores["src"])) / 2, self.cfg.margin)
+        out = np.empty(len(own), dtype=np.float64)
+        for a in range(0, len(own), KNOWN_BLOCK):
+            b = slice(a, a + KNOWN_BLOCK)
+            mean = (top_k(src[b], tgt[b], own[b], stores["tgt"]) + top_k(tgt[b], src[b], own[b], stores["src"])) / 2
+            out[b] = margin(own[b], mean, self.cfg.margin)
+        return out
+
+

@@ -109,11 +109,12 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
     t = time.perf_counter()
     counts: dict = {}
     known = None
-    if known_pairs is not None and len(known_pairs[0]):
+    if known_pairs is not None and len(known_pairs[0]) and cfg.threshold == "auto":
         enc = job.encoder.replace(normalize=True, batch_size=cfg.batch_size, show_progress=False, memo=False)
         known = job.known_margins(enc.encode(list(known_pairs[0]), src_lang or None),
                                   enc.encode(list(known_pairs[1]), tgt_lang or None))
-        counts["known_pairs"] = {"pairs": len(known), "median_score": float(np.median(known))}
+        finite = known[np.isfinite(known)]
+        counts["known_pairs"] = {"pairs": len(known), "median_score": float(np.median(finite)) if len(finite) else None}
     mined = job.select(counts, known=known)
     timings["select_s"] = time.perf_counter() - t
     pairs = list(zip(mined.score.astype(float).tolist(), job.texts("src", mined.src), job.texts("tgt", mined.tgt)))

@@ -43,14 +43,13 @@ low). Figures: ``docs/experiments/bitext-mining.md``.
 same margin in the same pool (:meth:`xlsent.mining.job.MiningJob.known_margins`), show where translations score.
 A Gaussian fitted to their scores is held fixed as the translations' component while EM fits the other candidates'
 (one Gaussian, and the share of translations, bounded below by the share of candidates scoring above the known
-pairs' median — without that bound the free component swallowed the translations on a set where most candidates are
-translations) — a positive–unlabelled mixture. The cut is :data:`ANCHOR_WEIGHT` (¾) of the way from the unanchored
-cut above to this mixture's expected-F1 cut. Chosen on the development mining sets of ``benchmarks/mining_cut.py``
-(20 draws each of 20 and of 60 gold pairs as the known ones; sets of 200 candidates or more): the unanchored cut was
-0.4–4.1 F1 points below the best cut; the anchored mixture's own cut 0.6–2.1 on average (its worst draw 6.1); ¾ of
-the way 0.6–1.6 (worst draw 4.8); half of the way 0.6–2.0 (``docs/experiments/bitext-mining.md``, "Anchored on
-known pairs"). With fewer than :data:`ANCHOR_MIN` known pairs
-the unanchored cut stands.
+pairs' median — without that bound the free component can swallow the translations where most candidates are
+translations) — a positive–unlabelled mixture. The cut is :data:`ANCHOR_WEIGHT` of the way from the unanchored cut
+above to this mixture's expected-F1 cut; the weight and the bound were chosen on the development mining sets of
+``benchmarks/mining_cut.py`` (``docs/experiments/bitext-mining.md``, "Anchored on known pairs"). The unanchored cut
+stands, said in the note, with fewer than :data:`ANCHOR_MIN` known pairs, where the known pairs' median scores
+below the candidates' (they score like non-translations: pairs of the wrong sides, or of another text), and where
+the mixture finds no translation among the candidates.
 
 Under :data:`MIN_CANDIDATES` (20) candidates nothing is estimated and all are kept; the ``note``
 of every estimate says which rule made the cut and why.
@@ -232,10 +231,18 @@ def anchored_threshold(scores: np.ndarray, decoys: np.ndarray | None, known: np.
         base.note += (f"; only {len(k)} known pairs scored: the cut is not anchored (it needs {ANCHOR_MIN})"
                       if len(k) < ANCHOR_MIN else "")
         return base
-    post, share = _known_mixture(x, k)
+    if np.median(k) < np.median(x):
+        base.note += (f"; the {len(k)} known pairs score below most candidates (median {float(np.median(k)):.4f} "
+                      f"against {float(np.median(x)):.4f}), like non-translations — are their sides swapped, or "
+                      "from another text? The cut is not anchored")
+        return base
+    post, share = _known_mixture(x, k, seed)
     order = np.argsort(-x, kind="stable")
     xs = x[order]
     tp = np.cumsum(post[order])
+    if tp[-1] < 1:
+        base.note += f"; anchored on {len(k)} known pairs the mixture finds no translation: the cut is not anchored"
+        return base
     i = _best_cut(xs, tp, tp[-1])
     own = float(xs[i])
     unanchored = base.threshold if base.threshold is not None else float(xs[-1])
@@ -252,26 +259,32 @@ def anchored_threshold(scores: np.ndarray, decoys: np.ndarray | None, known: np.
                               f"{unanchored:.4f} to the known pairs' mixture cut {own:.4f})")
 
 
-def _known_mixture(x: np.ndarray, known: np.ndarray, iters: int = 300) -> tuple[np.ndarray, float]:
-    """Each candidate's posterior of being a translation, and their share: EM over ``x`` with the translations'
-    component a Gaussian fixed to the ``known`` scores, the rest one Gaussian fitted with the share."""
+def _known_mixture(x: np.ndarray, known: np.ndarray, seed: int = 0, iters: int = 300,
+                   tol: float = 1e-7) -> tuple[np.ndarray, float]:
+    """Each candidate's posterior of being a translation, and their share: EM over ``x`` (at most :data:`FIT_MAX`
+    of them, a random sample) with the translations' component a Gaussian fixed to the ``known`` scores, the rest
+    one Gaussian fitted with the share."""
     from scipy.stats import norm
 
-    m1, s1 = float(known.mean()), float(known.std(ddof=1)) or float(x.std()) or 1.0
-    f1 = norm.pdf(x, m1, s1)
+    m1 = float(known.mean())
+    s1 = max(float(known.std(ddof=1)), 0.25 * float(x.std()), 1e-9)  # identical known scores: no zero-width Gaussian
     # half the translations score above the known pairs' median: the candidates up there, if at least half of them
     # are translations, bound the share from below — without it the free component can swallow the translations
-    floor = float((x >= np.median(known)).mean())
-    w, m0, s0 = max(0.5, floor), float(np.quantile(x, 0.25)), float(x.std()) or 1.0
-    p = np.full(len(x), w)
+    floor = min(float((x >= np.median(known)).mean()), 0.95)
+    fit = x if len(x) <= FIT_MAX else x[np.random.default_rng(seed).choice(len(x), FIT_MAX, replace=False)]
+    f1 = norm.pdf(fit, m1, s1)
+    w, m0, s0 = max(0.5, floor), float(np.quantile(fit, 0.25)), float(fit.std()) or 1.0
     for _ in range(iters):
         a = w * f1
-        b = (1 - w) * norm.pdf(x, m0, s0)
-        p = a / (a + b + 1e-300)
-        w = max(float(p.mean()), floor)
-        q = 1 - p
+        b = (1 - w) * norm.pdf(fit, m0, s0)
+        q = 1 - a / (a + b + 1e-300)
         if q.sum() <= 1e-9:
             break
-        m0 = float((q * x).sum() / q.sum())
-        s0 = max(float(np.sqrt((q * (x - m0) ** 2).sum() / q.sum())), 1e-6)
-    return p, w
+        new = (max(float(1 - q.mean()), floor), float((q * fit).sum() / q.sum()))
+        s0 = max(float(np.sqrt((q * (fit - new[1]) ** 2).sum() / q.sum())), 1e-9)
+        done = abs(new[0] - w) < tol and abs(new[1] - m0) < tol * (abs(m0) + 1)
+        w, m0 = new
+        if done:
+            break
+    a = w * norm.pdf(x, m1, s1)
+    return a / (a + (1 - w) * norm.pdf(x, m0, s0) + 1e-300), w

@@ -25,12 +25,11 @@ Decisions (where the papers leave a choice; the figures: ``docs/experiments/boot
 data built from ``bible-en-ny:dev-train`` and ``udhr-all:dev``, scored on ``bible-en-ny:dev``):
 
 * **Each round continues from the last round's model** (``start: last``), on the seed plus the latest round's
-  pairs, its distillation targets still the base model's. LASER3 and NLLB retrain on the grown data; on the
-  development data continuing was better: at 100 seed pairs round 2's model reached 0.980 / 0.982 P@1 against
-  0.971 / 0.975 retrained from the base model (``start: base``, the switch), the same cut and filters.
+  pairs, its distillation targets still the base model's. LASER3 and NLLB retrain on the grown data
+  (``start: base``, the switch); on the development data continuing gave the better models.
 * **The cut anchored on the held-out pairs**: the held-out seed pairs, scored in the same pool, anchor ``mine``'s
-  automatic cut (:func:`xlsent.mining.threshold.anchored_threshold`); alone, the automatic cut was 4.1 F1 points
-  below the best cut on one development mining set, anchored 0.6–1.6 on average on all four.
+  automatic cut (:func:`xlsent.mining.threshold.anchored_threshold`), closer to the best cut on the development
+  mining sets than the unanchored one.
 * **Thresholded pairs, not weighted ones**: the automatic cut keeps or drops a pair; adapt's in-batch ranking
   (sentence-transformers' ``MultipleNegativesRankingLoss``) has no per-pair weight, and a weighted loss would be a
   new loss to validate, not a setting.
@@ -38,7 +37,7 @@ data built from ``bible-en-ny:dev-train`` and ``udhr-all:dev``, scored on ``bibl
   union would keep the first round's mistakes.
 * **No mined hard negatives** (adapt's default, in-batch only). ``--set negatives.hard=1`` (adapt mines them with
   the base model from the training pairs) drops every pair without enough candidates — on the development data
-  three in four of the mined pairs — and closed none of the gap at 100 seed pairs.
+  most of the mined pairs — and the models it trained were worse.
 * **Rounds**: at most 3 by default (``--rounds``); the stop rule usually ends the loop earlier.
 
 Resumable per round after a kill (``bootstrap.json`` records each finished round; adapt resumes from its
@@ -187,8 +186,13 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
     if record_path.exists():
         old = json.loads(record_path.read_text(encoding="utf-8"))
         if old.get("settings") != record["settings"] or old.get("inputs") != identity:
-            raise XlsentError(f"{output}: holds a bootstrap of other inputs or settings ({record_path}) — give "
-                              "another -o, or remove that folder to start over")
+            was, now = old.get("settings") or {}, record["settings"]
+            differ = [f"{k}: {was.get(k)!r} → {now[k]!r}" for k in now if was.get(k) != now[k]]
+            differ += [f"the {k} input" for k in identity if (old.get("inputs") or {}).get(k) != identity[k]]
+            raise XlsentError(f"{output}: holds a bootstrap of other inputs or settings ({record_path}; "
+                              f"{', '.join(differ[:3]) or 'its record'}) — give another -o, the same options "
+                              "(--start base for a run begun before --start last was the default), or remove that "
+                              "folder to start over")
         record = old
         if record["rounds"]:
             note(f"bootstrap: resuming after round {record['rounds'][-1]['round']} ({record_path})")

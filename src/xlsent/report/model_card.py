@@ -188,6 +188,10 @@ def write_bootstrap_card(output: str | Path, result, inputs: dict) -> Path:
     best_run = Path(result.rounds[[r["round"] for r in result.rounds].index(result.best_round)]["model"]).parent
     cfg = read_yaml(best_run / "config.yaml") if (best_run / "config.yaml").exists() else {}
     record = json.loads((best_run / "stage.json").read_text()) if (best_run / "stage.json").exists() else None
+    models = cfg.get("models") or {}
+    continued = bool(models.get("teacher")) and models.get("student") != models.get("teacher")
+    if continued:  # --start last: the round began from the round before (a folder removed after the run); the
+        cfg = {**cfg, "models": {**models, "student": models["teacher"]}}  # chain began at the base model
     card = render_model_card(REGISTRY["adapt"], cfg, record, None, output)
     card = card.replace("# adapt model trained with xlsent", "# bootstrap model trained with xlsent", 1)
     lines = ["## Training data: seed and mined pairs", "",
@@ -196,7 +200,9 @@ def write_bootstrap_card(output: str | Path, result, inputs: dict) -> Path:
              "held-out seed pairs, retrieved among every plain line, is this model.", "",
              f"- seed pairs: `{inputs['seed']['path']}` — {result.held_out:,} held out for the stop rule, the rest "
              "trained on in every round",
-             f"- plain text: `{inputs['src']['path']}` and `{inputs['tgt']['path']}`", "",
+             f"- plain text: `{inputs['src']['path']}` and `{inputs['tgt']['path']}`",
+             *([f"- base model: `{models['teacher']}`; each round continued from the round before (`--start last`)"]
+               if continued else []), "",
              "| round | trained on (seed + mined) | mined pairs kept | held-out P@1 in the hard pool [95% CI] |",
              "|---|---|---|---|"]
     for r in result.rounds:
