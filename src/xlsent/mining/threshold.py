@@ -47,9 +47,9 @@ pairs' median — without that bound the free component can swallow the translat
 translations) — a positive–unlabelled mixture. The cut is :data:`ANCHOR_WEIGHT` of the way from the unanchored cut
 above to this mixture's expected-F1 cut; the weight and the bound were chosen on the development mining sets of
 ``benchmarks/mining_cut.py`` (``docs/experiments/bitext-mining.md``, "Anchored on known pairs"). The unanchored cut
-stands, said in the note, with fewer than :data:`ANCHOR_MIN` known pairs, where the known pairs' median scores
-below the candidates' (they score like non-translations: pairs of the wrong sides, or of another text), and where
-the mixture finds no translation among the candidates.
+stands, said in the note, with fewer than :data:`ANCHOR_MIN` known pairs, where the known pairs' median scores no
+higher than the candidates' runner-ups' (they score like non-translations: pairs of the wrong sides, or of another
+text), and where the mixture finds no translation among the candidates.
 
 Under :data:`MIN_CANDIDATES` (20) candidates nothing is estimated and all are kept; the ``note``
 of every estimate says which rule made the cut and why.
@@ -231,10 +231,15 @@ def anchored_threshold(scores: np.ndarray, decoys: np.ndarray | None, known: np.
         base.note += (f"; only {len(k)} known pairs scored: the cut is not anchored (it needs {ANCHOR_MIN})"
                       if len(k) < ANCHOR_MIN else "")
         return base
-    if np.median(k) < np.median(x):
-        base.note += (f"; the {len(k)} known pairs score below most candidates (median {float(np.median(k)):.4f} "
-                      f"against {float(np.median(x)):.4f}), like non-translations — are their sides swapped, or "
-                      "from another text? The cut is not anchored")
+    d = np.asarray(decoys, dtype=np.float64) if decoys is not None else np.zeros(0)
+    d = d[np.isfinite(d)]
+    # what a non-translation scores: the runner-ups (the decoys), else the lower half of the candidates — not the
+    # candidates' median, which is a translation's score where most candidates are translations
+    wrong = float(np.median(d)) if len(d) else float(np.quantile(x, 0.25))
+    if np.median(k) <= wrong:
+        base.note += (f"; the {len(k)} known pairs score like non-translations (median {float(np.median(k)):.4f}, "
+                      f"the candidates' runner-ups {wrong:.4f}) — are their sides swapped, or from another text? "
+                      "The cut is not anchored")
         return base
     post, share = _known_mixture(x, k, seed)
     order = np.argsort(-x, kind="stable")
