@@ -292,3 +292,21 @@ def test_filter_pairs_removes_a_cld2_known_neighbour_and_a_side_all_in_it_keeps_
         res = xlsent.filter_pairs(f, rank_by="score", src_lang="en", tgt_lang="cs", filters=["language"])
     assert len(res.pairs) == len(slk), res.notes
     assert any("as sk" in n and "taken as the side's" in n and "--tgt-lang sk" in n for n in res.notes), res.notes
+
+
+def test_a_side_read_mostly_as_the_other_sides_language_keeps_its_lines_beside_a_neighbours_text():
+    """Scots, which CLD2 reads as English on most lines, with French and Catalan translations filling a large part
+    of the side: the other side's language is weighed against the lines not read as a third language, so the
+    Scots lines stay while the neighbours' go (before, English on under half of the whole side removed them)."""
+    import numpy as np
+
+    from xlsent.data.noise_filters import apply_noise_filters
+
+    src, tgt, swap = _with_neighbours("sco", ("fra", "cat"), rows=16)
+    keep, report = apply_noise_filters(src, tgt, ("en", "sco"), ("language",))
+    mine = np.ones(len(src), dtype=bool)
+    mine[swap] = False
+    assert (~keep[swap]).sum() >= 15, report.to_dict()
+    assert (~keep[mine]).sum() <= 1, report.to_dict()
+    assert any("reads" in n and "as en" in n and "taken as how it reads the declared sco" in n
+               for n in report.notes), report.notes
