@@ -361,7 +361,7 @@ def anchored(cand: dict[str, np.ndarray], n_known: int, draws: int, seed: int = 
     held-out seed pairs): ``draws`` times, ``n_known`` of the gold candidates are drawn as the known pairs and their
     scores anchor the cut; the F1 gap to the best cut, mean and largest over the draws. None where the set has too
     few gold candidates to draw them and leave most to find."""
-    from xlsent.mining.threshold import anchored_threshold
+    from xlsent.mining.threshold import anchored_threshold, auto_threshold
 
     score, gold, n_gold = cand["score"], cand["gold"], int(cand["n_gold"])
     rows = np.flatnonzero(gold)
@@ -369,8 +369,10 @@ def anchored(cand: dict[str, np.ndarray], n_known: int, draws: int, seed: int = 
         return None
     _, best_f1 = best_cut(score, gold, n_gold)
     rng = np.random.default_rng(seed)
+    base = auto_threshold(score, cand["decoy"])  # the unanchored estimate, once: no draw changes it
     gaps = [100 * (best_f1 - f1_at(score, gold, n_gold, anchored_threshold(
-        score, cand["decoy"], score[rng.choice(rows, n_known, replace=False)]).threshold)[0]) for _ in range(draws)]
+        score, cand["decoy"], score[rng.choice(rows, n_known, replace=False)], base=base).threshold)[0])
+        for _ in range(draws)]
     return {"known": n_known, "draws": draws, "gap_mean": float(np.mean(gaps)), "gap_max": float(np.max(gaps))}
 
 

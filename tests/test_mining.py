@@ -1050,27 +1050,31 @@ def test_known_pairs_are_scored_as_if_both_sentences_were_lines_of_the_pool(tmp_
     src = unit(rng.normal(size=(90, d))).astype(np.float32)
     tgt = unit(rng.normal(size=(70, d)) + 2.0).astype(np.float32)  # a side offset: centering moves the scores
     x = unit(rng.normal(size=(15, d))).astype(np.float32)
-    y = unit(x + 0.3 * rng.normal(size=(15, d))).astype(np.float32)
+    noise = np.r_[np.full(8, 0.3), np.full(7, 3.0)][:, None]  # the last ones too loose to be retrieved
+    y = unit(x + noise * rng.normal(size=(15, d))).astype(np.float32)
 
     def by_hand(src, tgt, x, y, k):
-        out = []
+        out, found = [], []
         for xi, yi in zip(x, y):
             own = float(xi @ yi)
             mx = np.sort(np.r_[tgt @ xi, own])[::-1][:k].mean()
             my = np.sort(np.r_[src @ yi, own])[::-1][:k].mean()
             out.append(own / ((mx + my) / 2))
-        return np.array(out)
+            found.append(own >= (tgt @ xi).max() - 1e-6 or own >= (src @ yi).max() - 1e-6)
+        return np.array(out), np.array(found)
 
     for center in (False, True):
         cfg = MineConfig(shard_size=32, threshold=None, center=center, dtype="float32", k=4)
         job = MiningJob.from_embeddings(tmp_path / f"c{center}", src, tgt, cfg)
-        got = job.known_margins(x, y)
+        got, found = job.known_margins(x, y)
         if center:
             s_mean, t_mean = src.mean(0), tgt.mean(0)
-            want = by_hand(unit(src - s_mean), unit(tgt - t_mean), unit(x - s_mean), unit(y - t_mean), 4)
+            want, retrieved = by_hand(unit(src - s_mean), unit(tgt - t_mean), unit(x - s_mean), unit(y - t_mean), 4)
         else:
-            want = by_hand(src, tgt, x, y, 4)
+            want, retrieved = by_hand(src, tgt, x, y, 4)
         np.testing.assert_allclose(got, want, rtol=1e-5)
+        np.testing.assert_array_equal(found, retrieved)  # the partner at least as near as every other line
+        assert 0 < found.sum() < len(found)  # some known pairs retrieved, some not: the check can fail both ways
     # known pairs whose sentences are lines of the sides too: the partner counts once, and each known pair's margin
     # is the score the mining itself gives that pair
     cfg = MineConfig(shard_size=32, threshold=None, dtype="float32", k=4)
@@ -1078,7 +1082,7 @@ def test_known_pairs_are_scored_as_if_both_sentences_were_lines_of_the_pool(tmp_
     job.run(show_progress=False)
     pairs = job.select()
     mined = {(int(a), int(b)): float(c) for a, b, c in zip(pairs.src, pairs.tgt, pairs.score)}
-    got = job.known_margins(x, y)
+    got, _ = job.known_margins(x, y)
     found = [(i, mined[(90 + i, 70 + i)]) for i in range(15) if (90 + i, 70 + i) in mined]
     assert len(found) >= 5
     np.testing.assert_allclose([got[i] for i, _ in found], [m for _, m in found], rtol=1e-5)
@@ -1109,6 +1113,10 @@ def test_the_auto_cut_anchored_on_known_pairs():
         up = anchored_threshold(scores, decoys, known + 0.008).threshold
         down = anchored_threshold(scores, decoys, known - 0.008).threshold
         assert down < anchored.threshold < up
+        # the cut goes n / (n + ANCHOR_PRIOR) of the way from the unanchored cut: further with more known pairs
+        assert "50% of the way" in anchored.note
+        more = anchored_threshold(scores, decoys, rng.choice(right, 60, replace=False), given=75)
+        assert "75% of the way" in more.note and "60 of 75 known pairs, those the model retrieves" in more.note
         few = anchored_threshold(scores, decoys, known[: ANCHOR_MIN - 1])
         assert few.threshold == plain.threshold and "not anchored" in few.note
         # known pairs that score like non-translations (sides swapped, another text): not anchored, said so
@@ -1127,7 +1135,7 @@ def test_mine_takes_known_pairs_and_checks_them_before_the_model_loads(tiny_mode
     r = xlsent.mine(src, tgt, model=str(tiny_model), threshold="auto", filters="none", known_pairs=known,
                     workdir=tmp_path / "w")
     sel = r.summary["selection"]
-    assert sel["known_pairs"]["pairs"] == 12
+    assert sel["known_pairs"]["pairs"] == 12 and 0 <= sel["known_pairs"]["retrieved"] <= 12
     assert sel["auto_threshold"]["method"] == "auto (anchored, expected-F1 cut)"
     with pytest.raises(XlsentError, match="anchor the automatic cut"):
         xlsent.mine(src, tgt, model="/no/such/model", threshold=None, known_pairs=known)

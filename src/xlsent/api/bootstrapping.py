@@ -301,7 +301,9 @@ def _mining(src_texts, tgt_texts, langs, opts, engine, console):
         auto = sel.get("auto_threshold")
         if auto:
             counts["cut"] = auto.get("threshold")
-            how = "anchored on the held-out pairs" if auto.get("method", "").startswith("auto (anchored") else ""
+            kp = sel.get("known_pairs") or {}
+            how = (f"anchored on the {kp.get('retrieved')} of {kp.get('pairs')} held-out pairs the model retrieves"
+                   if auto.get("method", "").startswith("auto (anchored") else "")
             notes.append(f"the automatic cut{', ' + how if how else ''}: {auto['threshold']:.4f}"
                          if auto.get("threshold") is not None
                          else f"the automatic cut kept every candidate ({auto.get('note', '')})")

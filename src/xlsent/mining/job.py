@@ -322,46 +322,56 @@ class MiningJob:
         return timings
 
     def select(self, counts: dict | None = None, threshold: float | str | None = "config",
-               known: np.ndarray | None = None):
+               known: np.ndarray | None = None, known_given: int | None = None):
         """Score the search results and select pairs (``counts`` receives what each step removed);
         ``threshold`` replaces the config's (``None`` = every one-to-one candidate); ``known``: margin scores
-        of known translations (:meth:`known_margins`) that anchor an ``"auto"`` cut."""
+        of known translations (:meth:`known_margins`: those the model retrieves, of ``known_given``) that anchor
+        an ``"auto"`` cut."""
         from xlsent.mining.engine import LocalEngine
 
         LocalEngine().compute(self.score_tasks(), lambda: None)  # any map step not run yet (e.g. a new margin)
         c = self.cfg
         cut = c.threshold if threshold == "config" else threshold
         return select_from_candidates(load_candidates(self.score_paths("fwd")), load_candidates(self.score_paths("bwd")),
-                                      c.mode, cut, c.dedupe, counts, known)
+                                      c.mode, cut, c.dedupe, counts, known, known_given)
 
-    def known_margins(self, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+    def known_margins(self, src: np.ndarray, tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The margin score of each known translation pair ``(src[i], tgt[i])`` (L2-normalised rows of this job's
-        model) as if both sentences were lines of this job's sides: each one's ``k`` nearest neighbours are taken
-        over the other side's stored lines and its own partner — once, where the partner's text is a stored line
-        too (a stored row within :data:`xlsent.similarity.SAME_TEXT` of it) — with the config's margin and
-        centering. Exact search, one stored shard and :data:`KNOWN_BLOCK` pairs at a time: where the job searched
-        an approximate index (IVF, sign bits), its own candidates' neighbourhoods can miss a neighbour, and their
-        margins come out a little higher than these."""
+        model) as if both sentences were lines of this job's sides, and whether the model *retrieves* it: whether
+        the partner is at least as near as every other line, in one direction or the other (as a mined candidate's
+        is). Each sentence's ``k`` nearest neighbours are taken over the other side's stored lines and its own
+        partner — once, where the partner's text is a stored line too (a stored row within
+        :data:`xlsent.similarity.SAME_TEXT` of it) — with the config's margin and centering. Exact search, one
+        stored shard and :data:`KNOWN_BLOCK` pairs at a time: where the job searched an approximate index (IVF,
+        sign bits), its own candidates' neighbourhoods can miss a neighbour, and their margins come out a little
+        higher than these."""
         stores = {"src": self._view(self.src), "tgt": self._view(self.tgt)}
         src, tgt = stores["src"].view(src), stores["tgt"].view(tgt)  # centered as the stores are read
         own = np.einsum("ij,ij->i", src, tgt)
 
-        def top_k(queries: np.ndarray, partners: np.ndarray, own: np.ndarray, store: EmbeddingStore) -> np.ndarray:
-            best = own[:, None]
+        def top_k(queries: np.ndarray, partners: np.ndarray, own: np.ndarray,
+                  store: EmbeddingStore) -> tuple[np.ndarray, np.ndarray]:
+            best, nearest = own[:, None], np.full(len(own), -np.inf)
             for i in range(store.n_shards):
                 shard = np.asarray(store.shard(i), dtype=np.float32).T
                 sims = queries @ shard
                 sims[(partners @ shard) >= SAME_TEXT] = -np.inf  # the partner's own text: counted once, as own
+                if sims.shape[1]:
+                    nearest = np.maximum(nearest, sims.max(axis=1))
                 both = np.concatenate([best, sims], axis=1)
                 k = min(self.cfg.k, both.shape[1])
                 best = -np.partition(-both, k - 1, axis=1)[:, :k]
-            return np.nanmean(np.where(np.isfinite(best), best, np.nan), axis=1)  # a masked row is no neighbour
+            # a masked row is no neighbour; the partner retrieved: no other line nearer
+            return np.nanmean(np.where(np.isfinite(best), best, np.nan), axis=1), own >= nearest
 
         out = np.empty(len(own), dtype=np.float64)
+        found = np.zeros(len(own), dtype=bool)
         for a in range(0, len(own), KNOWN_BLOCK):
             b = slice(a, a + KNOWN_BLOCK)
-            mean = (top_k(src[b], tgt[b], own[b], stores["tgt"]) + top_k(tgt[b], src[b], own[b], stores["src"])) / 2
-            out[b] = margin(own[b], mean, self.cfg.margin)
-        return out
+            (fwd, f_found), (bwd, b_found) = (top_k(src[b], tgt[b], own[b], stores["tgt"]),
+                                              top_k(tgt[b], src[b], own[b], stores["src"]))
+            out[b] = margin(own[b], (fwd + bwd) / 2, self.cfg.margin)
+            found[b] = f_found | b_found
+        return out, found
 
 

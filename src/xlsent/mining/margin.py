@@ -105,11 +105,11 @@ def select_pairs(fwd_sims: np.ndarray, fwd_idx: np.ndarray, bwd_sims: np.ndarray
 
 def select_from_candidates(fwd: Candidates, bwd: Candidates, mode: str = "max", threshold: float | str | None = None,
                            dedupe: bool = True, counts: dict | None = None,
-                           known: np.ndarray | None = None) -> MinedPairs:
+                           known: np.ndarray | None = None, known_given: int | None = None) -> MinedPairs:
     """The reduce step of the selection, in one process: both directions' best candidates (every row, in row
     order) → pairs, thresholded and made one-to-one (see :func:`select_pairs`). ``known``: the margin scores of
-    pairs known to be translations, scored in the same pool — the ``"auto"`` cut is anchored on them
-    (:func:`xlsent.mining.threshold.anchored_threshold`)."""
+    pairs known to be translations, scored in the same pool (those the model retrieves, of ``known_given``) — the
+    ``"auto"`` cut is anchored on them (:func:`xlsent.mining.threshold.anchored_threshold`)."""
     counts = counts if counts is not None else {}
     if mode not in MODES:
         raise XlsentError(f"unknown mining mode '{mode}': use one of {', '.join(MODES)}")
@@ -144,7 +144,8 @@ def select_from_candidates(fwd: Candidates, bwd: Candidates, mode: str = "max", 
 
         # each pair's decoy: the runner-up of its source's or its target's list, the larger (a non-translation)
         decoys = np.maximum(fwd.second[pairs.src], bwd.second[pairs.tgt])
-        est = auto_threshold(pairs.score, decoys) if known is None else anchored_threshold(pairs.score, decoys, known)
+        est = (auto_threshold(pairs.score, decoys) if known is None else
+               anchored_threshold(pairs.score, decoys, known, given=known_given))
         counts["auto_threshold"] = est.to_dict()
         if est.threshold is not None:
             n = len(pairs)

@@ -111,11 +111,15 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
     known = None
     if known_pairs is not None and len(known_pairs[0]) and cfg.threshold == "auto":
         enc = job.encoder.replace(normalize=True, batch_size=cfg.batch_size, show_progress=False, memo=False)
-        known = job.known_margins(enc.encode(list(known_pairs[0]), src_lang or None),
-                                  enc.encode(list(known_pairs[1]), tgt_lang or None))
+        scores, found = job.known_margins(enc.encode(list(known_pairs[0]), src_lang or None),
+                                          enc.encode(list(known_pairs[1]), tgt_lang or None))
+        # only the known pairs the model retrieves stand for what a mined translation scores: one whose partner
+        # another line outranks cannot be mined as such, and its low margin would pull the cut down
+        known = scores[found]
         finite = known[np.isfinite(known)]
-        counts["known_pairs"] = {"pairs": len(known), "median_score": float(np.median(finite)) if len(finite) else None}
-    mined = job.select(counts, known=known)
+        counts["known_pairs"] = {"pairs": len(scores), "retrieved": int(found.sum()),
+                                 "median_score": float(np.median(finite)) if len(finite) else None}
+    mined = job.select(counts, known=known, known_given=None if known is None else len(scores))
     timings["select_s"] = time.perf_counter() - t
     pairs = list(zip(mined.score.astype(float).tolist(), job.texts("src", mined.src), job.texts("tgt", mined.tgt)))
     filtered = None

@@ -40,16 +40,21 @@ low). Figures: ``docs/experiments/bitext-mining.md``.
 
 **Anchored on known pairs** (:func:`anchored_threshold`: ``xlsent.mine(..., known_pairs=…)``, which
 ``xlsent train bootstrap`` gives its held-out seed pairs). A few pairs known to be translations, each scored with the
-same margin in the same pool (:meth:`xlsent.mining.job.MiningJob.known_margins`), show where translations score.
+same margin in the same pool (:meth:`xlsent.mining.job.MiningJob.known_margins`), show where translations score —
+those the model *retrieves* (no other line nearer to a sentence than its partner, in one direction or the other):
+a mined candidate is such a pair, and a known pair the model does not retrieve scores low for a reason no candidate
+shares (with held-out translations on dev, keeping them let a few of them drag the cut down to 60% precision).
 A Gaussian fitted to their scores is held fixed as the translations' component while EM fits the other candidates'
 (one Gaussian, and the share of translations, bounded below by the share of candidates scoring above the known
 pairs' median — without that bound the free component can swallow the translations where most candidates are
-translations) — a positive–unlabelled mixture. The cut is :data:`ANCHOR_WEIGHT` of the way from the unanchored cut
-above to this mixture's expected-F1 cut; the weight and the bound were chosen on the development mining sets of
-``benchmarks/mining_cut.py`` (``docs/experiments/bitext-mining.md``, "Anchored on known pairs"). The unanchored cut
-stands, said in the note, with fewer than :data:`ANCHOR_MIN` known pairs, where the known pairs' median scores no
-higher than the candidates' runner-ups' (they score like non-translations: pairs of the wrong sides, or of another
-text), and where the mixture finds no translation among the candidates.
+translations) — a positive–unlabelled mixture. For n known pairs the cut is n / (n + :data:`ANCHOR_PRIOR`) of the
+way from the unanchored cut above to this mixture's expected-F1 cut: a few known pairs fit a Gaussian loosely, so
+they move the cut less. The bound was chosen on the development mining sets of ``benchmarks/mining_cut.py``, the
+weight and the retrieval condition on held-out translations as the known pairs (``benchmarks/anchored_cut.py``;
+``docs/experiments/bitext-mining.md``, "Anchored on known pairs"). The unanchored cut stands, said in the note,
+with fewer than :data:`ANCHOR_MIN` known pairs retrieved, where the known pairs' median scores no higher than the
+candidates' runner-ups' (they score like non-translations: pairs of the wrong sides, or of another text), and where
+the mixture finds no translation among the candidates.
 
 Under :data:`MIN_CANDIDATES` (20) candidates nothing is estimated and all are kept; the ``note``
 of every estimate says which rule made the cut and why.
@@ -57,14 +62,17 @@ of every estimate says which rule made the cut and why.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 MIN_CANDIDATES = 20
 BIC_MIN_CANDIDATES = 200  # from here on BIC can tell one population from two
 ANCHOR_MIN = 10  # known pairs needed to anchor the cut (fewer: their Gaussian is a guess)
-ANCHOR_WEIGHT = 0.75  # the anchored cut's share of the final cut (the rest: the unanchored one); dev-chosen
+#: the anchored cut's share of the final cut is n / (n + ANCHOR_PRIOR) for n known pairs (the rest: the unanchored
+#: cut's) — the unanchored cut counts as this many known pairs' worth of evidence: 20 known pairs, half the way; 60,
+#: three quarters. Chosen on dev with held-out translations as the known pairs (benchmarks/anchored_cut.py)
+ANCHOR_PRIOR = 20
 
 
 @dataclass
@@ -218,18 +226,23 @@ def _joint_mixture(x: np.ndarray, d: np.ndarray, seed: int) -> AutoThreshold:
                               f"{k} components by BIC; Ashman's D {ashman:.2f})")
 
 
-def anchored_threshold(scores: np.ndarray, decoys: np.ndarray | None, known: np.ndarray,
-                       seed: int = 0) -> AutoThreshold:
+def anchored_threshold(scores: np.ndarray, decoys: np.ndarray | None, known: np.ndarray, seed: int = 0,
+                       given: int | None = None, weight: float | None = None,
+                       base: AutoThreshold | None = None) -> AutoThreshold:
     """The cut over ``scores`` (with their ``decoys``, as :func:`auto_threshold` takes them), anchored on ``known``:
-    the margin scores, in the same pool, of pairs known to be translations (see the module's docstring)."""
-    base = auto_threshold(scores, decoys, seed)
+    the margin scores, in the same pool, of pairs known to be translations that the model retrieves (see the
+    module's docstring). ``given``: how many known pairs there were, retrieved or not (for the note); ``weight``:
+    the anchored cut's share of the final cut (default: n / (n + :data:`ANCHOR_PRIOR`) for n known pairs);
+    ``base``: the unanchored estimate, where the caller has it already."""
+    base = auto_threshold(scores, decoys, seed) if base is None else replace(base)
     k = np.asarray(known, dtype=np.float64)
     k = k[np.isfinite(k)]
     x = np.asarray(scores, dtype=np.float64)
     x = x[np.isfinite(x)]
+    of = f" of {given}" if given is not None and given != len(k) else ""
     if len(k) < ANCHOR_MIN or len(x) < MIN_CANDIDATES or base.method == "none":
-        base.note += (f"; only {len(k)} known pairs scored: the cut is not anchored (it needs {ANCHOR_MIN})"
-                      if len(k) < ANCHOR_MIN else "")
+        base.note += (f"; only {len(k)}{of} known pairs scored{' and retrieved' if of else ''}: the cut is not "
+                      f"anchored (it needs {ANCHOR_MIN})" if len(k) < ANCHOR_MIN else "")
         return base
     d = np.asarray(decoys, dtype=np.float64) if decoys is not None else np.zeros(0)
     d = d[np.isfinite(d)]
@@ -251,16 +264,18 @@ def anchored_threshold(scores: np.ndarray, decoys: np.ndarray | None, known: np.
     i = _best_cut(xs, tp, tp[-1])
     own = float(xs[i])
     unanchored = base.threshold if base.threshold is not None else float(xs[-1])
-    cut = unanchored + ANCHOR_WEIGHT * (own - unanchored)
+    w = len(k) / (len(k) + ANCHOR_PRIOR) if weight is None else float(weight)
+    cut = unanchored + w * (own - unanchored)
     n = int((x >= cut).sum())
     kept = tp[n - 1] if n else 0.0
     recall_known = float((k >= cut).mean())
     return AutoThreshold(cut, float(kept / max(n, 1)), float(kept / max(tp[-1], 1e-9)),
                          float(2 * kept / (n + tp[-1])), share, "anchored",
                          base.means, base.stds, base.ashman_d, base.decoy_median,
-                         note=f"{n} of {len(x)} candidates kept (anchored on {len(k)} known pairs: their scores "
+                         note=f"{n} of {len(x)} candidates kept (anchored on {len(k)}{of} known pairs"
+                              f"{', those the model retrieves' if of else ''}: their scores "
                               f"{float(np.median(k)):.4f} median, {recall_known:.0%} of them at or above the cut; "
-                              f"{ANCHOR_WEIGHT:.0%} of the way from the unanchored {base.method} cut "
+                              f"{w:.0%} of the way from the unanchored {base.method} cut "
                               f"{unanchored:.4f} to the known pairs' mixture cut {own:.4f})")
 
 
