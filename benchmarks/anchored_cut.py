@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The automatic cut anchored on held-out translations, as ``train bootstrap`` anchors it: which rule, on dev.
 
-    python benchmarks/bootstrap_dev.py -o runs/bootstrap-dev --split dev --seeds 100 --keep-rounds   # the models
+    python benchmarks/bootstrap_dev.py -o runs/bootstrap-dev --split dev --seeds 100   # the models (rounds kept)
     python benchmarks/anchored_cut.py runs/bootstrap-dev/seed-100/bootstrap --data runs/bootstrap-dev/seed-100/data
 
 ``benchmarks/mining_cut.py --known`` draws its known pairs among the *mined gold candidates*: pairs the model
 already retrieves, the best case. Bootstrap's known pairs are held-out seed pairs, translations the model never
 trained on — some of which it does not retrieve, and which then score low. Here, for each round's model of a
-bootstrap run (``round-N/run/model``, kept with ``--keep-rounds``), the run's plain texts are mined once (every
+bootstrap run (``round-N/run/model``: the benchmark keeps them), the run's plain texts are mined once (every
 one-to-one candidate, its runner-up, whether it is one of the hidden true pairs); the dev pairs the run scores on
 (``eval.tsv``: in neither plain text nor the seed, never trained on) are scored in the same pool
 (``MiningJob.known_margins``), and ``--draws`` times ``n`` of them (20: a 100-pair seed's held-out fifth; 60: a
@@ -113,8 +113,8 @@ def main() -> None:
     sizes = [int(x) for x in a.known.split(",") if x]
     models = sorted(m for run in a.runs for m in run.glob("round-*/run/model"))
     if not models:
-        raise SystemExit(f"no round-N/run/model under {', '.join(map(str, a.runs))} — run bootstrap_dev.py with "
-                         "--keep-rounds")
+        raise SystemExit(f"no round-N/run/model under {', '.join(map(str, a.runs))} — run bootstrap_dev.py (it keeps every "
+                         "round's model)")
     results = {}
     print("| model | rule | known | F1 points off the best: mean / p90 / max | precision: mean / min | draws "
           "under 0.9 |\n|---|---|---|---|---|---|")

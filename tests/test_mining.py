@@ -1082,7 +1082,13 @@ def test_known_pairs_are_scored_as_if_both_sentences_were_lines_of_the_pool(tmp_
     job.run(show_progress=False)
     pairs = job.select()
     mined = {(int(a), int(b)): float(c) for a, b, c in zip(pairs.src, pairs.tgt, pairs.score)}
-    got, _ = job.known_margins(x, y)
+    got, retrieved = job.known_margins(x, y)
+    # retrieved: the partner at least as near as every other line — its own stored row counted once, as the partner
+    all_s, all_t = np.r_[src, x], np.r_[tgt, y]
+    want = [float(x[i] @ y[i]) >= np.delete(all_t @ x[i], 70 + i).max() - 1e-6
+            or float(x[i] @ y[i]) >= np.delete(all_s @ y[i], 90 + i).max() - 1e-6 for i in range(15)]
+    np.testing.assert_array_equal(retrieved, want)
+    assert 0 < retrieved.sum() < 15
     found = [(i, mined[(90 + i, 70 + i)]) for i in range(15) if (90 + i, 70 + i) in mined]
     assert len(found) >= 5
     np.testing.assert_allclose([got[i] for i, _ in found], [m for _, m in found], rtol=1e-5)
@@ -1135,7 +1141,7 @@ def test_mine_takes_known_pairs_and_checks_them_before_the_model_loads(tiny_mode
     r = xlsent.mine(src, tgt, model=str(tiny_model), threshold="auto", filters="none", known_pairs=known,
                     workdir=tmp_path / "w")
     sel = r.summary["selection"]
-    assert sel["known_pairs"]["pairs"] == 12 and 0 <= sel["known_pairs"]["retrieved"] <= 12
+    assert sel["known_pairs"]["pairs"] == 12 and sel["known_pairs"]["retrieved"] == 12  # copies: each retrieved
     assert sel["auto_threshold"]["method"] == "auto (anchored, expected-F1 cut)"
     with pytest.raises(XlsentError, match="anchor the automatic cut"):
         xlsent.mine(src, tgt, model="/no/such/model", threshold=None, known_pairs=known)

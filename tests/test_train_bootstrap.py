@@ -117,9 +117,9 @@ def test_bootstrap_end_to_end(tiny_model, tmp_path):
     assert r0["counts"]["held_out_sentences"] == 15 and r0["counts"]["kept"] == len(pairs)
     assert r0["trained_on"] == {"seed": 15, "mined": 0}
     mined = json.loads((out / "round-0" / "mine.json").read_text(encoding="utf-8"))["selection"]
-    assert mined["known_pairs"]["pairs"] == 15  # the automatic cut anchored on the held-out pairs
+    assert mined["known_pairs"]["pairs"] == 15 and mined["known_pairs"]["retrieved"] == 15  # copies: all retrieved
     assert mined["auto_threshold"]["method"] == "auto (anchored, expected-F1 cut)"
-    assert any("held-out pairs the model retrieves" in n for n in notes)
+    assert any("anchored on the 15 of 15 held-out pairs the model retrieves" in n for n in notes)
     # copies are found by any model: every round scores P@1 1.0, so round 1 does not beat round 0 and stops the loop
     assert r0["held_out"]["p_at_1"] == 1.0
     n_src, n_tgt = (len(set((data["folder"] / f).read_text(encoding="utf-8").splitlines())) for f in ("src.txt", "tgt.txt"))

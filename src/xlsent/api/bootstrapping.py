@@ -54,8 +54,9 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         documents: the texts are translated documents, paired by order (or by ``id`` in JSONL): each pair is
             sentence-aligned (:func:`xlsent.align`) instead of mined.
         threshold: the mining cut: ``"auto"`` | a number | ``None`` (every one-to-one candidate).
-        anchor: ``threshold="auto"`` anchored on the held-out seed pairs, scored in the same pool as the plain
-            lines (``xlsent.mine(known_pairs=…)``); ``False``: mine's unanchored automatic cut.
+        anchor: ``threshold="auto"`` anchored on the held-out seed pairs the round's model retrieves, scored in
+            the same pool as the plain lines (``xlsent.mine(known_pairs=…)``; 10 at least, else the cut is not
+            anchored and the round says so); ``False``: mine's unanchored automatic cut.
         filters: the noise filters on the mined pairs (as :func:`xlsent.mine`).
         learn: teach the language filter's n-gram identifier languages of your own (as :func:`xlsent.mine`).
         mining: more of :func:`xlsent.mine`'s options (``k``, ``margin``, ``mode``, ``index``, ``precision``,
@@ -302,8 +303,13 @@ def _mining(src_texts, tgt_texts, langs, opts, engine, console):
         if auto:
             counts["cut"] = auto.get("threshold")
             kp = sel.get("known_pairs") or {}
-            how = (f"anchored on the {kp.get('retrieved')} of {kp.get('pairs')} held-out pairs the model retrieves"
-                   if auto.get("method", "").startswith("auto (anchored") else "")
+            if auto.get("method", "").startswith("auto (anchored"):
+                how = f"anchored on the {kp.get('retrieved')} of {kp.get('pairs')} held-out pairs the model retrieves"
+            elif kp:  # held-out pairs given but not used: say why (the estimate's note ends with the reason)
+                why = auto.get("note", "").rpartition("; ")[2]
+                how = "not anchored" + (f" ({why})" if "anchored" in why else "")
+            else:
+                how = ""
             notes.append(f"the automatic cut{', ' + how if how else ''}: {auto['threshold']:.4f}"
                          if auto.get("threshold") is not None
                          else f"the automatic cut kept every candidate ({auto.get('note', '')})")

@@ -31,7 +31,7 @@ def mine_command(
                                   "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
                                   "scoring at least this"),
     known: Optional[Path] = typer.Option(None, "--known", help="pairs known to translate each other (TSV "
-                                         "src<TAB>tgt or JSONL, at least 10; e.g. seed pairs the model did not train "
+                                         "src<TAB>tgt or JSONL, at least 10 the model retrieves; e.g. seed pairs it did not train "
                                          "on): --threshold auto is anchored on where they score in this pool"),
     dedupe: bool = typer.Option(True, help="forward/backward: each sentence in at most one pair"),
     center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "

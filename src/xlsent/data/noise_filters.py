@@ -21,7 +21,8 @@ In this order (a pair is counted by the first filter that removes it):
   where the n-gram identifier does not know the declared language or neither confirms nor overrules CLD2 — CLD2
   reads a language it does not know, or a close relative, as one language again and again (Kabuverdianu as
   Portuguese), while noise in other languages is scattered; the other side's language counts so only on a
-  ``majority`` of the lines not read as a third language (Nigerian Pidgin, or Scots, read as English). The n-gram identifier knows the declared language, so for a side
+  ``majority`` of the lines not read as a third language, where those are a majority of the side themselves
+  (Nigerian Pidgin, or Scots, read as English). The n-gram identifier knows the declared language, so for a side
   it judges no other reading is taken as the side's but the other side's language on a majority (a crawl's text in
   the neighbouring language is noise however much of it there is); on a CLD2 side its readings, and CLD2's
   readings it confirms, count so only on a majority too (most of a side declared ``pt`` read as Kabuverdianu, or
@@ -339,7 +340,7 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         # the side's own readings: a detector reads a language it does not know, or a close relative, as one language
         # again and again (Kabuverdianu as Portuguese, Rundi as Kinyarwanda); injected or crawled noise in another
         # language is scattered. A language read on a share of the side's lines is the side's; the other side's
-        # language only on a majority (Nigerian Pidgin read as English).
+        # language only on a majority (Nigerian Pidgin read as English; below, of which lines).
         lines = int(keep.sum()) or 1
         accepted = {lang} if judge else set()
         # the n-gram identifier knows the declared language: a language it reads with confidence is noise however
@@ -361,13 +362,15 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
                              f"{found_lang}{unknown} not the declared {lang} — " + (
                                  "taken as the side's (most of it)" if taken else "those lines are removed")
                              + f"; if that is your text's language, declare it ({flag} {found_lang})")
-        # the other side's language is weighed against the lines not read as a third language: where a neighbour's
-        # text fills half of a side, the rest is still the side's if most of it reads as the other side's language
-        # (Scots read as English)
+        # the other side's language is weighed against the lines not read as a third language, where those are most
+        # of the side: where a neighbour's text fills part of a side, the rest is still the side's if most of it
+        # reads as the other side's language (Scots read as English); a side mostly in third languages is not
+        # handed to the other side's language by a few of its lines
         third = sum(1 for f in found if f is not None and f not in (lang, other))
+        settled = lines - third if lines - third >= majority * lines else lines
         for found_lang, count in Counter(f for f, b in zip(found, by_ngram) if f and not (b and not ngram)).items():
             share = majority if found_lang == other else readings
-            of = max(1, lines - third) if found_lang == other else lines
+            of = max(1, settled) if found_lang == other else lines
             if ngram and found_lang not in (lang, other) and count >= share * lines:
                 notes.append(f"language: the n-gram identifier reads {count / lines:.0%} of the {side}'s lines as "
                              f"{found_lang}, not the declared {lang} — those lines are removed; if that is how your "
@@ -375,7 +378,8 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             if found_lang != lang and count >= share * of and not (ngram and found_lang != other):
                 accepted.add(found_lang)
                 among = f" ({count} of the {of} not read as a third language)" if of < lines else ""
-                notes.append(f"language: {judge} reads {count / lines:.0%} of the {side}'s lines as {found_lang}{among} — "
+                notes.append(f"language: {judge} reads {count / lines:.0%} of the {side}'s lines as {found_lang}"
+                             f"{among} — "
                              f"taken as how it reads the declared {lang} (a close relative, or a language it does "
                              "not know), not as noise")
         flagged = [f is not None and f not in accepted for f in found]

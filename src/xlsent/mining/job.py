@@ -336,15 +336,15 @@ class MiningJob:
                                       c.mode, cut, c.dedupe, counts, known, known_given)
 
     def known_margins(self, src: np.ndarray, tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The margin score of each known translation pair ``(src[i], tgt[i])`` (L2-normalised rows of this job's
-        model) as if both sentences were lines of this job's sides, and whether the model *retrieves* it: whether
-        the partner is at least as near as every other line, in one direction or the other (as a mined candidate's
-        is). Each sentence's ``k`` nearest neighbours are taken over the other side's stored lines and its own
-        partner — once, where the partner's text is a stored line too (a stored row within
-        :data:`xlsent.similarity.SAME_TEXT` of it) — with the config's margin and centering. Exact search, one
-        stored shard and :data:`KNOWN_BLOCK` pairs at a time: where the job searched an approximate index (IVF,
-        sign bits), its own candidates' neighbourhoods can miss a neighbour, and their margins come out a little
-        higher than these."""
+        """The margin score of each known translation pair ``(src[i], tgt[i])`` (L2-normalised rows of this job's model)
+        as if both sentences were lines of this job's sides, and whether the model *retrieves* it: whether the partner
+        is at least as near (cosine) as every other line, in one direction or the other — a proxy for the pair being a
+        candidate, which the mining picks by margin among the nearest lines. Each sentence's ``k`` nearest neighbours
+        are taken over the other side's stored lines and its own partner — once, where the partner's text is a stored
+        line too (a stored row within :data:`xlsent.similarity.SAME_TEXT` of it) — with the config's margin and
+        centering. Exact search, one stored shard and :data:`KNOWN_BLOCK` pairs at a time: where the job searched an
+        approximate index (IVF, sign bits), its own candidates' neighbourhoods can miss a neighbour, and their margins
+        come out a little higher than these."""
         stores = {"src": self._view(self.src), "tgt": self._view(self.tgt)}
         src, tgt = stores["src"].view(src), stores["tgt"].view(tgt)  # centered as the stores are read
         own = np.einsum("ij,ij->i", src, tgt)
@@ -357,7 +357,7 @@ class MiningJob:
                 sims = queries @ shard
                 sims[(partners @ shard) >= SAME_TEXT] = -np.inf  # the partner's own text: counted once, as own
                 if sims.shape[1]:
-                    nearest = np.maximum(nearest, sims.max(axis=1))
+                    nearest = np.fmax(nearest, np.nanmax(np.where(np.isnan(sims), -np.inf, sims), axis=1))
                 both = np.concatenate([best, sims], axis=1)
                 k = min(self.cfg.k, both.shape[1])
                 best = -np.partition(-both, k - 1, axis=1)[:, :k]

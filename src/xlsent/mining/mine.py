@@ -97,7 +97,7 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
     ``search_gpu``: without an engine, the GPU faiss searches on here (None: the CPU;
     :func:`xlsent.mining.index.gpu_search`); ``known_pairs``: (sources, targets) known to translate each other,
     encoded here and scored in the job's pool (:meth:`MiningJob.known_margins`) — an ``"auto"`` cut is anchored
-    on them (:func:`xlsent.mining.threshold.anchored_threshold`)."""
+    on those the model retrieves (:func:`xlsent.mining.threshold.anchored_threshold`; ``median_score``: theirs)."""
     t0 = time.perf_counter()
     job = MiningJob(workdir, src, tgt, model_name, cfg, encoder=encoder, overwrite=overwrite, src_lang=src_lang,
                     tgt_lang=tgt_lang)

@@ -38,21 +38,21 @@ On isiZulu it estimated π₀ close to the truth and matched the dev-tuned cut's
 one, and over thousands of candidates that bias dominates (on the Bible it underestimated π₀ and cut far too
 low). Figures: ``docs/experiments/bitext-mining.md``.
 
-**Anchored on known pairs** (:func:`anchored_threshold`: ``xlsent.mine(..., known_pairs=…)``, which
-``xlsent train bootstrap`` gives its held-out seed pairs). A few pairs known to be translations, each scored with the
-same margin in the same pool (:meth:`xlsent.mining.job.MiningJob.known_margins`), show where translations score —
-those the model *retrieves* (no other line nearer to a sentence than its partner, in one direction or the other):
-a mined candidate is such a pair, and a known pair the model does not retrieve scores low for a reason no candidate
-shares (with held-out translations on dev, keeping them let a few of them drag the cut down to 60% precision).
-A Gaussian fitted to their scores is held fixed as the translations' component while EM fits the other candidates'
+**Anchored on known pairs** (:func:`anchored_threshold`: ``xlsent.mine(..., known_pairs=…)``, which ``xlsent train
+bootstrap`` gives its held-out seed pairs). A few pairs known to be translations, each scored with the same margin
+in the same pool (:meth:`xlsent.mining.job.MiningJob.known_margins`), show where translations score — those the
+model *retrieves* (no other line nearer, by cosine, to a sentence than its partner, in one direction or the other):
+a proxy for being a candidate, and a known pair the model does not retrieve scores low for a reason few candidates
+share (with held-out translations on dev, keeping them let a few of them drag the cut down to 60% precision). A
+Gaussian fitted to their scores is held fixed as the translations' component while EM fits the other candidates'
 (one Gaussian, and the share of translations, bounded below by the share of candidates scoring above the known
 pairs' median — without that bound the free component can swallow the translations where most candidates are
 translations) — a positive–unlabelled mixture. For n known pairs the cut is n / (n + :data:`ANCHOR_PRIOR`) of the
 way from the unanchored cut above to this mixture's expected-F1 cut: a few known pairs fit a Gaussian loosely, so
 they move the cut less. The bound was chosen on the development mining sets of ``benchmarks/mining_cut.py``, the
 weight and the retrieval condition on held-out translations as the known pairs (``benchmarks/anchored_cut.py``;
-``docs/experiments/bitext-mining.md``, "Anchored on known pairs"). The unanchored cut stands, said in the note,
-with fewer than :data:`ANCHOR_MIN` known pairs retrieved, where the known pairs' median scores no higher than the
+``docs/experiments/bitext-mining.md``, "Anchored on known pairs"). The unanchored cut stands, said in the note, with
+fewer than :data:`ANCHOR_MIN` known pairs retrieved, where the known pairs' median scores no higher than the
 candidates' runner-ups' (they score like non-translations: pairs of the wrong sides, or of another text), and where
 the mixture finds no translation among the candidates.
 
