@@ -105,6 +105,24 @@ def structural_words(pairs: str, output: str | Path, model: str = "e5-small", ty
             "meta_path": str(sw.meta_path(Path(output)))}
 
 
+def pairs_from_documents(src: str, tgt: str, model: Any = "e5-small", *, title_threshold: float = 0.7,
+                         min_section_chars: int = 200, max_short_words: int = 10, strip_chars: str = "\u200c",
+                         splitter: str = "auto", seed: int = 0, device: str = "auto", dtype: str = "auto") -> Any:
+    """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1;
+    :func:`xlsent.data.documents.pairs_from_documents`): ``src`` and ``tgt`` are JSONL files or bundled documents
+    (``bible:nya``, ``udhr:eng``), whose section titles ``model`` embeds — on ``device``, in ``dtype`` (as every
+    public function: a device that is not there is one line, before any model loads). Returns the
+    :class:`~xlsent.data.documents.DocumentPairs` (triplets, counts, notes)."""
+    from xlsent.api._common import encoder_for, place
+    from xlsent.data import documents
+
+    place(device, dtype)
+    s_docs, t_docs = documents.load_documents(src), documents.load_documents(tgt)
+    encoder = encoder_for(model, normalize=True)
+    return documents.pairs_from_documents(s_docs, t_docs, encoder.encode, title_threshold, min_section_chars,
+                                          max_short_words, strip_chars, splitter, seed)
+
+
 @dataclass(frozen=True)
 class Identification:
     """One text's language (:func:`identify`): ISO 639-3, its macrolanguage where it has one, and the score."""

@@ -123,13 +123,11 @@ def pairs_from_documents_command(
 ) -> None:
     """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1)."""
     output_file(output)
-    from xlsent.data.documents import load_documents, pairs_from_documents
-    from xlsent.encoding.encoder import Encoder
+    from xlsent.api.data import pairs_from_documents
 
-    s_docs, t_docs = load_documents(src), load_documents(tgt)
-    encoder = Encoder.load(model, normalize=True)
-    res = pairs_from_documents(s_docs, t_docs, encoder.encode,
-                               title_threshold, min_section_chars, max_short_words, strip_chars, splitter, seed)
+    res = pairs_from_documents(src, tgt, model, title_threshold=title_threshold, min_section_chars=min_section_chars,
+                               max_short_words=max_short_words, strip_chars=strip_chars, splitter=splitter, seed=seed,
+                               **run)  # run: --device, --dtype
     show_lines(res.lines())
     rows = [(a, p, n or "") for a, p, n in res.triplets]
     _write_triplets(output, rows, "the documents")

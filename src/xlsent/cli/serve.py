@@ -80,8 +80,8 @@ def serve_command(
     from xlsent.serve.app import Service
     from xlsent.serve.server import serve
 
-    service = Service(model, backend=run["backend"], threads=run["threads"], limits=limits, index=index, name=name,
-                      worker_nice=worker_nice, scoring=scoring, api_keys=keys, dimensions=dimensions)
+    service = Service(model, **run, limits=limits, index=index, name=name, worker_nice=worker_nice, scoring=scoring,
+                      api_keys=keys, dimensions=dimensions)  # run: --backend, --threads, --device, --dtype
     auth = f"{len(keys)} API key(s)" if keys else "no API key"
     console.print(f"serving {model} on http://{host}:{port} with {auth} (GET /health turns 200 once the model is "
                   "warm)", soft_wrap=True)

@@ -60,7 +60,17 @@ class Service:
 
     def __init__(self, model: str, backend: str = "auto", threads: int = 0, limits: ServeLimits | None = None,
                  index: str | None = None, name: str | None = None, worker_nice: int = 10,
-                 scoring: str = "csls", api_keys: "ApiKeys | None" = None, dimensions: int | None = None) -> None:
+                 scoring: str = "csls", api_keys: "ApiKeys | None" = None, dimensions: int | None = None,
+                 device: str = "auto", dtype: str = "auto") -> None:
+        """``device`` (``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` | ``mps``) and ``dtype`` (``auto`` | ``fp32`` |
+        ``fp16`` | ``bf16``): where the model runs and the precision a torch model encodes in, as for every other
+        public function (:func:`xlsent.api._common.place`) — a device that is not there is one line here, before
+        any model loads."""
+        from xlsent.api._common import place
+        from xlsent.utils.device import current_device
+
+        place(device, dtype)
+        self.device, self.dtype = current_device(), (dtype or "auto").strip().lower()  # auto resolved: cuda:0 …
         self.model_spec, self.backend_choice, self.threads = model, backend, threads
         self.shaping = Shaping(dimensions)
         self.worker_nice = int(worker_nice)
@@ -92,6 +102,7 @@ class Service:
         batcher's worker — inherits it, while the HTTP event loop keeps the process's priority. On a machine
         whose cores the model keeps busy, the loop then still answers at once: a 429 or a health check does not
         wait for a forward pass to give up the CPU (Linux only; elsewhere a no-op)."""
+        from xlsent.api._common import place
         from xlsent.exporter.load import load_encoder
 
         if threading.current_thread() is not threading.main_thread():
@@ -100,6 +111,7 @@ class Service:
             from xlsent.encoding.encoder import source_folder
             from xlsent.models.language_means import read_language_means
 
+            place(self.device, self.dtype)  # this service's, whatever the process was told since it was made
             self.encoder = load_encoder(self.model_spec, backend=self.backend_choice, threads=self.threads,
                                         spin=False)  # the HTTP loop needs the cycles a spinning pool burns
             self.encoder = self.encoder.replace(show_progress=False)  # requests draw no progress bars
@@ -220,7 +232,8 @@ class Service:
                 "prompts": self.prompts if enc else None, "default_prompt_name": self.default_prompt_name,
                 "backend": type(enc.backend).__name__ if enc else self.backend_choice,
                 "api_keys": self.api_keys is not None, "draining": self.draining,
-                "threads": self.threads, "worker_nice": self.worker_nice,
+                "threads": self.threads, "worker_nice": self.worker_nice, "device": self.device,
+                "dtype": getattr(enc.backend, "dtype", None) if enc else self.dtype,
                 "max_tokens": getattr(self, "max_tokens", None), "limits": self.limits.to_dict(),
                 "index": ({"name": self.index.name, "entries": len(self.index), "centered": self.index.centered,
                            "scoring": self.index.scoring} if self.index else None),

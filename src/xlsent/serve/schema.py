@@ -156,6 +156,10 @@ def models(limits: ServeLimits) -> SimpleNamespace:
                                                "exported folder, which keeps only its default prompt)")
         default_prompt_name: str | None = Field(description="the prompt used when a request names none")
         backend: str
+        device: str = Field(description="where the model runs (the server's --device, auto resolved: cpu, cuda:0, "
+                            "mps)")
+        dtype: str | None = Field(description="the precision a torch model encodes in (fp32 | fp16 | bf16; on a CPU "
+                                  "bf16 is autocast) — once loaded; before, the server's --dtype; null for ONNX")
         api_keys: bool
         draining: bool
         limits: dict[str, Any]
