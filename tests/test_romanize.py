@@ -262,7 +262,7 @@ def test_the_warning_quotes_the_shares_the_results_page_states():
     from xlsent.encoding.readable import REMEDIES, advice
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "results.md").read_text(encoding="utf-8")
-    section = page[page.index("**Romanising instead (issue 62)**"):]
+    section = page[page.index("{#unreadable-script}"):]
     rows = {"romanise + adapt": "`xlsent models romanize` + adapt", "extend-vocab + adapt":
             "`xlsent models extend-vocab` + adapt", "adapt alone": "| adapt alone |"}
     message = advice("e5-small")
