@@ -2,13 +2,62 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import warnings
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from xlsent.utils.errors import XlsentError, named
 
 Note = Callable[[str], None] | None
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Replacing(UserWarning):
+    """A finished output file is about to be replaced."""
+
+
+def writes(*params: str) -> Callable[[F], F]:
+    """Hold the outputs named by ``params`` for one process while the function runs (:func:`xlsent.utils.io.claim`):
+    a second run into an output in use is refused in one line, a lock left by a killed run is taken over. A file
+    that is already there is replaced, said in one line (a :class:`Replacing` warning); folders keep their own
+    rules (a run folder resumes or says what it discards). An output that cannot be created is left to the
+    function's own checks."""
+    def decorate(fn: F) -> F:
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from xlsent.utils.io import claim
+
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return fn(*args, **kwargs)  # the function says what is wrong with its arguments
+            with ExitStack() as held:
+                for name in params:
+                    value = bound.arguments.get(name, signature.parameters[name].default)
+                    if value in (None, "", inspect.Parameter.empty) or not isinstance(value, (str, Path)):
+                        continue
+                    path = Path(value)
+                    if not _creatable(path):
+                        continue
+                    held.enter_context(claim(path))
+                    if path.is_file() and path.stat().st_size:
+                        warnings.warn(f"{path}: exists — replacing it", Replacing, stacklevel=2)
+                return fn(*args, **kwargs)
+        return wrapper  # type: ignore[return-value]
+    return decorate
+
+
+def _creatable(path: Path) -> bool:
+    for parent in (path.parent, *path.parent.parents):
+        if parent.exists():
+            return parent.is_dir() and os.access(parent, os.W_OK)
+    return False
 
 
 def output_file(path: str | Path | None, option: str = "output") -> Path | None:

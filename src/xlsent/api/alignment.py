@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from xlsent.api._common import check_backend, check_unicode, encoder_for, output_file, place
+from xlsent.api._common import check_backend, check_unicode, encoder_for, output_file, place, writes
 from xlsent.utils.errors import XlsentError, named
 
 
@@ -118,6 +118,7 @@ def align(src_sentences: Sequence[str], tgt_sentences: Sequence[str], *, model: 
     return out
 
 
+@writes("output")
 def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Path, *, batch: str | Path | None = None,
                 pairs_out: str | Path | None = None, split: str = "", fmt: str = "tsv", model: Any = "e5-small",
                 max_overlap: int = 3, deletion_quantile: float = 0.02, length_weight: float = 0.1,

@@ -74,10 +74,9 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         A :class:`xlsent.recipes.bootstrap.BootstrapResult`: ``model_path`` (loads with ``SentenceTransformer``),
         ``rounds`` (each round's counts and held-out score), ``best_round``, ``plot``, ``model_card``.
     """
-    from filelock import FileLock, Timeout
-
     from xlsent.api.training import recipe_config, settings_to_overrides
     from xlsent.recipes.bootstrap import MIN_SEED, STARTS, BootstrapSettings, run_bootstrap
+    from xlsent.utils.io import claim
 
     at_least(rounds, 0, "rounds")
     choice(start, STARTS, "start")
@@ -108,15 +107,7 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
                               preset=preset, device=None if device == "auto" else device)
     output = output_folder(output)
     output.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(output / ".bootstrap.lock"))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        other = (output / ".bootstrap.pid").read_text().strip() if (output / ".bootstrap.pid").exists() else "?"
-        raise XlsentError(f"{output}: another bootstrap is writing into this folder (process {other}) — wait for it "
-                          "to finish, or give another -o") from None
-    try:
-        (output / ".bootstrap.pid").write_text(str(__import__("os").getpid()))
+    with claim(output, "a bootstrap"):  # one run per folder
         if callable(engine):
             engine = engine()
         mine_opts = {**extra, "threshold": cut, "filters": list(kinds) or "none", "learn": learn,
@@ -136,8 +127,6 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
                                keep_rounds=keep_rounds)
         _report(result, identity)
         return result
-    finally:
-        lock.release()
 
 
 def _read_seed(path, src_lang, tgt_lang) -> tuple[list[tuple[str, str]], tuple[str, str]]:

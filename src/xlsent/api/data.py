@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from xlsent.api._common import Note, at_least, choice, output_file
+from xlsent.api._common import Note, at_least, choice, output_file, writes
 from xlsent.utils.errors import XlsentError
 
 
@@ -47,6 +47,7 @@ def overlap(train: str | Path, test: str | Path, model: str = "e5-small", text: 
     return out
 
 
+@writes("output")
 def structural_words(pairs: str, output: str | Path, model: str = "e5-small", types: Sequence[str] | None = None,
                      object_deps: Sequence[str] = ("dobj",), sample: int = 0, seed: int = 0,
                      on_bad_lines: str = "error", on_note: Note = None,

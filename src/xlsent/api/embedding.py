@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from xlsent.api._common import (at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
-                                model_label, old_names, place)
+                               model_label, old_names, place, writes)
 from xlsent.encoding.readable import SAMPLE, encoder_share, warn_unreadable
 from xlsent.utils.errors import XlsentError
 
@@ -135,6 +135,7 @@ class EmbedFileResult:
                 "precision": self.precision, "shards": self.shards}
 
 
+@writes("output")
 def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *, lang: str | None = None,
                center: bool = False, precision: str = "float32", normalize_embeddings: bool = False,
                batch_size: int = 64, chunk_words: int = 0, prompt_name: str | None = None, prompt: str | None = None,
@@ -170,7 +171,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     """
     from xlsent.data.text_source import open_source
     from xlsent.mining.engine import EncoderSettings
-    from xlsent.utils.io import atomic_path
+    from xlsent.utils.io import atomic_path, check_space
 
     normalize, dimensions, show_progress = old_names("embed_file", old, normalize_embeddings=normalize_embeddings,
                                                      truncate_dim=truncate_dim, show_progress_bar=show_progress_bar)
@@ -203,6 +204,10 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
                           dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
     head = texts if texts is not None else source.read(0, min(source.rows, SAMPLE))[1]
     warn_unreadable(encoder_share(encoder), [(str(input), head, lang or None)], model_label(model))
+    if to_npy:  # the matrix needs its room before the texts are encoded
+        from xlsent.mining.embed_job import output_bytes
+
+        check_space(output, source.rows * output_bytes(precision, dimensions or encoder.dimension), "the vectors")
     if to_npy and engine is None:  # one process: every text at once, as always
         vecs = encoder.encode(texts, lang or None)
     else:
@@ -220,7 +225,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
                                    len(manifest["shards"]))
         vecs = read_shards(folder)[1]
     vecs = _finish(vecs, means, lang, precision, dimensions if center else None)
-    with atomic_path(output) as tmp:
+    with atomic_path(output, "the vectors", need=vecs.nbytes + 128) as tmp:
         with open(tmp, "wb") as fh:
             np.save(fh, vecs)
     if engine is not None:

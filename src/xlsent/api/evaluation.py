@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, encoder_for, old_names, output_file,
-                                place, renamed)
+                               place, renamed, writes)
 from xlsent.evaluation.tasks import TASK_TYPES, TaskRun, TaskType, declare
 from xlsent.utils.errors import XlsentError
 
@@ -109,6 +109,7 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
     return runs[0]
 
 
+@writes("output")
 def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | None = None, *,
                    options: dict | Sequence[str] | None = None, backend: str = "auto", threads: int = 0,
                    device: str = "auto", dtype: str = "auto", truncate_dim: int | None = None,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlsent.api._common import Note, at_least
+from xlsent.api._common import Note, at_least, writes
 from xlsent.utils.errors import XlsentError, named
 
 
@@ -29,6 +29,7 @@ class ExportResult:
         return {"output": str(self.output), "manifest": asdict(self.manifest)}
 
 
+@writes("output")
 def export(model: str | Path, output: str | Path, *, int8: bool = False, smooth: float | None = None,
            fp32_parts: str | None = None, fp32_layers: str = "", int8_attention: bool = False,
            int8_embeddings: bool = False, per_channel: bool = True, reduce_range: bool = False,

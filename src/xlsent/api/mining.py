@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
-                                model_label, old_names, output_file, parse_filters, parse_threshold, place)
+                               model_label, old_names, output_file, parse_filters, parse_threshold, place, writes)
 from xlsent.data.noise_filters import MAX_Z
 from xlsent.encoding.readable import encoder_share, warn_unreadable
 from xlsent.utils.errors import XlsentError, named
@@ -22,6 +22,7 @@ MARGINS = ("ratio", "distance", "absolute")
 INDEXES = ("auto", "exact", "ivf", "ivfpq")
 
 
+@writes("output", "workdir")
 def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, model: str = "e5-small",
          threshold: str | float | None = "auto", output: str | Path | None = None, workdir: str | Path | None = None,
          k: int = 4, mode: str = "max", margin: str = "ratio", dedupe: bool = True, center: bool = False,
@@ -264,6 +265,7 @@ def _taught_identifier(learn, kinds):
     return identifier_with(learn)
 
 
+@writes("output")
 def filter_pairs(source: str | Path, output: str | Path | None = None, *, model: str = "e5-small",
                  preset: str | None = None, min_words: int | None = None, special_pattern: str | None = None,
                  special: bool = True, top: int | None = None, rank_by: str = "cosine", center: bool = False,
@@ -377,7 +379,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
                       f"({str(output) + '.json' if output is not None else 'the result.to_dict()'}) before training "
                       "on what is left", stacklevel=2)
     if output is not None:
-        write_pairs_tsv(output, res.pairs)
+        write_pairs_tsv(output, res.pairs, "the kept pairs")
         write_json_atomic(str(output) + ".json", res.to_dict())
     return res
 

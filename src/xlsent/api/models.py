@@ -6,8 +6,9 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, old_names, place
+from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, old_names, place, writes
 from xlsent.utils.errors import InputFormatError, XlsentError, named
+from xlsent.utils.io import atomic_path
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -104,6 +105,7 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
     return means
 
 
+@writes("output")
 def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: str | Path, *,
                  pieces: int = 2000, seed: int = 0) -> "VocabExtension":
     """Add tokenizer pieces and token-table rows for a script the model cannot read (its characters are
@@ -153,10 +155,10 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     folder_tokenizer_json(path)  # a model whose tokenizer cannot be extended: one line, before it loads
     st = load_model(path, device="cpu").model
     ext = extend_vocabulary(st, lines, pieces, seed)
-    out.mkdir(parents=True, exist_ok=True)
-    st.save(str(out))
     ext.output = out
-    write_record(out, ext, str(model), source, seed)
+    with atomic_path(out, "the extended model") as tmp:
+        st.save(str(tmp))
+        write_record(tmp, ext, str(model), source, seed)
     return ext
 
 
@@ -194,6 +196,7 @@ def _new_folder(output: str | Path, what: str) -> Path:
     return out
 
 
+@writes("output")
 def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str | Path, *, extend: bool = False,
              pieces: int | None = None, seed: int = 0) -> "Romanization":
     """A model that reads a script its tokenizer cannot, by romanising it: the script's characters are written in
@@ -249,11 +252,11 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
         ext = extend_vocabulary(st, lines, rom.left if pieces is None else pieces, seed)
         rom.extended, rom.unk_rate_after = ext.added, ext.unk_rate_after
         rom.pieces_per_word_after = ext.pieces_per_word_after
-    out.mkdir(parents=True, exist_ok=True)
-    st.save(str(out))
     rom.output = out
     asked = {"extend": extend, "pieces": "one a character left" if pieces is None else pieces, "seed": seed}
-    write_record(out, rom, str(model), source, asked if extend else {"extend": False})
+    with atomic_path(out, "the romanised model") as tmp:
+        st.save(str(tmp))
+        write_record(tmp, rom, str(model), source, asked if extend else {"extend": False})
     if extend and rom.extended:
         ext.output = out
         write_extension(out, ext, str(model), source, seed)

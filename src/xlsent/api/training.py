@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from xlsent.api._common import Note, output_folder
+from xlsent.api._common import Note, output_folder, writes
 from xlsent.recipes.registry import RunResult  # what every recipe's train_* returns, completed here
 from xlsent.utils.errors import XlsentError
 
@@ -45,6 +45,7 @@ def recipe_config(recipe: str, data: str | Path | None = None, *, settings: dict
     return load_config(recipe, config, sets, preset)
 
 
+@writes("output")
 def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, on_note: Note = None) -> RunResult:
     """Train ``recipe`` with a config from :func:`recipe_config` into ``output``; write ``metrics.json`` and the
     model card. Under torchrun every process trains and only the main one evaluates (the others return
@@ -56,6 +57,11 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
 
     spec = REGISTRY[recipe]
     output = Path(output)
+    if evaluate and on_note is not None and is_main_process():
+        chose = cfg.eval.get("pairs") == "holdout"  # adapt: the held-out part of the training file
+        on_note("held-out evaluation after training (" + (
+            "the held-out pairs also choose the step; the UDHR is reported only" if chose
+            else "reported only; never used to pick a checkpoint") + ")")
     result = replace(spec.train_fn()(cfg, output, on_note), recipe=recipe)
     if not is_main_process():  # under torchrun / accelerate launch: the main process evaluates and reports
         return result
@@ -200,6 +206,7 @@ class CurveResult:
                 "cautions": self.cautions, "output": str(self.output)}
 
 
+@writes("output")
 def learning_curve(pairs: str | Path, output: str | Path, *, model: str = "e5-small", shares: int = 4,
                    budget_minutes: float = 60.0, device: str = "auto",
                    settings: dict[str, Any] | list[str] | None = None, held_out: str | Path | None = None,

@@ -37,7 +37,7 @@ def demo_command(
     from xlsent.recipes.registry import place
     from xlsent.report.html import comparison_table, language_tail_section, page
     from xlsent.report.plots import embedding_space_png
-    from xlsent.utils.io import write_json_atomic, write_text_atomic
+    from xlsent.utils.io import write_bytes_atomic, write_json_atomic, write_text_atomic
 
     output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
@@ -91,7 +91,7 @@ def demo_command(
     # the metrics in the one schema of every run (xlsent.metrics/2), plus the demo's config and timings
     write_json_atomic(output / "report.json", {"config": cfg, "model": str(trained_path), "metrics": metrics,
                                                "timings_seconds": timings})
-    (output / "embedding_space.png").write_bytes(png)
+    write_bytes_atomic(output / "embedding_space.png", png)
     sections = [
         f"<p>Model: {label} adapted (xlsent train adapt) on <code>{cfg.train.pairs}</code> "
         f"({f'{cfg.train.sample} pairs drawn from each source' if cfg.train.sample else 'every pair'}, a part held "

@@ -60,6 +60,14 @@ def main() -> None:
     except XlsentError as exc:
         err_console.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
+    except OSError as exc:  # a write no writer of ours expected (a library's own file): one line, never a traceback
+        from xlsent.utils.io import write_failure
+
+        failure = write_failure(exc.filename or ".", "a file", exc)
+        if failure is None:
+            raise
+        err_console.print(f"[bold red]error:[/bold red] {escape(str(failure))}", highlight=False, soft_wrap=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)

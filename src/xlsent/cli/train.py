@@ -75,11 +75,6 @@ def _command(recipe: Recipe):
         from xlsent.training.processes import is_main_process
 
         place(cfg)  # a device that is not there: one line, before anything is said or loaded
-        if not no_eval and is_main_process():
-            chose = cfg.eval.get("pairs") == "holdout"  # adapt: the held-out part of the training file
-            show_note("held-out evaluation after training (" + (
-                "the held-out pairs also choose the step; the UDHR is reported only" if chose
-                else "reported only; never used to pick a checkpoint") + ")")
         run = run_recipe(recipe.name, cfg, output, evaluate=not no_eval, on_note=show_note)
         if is_main_process():  # under torchrun / accelerate launch: the main process reports
             _render(recipe, run, output)

@@ -17,6 +17,7 @@ Statistics, per condition and perturbation:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -126,5 +127,8 @@ def plot_effects(effs: list[Effect], path, title: str = "") -> None:
     ax.set_title(title, fontsize=9)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    from xlsent.utils.io import atomic_path
+
+    with atomic_path(path, "the plot") as tmp:
+        fig.savefig(tmp, dpi=120, format=Path(path).suffix.lstrip(".") or "png")
     plt.close(fig)

@@ -37,6 +37,7 @@ import torch
 
 from xlsent.models.handle import model_prompt
 from xlsent.utils.errors import XlsentError
+from xlsent.utils.io import write_failure
 
 #: bumped whenever the exported graph changes (2: softmax NaN guards removed), so exports cached for
 #: ``--backend onnx`` (:func:`xlsent.exporter.load.cached_export`) are made again
@@ -94,6 +95,9 @@ def export_graph(model, path: str | Path, where: str = "model") -> Path:
                               input_names=list(INPUTS), output_names=[OUTPUT], dynamic_axes=axes,
                               opset_version=OPSET, do_constant_folding=True)
     except Exception as exc:  # the tracer's messages name the module that failed
+        failure = write_failure(path, "the exported model's graph", exc)
+        if failure is not None:  # a full disk, not the model
+            raise failure from exc
         modules = ", ".join(type(m).__name__ for m in model)
         raise XlsentError(f"{where}: not exportable — tracing the modules ({modules}) failed: "
                           f"{str(exc).splitlines()[0][:300]}") from exc

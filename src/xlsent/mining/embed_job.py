@@ -27,7 +27,7 @@ import numpy as np
 from xlsent.data.text_source import TextSource
 from xlsent.mining.store import quantize
 from xlsent.utils.errors import XlsentError, named
-from xlsent.utils.io import atomic_path, write_json_atomic
+from xlsent.utils.io import atomic_path, check_space, write_json_atomic
 
 MANIFEST = "_manifest.json"  # "_": Parquet readers given the folder skip it
 COLUMNS = {"float32": "fixed-size list of float32", "float16": "fixed-size list of float16",
@@ -70,7 +70,7 @@ class EmbedTask:
             columns["scale"], vecs = vecs["scale"], vecs["q"]
         columns["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(vecs).reshape(-1)),
                                                                  vecs.shape[1])
-        with atomic_path(self.out) as tmp:
+        with atomic_path(self.out, f"shard {self.shard} of the embeddings", resumes=True) as tmp:
             pq.write_table(pa.table(columns), tmp)
 
 
@@ -118,8 +118,6 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
                 raise XlsentError(f"{folder}: holds other embeddings (another model, source or settings) or other "
                                   "files — choose a new output folder or pass --overwrite")
             shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(record, key)
     n_shards = -(-source.rows // shard_size)
     names = [f"part-{i:05d}.parquet" for i in range(n_shards)]
     tasks = [EmbedTask(source, i, i * shard_size, min(source.rows, (i + 1) * shard_size), folder / names[i],
@@ -127,6 +125,10 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
              for i in range(n_shards)]
     todo = [t for t in tasks if not t.done()]
     done = [n_shards - len(todo)]
+    check_space(folder, sum(t.stop - t.start for t in todo) * output_bytes(precision, int(encoder.dimension)),
+                f"the embeddings of {sum(t.stop - t.start for t in todo):,} rows")
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(record, key)
 
     def step() -> None:
         done[0] += 1

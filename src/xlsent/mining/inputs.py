@@ -61,7 +61,7 @@ class HashTask:
     def run(self, cache: dict | None = None) -> None:
         lines = read_lines_range(self.texts, self.start, self.stop, self.offsets)
         values = np.frombuffer(b"".join(digest(normalize_text(t)) for t in lines), dtype=f"V{DIGEST_BYTES}")
-        with atomic_path(self.out) as tmp:
+        with atomic_path(self.out, "the lines' digests (finding repeats)", resumes=True) as tmp:
             with open(tmp, "wb") as f:
                 np.save(f, values)
 
@@ -137,7 +137,7 @@ def deduplicate(path: str | Path, folder: str | Path, name: str, block: int = 50
     if not len(rows):
         raise InputFormatError(path, None, "no sentence in the input", "give one sentence per line")
     rows_path = folder / f"{name}.rows.npy"
-    with atomic_path(rows_path) as tmp:
+    with atomic_path(rows_path, "the input's unique lines", resumes=True) as tmp:
         with open(tmp, "wb") as f:
             np.save(f, rows)
     side = SideInput(name, path, offsets, rows_path, n, blank, repeats,

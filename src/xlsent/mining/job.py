@@ -39,12 +39,12 @@ import numpy as np
 
 from xlsent.mining.index import IndexConfig, choose_kind, group_parts, index_parts, sub_index_paths, train_index
 from xlsent.mining.margin import select_from_candidates
-from xlsent.mining.store import EmbeddingStore, StoreSpec
+from xlsent.mining.store import EmbeddingStore, StoreSpec, bytes_per_sentence
 from xlsent.mining.inputs import SideInput, deduplicate
 from xlsent.mining.tasks import EncodeTask, FillTask, MergeTask, ScoreTask, SearchTask, load_candidates
 from xlsent.similarity import SAME_TEXT, margin
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import write_json_atomic, write_text_atomic
+from xlsent.utils.io import check_space, write_json_atomic, write_text_atomic
 
 
 #: known pairs scored against the stores at a time (:meth:`MiningJob.known_margins`)
@@ -273,6 +273,17 @@ class MiningJob:
         return out
 
     # -- running: an engine runs the tasks; the driver trains the indexes and runs the reduce step -----------
+    def disk_needed(self) -> int:
+        """Bytes the unfinished part of the job writes under its folder, at least: the stored vectors of the shards
+        not yet encoded, and each sentence's k neighbours (ids and scores) in both directions."""
+        rows = 0
+        for store in (self.src, self.tgt):
+            for i in store.missing():
+                start, stop = store.bounds(i)
+                rows += stop - start
+        stored = bytes_per_sentence(self.src.spec.dtype, self.src.spec.dim)["stored"]
+        return rows * stored + (self.src.spec.rows + self.tgt.spec.rows) * int(self.cfg.k) * 12
+
     def run(self, console=None, show_progress: bool = True, engine=None, encoder_settings=None) -> dict:
         """Run every unfinished task on ``engine`` (default: here, one after another); returns timings (seconds).
         ``encoder_settings`` (:class:`xlsent.mining.engine.EncoderSettings`) say how a remote worker loads the model."""
@@ -283,6 +294,7 @@ class MiningJob:
 
         engine = engine if engine is not None else LocalEngine(self.encoder)
         settings = encoder_settings or EncoderSettings(self.model_name)
+        check_space(self.dir, self.disk_needed(), "the mining job's vectors and neighbours")
         timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0, "score_s": 0.0}
         enc = self.encode_tasks() if self.model_name else []
         todo_enc = self.src.n_shards + self.tgt.n_shards

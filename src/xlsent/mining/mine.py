@@ -77,8 +77,8 @@ def document_sentences(docs: list[Document], lang: str = "", splitter: str = "au
     return unique_sentences(texts, ReadReport(source), split, source, blank="empty section")
 
 
-def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]]) -> None:
-    with atomic_path(path) as tmp:
+def write_pairs_tsv(path: str | Path, pairs: list[tuple[float, str, str]], what: str = "the pairs") -> None:
+    with atomic_path(path, what) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             for score, s, t in pairs:
                 f.write(f"{score:.6f}\t{s}\t{t}\n")

@@ -149,7 +149,7 @@ class EmbeddingStore:
             rows = quantize_int8(vectors, self.spec.dim)
         else:
             rows = vectors.astype(self.spec.dtype, copy=False)
-        with atomic_path(self.path(i)) as tmp:
+        with atomic_path(self.path(i), f"shard {i} of the stored vectors", resumes=True) as tmp:
             with open(tmp, "wb") as f:
                 np.save(f, rows)
 

@@ -26,7 +26,7 @@ from xlsent.utils.io import atomic_path
 
 def save_npz(path: Path, **arrays) -> None:
     """``arrays`` in one ``.npz`` at ``path``, written atomically (a task's one output)."""
-    with atomic_path(path) as tmp:
+    with atomic_path(path, f"the mining job's {Path(path).parent.name}/{Path(path).name}", resumes=True) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, **arrays)
 

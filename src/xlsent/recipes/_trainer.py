@@ -94,6 +94,14 @@ def _policy_callback(optim: OptimConfig):
     return SaveByPolicy()
 
 
+def disk_needed(model) -> int:
+    """Bytes a stage writes at least: a checkpoint (the weights, and Adam's two moments of the trainable ones) and
+    the trained model."""
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return 2 * weights + 8 * trainable
+
+
 def train_stage(
     model,
     train_dataset,
@@ -210,7 +218,8 @@ def train_stage(
         est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device, chunk)
         folder.note(estimate_line(name, described, est, int(optim.batch_size), device))
         t0 = time.perf_counter()
-        trainer.train(resume_from_checkpoint=resume)
+        with folder.checkpointing(disk_needed(model)):
+            trainer.train(resume_from_checkpoint=resume)
         seconds = time.perf_counter() - t0
     log = [e for e in trainer.state.log_history if "loss" in e or "train_loss" in e]
 

@@ -60,7 +60,7 @@ from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, Opti
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
-from xlsent.utils.io import write_text_atomic
+from xlsent.utils.io import atomic_path, write_text_atomic
 from xlsent.losses.lightweight_losses import REPEATS, SIM_REDUCTIONS, TARGETS_FROM, TASKS
 from xlsent.models.lightweight import TOKENIZER_MODELS
 from xlsent.recipes.registry import RunResult
@@ -128,7 +128,8 @@ def _tokenizer(folder: StageFolder, cfg: RecipeConfig, texts: list[str], on_note
         return PreTrainedTokenizerFast.from_pretrained(str(saved))
     t0 = time.perf_counter()
     tok = train_tokenizer(texts, int(cfg.tokenizer.vocab_size), cfg.tokenizer.model, int(cfg.models.max_seq_length))
-    tok.save_pretrained(str(saved))
+    with atomic_path(saved, "the learned tokenizer", resumes=True) as tmp:
+        tok.save_pretrained(str(tmp))
     say(on_note, [f"lightweight: {cfg.tokenizer.model} tokenizer, {len(tok)} pieces learned from {len(texts)} "
                   f"sentences in {time.perf_counter() - t0:.1f} s"])
     return tok

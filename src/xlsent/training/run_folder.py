@@ -35,15 +35,24 @@ import json
 import math
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from xlsent.training.processes import is_main_process, wait_for_everyone
-from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
+from xlsent.utils.io import WriteFailed, atomic_path, check_space, write_json_atomic, write_text_atomic, writing
 
 NOT_LEARNING = ("checkpoint_every", "checkpoint_minutes", "logging_steps")
 MARKER = "stage.json"
 STATE = "state.pt"
+
+
+def _complete(checkpoint: Path) -> bool:
+    try:
+        json.loads((checkpoint / "trainer_state.json").read_text())
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def learning_optim(optim: dict) -> dict:
@@ -141,15 +150,32 @@ class StageFolder:
         write_text_atomic(tag, self.hash)
 
     def latest_trainer_checkpoint(self) -> str | None:
-        """The newest complete Hugging Face trainer checkpoint of this config, if any."""
-        cks = [c for c in self.checkpoints.glob("checkpoint-*") if (c / "trainer_state.json").exists()]
+        """The newest complete Hugging Face trainer checkpoint of this config, if any (the trainer writes its state
+        file last: a checkpoint whose state file is missing or cut short was not finished)."""
+        cks = [c for c in self.checkpoints.glob("checkpoint-*") if _complete(c)]
         return str(max(cks, key=lambda p: int(p.name.split("-")[-1]))) if cks else None
+
+    @contextmanager
+    def checkpointing(self, need: int = 0) -> Iterator[None]:
+        """Around a trainer's run: a checkpoint that could not be written (a full disk) is one line that says the
+        run resumes, and what it left half-written is removed. ``need``: the bytes the checkpoints and the model
+        take, checked against the free space first."""
+        if is_main_process() and need:
+            check_space(self.path, need, "the checkpoints and the trained model")
+        try:
+            with writing(self.checkpoints, "a training checkpoint", resumes=True):
+                yield
+        except WriteFailed:
+            for c in self.checkpoints.glob("checkpoint-*"):
+                if not _complete(c):
+                    shutil.rmtree(c, ignore_errors=True)
+            raise
 
     def save_state(self, state: dict) -> None:
         """Write a custom loop's state (tensors, numbers, strings) atomically."""
         import torch
 
-        with atomic_path(self.checkpoints / STATE) as tmp:
+        with atomic_path(self.checkpoints / STATE, "the training state", resumes=True) as tmp:
             torch.save({"config_hash": self.hash, **state}, tmp)
 
     def load_state(self) -> dict | None:
@@ -167,7 +193,7 @@ class StageFolder:
         """Write the model (``save_model(tmp_folder)``: everything it needs inside), the log, then the marker;
         the stage record. Under several processes the main one writes and the others wait, then read its record."""
         if is_main_process():
-            with atomic_path(self.model_dir) as tmp:
+            with atomic_path(self.model_dir, "the trained model", resumes=True) as tmp:
                 save_model(tmp)
             write_text_atomic(self.path / "train_log.jsonl", "".join(json.dumps(e) + "\n" for e in log))
             write_json_atomic(self.path / MARKER, {"config_hash": self.hash, **record})

@@ -1,4 +1,13 @@
-"""Atomic writes: a file or folder appears whole or not at all."""
+"""Writing outputs so that nothing fails silently.
+
+* **Atomic.** :func:`atomic_path` writes a file or folder under a temporary name beside it and renames it into place
+  when complete: an output appears whole or not at all.
+* **A failed write is one line.** A write that fails (a full disk above all) raises :class:`WriteFailed`: the file,
+  what was being written, the space free and how much the job needs — never a library's traceback, and nothing
+  left under the final name. :func:`check_space` refuses a job whose output size is known before it starts.
+* **One run per output.** :func:`claim` locks an output (a file or a folder) for one process: a second run into it is
+  refused in one line naming the other process; a lock left by a killed run is taken over, said in one line.
+"""
 
 from __future__ import annotations
 
@@ -6,43 +15,176 @@ import errno
 import json
 import os
 import shutil
+import socket
+import sys
 import tempfile
+import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from xlsent.utils.errors import XlsentError
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+_replace = os.replace  # the atomic step (a test's simulated full disk replaces it where it cannot mount one)
+#: below this much free space a failed write is taken for a full disk (libraries that lose the errno: numpy's
+#: ``tofile``, torch's ``PytorchStreamWriter``)
+NEARLY_FULL = 1 << 20
+
+
+class WriteFailed(XlsentError):
+    """A write that failed (a full disk, a read-only or vanished folder), said in one line."""
+
+    def __init__(self, message: str, path: str | Path, need: int | None = None, free: int | None = None) -> None:
+        super().__init__(message)
+        self.path = str(path)
+        self.need = need
+        self.free = free
+
+
+class OutputInUse(XlsentError):
+    """Another process is writing the same output."""
+
+
+class TakenOver(UserWarning):
+    """An output's lock was left by a run that stopped without finishing; this run took it over."""
+
+
+def human_bytes(n: float) -> str:
+    """``1536`` → ``1.5 KiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def free_space(path: str | Path) -> int:
+    """Bytes free to this user on the filesystem that holds ``path`` (or its nearest existing parent)."""
+    p = Path(path).absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return shutil.disk_usage(p).free
+    except OSError:
+        return -1
+
+
+def size_of(path: str | Path) -> int:
+    """Bytes in a file or folder (0 when it is not there)."""
+    p = Path(path)
+    try:
+        if p.is_file():
+            return p.stat().st_size
+        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+    except OSError:
+        return 0
+
+
+def _full(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _FULL:
+            return True
+        if "No space left" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def write_failure(target: str | Path, what: str, exc: BaseException, *, need: int | None = None,
+                  written: int = 0, free_when_failed: int | None = None,
+                  resumes: bool = False) -> WriteFailed | None:
+    """The one-line error for a write of ``what`` to ``target`` that raised ``exc``; ``None`` when ``exc`` is not a
+    failed write (then it propagates as it is). ``need``: the bytes the job needs, when known; ``written``: the bytes
+    written before it failed; ``free_when_failed``: the space free when it failed, before its temporary files were
+    removed (default: now); ``resumes``: run again to go on from the finished part."""
+    if isinstance(exc, XlsentError):
+        return None
+    free = free_space(target)
+    then = free if free_when_failed is None else free_when_failed
+    full = _full(exc) or (isinstance(exc, (OSError, RuntimeError)) and 0 <= then < NEARLY_FULL)
+    if not full and not isinstance(exc, OSError):
+        return None
+    again = ("run the same command again: it goes on from what was finished" if resumes
+             else "run the same command again")
+    if full:
+        needs = (f"it needs about {human_bytes(need)}" if need else
+                 f"it needs more than the {human_bytes(written)} written before it failed" if written else
+                 "it needs more than that")
+        message = (f"{target}: no space left on the device while writing {what} — {human_bytes(max(free, 0))} free, "
+                   f"{needs}; free some space or write elsewhere, then {again}")
+    else:
+        reason = getattr(exc, "strerror", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+        message = f"{target}: writing {what} failed — {reason}; {again}"
+    return WriteFailed(message, target, need, free)
+
 
 @contextmanager
-def atomic_path(target: str | Path) -> Iterator[Path]:
+def writing(target: str | Path, what: str = "the output", *, need: int | None = None,
+            resumes: bool = False) -> Iterator[None]:
+    """Turn a failed write inside the block into :class:`WriteFailed` (for writers that are not :func:`atomic_path`'s:
+    a library's own checkpoints)."""
+    try:
+        yield
+    except BaseException as exc:
+        failure = write_failure(target, what, exc, need=need, resumes=resumes)
+        if failure is None:
+            raise
+        raise failure from exc
+
+
+def check_space(target: str | Path, need: int, what: str = "the output") -> None:
+    """Refuse a job whose output (``need`` bytes) does not fit in the free space where it goes."""
+    free = free_space(target)
+    if 0 <= free < need:
+        raise WriteFailed(f"{target}: not enough space for {what} — it needs about {human_bytes(need)}, "
+                          f"{human_bytes(free)} is free there; free some space or write elsewhere", target, need, free)
+
+
+@contextmanager
+def atomic_path(target: str | Path, what: str = "", *, need: int | None = None,
+                resumes: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; move it into place on success.
 
-    Works for files and folders. On error the temporary is removed and ``target``
-    is left untouched.
+    Works for files and folders. On error the temporary is removed and ``target`` is left untouched; a failed write
+    (a full disk) is raised as :class:`WriteFailed`, naming ``what`` was written (default: the file's name).
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    with writing(target, what or target.name, need=need, resumes=resumes):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     work = tmp / target.name
     try:
-        yield work
-        if work.is_dir():
-            # a folder cannot replace a non-empty one: move the old one aside first. Another process may put its
-            # own in place in between (two processes filling one cache): then again — the last writer wins, as
-            # with a file
-            for attempt in range(8):
-                if target.is_dir() and not target.is_symlink():
+        try:
+            yield work
+            if work.is_dir():
+                # a folder cannot replace a non-empty one: move the old one aside first. Another process may put
+                # its own in place in between (two processes filling one cache): then again — the last writer wins,
+                # as with a file
+                for attempt in range(8):
+                    if target.is_dir() and not target.is_symlink():
+                        try:
+                            os.replace(target, tmp / f"old-{attempt}")
+                        except FileNotFoundError:  # another process moved it aside first
+                            pass
                     try:
-                        os.replace(target, tmp / f"old-{attempt}")
-                    except FileNotFoundError:  # another process moved it aside first
-                        pass
-                try:
-                    os.replace(work, target)
-                    break
-                except OSError as e:
-                    if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or attempt == 7:
-                        raise
-        else:
-            os.replace(work, target)
+                        _replace(work, target)
+                        break
+                    except OSError as e:
+                        if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or attempt == 7:
+                            raise
+            else:
+                _replace(work, target)
+        except BaseException as exc:
+            written, then = size_of(work), free_space(tmp)
+            shutil.rmtree(tmp, ignore_errors=True)
+            failure = write_failure(target, what or target.name, exc, need=need, written=written,
+                                    free_when_failed=then, resumes=resumes)
+            if failure is None:
+                raise
+            raise failure from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -68,3 +210,82 @@ def cache_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "xlsent"
+
+
+# --- one run per output ------------------------------------------------------------------------------------------
+
+_held: dict[str, list] = {}  # outputs this process holds: path → [lock, depth]
+
+
+def _lock_files(output: Path) -> tuple[Path, Path]:
+    return output.parent / f".{output.name}.lock", output.parent / f".{output.name}.owner"
+
+
+def _owner(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _who(owner: dict) -> str:
+    if not owner:
+        return "another process"
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(owner.get("started", 0)))
+    host = f" on {owner['host']}" if owner.get("host") and owner["host"] != socket.gethostname() else ""
+    return f"process {owner.get('pid', '?')}{host} ({owner.get('command', '?')}, since {started})"
+
+
+@contextmanager
+def claim(output: str | Path, what: str = "") -> Iterator[Path]:
+    """Hold ``output`` (a file or a folder) for this process while the block runs.
+
+    A second process that claims it is refused with :class:`OutputInUse`, naming the first. A lock left by a run
+    that was killed is free again (the operating system releases it with the process): the next run takes it
+    over and says so with a :class:`TakenOver` warning. Claims nest within one process; under torchrun the main
+    process holds the output for all of them. The lock (``.NAME.lock``) and its owner record (``.NAME.owner``) sit
+    beside the output; the record is removed when the block ends.
+    """
+    from filelock import FileLock, Timeout
+
+    output = Path(output).absolute()
+    key = str(output)
+    if key in _held or int(os.environ.get("RANK", "0") or 0) != 0:  # nested; or torchrun's other processes
+        _held.setdefault(key, [None, 0])
+        _held[key][1] += 1
+        try:
+            yield output
+        finally:
+            _held[key][1] -= 1
+            if not _held[key][1]:
+                del _held[key]
+        return
+    lock_path, owner_path = _lock_files(output)
+    with writing(lock_path, "the output's lock"):
+        output.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:  # (an OSError itself, in some versions of filelock)
+        raise OutputInUse(f"{output}: {what or 'this output'} is being written by {_who(_owner(owner_path))} — wait "
+                          "for it to finish, or write elsewhere") from None
+    except OSError as exc:  # a folder that cannot be written
+        raise write_failure(lock_path, "the output's lock", exc) or exc from exc
+    try:
+        left = _owner(owner_path)
+        if left and left.get("pid") != os.getpid():  # its process let the lock go without removing its record
+            warnings.warn(f"{output}: taking over from {_who(left)}, which stopped without finishing",
+                          TakenOver, stacklevel=3)
+        try:  # who holds it, for the message of a second run; the lock itself is what holds the output
+            write_json_atomic(owner_path, {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time(),
+                                           "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:200]})
+        except WriteFailed:  # a full disk: the run itself then says so, where it writes
+            pass
+        _held[key] = [lock, 1]
+        try:
+            yield output
+        finally:
+            del _held[key]
+            owner_path.unlink(missing_ok=True)
+    finally:
+        lock.release()
