@@ -79,23 +79,42 @@ def test_only_the_top_blocks_train_and_dropout_can_be_off(tiny_model, tmp_path):
         load_config("adapt", None, ["models.train_layers=-1"])
 
 
-def test_progress_bars_follow_the_process_setting_and_show_an_eta():
-    from rich.console import Console
+def test_progress_bars_follow_the_process_setting_and_show_an_eta(tiny_model, tmp_path):
+    """``xlsent embed``'s own bar, as a terminal gets it (``FORCE_COLOR``: rich draws as on a terminal): a time
+    remaining while it runs, within a factor of 3 (and 2 s) of the time the bar then took to reach 100% — a bar that
+    counted texts against a total of pieces, or had no total, would show no time or one far off."""
+    import random
+    import re
 
-    from xlsent.utils.progress import progress_bar, progress_shown, show_progress_bars
+    from conftest import WORDS
+    from test_cli import xlsent as run_cli
+
+    from xlsent.utils.progress import progress_shown, show_progress_bars
 
     try:
         show_progress_bars(False)
         assert not progress_shown(None) and progress_shown(True)
         show_progress_bars(True)
         assert progress_shown(None) and not progress_shown(False)
-        buf = io.StringIO()
-        with progress_bar(None, transient=False, console=Console(file=buf, force_terminal=True, width=120)) as bar:
-            t = bar.add_task("embedding (10 texts)", total=10)
-            bar.advance(t, 5)
-        assert "embedding (10 texts)" in buf.getvalue() and "ETA" in buf.getvalue()
+        rng = random.Random(0)  # texts of 2 to 40 words: the longest are embedded first
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 40))) for _ in range(1200)]
+        (tmp_path / "t.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+        r = run_cli("embed", "-m", str(tiny_model), "-i", str(tmp_path / "t.txt"), "-o", str(tmp_path / "v.npy"),
+                    "--batch-size", "4", env={"FORCE_COLOR": "1"})
     finally:
         show_progress_bars(False)
+    assert r.returncode == 0, r.stderr
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", r.stderr)
+    seconds = lambda hms: sum(int(x) * 60 ** i for i, x in enumerate(reversed(hms.split(":"))))  # noqa: E731
+    bar = r"embedding \(1,200 texts\) \S+\s+(\d+)% (\d+:\d\d:\d\d) ETA (\d+:\d\d:\d\d|-:--:--)"
+    frames = [(int(p), seconds(e), None if eta[0] == "-" else seconds(eta)) for p, e, eta in re.findall(bar, plain)]
+    assert frames and frames[-1][0] == 100 and frames[-1][2] == 0, plain[-500:]
+    running = [f for f in frames if f[0] < 100]
+    timed = [f for f in running if f[2] is not None]
+    assert len(timed) >= 2 and len(timed) >= len(running) // 2, frames  # a time remaining once the bar moves
+    end = frames[-1][1]  # the bar's elapsed time at 100%
+    for p, e, eta in timed:
+        assert eta <= 3 * (end - e) + 2 and end - e <= 3 * eta + 2, (p, e, eta, frames)
 
 
 def test_the_power_law_fit_recovers_a_known_curve_and_its_interval_covers_it():
