@@ -105,9 +105,11 @@ def test_a_finished_file_is_replaced_with_a_line(tiny_model, texts, tmp_path):
     out = tmp_path / "v.npy"
     assert run_cli("embed", "-m", str(tiny_model), "-i", str(texts), "-o", str(out)).returncode == 0
     r = run_cli("embed", "-m", str(tiny_model), "-i", str(texts), "-o", str(out))
-    assert r.returncode == 0 and f"{out}: exists — replacing it" in " ".join(r.stderr.split())
-    with pytest.warns(UserWarning, match="exists — replacing it"):  # the same in Python
+    assert r.returncode == 0 and f"{out}: exists — replaced by this run's" in " ".join(r.stderr.split())
+    with pytest.warns(UserWarning, match="exists — replaced by this run's"):  # the same in Python
         xlsent.embed_file(texts, out, model=str(tiny_model))
+    r = run_cli("embed", "-m", str(tiny_model), "-i", str(texts), "-o", str(out), "--batch-size", "0")
+    assert "replaced" not in r.stderr and r.returncode == 2  # refused: nothing replaced, nothing said of it
 
 
 def test_claims_nest_in_one_process_and_are_free_after(tmp_path):

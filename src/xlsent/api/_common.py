@@ -16,16 +16,12 @@ Note = Callable[[str], None] | None
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Replacing(UserWarning):
-    """A finished output file is about to be replaced."""
-
-
 def writes(*params: str) -> Callable[[F], F]:
     """Hold the outputs named by ``params`` for one process while the function runs (:func:`xlsent.utils.io.claim`):
     a second run into an output in use is refused in one line, a lock left by a killed run is taken over. A file
-    that is already there is replaced, said in one line (a :class:`Replacing` warning); folders keep their own
-    rules (a run folder resumes or says what it discards). An output that cannot be created is left to the
-    function's own checks."""
+    that is already there is replaced when the new one is complete, said in one line just before (a
+    :class:`xlsent.utils.io.Replacing` warning); folders keep their own rules (a run folder resumes or says what it
+    discards). An output that cannot be created is left to the function's own checks."""
     def decorate(fn: F) -> F:
         signature = inspect.signature(fn)
 
@@ -45,9 +41,7 @@ def writes(*params: str) -> Callable[[F], F]:
                     path = Path(value)
                     if not _creatable(path):
                         continue
-                    held.enter_context(claim(path))
-                    if path.is_file() and path.stat().st_size:
-                        warnings.warn(f"{path}: exists — replacing it", Replacing, stacklevel=2)
+                    held.enter_context(claim(path, announce=True))
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]
     return decorate

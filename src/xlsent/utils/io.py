@@ -47,6 +47,10 @@ class OutputInUse(XlsentError):
     """Another process is writing the same output."""
 
 
+class Replacing(UserWarning):
+    """A finished output file that a user named is being replaced by this run's."""
+
+
 class TakenOver(UserWarning):
     """An output's lock was left by a run that stopped without finishing; this run took it over."""
 
@@ -176,6 +180,9 @@ def atomic_path(target: str | Path, what: str = "", *, need: int | None = None,
                         if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or attempt == 7:
                             raise
             else:
+                if str(target.absolute()) in _announce and target.exists():
+                    _announce.discard(str(target.absolute()))
+                    warnings.warn(f"{target}: exists — replaced by this run's", Replacing, stacklevel=3)
                 _replace(work, target)
         except BaseException as exc:
             written, then = size_of(work), free_space(tmp)
@@ -215,6 +222,7 @@ def cache_dir() -> Path:
 # --- one run per output ------------------------------------------------------------------------------------------
 
 _held: dict[str, list] = {}  # outputs this process holds: path → [lock, depth]
+_announce: set[str] = set()  # held outputs that were finished files: their replacement is said
 
 
 def _lock_files(output: Path) -> tuple[Path, Path]:
@@ -237,14 +245,15 @@ def _who(owner: dict) -> str:
 
 
 @contextmanager
-def claim(output: str | Path, what: str = "") -> Iterator[Path]:
+def claim(output: str | Path, what: str = "", announce: bool = False) -> Iterator[Path]:
     """Hold ``output`` (a file or a folder) for this process while the block runs.
 
     A second process that claims it is refused with :class:`OutputInUse`, naming the first. A lock left by a run
     that was killed is free again (the operating system releases it with the process): the next run takes it
     over and says so with a :class:`TakenOver` warning. Claims nest within one process; under torchrun the main
     process holds the output for all of them. The lock (``.NAME.lock``) and its owner record (``.NAME.owner``) sit
-    beside the output; the record is removed when the block ends.
+    beside the output; the record is removed when the block ends. ``announce``: a file already there is replaced
+    with a :class:`Replacing` warning (said once, when the new one is moved into place).
     """
     from filelock import FileLock, Timeout
 
@@ -282,10 +291,13 @@ def claim(output: str | Path, what: str = "") -> Iterator[Path]:
         except WriteFailed:  # a full disk: the run itself then says so, where it writes
             pass
         _held[key] = [lock, 1]
+        if announce and output.is_file():
+            _announce.add(key)
         try:
             yield output
         finally:
             del _held[key]
+            _announce.discard(key)
             owner_path.unlink(missing_ok=True)
     finally:
         lock.release()
