@@ -81,8 +81,9 @@ def test_only_the_top_blocks_train_and_dropout_can_be_off(tiny_model, tmp_path):
 
 def test_progress_bars_follow_the_process_setting_and_show_an_eta(tiny_model, tmp_path):
     """``xlsent embed``'s own bar, as a terminal gets it (``FORCE_COLOR``: rich draws as on a terminal): a time
-    remaining while it runs, within a factor of 3 (and 2 s) of the time the bar then took to reach 100% — a bar that
-    counted texts against a total of pieces, or had no total, would show no time or one far off."""
+    remaining while it runs, the one its own rate of progress gives, and an end near the one it had (the median
+    within a factor of 4: a shared machine's speed varies); a bar with no total, or an ETA column that showed another
+    time, fails. One thread: the bar's pace less at the mercy of the cores other work holds."""
     import random
     import re
 
@@ -97,24 +98,31 @@ def test_progress_bars_follow_the_process_setting_and_show_an_eta(tiny_model, tm
         show_progress_bars(True)
         assert progress_shown(None) and not progress_shown(False)
         rng = random.Random(0)  # texts of 2 to 40 words: the longest are embedded first
-        texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 40))) for _ in range(1200)]
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 40))) for _ in range(2400)]
         (tmp_path / "t.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
         r = run_cli("embed", "-m", str(tiny_model), "-i", str(tmp_path / "t.txt"), "-o", str(tmp_path / "v.npy"),
-                    "--batch-size", "4", env={"FORCE_COLOR": "1"})
+                    "--batch-size", "4", "--threads", "1", env={"FORCE_COLOR": "1"})
     finally:
         show_progress_bars(False)
     assert r.returncode == 0, r.stderr
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", r.stderr)
     seconds = lambda hms: sum(int(x) * 60 ** i for i, x in enumerate(reversed(hms.split(":"))))  # noqa: E731
-    bar = r"embedding \(1,200 texts\) \S+\s+(\d+)% (\d+:\d\d:\d\d) ETA (\d+:\d\d:\d\d|-:--:--)"
+    bar = r"embedding \(2,400 texts\) \S+\s+(\d+)% (\d+:\d\d:\d\d) ETA (\d+:\d\d:\d\d|-:--:--)"
     frames = [(int(p), seconds(e), None if eta[0] == "-" else seconds(eta)) for p, e, eta in re.findall(bar, plain)]
     assert frames and frames[-1][0] == 100 and frames[-1][2] == 0, plain[-500:]
     running = [f for f in frames if f[0] < 100]
     timed = [f for f in running if f[2] is not None]
     assert len(timed) >= 2 and len(timed) >= len(running) // 2, frames  # a time remaining once the bar moves
     end = frames[-1][1]  # the bar's elapsed time at 100%
-    for p, e, eta in timed:
-        assert eta <= 3 * (end - e) + 2 and end - e <= 3 * eta + 2, (p, e, eta, frames)
+    moved = [f for f in timed if f[0] >= 10]
+    assert len(moved) >= 2, frames
+    for p, e, eta in moved:  # the time remaining at the rate the bar has moved: whole seconds and percents shown,
+        # and rich's rate leaves out the first batch (the longest texts), so within 30% and a second
+        lo, hi = e * (99.5 - p) / (p + 0.5) / 1.3 - 1, (e + 1) * (100.5 - p) / (p - 0.5) * 1.3 + 1
+        assert lo <= eta <= hi, (p, e, eta, frames)
+    # and the end it foretells against the end it had: the median, as the speed of a shared machine's work varies
+    ends = sorted(e + eta for _, e, eta in moved)
+    assert end / 4 - 2 <= ends[len(ends) // 2] <= 4 * end + 2, (end, frames)
 
 
 def test_the_power_law_fit_recovers_a_known_curve_and_its_interval_covers_it():
