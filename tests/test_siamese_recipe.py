@@ -86,6 +86,15 @@ def test_interrupted_training_resumes_to_the_same_head(tiny_model, pairs_tsv, tm
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-6)
 
 
+def _built(folder) -> list[tuple[str, dict]]:
+    """The saved model's modules: each one's class name and its own config.json (``{}`` where it has none)."""
+    out = []
+    for m in json.loads((folder / "modules.json").read_text()):
+        conf = folder / m["path"] / "config.json"
+        out.append((m["type"].rsplit(".", 1)[-1], json.loads(conf.read_text()) if m["path"] and conf.exists() else {}))
+    return out
+
+
 @pytest.mark.parametrize(
     "over",
     [
@@ -96,12 +105,58 @@ def test_interrupted_training_resumes_to_the_same_head(tiny_model, pairs_tsv, tm
         {"features.pooling": "cls", "features.layer": "all", "output_norm": "[unit]"},
     ],
 )
-def test_ablation_switches_train_and_save(tiny_model, pairs_tsv, tmp_path, over):
-    result = train_siamese(_cfg(tiny_model, pairs_tsv, **{"optim.epochs": 1, **over}), tmp_path / "r", progress=False)
+def test_ablation_switches_train_and_save(tiny_model, pairs_tsv, tmp_path, over, monkeypatch):
+    """Each switch does what it names, seen in what the run drew, computed and saved — the negatives' strategy and
+    how many targets each averages, the loss's distance, the head's layers, the pooling, the layers read, the output
+    normalisation — and the saved model's vectors are not the default run's: a switch that is ignored fails."""
+    import xlsent.recipes.siamese as siamese
     from sentence_transformers import SentenceTransformer
 
+    seen: dict = {}
+    real_build, real_loss = siamese.build_negatives, siamese.contrastive_loss
+
+    def build(strategy, *args, **kwargs):  # the negatives the run drew: by which strategy, targets each
+        got = real_build(strategy, *args, **kwargs)
+        seen.setdefault("negatives", []).append((strategy, tuple(np.asarray(got[1]).shape)))
+        return got
+
+    def loss(*args, **kwargs):  # the distance the loss was computed with
+        seen.setdefault("distances", set()).add(args[4] if len(args) > 4 else kwargs["distance"])
+        return real_loss(*args, **kwargs)
+
+    monkeypatch.setattr(siamese, "build_negatives", build)
+    monkeypatch.setattr(siamese, "contrastive_loss", loss)
+    default = train_siamese(_cfg(tiny_model, pairs_tsv, **{"optim.epochs": 1}), tmp_path / "default", progress=False)
+    n = json.loads((tmp_path / "default" / "stage.json").read_text())["pairs"]
+    assert seen == {"negatives": [("worst", (n, 1))], "distances": {"euclidean"}}, seen
+    assert [t for t, _ in _built(tmp_path / "default" / "model")] == [
+        "Transformer", "Pooling", "Normalize", "Dense", "Dropout", "Normalize", "Dense", "Normalize"]
+    seen.clear()
+    result = train_siamese(_cfg(tiny_model, pairs_tsv, **{"optim.epochs": 1, **over}), tmp_path / "r", progress=False)
+    built = _built(tmp_path / "r" / "model")
+    kinds = [t for t, _ in built]
+    stage = json.loads((tmp_path / "r" / "stage.json").read_text())
+    if over.get("negatives.strategy") == "random":
+        assert seen["negatives"] == [("random", (n, 1))], seen
+    elif over.get("negatives.strategy") == "average":
+        assert seen["negatives"] == [("average", (n, 3))], seen  # each negative averages 3 random targets
+    elif over.get("negatives.use_negatives") == "false":
+        assert "negatives" not in seen and stage["negatives"] == 0, (seen, stage)
+    elif over.get("head.type") == "tanh2":
+        assert seen["distances"] == {"manhattan"}, seen
+        dense = [c for t, c in built if t == "Dense"]
+        assert len(result.trained.head.fcs) == 2 and kinds.count("Dense") == 3, kinds  # two layers, then the center
+        assert [c["activation_function"].rsplit(".", 1)[-1] for c in dense[:2]] == ["Tanh", "Tanh"], dense
+    else:
+        pooling = next(c for t, c in built if t == "Pooling")
+        assert pooling["pooling_mode"] == "cls", pooling
+        assert kinds == ["Transformer", "WeightedLayerPooling", "Pooling", "Normalize", "Dense", "Dropout",
+                         "Normalize"], kinds  # every layer read; unit length only, no center
+        assert result.trained.center is None
+    texts = ["god is good", "mulungu ndi wabwino", "the river is wide"]
     st = SentenceTransformer(str(tmp_path / "r" / "model"), device="cpu")
-    np.testing.assert_allclose(st.encode(["god is good"]), result.trained.encode(["god is good"]), atol=1e-5)
+    np.testing.assert_allclose(st.encode(texts), result.trained.encode(texts), atol=1e-5)
+    assert np.abs(st.encode(texts) - default.trained.encode(texts)).max() > 1e-3, over
 
 
 def test_too_few_pairs_is_a_clear_error(tiny_model, tmp_path):
