@@ -217,7 +217,17 @@ def test_cli_eval_sts_triplet_mse(tiny_model, tmp_path, pairs_tsv):
     assert json.loads((tmp_path / "t.json").read_text())["accuracy"]["max"]["of"] in ("cosine", "manhattan", "euclidean")
     p = _cli("eval", "mse", "-m", str(tiny_model), "-t", str(tiny_model), "--pairs", str(pairs_tsv), "-o", str(tmp_path / "m.json"))
     assert p.returncode == 0, p.stderr
-    assert json.loads((tmp_path / "m.json").read_text())["mse_tgt"] >= 0
+    m = json.loads((tmp_path / "m.json").read_text())
+    from sentence_transformers import SentenceTransformer
+
+    from xlsent.data.readers import read_tsv
+
+    ds, _ = read_tsv(pairs_tsv)  # the student is the teacher: its English is the teacher's; the other side, by hand
+    st = SentenceTransformer(str(tiny_model), device="cpu")
+    src, tgt = st.encode(ds["src"]).astype(np.float64), st.encode(ds["tgt"]).astype(np.float64)
+    assert m["n"] == 40 and m["mse_src"] == pytest.approx(0.0, abs=1e-12)
+    assert m["mse_tgt"] == pytest.approx(((tgt - src) ** 2).mean(), rel=1e-4) and m["mse_tgt"] > 1e-4
+    assert m["mse_tgt_x100"] == pytest.approx(100 * m["mse_tgt"])
 
 
 def test_cli_data_triplets_writes_a_readable_file(tmp_path):
@@ -255,7 +265,9 @@ def test_evaluate_models_matches_direct_evaluation(models, pairs_tsv):
     trip, _ = build_triplets(ds, "random", 0)
     t = evaluate_triplets(trip["anchor"], trip["positive"], trip["negative"], lambda x: st.encode(x), n_resamples=100)
     assert m["triplets"]["accuracy"]["cosine"]["accuracy"] == pytest.approx(t.accuracy["cosine"].accuracy)
-    assert m["mse"]["mse_tgt"] >= 0
+    teacher = SentenceTransformer(str(models["teacher"]), device="cpu")  # MSE(S(t), T(s)), by hand
+    by_hand = ((st.encode(ds["tgt"]).astype(np.float64) - teacher.encode(ds["src"]).astype(np.float64)) ** 2).mean()
+    assert m["mse"]["mse_tgt"] == pytest.approx(by_hand, rel=1e-4) and by_hand > 1e-4
     assert summary_table({"models": {"a": m}}, "t").row_count == 1
 
 

@@ -133,6 +133,26 @@ def test_eval_documents_on_udhr_articles(tiny_model, tmp_path):
                "--resamples", "1000")
     assert r.returncode == 0, r.stderr
     d = json.loads(out.read_text())
-    assert d["n"] == 31 and d["chunk_words"] == 20 and 0 <= d["src2tgt"]["p@1"] <= 1
+    assert d["n"] == 31 and d["chunk_words"] == 20
+    for side in ("src2tgt", "tgt2src"):
+        lo, hi = d[side]["ci95"]["p@1"]
+        assert lo <= d[side]["p@1"] <= hi and d[side]["p@10"] >= d[side]["p@5"] >= d[side]["p@1"]
+    # a case whose answer is known: ten paragraphs (chunked: 30 words) matched against themselves, two of them
+    # given each other's as their translation — every paragraph finds its own text, so P@1 is 8/10 both ways
+    import random
+
+    from conftest import WORDS
+
+    rng = random.Random(0)
+    paras = [" ".join(rng.choices(WORDS, k=30)) for _ in range(10)]
+    other = [paras[1], paras[0], *paras[2:]]
+    (tmp_path / "p.tsv").write_text("en\tny\n" + "".join(f"{a}\t{b}\n" for a, b in zip(paras, other)),
+                                    encoding="utf-8")
+    r = xlsent("eval", "documents", "-m", str(tiny_model), "--pairs", str(tmp_path / "p.tsv"), "-o", str(out),
+               "--resamples", "100")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    assert d["n"] == 10 and d["src2tgt"]["p@1"] == d["tgt2src"]["p@1"] == pytest.approx(0.8), d
+    assert d["src2tgt"]["p@10"] == d["tgt2src"]["p@10"] == 1.0  # a pool of ten
     bad = xlsent("eval", "documents", "-m", str(tiny_model), "--dataset", "wiki")
     assert bad.returncode == 2 and "unknown dataset 'wiki'" in bad.stderr

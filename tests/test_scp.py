@@ -392,8 +392,34 @@ def test_span_retrieval_evaluator(tiny_model, tmp_path):
     res = span_retrieval(h.model, h.prompt, records, bootstrap=50, name="tiny")
     assert res.spans == 48 and res.left_out == 0 and res.by_type["subject"].n > 0
     r = res.to_dict()  # the JSON shape metrics.json and `xlsent eval spans -o` keep
-    assert 0 <= r["src2tgt"]["p@1"] <= 1 and len(r["src2tgt"]["ci95"]) == 2
+    assert len(r["src2tgt"]["ci95"]) == 2 and r["src2tgt"]["ci95"][0] <= r["src2tgt"]["p@1"] <= r["src2tgt"]["ci95"][1]
     assert set(r["by_type"]) == {"subject", "object"} and set(r["by_type"]["object"]) == {"n", "src2tgt", "tgt2src"}
+    # cases whose answer is known: each English sentence as its own translation (24 different sentences), so every
+    # span's vector is its aligned span's — P@1 is 1 both ways; with the two spans of the first 6 sentences aligned
+    # crosswise (subject with object), those 12 spans find their own text, not the aligned one: P@1 is 36/48
+    import copy
+    import itertools
+
+    nouns = ["god", "water", "light", "earth", "heaven", "river", "lord"]
+    same = []
+    for k, (a, b) in enumerate(itertools.islice(itertools.permutations(nouns, 2), 24)):
+        en = f"{a} said unto {b}"
+        kinds = ["subject", "entity"] if k < 12 else ["subject"]  # by type: 6 of the 12 entities are crossed
+        subj = {"types": kinds, "src": [0, 1], "tgt": [0, 1], "src_chars": [0, len(a)], "tgt_chars": [0, len(a)]}
+        obj = {"types": ["object"], "src": [3, 4], "tgt": [3, 4], "src_chars": [len(en) - len(b), len(en)],
+               "tgt_chars": [len(en) - len(b), len(en)]}
+        same.append({"id": k, "src": en, "tgt": en, "spans": [subj, obj]})
+    crossed = copy.deepcopy(same)
+    for rec in crossed[:6]:
+        subj, obj = rec["spans"]
+        subj["tgt"], obj["tgt"] = obj["tgt"], subj["tgt"]
+        subj["tgt_chars"], obj["tgt_chars"] = obj["tgt_chars"], subj["tgt_chars"]
+    for records, want, want_entity in ((same, 1.0, 1.0), (crossed, 36 / 48, 6 / 12)):
+        got = span_retrieval(h.model, h.prompt, records, bootstrap=0, name="tiny")
+        assert got.spans == 48 and got.left_out == 0
+        assert got.src2tgt.p_at_1 == got.tgt2src.p_at_1 == pytest.approx(want), got
+        assert got.by_type["subject"].n == 24 and got.by_type["subject"].src2tgt == pytest.approx(want), got
+        assert got.by_type["entity"].n == 12 and got.by_type["entity"].tgt2src == pytest.approx(want_entity), got
 
 
 def test_structural_words_cli_with_a_parse_given(tiny_model, tmp_path, pairs_tsv, monkeypatch):
