@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from xlsent.api._common import writes
 from xlsent.api.mining import FILTER_PRESETS
 from xlsent.cli.common import console, output_file, show_lines, show_note, table
 from xlsent.cli.options import Learn, Negatives, OnBadLines, PrintJson, takes
@@ -81,6 +82,7 @@ def stats(
 
 
 @app.command("triplets")
+@writes("output")
 def triplets(
     source: str = typer.Argument(..., help="bundled dataset (e.g. bible-en-ny:train, udhr) or a pairs file"),
     output: str = typer.Option(..., "--output", "-o", help="TSV to write: anchor<TAB>positive<TAB>negative"),
@@ -108,6 +110,7 @@ def triplets(
 
 @app.command("pairs-from-documents")
 @takes("device", "dtype")
+@writes("output")
 def pairs_from_documents_command(
     src: str = typer.Argument(..., help="low-resource documents: JSONL file or bundled (bible:nya, udhr:zul)"),
     tgt: str = typer.Argument(..., help="English documents: JSONL file or bundled (bible:eng, udhr:eng)"),
@@ -200,6 +203,7 @@ def filter_pairs_command(
 
 
 @app.command("langid")
+@writes("output")
 def langid_command(
     file: Path = typer.Argument(..., metavar="FILE", help="a UTF-8 text file, one text a line"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="write lang<TAB>macrolanguage<TAB>score<TAB>"

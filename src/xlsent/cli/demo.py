@@ -18,11 +18,13 @@ from importlib import resources
 from pathlib import Path
 
 import typer
+from xlsent.api._common import writes
 from xlsent.cli.common import console, output_folder, show_note, table
 
 DEMO_CONFIG = "adapt-demo.yaml"
 
 
+@writes("output")
 def demo_command(
     output: Path = typer.Option(Path("runs/demo"), "--output", "-o", help="folder for the run, report.json, report.html"),
     model: str = typer.Option("e5-small", "--model", "-m", help="the model to adapt: a registered name or a local "

@@ -7,6 +7,7 @@ from typing import Literal
 
 import typer
 
+from xlsent.api._common import writes
 from xlsent.cli.common import console, output_file
 from xlsent.data.dictionary import UNKNOWN
 from xlsent.data.readers import read_lines
@@ -14,6 +15,7 @@ from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
 
+@writes("output")
 def gloss_command(
     input: Path = typer.Option(..., "--input", "-i", help="text file, one sentence per line"),
     output: Path = typer.Option(..., "--output", "-o", help="glossed text, line by line"),

@@ -7,6 +7,7 @@ from typing import Literal
 
 import typer
 
+from xlsent.api._common import writes
 from xlsent.cli.common import console, output_file, show_note
 from xlsent.cli.options import takes
 from xlsent.perturbations.suite import KINDS
@@ -14,6 +15,7 @@ from xlsent.utils.errors import XlsentError
 
 
 @takes("device")
+@writes("output")
 def perturb_command(
     test: str = typer.Option(..., "--test", help="BIO test file (or bundled set, e.g. silver-ner:ny:test)"),
     train: str = typer.Option(..., "--train", help="the tagger's training file (read, never changed)"),

@@ -9,6 +9,7 @@ from typing import Literal, Optional
 import typer
 from rich.table import Table
 
+from xlsent.api._common import writes
 from xlsent.cli.common import at_least, console, main_score_line, output_file, output_folder, show_note, table, with_device
 from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
 from xlsent.data.conll import SCHEMES
@@ -113,6 +114,7 @@ def effects_table(effs: list[dict], task: str) -> Table:
     return t
 
 
+@writes("output")
 def eval_adversarial(
     output: Path = typer.Option(..., "--output", "-o", help="folder: taggers, perturbed files + logs, "
                                 "adversarial.json, adversarial.png"),
