@@ -161,6 +161,9 @@ def test_embed_into_parquet_shards_from_every_input_kind(tiny_model, tmp_path):
     assert (out / "part-00001.parquet").exists() and (out / "part-00000.parquet").stat().st_mtime_ns == kept
     with pytest.raises(XlsentError, match="--overwrite"):
         embed_corpus(open_source(tmp_path / "in.jsonl", "body"), out, encoder, settings, shard_size=3)
+    with pytest.warns(UserWarning, match="holds other embeddings or other files — replaced"):  # said, never silent
+        embed_corpus(open_source(tmp_path / "in.jsonl", "body"), out, encoder, settings, shard_size=3, overwrite=True)
+    assert (out / "part-00000.parquet").stat().st_mtime_ns != kept  # embedded again, 3 rows a shard
     for name, cols, message in (("in.parquet", ("txt",), "text_column='txt': no such column"),
                                 ("in.jsonl", ("txt",), "in.jsonl:1: no column 'txt'"),
                                 ("in.tsv", ("body",), "a TSV column is a number"),

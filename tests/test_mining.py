@@ -258,7 +258,8 @@ def test_killed_job_resumes_from_missing_shards(tiny_model, tmp_path):
     # other sentences in the same folder: refused unless --overwrite
     with pytest.raises(XlsentError, match="--workdir"):
         MiningJob(tmp_path / "w", src[:-1], tgt, str(tiny_model), cfg)
-    MiningJob(tmp_path / "w", src[:-1], tgt, str(tiny_model), cfg, overwrite=True)
+    with pytest.warns(UserWarning, match="holds another mining job — replaced"):  # said, never silent
+        MiningJob(tmp_path / "w", src[:-1], tgt, str(tiny_model), cfg, overwrite=True)
     # new search settings reuse the embeddings and redo only the search
     job3 = MiningJob(tmp_path / "w2", src, tgt, str(tiny_model), cfg)
     job3.run(show_progress=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -117,6 +118,7 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
             if not overwrite:
                 raise XlsentError(f"{folder}: holds other embeddings (another model, source or settings) or other "
                                   "files — choose a new output folder or pass --overwrite")
+            warnings.warn(f"{folder}: holds other embeddings or other files — replaced (overwrite)", stacklevel=2)
             shutil.rmtree(folder)
     n_shards = -(-source.rows // shard_size)
     names = [f"part-{i:05d}.parquet" for i in range(n_shards)]

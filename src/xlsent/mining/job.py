@@ -32,6 +32,7 @@ import json
 import resource
 import shutil
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -170,6 +171,7 @@ class MiningJob:
                 if not overwrite:
                     raise XlsentError(f"{self.dir}: holds a mining job for other sentences, another model or "
                                       "other shard settings — use a new --workdir or pass --overwrite")
+                warnings.warn(f"{self.dir}: holds another mining job — replaced (overwrite)", stacklevel=2)
                 for p in self.dir.iterdir():  # everything but this job's inputs
                     if p.name != "inputs":
                         shutil.rmtree(p) if p.is_dir() else p.unlink()
