@@ -32,7 +32,6 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from xlsent.models.handle import model_prompt
@@ -138,10 +137,3 @@ def drop_softmax_nan_guards(proto) -> int:
             if i in rename:
                 n.input[k] = rename[i]
     return len(drop) // 2
-
-
-def max_abs_cosine_gap(a: np.ndarray, b: np.ndarray) -> float:
-    """1 − the smallest row-wise cosine between ``a`` and ``b``."""
-    na = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    cos = (a * b).sum(1) / np.maximum(na, 1e-12)
-    return float(1.0 - cos.min()) if len(cos) else 0.0

@@ -37,7 +37,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from xlsent.utils.errors import XlsentError, named
 
@@ -225,8 +224,3 @@ def trim_vocabulary(model, settings: VocabSettings, log=print) -> dict:
         + (f"; {rows - pieces} token-table rows past the tokenizer's pieces dropped (no text reaches them)"
            if rows > pieces else ""))
     return info
-
-
-def piece_counts(tokenizer, texts: list[str]) -> np.ndarray:
-    """Pieces per text (to report how much longer trimmed segmentations get)."""
-    return np.array([len(x) for x in tokenizer(texts, add_special_tokens=False)["input_ids"]])
