@@ -37,7 +37,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from xlsent.utils.errors import XlsentError, named
 
 WORD_START = "▁"
