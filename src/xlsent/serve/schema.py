@@ -18,7 +18,6 @@ from xlsent.serve.limits import LimitError, ServeLimits
 from xlsent.utils.text import FIX as NOT_UNICODE_FIX
 from xlsent.utils.text import describe, find_unencodable, shown
 
-REF = "#/components/schemas/{model}"
 #: ``encoding_format`` of ``/v1/embeddings``: OpenAI's two, and infinity's int8 and ubinary (docs/guides/serving.md)
 ENCODING_FORMATS = ("float", "base64", "int8", "ubinary")
 
@@ -252,15 +251,6 @@ def width_error(value: Any, full: int | None, default: int | None) -> LimitError
 
 # ---- the description's pieces ---------------------------------------------------------------------------------------
 
-
-def ref(name: str) -> dict:
-    return {"$ref": REF.format(model=name)}
-
-
-def json_body(name: str, description: str) -> dict:
-    return {"description": description, "content": {"application/json": {"schema": ref(name)}}}
-
-
 ERRORS = {
     401: "no, a malformed or a wrong API key (when the server has keys); WWW-Authenticate: Bearer",
     413: "the body, the number of inputs, a text's characters or (--overlong reject) its tokens over the limit",
@@ -269,11 +259,3 @@ ERRORS = {
     429: "the queue is full; Retry-After says when to retry",
     503: "the model is still loading (Retry-After), failed to load, or the server is draining",
 }
-
-
-def responses(ok: str, ok_description: str, codes: tuple[int, ...] = (401, 413, 422, 429, 503)) -> dict:
-    """The ``responses`` of a route: 200 with ``ok`` (a component's name) and each refusal with the error shape."""
-    out: dict[Any, dict] = {200: json_body(ok, ok_description)} if ok else {}
-    for code in codes:
-        out[code] = json_body("Error", ERRORS[code])
-    return out
