@@ -109,7 +109,7 @@ def test_no_import_cycle_between_modules():
 
 
 def test_evaluators_never_load_models():
-    for path in (ROOT / "evaluation").glob("*.py"):
+    for path in (ROOT / "evaluation").rglob("*.py"):  # evaluation/tasks/ too
         text = path.read_text(encoding="utf-8")
         assert "load_model" not in text and "SentenceTransformer(" not in text, path.name
 
@@ -118,7 +118,7 @@ def test_recipes_and_evaluators_never_print():
     """Recipes hand what they report to ``on_note``; only ``cli/`` prints (progress bars aside)."""
     bad = []
     for part in ("recipes", "training", "evaluation", "mining", "data", "encoding", "models"):
-        for path in (ROOT / part).glob("*.py"):
+        for path in (ROOT / part).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Call):
                     f = node.func
