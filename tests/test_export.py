@@ -542,7 +542,7 @@ def test_export_cli_errors_before_loading(tiny_model, tmp_path):
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--fp32-parts", "mlp")
     assert r.exit_code == 2 and "unknown fp32 part" in r.output
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--per-token", "ffn_out")
-    assert r.exit_code == 2 and "--per-token" in r.output  # an experiment now (benchmarks/experiments/)
+    assert r.exit_code == 2 and "--per-token" in r.output  # an experiment now (benchmarks/export/experiments/)
     r = _run("export", str(tiny_model), "-o", str(tmp_path / "o"), "--int8", "--smooth", "0.5",
              "--calibration", str(tmp_path / "none.txt"))
     assert r.exit_code == 2 and "none.txt" in r.output

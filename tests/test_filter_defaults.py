@@ -181,7 +181,8 @@ def test_a_true_translation_into_a_neighbouring_language_goes(lang, neighbour):
         tgt[i] = other[ids[i]]
     langs, _ = pair_languages(src, tgt, ("en", lang))
     keep, report = apply_noise_filters(src, tgt, langs, ("language",))
-    assert (~keep[swap]).sum() >= 2, report.to_dict()  # the rate is benchmarks/filter_noise.py's (83% on test)
+    # the rate is benchmarks/clean_pairs/filter_noise.py's (83% on test)
+    assert (~keep[swap]).sum() >= 2, report.to_dict()
     assert keep.sum() >= len(src) - len(swap) - 1, report.to_dict()
     assert any(n.startswith("language: the target's language") and n.endswith("judged by the n-gram identifier")
                for n in report.notes)

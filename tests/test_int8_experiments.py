@@ -1,5 +1,5 @@
-"""The int8 options measured and not adopted (``benchmarks/experiments/``): each must still compute what its row in
-docs/experiments/export-and-int8.md claims, so that the rows reproduce. On tiny models built in the tests."""
+"""The int8 options measured and not adopted (``benchmarks/export/experiments/``): each must still compute what its
+row in docs/experiments/export-and-int8.md claims, so that the rows reproduce. On tiny models built in the tests."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from test_export import TEXTS, calibrated_graph, cosines, exact_int8, onnx_encod
 
 from xlsent.utils.errors import XlsentError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "experiments"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "export" / "experiments"))
 
 
 def experimental_export(tiny_model: Path, tmp_path: Path, **fields) -> tuple[Path, dict]:

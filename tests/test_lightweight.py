@@ -189,17 +189,18 @@ def test_bad_values_fail_before_training():
 
 
 def test_ablation_variants_are_valid_configs_that_flip_their_switch():
-    """benchmarks/lightweight_ablations.py: each variant's --set keys parse on the small preset and
+    """benchmarks/distillation/lightweight_ablations.py: each variant's --set keys parse on the small preset and
     change exactly the Table 5/6/7 switch it names (the shared budget aside)."""
     from pathlib import Path
 
     from xlsent.recipes.config import load_config
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    before = list(sys.path)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "distillation"))
     try:
-        import lightweight_ablations as abl
+        import lightweight_ablations as abl  # it puts benchmarks/ (its _ablation helper) on the path itself
     finally:
-        sys.path.pop(0)
+        sys.path[:] = before
     base = load_config("lightweight", overrides=abl.overrides([], 2), preset="small")
     assert (base.optim.epochs, base.optim.decay_epoch, base.models.reference) == (2, 0, "")
     names = set()

@@ -427,7 +427,7 @@ def test_auto_threshold_finds_the_gap_without_gold():
 
 def test_auto_threshold_from_200_candidates_reads_each_candidates_runner_up_too():
     """Mostly translations, and wrong candidates with a heavy tail (near-translations) — the shape of the
-    ``bible-dense`` development set of ``benchmarks/mining_cut.py``. On the scores alone the mixture cannot place
+    ``bible-dense`` development set of ``benchmarks/mining/mining_cut.py``. On the scores alone the mixture cannot place
     the cut (BIC sees one population, or the upper component swallows the tail); with each candidate's runner-up
     (a wrong candidate scores just above its runner-up, a translation far above) the cut lands near the F1-best."""
     from xlsent.mining.threshold import auto_threshold

@@ -192,7 +192,7 @@ def _no_server_outlives_its_test():
 
 
 def start_server(model, port: int, log: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "benchmarks" / "serving"))
     from serve_load import wait_healthy
 
     proc = subprocess.Popen([sys.executable, "-m", "xlsent.cli.main", "serve", str(model), "--port", str(port),
@@ -308,8 +308,8 @@ def test_a_drain_that_runs_out_of_time_says_so_and_exits_1(tiny_model, tmp_path)
 
 
 def test_a_restart_under_a_steady_stream_loses_no_request(tiny_model):
-    """benchmarks/serve_restart.py at small scale: SIGTERM to A mid-stream, B takes over, every check holds."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    """benchmarks/serving/serve_restart.py at small scale: SIGTERM to A mid-stream, B takes over, every check holds."""
+    sys.path.insert(0, str(ROOT / "benchmarks" / "serving"))
     import serve_restart
 
     assert serve_restart.main(["--model", str(tiny_model), "--rate", "30", "--seconds", "4", "--term-at", "2",

@@ -17,7 +17,7 @@ which do well from a few kilobytes of text a language, which is all the UDHR giv
   Naive Bayes over overlapping n-grams is overconfident (each character counts in several n-grams); the
   temperature, fitted on the development articles (temperature scaling: the one number minimising the held-out
   log-loss), makes the score a probability one can read — a line of one or two words gets a modest score, a
-  paragraph near 1 (``benchmarks/langid_heldout.py`` reports its calibration).
+  paragraph near 1 (``benchmarks/clean_pairs/langid_heldout.py`` reports its calibration).
 
 CLD2 knows eleven languages no bundled text teaches the model (Assamese, Bashkir, Interlingue, Inupiaq, Kashmiri,
 Limbu, Nauru, Oriya, Sindhi, Klingon, Volapük: :func:`cld2_only`); :func:`identify_texts` — what
@@ -261,7 +261,7 @@ def udhr_texts(part: str = "train") -> dict[str, list[str]]:
 
 def learn_bundled() -> NgramIdentifier:
     """The bundled model: every ``udhr-all`` language (and English) learned from the UDHR's training articles only,
-    so that the held-out figures of ``benchmarks/langid_heldout.py`` are the shipped model's."""
+    so that the held-out figures of ``benchmarks/clean_pairs/langid_heldout.py`` are the shipped model's."""
     return NgramIdentifier.learn(udhr_texts("train"), min_count=BUNDLED_MIN_COUNT)
 
 

@@ -68,13 +68,13 @@ import numpy as np
 
 NOISE_FILTERS = ("language", "copy", "near-duplicate", "length-ratio", "numbers")
 #: the length-ratio filter's bound, in robust standard deviations, chosen on udhr-all:dev with
-#: benchmarks/filter_noise.py: 4 removed far more loose true translations than cut targets, which the cut rule
-#: catches (docs/experiments/langid.md)
+#: benchmarks/clean_pairs/filter_noise.py: 4 removed far more loose true translations than cut targets, which the cut
+#: rule catches (docs/experiments/langid.md)
 MAX_Z = 5.0
 #: the cut rule's bound, in robust standard deviations below the file's median ratio (a target ending in a word where
 #: its source ends a sentence, in a file whose targets otherwise end with punctuation) — chosen on udhr-all:dev with
-#: benchmarks/filter_noise.py: 2 let 44 of 464 cut targets through; 1.25 lets 29 through and loses no more true
-#: pairs, 1 loses one more (docs/experiments/langid.md)
+#: benchmarks/clean_pairs/filter_noise.py: 2 let 44 of 464 cut targets through; 1.25 lets 29 through and loses no more
+#: true pairs, 1 loses one more (docs/experiments/langid.md)
 CUT_Z = 1.25
 _NUMBER = re.compile(r"\d+(?:[.,\u00a0 ]\d{3})*(?:[.,]\d+)?")
 
@@ -175,10 +175,10 @@ def _truncated(src: Sequence[str], tgt: Sequence[str], keep: np.ndarray, z: np.n
     return keep & ends & open_ & (z < -below)
 
 
-#: the n-gram identifier's reading of a line counts against the side's language only when that reading's
-#: log-likelihood (the line's whole: a short line carries less evidence) beats the best of the side's own
-#: language(s) by more than this many nats — chosen on udhr-all:dev with benchmarks/filter_noise.py: the smallest
-#: margin tried at which the file lost no more than 1% of its true pairs (docs/experiments/langid.md)
+#: the n-gram identifier's reading of a line counts against the side's language only when that reading's log-likelihood
+#: (the line's whole: a short line carries less evidence) beats the best of the side's own language(s) by more than this
+#: many nats — chosen on udhr-all:dev with benchmarks/clean_pairs/filter_noise.py: the smallest margin tried at which
+#: the file lost no more than 1% of its true pairs (docs/experiments/langid.md)
 NGRAM_MARGIN = 80.0
 #: lines scored by the n-gram identifier at once (its scores are lines × languages)
 _CHUNK = 4096
@@ -272,10 +272,10 @@ def _second_opinion(model, texts: Sequence[str], keep: np.ndarray, lang: str, cl
 
 
 #: on a line CLD2 reliably reads as another language than the side's, the n-gram identifier's reading of another
-#: language confirms it — the line is noise however often its language recurs on the side — when that reading beats
-#: the best of the side's own language(s) by more than this many nats. Chosen on udhr-all:dev with
-#: benchmarks/neighbour_filter.py: the largest margin tried (0, 20, 40, 60, 80) at which as many neighbouring-language
-#: translations were removed as at 0 (docs/experiments/langid.md)
+#: language confirms it — the line is noise however often its language recurs on the side — when that reading beats the
+#: best of the side's own language(s) by more than this many nats. Chosen on udhr-all:dev with
+#: benchmarks/clean_pairs/neighbour_filter.py: the largest margin tried (0, 20, 40, 60, 80) at which as many
+#: neighbouring-language translations were removed as at 0 (docs/experiments/langid.md)
 CONFIRM_MARGIN = 60.0
 
 

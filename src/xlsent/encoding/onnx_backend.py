@@ -73,7 +73,7 @@ class OnnxBackend:
             in parts (0 = no limit). The exported graph materialises each layer's attention scores, texts × heads ×
             length², where torch's fused attention does not: the cap is what keeps a batch of long texts from
             taking gigabytes. 4,096 measured best on 7,026 NT verses and UDHR paragraphs at batch 64, int8, 2
-            threads: peak memory 3,506 → 1,731 MiB (torch: 1,680) and 51 → 42 s (``benchmarks/onnx_memory.py``,
+            threads: peak memory 3,506 → 1,731 MiB (torch: 1,680) and 51 → 42 s (``benchmarks/export/onnx_memory.py``,
             docs/results.md). A batch of 32 verses (≈ 50 pieces each) stays one pass.
     """
 

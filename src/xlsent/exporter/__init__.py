@@ -4,7 +4,7 @@
   pooling, every Dense / Normalize / centering module), checked against ``SentenceTransformer.encode``;
 * :mod:`xlsent.exporter.quantize` — int8 settings and the quantisation passes (dynamic, sensitive nodes kept
   in fp32, SmoothQuant-style scaling calibrated on bundled training text; the int8 options measured and not
-  adopted live in ``benchmarks/experiments/``);
+  adopted live in ``benchmarks/export/experiments/``);
 * :mod:`xlsent.exporter.vocab` — vocabulary trimming: keep the pieces chosen texts use, remap ids, rebuild the
   tokenizer so that it re-segments with what is left;
 * :mod:`xlsent.exporter.folder` — the exported folder (``model.onnx``, tokenizer, ``xlsent_onnx.json``) and

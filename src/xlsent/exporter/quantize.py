@@ -23,7 +23,7 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
   folding ``1/s`` into the preceding LayerNorm because in a post-LN BERT the LayerNorm's output is also the
   residual stream, which folding would change.
 
-Measured and not adopted, so not here (they live in ``benchmarks/experiments/``, runnable, with the rows they
+Measured and not adopted, so not here (they live in ``benchmarks/export/experiments/``, runnable, with the rows they
 produced in ``docs/experiments/export-and-int8.md``): per-token activation scales, outlier channels kept fp32,
 static ranges, a per-input α search and quantisation-aware self-distillation. None kept development P@1 as well
 as the default: most brought the vectors closer to fp32 and still lost ny→en queries; static ranges lost 11–18

@@ -119,7 +119,7 @@ class TailProductQuantisedEmbedding(_HeadTailEmbedding):
     codebooks (``256 × d``) and the mean — so ``M`` codes cost what rank ``M`` costs in
     :class:`TailFactorisedEmbedding`, in a quarter of the bytes. At the same count they fit the tail far
     better: on e5-small's 205,077 tail rows, 96 codes keep 90% of the variance where rank 96 keeps 50%
-    (``benchmarks/tail_fidelity.py``).
+    (``benchmarks/export/tail_fidelity.py``).
     """
 
     def __init__(self, head: torch.Tensor, codes: torch.Tensor, codebook: torch.Tensor, mean: torch.Tensor,

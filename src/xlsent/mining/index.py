@@ -389,7 +389,8 @@ def merge_parts(paths, read):
     is emptied and dropped), then the freed heap handed back to the system (glibc's ``malloc_trim``).
 
     In order rather than balanced (runs of equal numbers of parts): a balanced merge ends with less memory held but
-    peaks higher while merging (``benchmarks/merge_parts_memory.py``; figures in docs/experiments/mining-and-ray.md)."""
+    peaks higher while merging (``benchmarks/mining/merge_parts_memory.py``; figures in
+    docs/experiments/mining-and-ray.md)."""
     merged = None
     for path in paths:
         index = read(str(path))

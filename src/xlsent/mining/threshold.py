@@ -16,7 +16,7 @@ score is the translations, each candidate's posterior of it is read as the chanc
 the cut is where the expected F1 ``2 Σ_{i≤n} p_i / (n + Σ_i p_i)`` peaks (over candidates sorted by score). When
 one Gaussian fits best there is nothing to cut between and every candidate is kept. Scores alone leave the mixture
 weakly identified on hard corpora: on comparable corpora with near-translations, neighbouring lines and other
-languages (``benchmarks/mining_cut.py``) the likelihood of the true two classes was within 4 nats of the fitted
+languages (``benchmarks/mining/mining_cut.py``) the likelihood of the true two classes was within 4 nats of the fitted
 one, and the score-only fit cut 14.9 F1 points below the best cut where 10% of the candidates were translations
 (kept everything, 5.1 points below, where 69% were); the runner-up brings those to 4.1 and 0.9 on development
 sets, but on the held-out ones it was no better than the scores alone, and worse where most candidates were
@@ -49,8 +49,8 @@ Gaussian fitted to their scores is held fixed as the translations' component whi
 pairs' median — without that bound the free component can swallow the translations where most candidates are
 translations) — a positive–unlabelled mixture. For n known pairs the cut is n / (n + :data:`ANCHOR_PRIOR`) of the
 way from the unanchored cut above to this mixture's expected-F1 cut: a few known pairs fit a Gaussian loosely, so
-they move the cut less. The bound was chosen on the development mining sets of ``benchmarks/mining_cut.py``, the
-weight and the retrieval condition on held-out translations as the known pairs (``benchmarks/anchored_cut.py``;
+they move the cut less. The bound was chosen on the development mining sets of ``benchmarks/mining/mining_cut.py``, the
+weight and the retrieval condition on held-out translations as the known pairs (``benchmarks/mining/anchored_cut.py``;
 ``docs/experiments/bitext-mining.md``, "Anchored on known pairs"). The unanchored cut stands, said in the note, with
 fewer than :data:`ANCHOR_MIN` known pairs retrieved, where the known pairs' median scores no higher than the
 candidates' runner-ups' (they score like non-translations: pairs of the wrong sides, or of another text), and where
@@ -71,7 +71,7 @@ BIC_MIN_CANDIDATES = 200  # from here on BIC can tell one population from two
 ANCHOR_MIN = 10  # known pairs needed to anchor the cut (fewer: their Gaussian is a guess)
 #: the anchored cut's share of the final cut is n / (n + ANCHOR_PRIOR) for n known pairs (the rest: the unanchored
 #: cut's) — the unanchored cut counts as this many known pairs' worth of evidence: 20 known pairs, half the way; 60,
-#: three quarters. Chosen on dev with held-out translations as the known pairs (benchmarks/anchored_cut.py)
+#: three quarters. Chosen on dev with held-out translations as the known pairs (benchmarks/mining/anchored_cut.py)
 ANCHOR_PRIOR = 20
 
 

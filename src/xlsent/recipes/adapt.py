@@ -43,7 +43,7 @@ because each cost about a point on dev: ``models.train_layers=N`` (only the top 
 ``optim.group_by_length`` (batches of similar length, so of one source). Before the first step the run is priced
 (:mod:`xlsent.training.estimate`). At 1,000 and at 5,000 pairs a run took 0.41× the CPU time of sentence-transformers'
 standard recipe (MNRL, 1 epoch, batch 32, lr 2e-5, everything trained, fp32) on the same pairs, on a 2-core CPU with
-AMX (0.61× at 1,000 in fp32; ``benchmarks/adapt_vs_peers.py``, ``docs/results.md``).
+AMX (0.61× at 1,000 in fp32; ``benchmarks/training/adapt_vs_peers.py``, ``docs/results.md``).
 
 Decisions (the defaults were chosen on development data only — ``bible-en-ny:dev-train`` samples
 scored on ``bible-en-ny:dev`` and ``udhr-dev``; ``docs/results.md``, "adapt"):
@@ -100,8 +100,8 @@ detected). Then:
   1,000 pairs each (Chichewa beside 211 UDHR languages of ~5 pairs), Chichewa fills half the epoch at T = 1 and
   only a small share of it at T = 2 or 5. Raise T for a mix of a few languages whose sizes differ by orders of
   magnitude.
-  Measured on development data (``benchmarks/multilingual_adapt.py --split dev``, docs/experiments/long-tail.md):
-  T = 2 cost the trained language more than it gave the unseen ones, so T stays 1.
+  Measured on development data (``benchmarks/training/multilingual_adapt.py --split dev``,
+  docs/experiments/long-tail.md): T = 2 cost the trained language more than it gave the unseen ones, so T stays 1.
 * **the held-out part is drawn per language** (:func:`xlsent.data.mixing.stratified_split`: each language
   contributes its share, never more than half its pairs), and the step is chosen on it as one pool, where an
   English query's answer is also right when it translates the same English text in another language (the

@@ -33,7 +33,7 @@ data built from ``bible-en-ny:dev-train`` and ``udhr-all:dev``, scored on ``bibl
   held-out pairs the round's model retrieves anchor it, and 20 of them move the cut half the way from the
   unanchored one (60: three quarters): a first test run, anchored on all 20 with a fixed ¾, fell too low where a
   few held-out pairs scored low, and so did 12% of draws of held-out translations on dev
-  (``benchmarks/anchored_cut.py``; the notebook).
+  (``benchmarks/mining/anchored_cut.py``; the notebook).
 * **Thresholded pairs, not weighted ones**: the automatic cut keeps or drops a pair; adapt's in-batch ranking
   (sentence-transformers' ``MultipleNegativesRankingLoss``) has no per-pair weight, and a weighted loss would be a
   new loss to validate, not a setting.

@@ -16,7 +16,7 @@ swish, dropout 0.1; Adam lr 1e-3, batch 128, 12 epochs — sized for a GPU: on 2
 takes about 5 s, so the bundled 23k pairs take about three hours. ``--preset small`` (hidden 256,
 batch 64, 4 epochs, 64 pieces; 19 minutes) is the setting measured in ``docs/results.md``.
 Ablation switches: ``loss.task`` (Table 6), ``loss.align_weight`` / ``loss.sim_weight`` = 0
-(Table 7), ``encoder.layers`` (Table 5); ``benchmarks/lightweight_ablations.py`` runs them.
+(Table 7), ``encoder.layers`` (Table 5); ``benchmarks/distillation/lightweight_ablations.py`` runs them.
 Measured at a CPU budget (2 epochs on 23k pairs): no generative task alone aligns the two
 languages (retrieval at chance) — the align loss does; keep it on for small data.
 

@@ -3,7 +3,7 @@
 One inference worker (a thread) owns the model. Requests put their texts on a bounded queue and await
 them; the worker waits until a text is queued, lets others join for at most ``max_wait_ms`` — only when the
 last batch it ran had company, i.e. under load: a lone client's text runs at once (waiting cost one client
-30% of its requests per second in ``benchmarks/serve_load.py``; under load, texts queue up while a batch
+30% of its requests per second in ``benchmarks/serving/serve_load.py``; under load, texts queue up while a batch
 runs and the wait is small against the batch) — then takes
 texts shortest-waiting-first, sorts them by length and cuts them into batches whose padded size
 (longest × count) stays under ``batch_tokens``. A batch runs as forward passes of ``model_batch`` texts, and

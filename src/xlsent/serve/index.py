@@ -14,7 +14,7 @@ Scoring (``--scoring``): ``csls`` (the default where the index holds two or more
 ``k`` nearest entries outside its own language (or all entries when the request names none); ``cosine``
 ranks by cosine. Both are reported with every match. On the development retrieval pools
 (``bible-en-ny:dev``, ``udhr-dev``: one language a side, each side centered with its own pool's mean) CSLS,
-and centering under it, raised e5-small's P@1 in every direction (``benchmarks/centering_dev.py``); the
+and centering under it, raised e5-small's P@1 in every direction (``benchmarks/mining/centering_dev.py``); the
 served index mixes its languages and centers with calibrated means, which that benchmark does not measure.
 An index of one language (a text file) is scored by cosine.
 """
