@@ -34,7 +34,8 @@ class SmallDisk:
     def __init__(self, path: Path, size: int, monkeypatch) -> None:
         self.path, self.size = path, size
         path.mkdir(parents=True)
-        self.real = (not os.environ.get("XLSENT_TEST_NO_TMPFS") and sys.platform == "linux" and os.geteuid() == 0 and shutil.which("mount") is not None
+        self.real = (not os.environ.get("XLSENT_TEST_NO_TMPFS") and sys.platform == "linux" and os.geteuid() == 0
+                     and shutil.which("mount") is not None
                      and subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
                                         capture_output=True).returncode == 0)
         self.budget: int | None = None
@@ -220,7 +221,7 @@ def test_filter_pairs_and_align_on_a_full_disk(disk, tiny_model, pairs_tsv, tmp_
     tgt.write_text("".join(x.split("\t")[1] + "\n" for x in lines), encoding="utf-8")
     r = run_cli("align", str(src), str(tgt), "-o", str(disk.path / "al.txt"), "-m", str(tiny_model))
     assert "al.txt: no space left on the device while writing" in _one_line(r)
-    assert not [x for x in _left(disk) if not x.startswith(".")]
+    assert not [x for x in _left(disk) if not x.endswith(".lock")]  # no output, no temporary
 
 
 def test_export_on_a_full_disk(disk, tiny_model):
@@ -234,12 +235,38 @@ def test_export_on_a_full_disk(disk, tiny_model):
 def test_export_when_the_disk_fills_while_it_writes(disk, tiny_model, monkeypatch):
     _no_precheck(monkeypatch)
     disk.fill(leave=16 * 1024)
-    with pytest.raises(WriteFailed, match="onnx: no space left on the device while writing the exported model"):
+    with pytest.raises(WriteFailed) as failed:
         xlsent.export(str(tiny_model), disk.path / "onnx")
-    assert not [x for x in _left(disk) if not x.startswith(".onnx.lock")]
+    # the output named, not the file inside its temporary copy that filled the disk; what it needs
+    assert str(failed.value).startswith(f"{disk.path / 'onnx'}: no space left on the device while writing the "
+                                        "exported model — "), failed.value
+    assert "it needs about " in str(failed.value)
+    assert not [x for x in _left(disk) if not x.endswith(".lock")]
+
+
+def test_mine_and_adapt_refuse_before_they_start_when_their_output_cannot_fit(disk, tiny_model, pairs_tsv, tmp_path):
+    src = _texts(tmp_path / "s.txt", 3000).read_text().splitlines()
+    kw = dict(model=str(tiny_model), threshold=None, filters="none", show_progress_bar=False, precision="float32")
+    xlsent.mine(src, src[::-1], workdir=tmp_path / "whole", **kw)
+    inputs = _pages(tmp_path / "whole" / "inputs")
+    assert _pages(tmp_path / "whole") - inputs > 2 * inputs
+    disk.fill(leave=2 * inputs)  # room for the inputs' records (and their digests while repeats are found), not more
+    with pytest.raises(XlsentError, match="job: not enough space for the mining job's vectors and neighbours — it "
+                                          "needs about .*, .* is free there"):
+        xlsent.mine(src, src[::-1], workdir=disk.path / "job", **kw)
+    assert not list((disk.path / "job").glob("src/*.npy"))
+    disk.grow()
+    disk.fill(leave=48 * 1024)
+    settings = {"optim.max_steps": 2, "optim.batch_size": 8, "train.holdout_min": 4, "eval.udhr": False,
+                "train.sample": 0}
+    with pytest.raises(XlsentError, match="run: not enough space for the checkpoints and the trained model — it "
+                                          "needs about "):
+        xlsent.adapt(pairs_tsv, disk.path / "run", model=str(tiny_model), device="cpu", settings=settings)
+    assert not (disk.path / "run" / "model").exists()
 
 
 def test_adapt_resumes_from_its_checkpoint_once_space_is_freed(disk, tiny_model, pairs_tsv, tmp_path, monkeypatch):
+    _no_precheck(monkeypatch)
     settings = {"optim.max_steps": 6, "optim.batch_size": 8, "train.holdout_min": 4, "eval.udhr": False,
                 "train.sample": 0, "optim.checkpoint_every": 2}
     notes: list[str] = []
@@ -257,8 +284,8 @@ def test_adapt_resumes_from_its_checkpoint_once_space_is_freed(disk, tiny_model,
     monkeypatch.setattr(rf.StageFolder, "finish", finish)
     checkpoint = max(sizes)
     disk.fill(leave=int(1.6 * checkpoint) + sum(sizes) - checkpoint + 64 * 1024)  # one checkpoint fits, not two
-    with pytest.raises(WriteFailed, match="no space left on the device while writing a training checkpoint .* it goes "
-                                          "on from what was finished"):
+    with pytest.raises(WriteFailed, match="checkpoints: no space left on the device while writing a training "
+                                          "checkpoint — .* free, it needs about .* it goes on from what was finished"):
         xlsent.adapt(pairs_tsv, disk.path / "run", model=str(tiny_model), device="cpu", settings=settings)
     assert not (disk.path / "run" / "model").exists()
     cks = sorted(p.name for p in (disk.path / "run" / "checkpoints").glob("checkpoint-*"))
@@ -272,7 +299,8 @@ def test_adapt_resumes_from_its_checkpoint_once_space_is_freed(disk, tiny_model,
 def test_a_write_that_fails_for_another_reason_is_one_line_too(tmp_path):
     from xlsent.utils.io import atomic_path
 
-    with pytest.raises(XlsentError, match=r"x\.bin: writing the vectors failed — Permission denied; run the same"):
+    with pytest.raises(XlsentError, match=r"x\.bin: writing the vectors failed — Permission denied; make the folder "
+                                          r"writable, then run the same command again"):
         with atomic_path(tmp_path / "x.bin", "the vectors"):
             raise PermissionError(errno.EACCES, "Permission denied")
     assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import warnings
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar

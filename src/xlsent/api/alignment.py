@@ -118,7 +118,7 @@ def align(src_sentences: Sequence[str], tgt_sentences: Sequence[str], *, model: 
     return out
 
 
-@writes("output")
+@writes("output", "pairs_out")
 def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Path, *, batch: str | Path | None = None,
                 pairs_out: str | Path | None = None, split: str = "", fmt: str = "tsv", model: Any = "e5-small",
                 max_overlap: int = 3, deletion_quantile: float = 0.02, length_weight: float = 0.1,

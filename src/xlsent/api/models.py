@@ -257,7 +257,7 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
     with atomic_path(out, "the romanised model") as tmp:
         st.save(str(tmp))
         write_record(tmp, rom, str(model), source, asked if extend else {"extend": False})
-    if extend and rom.extended:
-        ext.output = out
-        write_extension(out, ext, str(model), source, seed)
+        if extend and rom.extended:
+            ext.output = out
+            write_extension(tmp, ext, str(model), source, seed)
     return rom

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -60,12 +61,14 @@ def main() -> None:
     except XlsentError as exc:
         err_console.print(f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
-    except OSError as exc:  # a write no writer of ours expected (a library's own file): one line, never a traceback
-        from xlsent.utils.io import write_failure
+    except OSError as exc:  # a full disk under a writer of a library's own: one line, never a traceback
+        from xlsent.utils.io import WriteFailed, free_space
 
-        failure = write_failure(exc.filename or ".", "a file", exc)
-        if failure is None:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
+        where = exc.filename or exc.filename2
+        failure = WriteFailed(where or "a file", "a file", "no space left on the device", full=True,
+                              free=free_space(where) if where else None)
         err_console.print(f"[bold red]error:[/bold red] {escape(str(failure))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:

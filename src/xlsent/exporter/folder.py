@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
 from xlsent.encoding.onnx_folder import MANIFEST, ExportManifest, is_export_folder
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import atomic_path, check_space, write_json_atomic
+from xlsent.utils.io import Replacing, atomic_path, check_space, write_json_atomic
 
 FP32_MIN_COSINE = 0.99999  # an fp32 export must reproduce the torch model at least this closely
 
@@ -87,10 +88,12 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
         max_seq_length=int(model.max_seq_length), lowercase=bool(getattr(model[0], "do_lower_case", False)),
         pad_id=int(tok.pad_token_id if tok.pad_token_id is not None else 0), vocab=vocab_info,
     )
+    # the graph holds the weights; int8 adds a quarter of them beside the fp32 graph it is made from
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
-    check_space(output, weights, "the exported model")  # the graph holds the weights (int8: a quarter, and fp32)
+    weights += weights // 4 if int8 is not None else 0
+    check_space(output, weights, "the exported model")
     if output.is_dir() and any(output.iterdir()):
-        log(f"{output}: an earlier export — replaced when this one is complete")
+        warnings.warn(f"{output}: an earlier export — replaced when this one is complete", Replacing, stacklevel=3)
     with atomic_path(output, "the exported model", need=weights) as tmp:
         tmp.mkdir(parents=True)
         fp32 = tmp / ("model.fp32.onnx" if int8 is not None else "model.onnx")

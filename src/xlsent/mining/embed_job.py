@@ -28,7 +28,7 @@ import numpy as np
 from xlsent.data.text_source import TextSource
 from xlsent.mining.store import quantize
 from xlsent.utils.errors import XlsentError, named
-from xlsent.utils.io import atomic_path, check_space, write_json_atomic
+from xlsent.utils.io import atomic_path, check_space, size_of, write_json_atomic, writing
 
 MANIFEST = "_manifest.json"  # "_": Parquet readers given the folder skip it
 COLUMNS = {"float32": "fixed-size list of float32", "float16": "fixed-size list of float16",
@@ -112,12 +112,15 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
            "chunk_words": chunk_words, "lang": lang, "encode_dtype": getattr(settings, "dtype", "auto"),
            "precision": precision}
     record = folder / "_job.json"
+    per_row = output_bytes(precision, int(encoder.dimension))
     if folder.exists() and any(folder.iterdir()):
         old = json.loads(record.read_text()) if record.exists() else None
         if old != key:
             if not overwrite:
                 raise XlsentError(f"{folder}: holds other embeddings (another model, source or settings) or other "
                                   "files — choose a new output folder or pass --overwrite")
+            # checked before anything is removed: what the old folder holds is freed for the new one
+            check_space(folder, source.rows * per_row - size_of(folder), f"the embeddings of {source.rows:,} rows")
             warnings.warn(f"{folder}: holds other embeddings or other files — replaced (overwrite)", stacklevel=2)
             shutil.rmtree(folder)
     n_shards = -(-source.rows // shard_size)
@@ -127,8 +130,8 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
              for i in range(n_shards)]
     todo = [t for t in tasks if not t.done()]
     done = [n_shards - len(todo)]
-    check_space(folder, sum(t.stop - t.start for t in todo) * output_bytes(precision, int(encoder.dimension)),
-                f"the embeddings of {sum(t.stop - t.start for t in todo):,} rows")
+    rows = sum(t.stop - t.start for t in todo)
+    check_space(folder, rows * per_row, f"the embeddings of {rows:,} rows")
     folder.mkdir(parents=True, exist_ok=True)
     write_json_atomic(record, key)
 
@@ -137,7 +140,8 @@ def embed_corpus(source: TextSource, folder: str | Path, encoder, settings, engi
         if advance is not None:
             advance(done[0], n_shards)
 
-    (engine if engine is not None else LocalEngine(encoder)).encode(todo, settings, step)
+    with writing(folder, "the embeddings", need=rows * per_row, resumes=True):  # a shard's failure, with the need
+        (engine if engine is not None else LocalEngine(encoder)).encode(todo, settings, step)
     manifest = {"model": settings.model, "fingerprint": encoder.fingerprint, "dimension": int(encoder.dimension),
                 "dtype": precision, "bytes_per_sentence": output_bytes(precision, int(encoder.dimension)),
                 "rows": source.rows, "rows_per_shard": shard_size, "shards": names,

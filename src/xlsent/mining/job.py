@@ -45,7 +45,7 @@ from xlsent.mining.inputs import SideInput, deduplicate
 from xlsent.mining.tasks import EncodeTask, FillTask, MergeTask, ScoreTask, SearchTask, load_candidates
 from xlsent.similarity import SAME_TEXT, margin
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import check_space, write_json_atomic, write_text_atomic
+from xlsent.utils.io import check_space, write_json_atomic, write_text_atomic, writing
 
 
 #: known pairs scored against the stores at a time (:meth:`MiningJob.known_margins`)
@@ -289,14 +289,19 @@ class MiningJob:
     def run(self, console=None, show_progress: bool = True, engine=None, encoder_settings=None) -> dict:
         """Run every unfinished task on ``engine`` (default: here, one after another); returns timings (seconds).
         ``encoder_settings`` (:class:`xlsent.mining.engine.EncoderSettings`) say how a remote worker loads the model."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
-
         from xlsent.mining.engine import EncoderSettings, LocalEngine
 
         engine = engine if engine is not None else LocalEngine(self.encoder)
         settings = encoder_settings or EncoderSettings(self.model_name)
-        check_space(self.dir, self.disk_needed(), "the mining job's vectors and neighbours")
+        need = self.disk_needed()
+        check_space(self.dir, need, "the mining job's vectors and neighbours")
+        with writing(self.dir, "the mining job", need=need, resumes=True):  # a task's failure, with the need
+            return self._run(engine, settings, console, show_progress)
+
+    def _run(self, engine, settings, console, show_progress: bool) -> dict:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+            TimeRemainingColumn
+
         timings = {"encode_s": 0.0, "index_s": 0.0, "search_s": 0.0, "score_s": 0.0}
         enc = self.encode_tasks() if self.model_name else []
         todo_enc = self.src.n_shards + self.tgt.n_shards

@@ -95,11 +95,11 @@ def _policy_callback(optim: OptimConfig):
 
 
 def disk_needed(model) -> int:
-    """Bytes a stage writes at least: a checkpoint (the weights, and Adam's two moments of the trainable ones) and
-    the trained model."""
+    """Bytes a stage's folder holds at its peak: two checkpoints (the trainer removes the older one only once the
+    newer is written; each the weights, and Adam's two moments of the trainable ones) and the trained model."""
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    return 2 * weights + 8 * trainable
+    return 3 * weights + 16 * trainable
 
 
 def train_stage(

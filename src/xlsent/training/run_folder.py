@@ -35,12 +35,14 @@ import json
 import math
 import shutil
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from xlsent.training.processes import is_main_process, wait_for_everyone
-from xlsent.utils.io import WriteFailed, atomic_path, check_space, write_json_atomic, write_text_atomic, writing
+from xlsent.utils.io import (Replacing, WriteFailed, atomic_path, check_space, free_space, write_json_atomic,
+                             write_text_atomic, writing)
 
 NOT_LEARNING = ("checkpoint_every", "checkpoint_minutes", "logging_steps")
 MARKER = "stage.json"
@@ -107,9 +109,13 @@ class StageFolder:
         self.name = name or self.path.name
         self.on_note = on_note
 
-    def note(self, text: str) -> None:
+    def note(self, text: str, replacing: bool = False) -> None:
+        """Say ``text`` through ``on_note``; a line that says something is replaced is a :class:`Replacing` warning
+        where nobody listens (Python without ``on_note``): never silent."""
         if self.on_note is not None:
             self.on_note(text)
+        elif replacing:
+            warnings.warn(f"{self.path}: {text}", Replacing, stacklevel=3)
 
     @property
     def model_dir(self) -> Path:
@@ -140,11 +146,11 @@ class StageFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         tag = self.checkpoints / "config_hash.txt"
         if self.checkpoints.exists() and (not tag.exists() or tag.read_text().strip() != self.hash):
-            self.note(f"{self.name}: checkpoints of another config found — discarded, starting afresh")
+            self.note(f"{self.name}: checkpoints of another config found — discarded, starting afresh", True)
             shutil.rmtree(self.checkpoints, ignore_errors=True)
         marker = self.path / MARKER
         if marker.exists() and self.record() is None:
-            self.note(f"{self.name}: a finished run of another config is here — it will be replaced")
+            self.note(f"{self.name}: a finished run of another config is here — it will be replaced", True)
             marker.unlink()
         self.checkpoints.mkdir(parents=True, exist_ok=True)
         write_text_atomic(tag, self.hash)
@@ -163,13 +169,13 @@ class StageFolder:
         if is_main_process() and need:
             check_space(self.path, need, "the checkpoints and the trained model")
         try:
-            with writing(self.checkpoints, "a training checkpoint", resumes=True):
+            with writing(self.checkpoints, "a training checkpoint", need=need or None, resumes=True):
                 yield
-        except WriteFailed:
+        except WriteFailed as failed:
             for c in self.checkpoints.glob("checkpoint-*"):
                 if not _complete(c):
                     shutil.rmtree(c, ignore_errors=True)
-            raise
+            raise failed.retold(free=free_space(self.checkpoints)) from failed.__cause__
 
     def save_state(self, state: dict) -> None:
         """Write a custom loop's state (tensors, numbers, strings) atomically."""
