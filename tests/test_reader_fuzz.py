@@ -4,7 +4,8 @@ A JSON string may spell a lone surrogate (``"\\ud800"``: valid JSON, not text). 
 the file and the line, or — with ``on_bad_lines="skip"`` — counts and skips it; the Python API names the input's
 index; both before any model loads. Then the same idea property-based: random bytes and escaped JSON in every
 format end in a returned result holding only Unicode text, or in one :class:`XlsentError` line — never another
-exception.
+exception; and a file holding text that is not Unicode where the reader reads is never read without a word: refused,
+or (a reader told to skip bad lines) its bad lines counted.
 """
 
 from __future__ import annotations
@@ -171,6 +172,13 @@ def _dataset(result):
     return [ds[c] for c in ds.column_names]
 
 
+def _skipped(result):
+    """A reader told to skip bad lines: what it read, and how many lines it says it skipped."""
+    data, report = result
+    assert report.rows == len(data)
+    return {"data": [data[c] for c in data.column_names], "skipped": sum(report.skipped.values())}
+
+
 def _source(path: Path):
     from xlsent.data.text_source import open_source
 
@@ -191,10 +199,10 @@ def _readers():
 
     return {
         "pairs.tsv": lambda p: _dataset(read_pairs(p)),
-        "pairs-skip.tsv": lambda p: _dataset(read_pairs(p, on_bad_lines="skip")),
+        "pairs-skip.tsv": lambda p: _skipped(read_pairs(p, on_bad_lines="skip")),
         "pairs.jsonl": lambda p: _dataset(read_pairs(p)),
-        "pairs-skip.jsonl": lambda p: _dataset(read_pairs(p, on_bad_lines="skip")),
-        "moses.en": lambda p: _dataset(read_pairs(f"{p},{p}", on_bad_lines="skip")),
+        "pairs-skip.jsonl": lambda p: _skipped(read_pairs(p, on_bad_lines="skip")),
+        "moses.en": lambda p: _skipped(read_pairs(f"{p},{p}", on_bad_lines="skip")),
         "documents.jsonl": read_documents,
         "texts.txt": _source,
         "texts.tsv": _source,
@@ -203,11 +211,40 @@ def _readers():
         "spans.jsonl": read_spans,
         "tags.conll": lambda p: read_conll(p, scheme="plain"),
         "titles.tsv": read_choices,
-        "sts.tsv": lambda p: _dataset(read_sts(p, on_bad_lines="skip")),
-        "triplets.tsv": lambda p: read_triplets(p, on_bad_lines="skip"),
+        "sts.tsv": lambda p: _skipped(read_sts(p, on_bad_lines="skip")),
+        "triplets.tsv": lambda p: _skipped(read_triplets(p, on_bad_lines="skip")),
         "labelled.tsv": read_labelled,
         "dictionary.tsv": BilingualDictionary.from_tsv,
     }
+
+
+#: the fields a JSONL reader reads (a text that is not Unicode in another field is not read: texts.jsonl's ``id``
+#: without ``id_column``); None: the whole record, every field checked
+READ_FIELDS = {"texts.jsonl": ("text",)}
+
+
+def not_text(content: bytes, name: str) -> bool:
+    """Whether ``content`` holds text that is not Unicode where the reader ``name`` reads: bytes that are not UTF-8
+    or a NUL byte; in JSON lines also an escaped lone surrogate (``\\ud800``)."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    if "\x00" in text:
+        return True
+    if not name.endswith(".jsonl"):
+        return False
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        fields = READ_FIELDS.get(name)
+        if fields is not None:
+            record = [record.get(f) for f in fields] if isinstance(record, dict) else []
+        if any(0xD800 <= ord(c) <= 0xDFFF for s in _strings(record) for c in s):
+            return True
+    return False
 
 
 @pytest.mark.parametrize("name", sorted(_readers()))
@@ -221,6 +258,8 @@ def test_any_bytes_end_in_text_or_one_line(name, tmp_path):
         for stale in tmp_path.glob(name + "*"):  # the file and any cache beside it (line offsets)
             stale.unlink()
         path.write_bytes(content)
+        bad = not_text(content, name)
+        drawn.append(bad)
         try:
             result = read(path)
         except XlsentError as exc:
@@ -228,5 +267,9 @@ def test_any_bytes_end_in_text_or_one_line(name, tmp_path):
             return
         for s in _strings(result):
             s.encode("utf-8")  # only Unicode text comes out
+        if bad:  # read without an error: the reader skips bad lines, and it must have counted one
+            assert isinstance(result, dict) and result["skipped"] >= 1, (content[:300], result)
 
+    drawn: list[bool] = []
     run()
+    assert any(drawn) and not all(drawn)  # files with text that is not Unicode, and files without

@@ -1,7 +1,8 @@
 """``xlsent serve`` against bad input that is valid JSON (issue 48): text that is not Unicode answers 422 naming the
-field and the input's index; property-based mutations of valid bodies on every POST route never give a 5xx and
-every 4xx is the one JSON error shape; ``/openapi.json`` describes every route (behind the key when keys are set)
-and a schema-driven run (schemathesis) finds no 5xx."""
+field and the input's index; property-based mutations of valid bodies on every POST route get what the contract
+says — 200 for a body the service must take, a 4xx in the one JSON error shape for one it must refuse, never a 5xx;
+``/openapi.json`` describes every route (behind the key when keys are set) and a schema-driven run (schemathesis)
+finds no 5xx, and no 200 for a body that breaks the schema."""
 
 from __future__ import annotations
 
@@ -162,19 +163,76 @@ def mutated(draw, valid: dict):
     return raw
 
 
-def _fuzz(route: str):
+def _surrogate(value) -> bool:
+    """A lone surrogate in any string of ``value``, keys included (valid JSON, not text)."""
+    if isinstance(value, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+    if isinstance(value, dict):
+        return any(_surrogate(k) or _surrogate(v) for k, v in value.items())
+    return isinstance(value, list) and any(_surrogate(v) for v in value)
+
+
+def _texts(value) -> bool:
+    """``input``/``inputs``/``query`` as the service takes them: one text or a list of 1 to ``max_inputs``, each a
+    string, not blank (``str.strip``), at most ``max_chars`` characters."""
+    texts = [value] if isinstance(value, str) else value
+    return (isinstance(texts, list) and 1 <= len(texts) <= LIMITS["max_inputs"]
+            and all(isinstance(t, str) and bool(t.strip()) and len(t) <= LIMITS["max_chars"] for t in texts))
+
+
+def _int(value, lo: int, hi: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+
+
+def expected(route: str, raw: bytes) -> set[int]:
+    """What the contract (docs/guides/serving.md, the service's docstring) says a body gets, worked out here apart
+    from the service: 200 for a body it takes, a 4xx for one it must refuse. The served model is "tiny", 32 wide,
+    with no named prompts and no language means (so any 'language' is refused); other fields are ignored."""
+    refuse = {413, 422}
+    try:
+        body = json.loads(raw)
+    except ValueError:  # not JSON (cut short), or not UTF-8
+        return refuse
+    if not isinstance(body, dict) or _surrogate(body):
+        return refuse
+    common = (_int(body.get("dimensions", 1), 1, 32) or body.get("dimensions", 0) is None) and \
+        body.get("language") is None and body.get("prompt_name") is None
+    if route == "/v1/embeddings":
+        ok = ("input" in body and _texts(body["input"]) and body.get("model") in (None, "tiny")
+              and body.get("encoding_format", "float") in ("float", "base64", "int8", "ubinary"))
+    elif route == "/embed":
+        ok = ("inputs" in body and _texts(body["inputs"]) and isinstance(body.get("normalize", True), bool)
+              and body.get("truncate") in (None, True, False))
+        if ok and common and body.get("truncate") is False:
+            return {200, 413}  # a text over the model's 64 pieces is refused (413) rather than cut
+    else:
+        ok = "query" in body and isinstance(body["query"], str) and _texts(body["query"]) \
+            and _int(body.get("k", 1), 1, LIMITS["max_k"])
+    return {200} if ok and common else refuse
+
+
+def _fuzz(route: str, seen: list):
     @FUZZ
     @given(body=mutated(ROUTES[route]))
     def run(client, body):
-        assert_answered(post_raw(client, route, body))
+        r = post_raw(client, route, body)
+        assert_answered(r)
+        want = expected(route, body)
+        seen.append(r.status_code)
+        assert r.status_code in want, (r.status_code, want, body[:300], r.text[:300])
 
     return run
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_mutated_bodies_never_get_a_5xx_and_every_refusal_is_the_one_shape(client, route):
+    """Each mutated body gets what the contract says (:func:`expected`, worked out apart from the service): 200 for
+    one the service must take, a 4xx in the one error shape for one it must refuse — never a 200 for a bad body,
+    never a 5xx. Both kinds are drawn: a run that drew only one would test half of it."""
     assert post(client, route, ROUTES[route]).status_code == 200
-    _fuzz(route)(client)
+    seen: list[int] = []
+    _fuzz(route, seen)(client)
+    assert seen.count(200) >= 10 and sum(400 <= s < 500 for s in seen) >= 50, sorted(set(seen))
 
 
 # -- OpenAPI ------------------------------------------------------------------------------------------------------
@@ -219,7 +277,8 @@ def test_openapi_needs_the_key_when_keys_are_set(tiny_model):
 @pytest.mark.parametrize("mode", ["positive", "negative"])
 def test_a_schema_driven_run_finds_no_server_error(served, mode):
     """schemathesis reads ``/openapi.json`` in process (ASGI) and sends bodies it generates from it — valid ones
-    (positive) and ones that break it (negative) — to every route: none may answer 5xx."""
+    (positive) and ones that break it (negative) — to every route: none may answer 5xx, and a negative one is
+    refused with a 4xx."""
     import schemathesis
     from schemathesis.checks import not_a_server_error
     from schemathesis.generation import GenerationMode
@@ -240,6 +299,8 @@ def test_a_schema_driven_run_finds_no_server_error(served, mode):
             calls.append(response.status_code)
             assert response.status_code < 500, (case.method, case.path, case.body, response.text[:300])
             case.validate_response(response, checks=[not_a_server_error])
+            if mode == "negative":  # a body that breaks the schema is refused (413: a text over max_chars), never 200
+                assert 400 <= response.status_code < 500, (case.body, response.status_code, response.text[:300])
 
         run()
     assert len(calls) >= 3 * 25  # every POST route at least
