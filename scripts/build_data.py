@@ -301,9 +301,9 @@ def write_udhr_all(decl: Path) -> None:
 
 
 def write_langid() -> None:
-    """The bundled language identifier (xlsent.data.identify), learned from the bundled udhr-all's training
+    """The bundled language identifier (xlsent.data.langid.ngram), learned from the bundled udhr-all's training
     articles: built from bundled text only."""
-    from xlsent.data.identify import BUNDLED_MODEL, learn_bundled
+    from xlsent.data.langid.ngram import BUNDLED_MODEL, learn_bundled
 
     model = learn_bundled()
     path = model.save(DATA / BUNDLED_MODEL)

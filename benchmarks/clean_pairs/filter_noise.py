@@ -158,7 +158,7 @@ def neighbours() -> dict[str, str]:
     import numpy as np
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.identify import bundled_identifier, udhr_texts
+    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
     from xlsent.data.langid import macro, script
 
     model = bundled_identifier()
@@ -201,7 +201,7 @@ def neighbour_text(lang: str, ids: list[str] | None):
 
 
 class CrossFitted:
-    """The bundled identifier's recipe (:func:`xlsent.data.identify.learn_bundled`: its languages, n-grams and
+    """The bundled identifier's recipe (:func:`xlsent.data.langid.ngram.learn_bundled`: its languages, n-grams and
     ``min_count``) learned twice, each time on the UDHR paragraphs of one half of the articles (odd and even
     numbers; the preamble with the even), and each paragraph judged by the model that never saw it — the bundled
     model learned from most of every declaration, and the benchmark's pairs are those declarations. A text is
@@ -211,7 +211,7 @@ class CrossFitted:
 
     def __init__(self):
         from xlsent.data.bundled import load_bundled
-        from xlsent.data.identify import BUNDLED_MIN_COUNT, NOT_LEARNED, NgramIdentifier
+        from xlsent.data.langid.ngram import BUNDLED_MIN_COUNT, NOT_LEARNED, NgramIdentifier
 
         ds = load_bundled("udhr-all")
         halves: tuple[dict, dict] = ({}, {})

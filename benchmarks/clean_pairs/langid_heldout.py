@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Held-out language identification on the UDHR (issue 61): the character n-gram model of
-:mod:`xlsent.data.identify` learned from each language's UDHR paragraphs of three articles in five, scored on
+:mod:`xlsent.data.langid.ngram` learned from each language's UDHR paragraphs of three articles in five, scored on
 a fourth (``--split dev``: articles 3, 8, …, 28, for choosing settings) or the fifth (``--split test``: articles 5,
 10, …, 30, read once) — split by article, never by line — beside CLD2, heliport and fastText's lid.176 on the
 languages each knows.
@@ -40,7 +40,7 @@ Prints, in this order:
 5. **Calibration** — whether ``score`` reads as a probability: the held-out paragraphs and their first 1, 2, 3,
    5, 8 and 13 words (a short line is where a score matters), each judged among all languages; accuracy against
    mean score in bins of score, the expected calibration error (ten equal bins) and the log-loss at the shipped
-   :data:`xlsent.data.identify.TEMPERATURE`, beside the temperature that minimises the log-loss on this split
+   :data:`xlsent.data.langid.ngram.TEMPERATURE`, beside the temperature that minimises the log-loss on this split
    (``--split dev`` chose the shipped one) and, per prefix length, accuracy beside mean score.
 6. **Speed** — lines per second of each identifier on every held-out paragraph, in this one process and one thread
    (ours under ``threadpoolctl``'s limit of 1; CLD2 is single-threaded; heliport's ``identify`` one line at a time,
@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from xlsent.data.identify import BUNDLED_MIN_COUNT
+from xlsent.data.langid.ngram import BUNDLED_MIN_COUNT
 
 PEERS_REQUIREMENTS = "benchmarks/clean_pairs/requirements-langid-peers.txt"
 
@@ -168,7 +168,7 @@ def iso_macrolanguage(code: str) -> str | None:
 
 
 def run_ours(train: dict[str, list[str]], texts: list[str], a: argparse.Namespace):
-    from xlsent.data.identify import NgramIdentifier, identify_texts
+    from xlsent.data.langid.ngram import NgramIdentifier, identify_texts
 
     lo, hi = (int(x) for x in a.ngrams.split(","))
     t0 = time.perf_counter()
@@ -269,7 +269,7 @@ def report_calibration(model, split: dict[str, list[str]]) -> dict:
     from scipy.optimize import minimize_scalar
     from scipy.special import logsumexp, softmax
 
-    from xlsent.data.identify import TEMPERATURE
+    from xlsent.data.langid.ngram import TEMPERATURE
 
     pos = {lang: i for i, lang in enumerate(model.languages)}
     texts, gold, words = [], [], []
@@ -470,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    from xlsent.data.identify import udhr_texts
+    from xlsent.data.langid.ngram import udhr_texts
 
     train, split = udhr_texts("train"), udhr_texts(a.split)
     gold = [lang for lang, texts in split.items() for _ in texts]

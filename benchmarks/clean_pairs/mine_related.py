@@ -75,7 +75,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import xlsent
-    from xlsent.data.identify import NgramIdentifier
+    from xlsent.data.langid.ngram import NgramIdentifier
     from xlsent.data.langid import pair_languages
     from xlsent.data.noise_filters import apply_noise_filters
 

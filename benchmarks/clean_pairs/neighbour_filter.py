@@ -61,7 +61,7 @@ def closest(k: int = 5) -> dict[str, list[str]]:
     import numpy as np
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.identify import bundled_identifier, udhr_texts
+    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
     from xlsent.data.langid import macro, script
 
     model = bundled_identifier()
@@ -82,7 +82,7 @@ def closest(k: int = 5) -> dict[str, list[str]]:
 def languages(split: str) -> list[str]:
     """The split's ``udhr-all`` languages that CLD2 and the n-gram identifier know and that have five neighbours."""
     from xlsent.data.bundled import load_bundled
-    from xlsent.data.identify import bundled_identifier
+    from xlsent.data.langid.ngram import bundled_identifier
     from xlsent.data.langid import detectable_macros, macro
 
     ds = load_bundled(f"udhr-all:{split}")

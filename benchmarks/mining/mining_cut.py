@@ -153,7 +153,7 @@ def neighbour(lang: str, split: str) -> str:
     character n-gram counts (as ``filter_noise.neighbours``, limited to the split's languages)."""
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.identify import bundled_identifier, udhr_texts
+    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
     from xlsent.data.langid import macro, script
 
     model = bundled_identifier()
@@ -223,7 +223,7 @@ def _nya_neighbour(split: str) -> str:
     """Chichewa is a test language: a dev set's closest dev language to it instead."""
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.identify import bundled_identifier
+    from xlsent.data.langid.ngram import bundled_identifier
     from xlsent.data.langid import macro
 
     model = bundled_identifier()

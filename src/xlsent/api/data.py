@@ -139,7 +139,7 @@ def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
     but ckb, whose text is kmr's, and English: 445; and, read by CLD2, the eleven languages CLD2 knows that no
     bundled text teaches it) or among ``languages`` only (a filter's question, "L or one of its confusables?").
 
-    The identifier is a character n-gram model (:mod:`xlsent.data.identify`) learned from the UDHR's training
+    The identifier is a character n-gram model (:mod:`xlsent.data.langid.ngram`) learned from the UDHR's training
     articles; ``learn`` adds or relearns languages from your own monolingual text (code → a file, one text a
     line): how a language outside every bundled set gets in (``xlsent data langid FILE --learn xyz:FILE``).
 
@@ -151,7 +151,8 @@ def identify(texts: Sequence[str], *, languages: Sequence[str] | None = None,
     Returns:
         One :class:`Identification` a text, in order.
     """
-    from xlsent.data.identify import CLD2_AS, cld2_only, identifier_with, identify_texts, language_of, macrolanguage
+    from xlsent.data.langid.codes import language_of, macrolanguage
+    from xlsent.data.langid.ngram import CLD2_AS, cld2_only, identifier_with, identify_texts
     from xlsent.utils.errors import named
 
     if languages is not None and not [c for c in languages if str(c).strip()]:

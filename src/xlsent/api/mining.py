@@ -260,7 +260,7 @@ def _taught_identifier(learn, kinds):
     if "language" not in (kinds or ()):
         raise XlsentError("learn=: it teaches the language filter, which is off — add language to filters= "
                           "(--filters), or drop learn= (--learn)")
-    from xlsent.data.identify import identifier_with
+    from xlsent.data.langid.ngram import identifier_with
 
     return identifier_with(learn)
 

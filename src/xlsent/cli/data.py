@@ -190,7 +190,7 @@ def filter_pairs_command(
     noise filters, each counted (with examples) in OUTPUT.json; ranked by similarity. --preset paper: Huang et al.
     2023 §4.1's filter of mined candidates (top 2,016)."""
     from xlsent.api.mining import filter_pairs
-    from xlsent.data.identify import parse_learn
+    from xlsent.data.langid.ngram import parse_learn
 
     res = filter_pairs(source, output, model=model, preset=preset, min_words=min_words, special_pattern=special_pattern,
                        special=not no_special, top=top, rank_by=rank_by, center=center, filters=filters,
@@ -216,7 +216,7 @@ def langid_command(
     line too short to tell; CLD2's share of the line for a language only CLD2 knows), among every udhr-all
     language, English and CLD2's languages, or among --languages (xlsent.identify)."""
     from xlsent.api.data import identify
-    from xlsent.data.identify import parse_learn
+    from xlsent.data.langid.ngram import parse_learn
 
     if not file.is_file():
         raise XlsentError(f"{file}: no such file — give a text file, one text a line")

@@ -76,7 +76,7 @@ def mine_command(
 ) -> None:
     """Mine parallel sentences from two monolingual files (LASER margin scoring, faiss search, resumable)."""
     from xlsent.api.mining import mine
-    from xlsent.data.identify import parse_learn
+    from xlsent.data.langid.ngram import parse_learn
 
     result = mine(src, tgt, model=model, threshold=threshold, output=output, workdir=workdir, k=k, mode=mode,
                   margin=margin, dedupe=dedupe, center=center, index=index, nprobe=nprobe, nlist=nlist,

@@ -172,7 +172,7 @@ def bootstrap_command(
     (xlsent.bootstrap)."""
     from xlsent.api.bootstrapping import bootstrap
     from xlsent.cli.common import err_console
-    from xlsent.data.identify import parse_learn
+    from xlsent.data.langid.ngram import parse_learn
 
     res = bootstrap(seed_pairs, src_texts, tgt_texts, output, model=model, rounds=rounds, start=start,
                     settings=list(set_), src_lang=src_lang or None, tgt_lang=tgt_lang or None, documents=documents,

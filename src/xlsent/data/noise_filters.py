@@ -4,8 +4,8 @@ In this order (a pair is counted by the first filter that removes it):
 
 * ``language`` — each side against its declared language, compared as macrolanguages (SIL's ISO 639-3 table: a
   side declared ``ind`` may be read as Malay, ``hrv`` as Bosnian). Who judges a side — the notes say: CLD2
-  (:mod:`xlsent.data.langid`: fast, about 160 languages) where it knows the declared language, with xlsent's
-  character n-gram identifier (:mod:`xlsent.data.identify`: every ``udhr-all`` language, and any language taught it
+  (:mod:`xlsent.data.langid.cld2`: fast, about 160 languages) where it knows the declared language, with xlsent's
+  character n-gram identifier (:mod:`xlsent.data.langid.ngram`: every ``udhr-all`` language, and any language taught it
   from the user's own text) for the lines CLD2 cannot place (mostly lines in a language CLD2 does not know) and as
   a second opinion on every other line (issue 76): on a line CLD2 reads as the side's own, another language it
   reads by the margin stands (CLD2 reads Yao and Tumbuka as Chichewa); on a line CLD2 reads as another language,
@@ -189,7 +189,7 @@ def _ngram_gaps(model, texts: Sequence[str], keep: np.ndarray, lang: str) -> tup
     languages whose macrolanguage is ``lang``), as a macrolanguage (:func:`langid.macro`), and by how many nats of
     the line's log-likelihood it beats the best of the side's own (negative: the side's own language scores best);
     (None, -inf) for other lines."""
-    from xlsent.data.langid import macro
+    from xlsent.data.langid.codes import macro
 
     macros = [macro(code) for code in model.languages]
     own = np.array([m == lang for m in macros])
@@ -234,7 +234,7 @@ def _second_opinion(model, texts: Sequence[str], keep: np.ndarray, lang: str, cl
 
     The other side's language (English, mostly) is CLD2's to tell from the side's own, both ways: CLD2 knows it
     better than a model that learned English from the UDHR alone, which reads Scots paragraphs as English."""
-    from xlsent.data.langid import detectable_macros
+    from xlsent.data.langid.cld2 import detectable_macros
 
     other, gap = _ngram_gaps(model, texts, keep, lang)
     known = detectable_macros()
@@ -280,14 +280,14 @@ CONFIRM_MARGIN = 60.0
 
 
 def _bundled():
-    from xlsent.data.identify import bundled_identifier
+    from xlsent.data.langid.ngram import bundled_identifier
 
     return bundled_identifier()
 
 
 def knows(model, lang: str | None) -> bool:
     """Whether the n-gram identifier knows ``lang`` (a code as :func:`langid.macro` gives it) or a member of it."""
-    from xlsent.data.langid import macro
+    from xlsent.data.langid.codes import macro
 
     return bool(lang) and any(macro(code) == lang for code in model.languages)
 
@@ -296,7 +296,9 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
               keep: np.ndarray, notes: list[str], own_words: float, readings: float, majority: float,
               vocabulary: tuple[float, float, int] = (0.3, 0.4, 5), identifier=None,
               margin: float | None = None, confirm: float | None = None) -> tuple[np.ndarray, str]:
-    from xlsent.data.langid import detect, detectable_macros, macro, script
+    from xlsent.data.langid.cld2 import detect, detectable_macros
+    from xlsent.data.langid.codes import macro
+    from xlsent.data.langid.scripts import script
 
     margin = NGRAM_MARGIN if margin is None else margin
     confirm = CONFIRM_MARGIN if confirm is None else confirm
@@ -317,7 +319,7 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
         # compared as macrolanguages: CLD2 says zh, ar, ms where a user declares cmn, arb, ind
         lang, other = macro(lang), macro(langs[1] if side == "source" else langs[0])
         # who judges the side: CLD2 (fast, reliable where it knows the language), else the n-gram identifier
-        # (xlsent.data.identify: every udhr-all language, and any taught it), else neither
+        # (xlsent.data.langid.ngram: every udhr-all language, and any taught it), else neither
         by_ngram = np.zeros(len(texts), dtype=bool)  # lines whose reading is the n-gram identifier's
         if lang in detectable_macros():
             judge, how = "CLD2", "CLD2"
@@ -415,9 +417,9 @@ def apply_noise_filters(src: Sequence[str], tgt: Sequence[str], langs: tuple[str
                         examples: int = 3, identifier=None, margin: float | None = None,
                         confirm: float | None = None) -> tuple[np.ndarray, NoiseReport]:
     """A keep-mask over the pairs and what each filter removed. ``langs``: the sides' normalised codes
-    (:func:`xlsent.data.langid.language_code`), None where unknown; ``identifier``: the n-gram identifier for the
-    languages CLD2 does not know (default: the bundled one, :func:`xlsent.data.identify.bundled_identifier`; one
-    taught a language of yours: :func:`xlsent.data.identify.identifier_with`)."""
+    (:func:`xlsent.data.langid.codes.language_code`), None where unknown; ``identifier``: the n-gram identifier for the
+    languages CLD2 does not know (default: the bundled one, :func:`xlsent.data.langid.ngram.bundled_identifier`; one
+    taught a language of yours: :func:`xlsent.data.langid.ngram.identifier_with`)."""
     n = len(src)
     keep = np.ones(n, dtype=bool)
     counts, notes = [], []

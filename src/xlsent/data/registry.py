@@ -164,7 +164,7 @@ _DECLARED = [
     DatasetEntry("stopwords-iso", "resource", "xlsent.data.stopwords:bundled_lists",
                  ("stopwords/stopwords-iso.json.gz",), "58 languages (ISO 639-1)", (), "npm stopwords-iso@1.1.0 (MIT)",
                  "gold", "stop-word lists (structural words, perturbations)"),
-    DatasetEntry("udhr-langid", "resource", "xlsent.data.identify:bundled_model", ("langid/udhr-ngrams.npz",),
+    DatasetEntry("udhr-langid", "resource", "xlsent.data.langid.ngram:bundled_model", ("langid/udhr-ngrams.npz",),
                  "445 (ISO 639-3): udhr-all's but ckb, and eng", ("train",), _UDHR_LICENCE, "gold",
                  "language identifier: character 1–4-gram naive Bayes learned from udhr-all's training articles "
                  "(xlsent.identify, xlsent data langid)"),

@@ -2,7 +2,7 @@
 
 One pool per language (``--dataset udhr-all:test``): :func:`profile_languages` gives each pool's result the
 ``script`` of its target-side text (ISO 15924, the majority script of its letters:
-:func:`xlsent.data.scripts.detect_script`) and how the model's own tokenizer splits that text —
+:func:`xlsent.data.langid.scripts.detect_script`) and how the model's own tokenizer splits that text —
 ``pieces_per_word`` (pieces without special tokens or prompt, per word as
 :func:`xlsent.data.cleaning.count_words` counts words: whitespace tokens, each character of a script written
 without spaces) and ``unk_rate`` (the share of those pieces that are the tokenizer's unknown piece, as
@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from xlsent.data.scripts import detect_script
+from xlsent.data.langid.scripts import detect_script
 
 #: pieces-per-word bins: (label, low inclusive, high exclusive)
 PIECES_BINS = (("<1.5", 0.0, 1.5), ("1.5–2", 1.5, 2.0), ("2–3", 2.0, 3.0), ("≥3", 3.0, math.inf))

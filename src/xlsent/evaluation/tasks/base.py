@@ -36,7 +36,7 @@ class Scorer(Protocol):
 
 def _lang_tag(code: str, texts: Sequence[str]) -> str:
     """``eng-Latn``: MTEB's language tag, the script read from the texts."""
-    from xlsent.data.scripts import detect_script
+    from xlsent.data.langid.scripts import detect_script
 
     return f"{code or 'und'}-{detect_script(' '.join(texts[:50])) if len(texts) else 'Zyyy'}"
 
