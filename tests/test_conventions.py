@@ -40,7 +40,7 @@ def test_every_result_has_to_dict_and_one_name_for_pairs_and_outputs():
     from xlsent.data.pair_filter import FilteredPairs
     from xlsent.evaluation.suite import HeldOut
     from xlsent.evaluation.tasks import TaskRun
-    from xlsent.exporter.extend_vocab import VocabExtension
+    from xlsent.models.vocab.extend import VocabExtension
     from xlsent.mining.mine import MineResult
     from xlsent.models.language_means import LanguageMeans
     from xlsent.recipes.registry import RunResult

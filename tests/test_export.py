@@ -269,7 +269,7 @@ def build_unigram_model(path: Path) -> Path:
 
 
 def test_trimmed_tokenizer_resegments_a_word_whose_piece_was_removed(tmp_path):
-    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.vocab.trim import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     model = load_model(str(build_unigram_model(tmp_path / "u"))).model
@@ -290,7 +290,7 @@ def test_trimmed_tokenizer_resegments_a_word_whose_piece_was_removed(tmp_path):
 def test_trimmed_export_keeps_the_vectors_of_texts_whose_pieces_were_kept(tmp_path):
     from xlsent.encoding.onnx_folder import read_manifest
     from xlsent.exporter.folder import export_model
-    from xlsent.exporter.vocab import VocabSettings
+    from xlsent.models.vocab.trim import VocabSettings
 
     src = build_unigram_model(tmp_path / "u")
     keep = tmp_path / "keep.txt"
@@ -308,7 +308,7 @@ def test_trimmed_export_keeps_the_vectors_of_texts_whose_pieces_were_kept(tmp_pa
 
 def test_trimming_drops_token_table_rows_past_the_tokenizer(tmp_path):
     """e5 / XLM-R pad the token table past the tokenizer (250,037 rows, 250,002 pieces): those rows are dropped."""
-    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.vocab.trim import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     model = load_model(str(build_unigram_model(tmp_path / "u"))).model
@@ -324,8 +324,8 @@ def test_trimming_drops_token_table_rows_past_the_tokenizer(tmp_path):
 
 def test_low_rank_tail_keeps_every_segmentation_and_is_exact_at_full_rank(tmp_path):
     """--tail-rank: no piece removed (segmentations unchanged), head rows exact, the tail a rank-r fit."""
-    from xlsent.exporter.tail_embedding import TailFactorisedEmbedding
-    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.vocab.tail_embedding import TailFactorisedEmbedding
+    from xlsent.models.vocab.trim import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     src = build_unigram_model(tmp_path / "u")
@@ -352,7 +352,7 @@ def test_low_rank_tail_exports_to_onnx_and_stays_fp32_under_int8(tmp_path):
     from xlsent.encoding.onnx_folder import read_manifest
     from xlsent.exporter.folder import export_model
     from xlsent.exporter.quantize import Int8Settings
-    from xlsent.exporter.vocab import VocabSettings
+    from xlsent.models.vocab.trim import VocabSettings
 
     src = build_unigram_model(tmp_path / "u")
     out = tmp_path / "tail"
@@ -373,8 +373,8 @@ def test_product_quantised_tail_keeps_segmentations_fits_better_than_low_rank_an
     from xlsent.encoding.onnx_folder import read_manifest
     from xlsent.exporter.folder import export_model
     from xlsent.exporter.quantize import Int8Settings
-    from xlsent.exporter.tail_embedding import TailProductQuantisedEmbedding
-    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.vocab.tail_embedding import TailProductQuantisedEmbedding
+    from xlsent.models.vocab.trim import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     src = build_unigram_model(tmp_path / "u")
@@ -418,7 +418,7 @@ def torch_rows(new_table, new_pieces, old_table, old_pieces):
 
 def test_trimming_refuses_a_wordlevel_tokenizer(tiny_model, tmp_path):
     from xlsent.exporter.folder import export_model
-    from xlsent.exporter.vocab import VocabSettings
+    from xlsent.models.vocab.trim import VocabSettings
     from xlsent.utils.errors import XlsentError
 
     with pytest.raises(XlsentError, match="Unigram"):

@@ -169,7 +169,7 @@ def test_new_rows_are_initialised_as_stated(unigram_model, extended):
     assert (rows.mean(0) - old[:first].mean(0)).abs().mean() < 3 * old[:first].std(0).mean()
     assert kinds
     # a piece with known parts: the character-weighted mean of their rows (unit check of the rule)
-    from xlsent.exporter.extend_vocab import initial_rows
+    from xlsent.models.vocab.extend import initial_rows
 
     rows, how = initial_rows(old[:first], tok, [(WORD_START + "ab" + TO_DESERET["a"], -5.0)])
     a, b = old[piece_id[WORD_START + "a"]], old[piece_id["b"]]
@@ -210,10 +210,27 @@ def test_adapt_trains_the_new_rows_while_the_old_rows_stay_frozen(extended, tmp_
     assert stage["selection"]["chosen_step"] >= 1  # the step was chosen on the held-out pairs and loaded back
 
 
+def test_the_old_module_paths_under_exporter_are_the_moved_modules():
+    """extend-vocab, romanize and the trim moved to ``xlsent.models.vocab`` (issue 78); an old import, or a setting
+    changed through the old name, reaches the same module."""
+    import importlib
+
+    for old, new in (("extend_vocab", "extend"), ("romanize", "romanize"), ("vocab", "trim"),
+                     ("tail_embedding", "tail_embedding")):
+        assert importlib.import_module(f"xlsent.exporter.{old}") is importlib.import_module(
+            f"xlsent.models.vocab.{new}")
+    from xlsent.exporter.extend_vocab import AddedRowsEmbedding
+    from xlsent.exporter.vocab import VocabSettings, tokenizer_with
+    from xlsent.models.vocab import extend, tokenizer, trim
+
+    assert (AddedRowsEmbedding, VocabSettings, tokenizer_with) == (extend.AddedRowsEmbedding, trim.VocabSettings,
+                                                                    tokenizer.tokenizer_with)
+
+
 def test_the_training_table_saves_and_loads_as_one_plain_weight():
     import torch
 
-    from xlsent.exporter.extend_vocab import AddedRowsEmbedding
+    from xlsent.models.vocab.extend import AddedRowsEmbedding
 
     w = torch.randn(10, 4)
     table = AddedRowsEmbedding(w, first=7, padding_idx=1)

@@ -210,7 +210,7 @@ print(json.dumps({{"unk": rom.tokenizer.unk_token in rom.tokenizer.tokenize({che
 def test_symbols_are_left_alone_and_case_follows_the_text(unigram_model, tmp_path):
     """An emoji the tokenizer lacks is not written as ":grinning:" (every text would change); a script written in
     one case romanises in lower case (Cherokee's capitals), one written in two keeps its capitals (Deseret)."""
-    from xlsent.exporter.romanize import _cased
+    from xlsent.models.vocab.romanize import _cased
 
     f = tmp_path / "emoji.txt"
     f.write_text("\n".join(f"{t} 😀" for t in NEW) + "\n", encoding="utf-8")
@@ -240,7 +240,7 @@ def test_a_script_newer_than_pythons_unicode_database_is_romanised_and_warned_ab
     import unicodedata
 
     from xlsent.encoding.readable import UnreadableTextWarning
-    from xlsent.exporter.romanize import _script_character
+    from xlsent.models.vocab.romanize import _script_character
 
     kirat = "".join(chr(0x16D43 + i) for i in range(6))  # KIRAT RAI LETTERs, Unicode 16
     if unicodedata.category(kirat[0]) != "Cn":

@@ -42,7 +42,7 @@ def build(variant: str, model: str, work: Path, keep_vocab: int, tail: tuple[int
     """The folder (or model name) a variant runs."""
     from xlsent.exporter.folder import export_model, is_export_folder
     from xlsent.exporter.quantize import default_int8
-    from xlsent.exporter.vocab import VocabSettings
+    from xlsent.models.vocab.trim import VocabSettings
 
     if variant == "torch":
         return model

@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 def tail_split(model, head: int) -> tuple[list[int], list[int]]:
-    from xlsent.exporter.vocab import VocabSettings, choose_pieces, read_texts, used_pieces
+    from xlsent.models.vocab.trim import VocabSettings, choose_pieces, read_texts, used_pieces
 
     tok = model[0].tokenizer
     full = json.loads(tok.backend_tokenizer.to_str())
@@ -33,7 +33,7 @@ def tail_split(model, head: int) -> tuple[list[int], list[int]]:
 def variance_kept(model, head: int, sizes: list[int]) -> dict:
     import torch
 
-    from xlsent.exporter.tail_embedding import TailFactorisedEmbedding, TailProductQuantisedEmbedding
+    from xlsent.models.vocab.tail_embedding import TailFactorisedEmbedding, TailProductQuantisedEmbedding
 
     keep, tail = tail_split(model, head)
     table = model[0].auto_model.get_input_embeddings().weight.detach().float()
@@ -57,7 +57,7 @@ def dev_scores(model_name: str, head: int, config: str) -> dict:
     from xlsent.data.pairs import load_pairs, side_langs
     from xlsent.encoding.encoder import Encoder
     from xlsent.evaluation.retrieval import evaluate_many, mean_row
-    from xlsent.exporter.vocab import VocabSettings, trim_vocabulary
+    from xlsent.models.vocab.trim import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
 
     handle = load_model(model_name)

@@ -55,7 +55,7 @@ def main() -> None:
 
     from xlsent.data.bundled import split_by_language
     from xlsent.data.pairs import load_pairs
-    from xlsent.exporter.vocab import read_texts
+    from xlsent.models.vocab.trim import read_texts
     from xlsent.models.registry import quiet_libraries, resolve_model_path
 
     quiet_libraries()

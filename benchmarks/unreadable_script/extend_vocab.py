@@ -81,11 +81,11 @@ def run(cmd: list[str], log: Path) -> float:
 
 def adapt(out: Path, name: str, model: str, pairs: Path, sets: list[str], lr_scale: float) -> Path:
     """``xlsent train adapt`` in its own process; ``lr_scale``: the added rows' learning-rate multiple
-    (``xlsent.exporter.extend_vocab.ADDED_ROWS_LR_SCALE``, set in that process)."""
+    (``xlsent.models.vocab.extend.ADDED_ROWS_LR_SCALE``, set in that process)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     launch = [
-        "-c", "import sys, xlsent.exporter.extend_vocab as e; e.ADDED_ROWS_LR_SCALE = float(sys.argv[1]); "
+        "-c", "import sys, xlsent.models.vocab.extend as e; e.ADDED_ROWS_LR_SCALE = float(sys.argv[1]); "
               "sys.argv = ['xlsent', *sys.argv[2:]]; from xlsent.cli.main import main; main()", str(lr_scale)]
     cmd = [sys.executable, *launch, "train", "adapt", "-o", str(folder), "--no-eval",
            "--set", f"train.pairs={pairs}", "--set", f"models.student={model}", "--set", "train.sample=0",

@@ -14,7 +14,7 @@ if it does: ``docs/experiments/romanize.md``).
   linear decay after 10% warm-up, no weight decay on the token table, LayerNorms and biases. A romanised model's
   token table trains (the rows its romanised text uses move); an extended model's old rows stay frozen and the rows
   extend-vocab added train at ``--added-lr-scale`` times the rate
-  (:class:`xlsent.exporter.extend_vocab.AddedRowsEmbedding`: they start from noise).
+  (:class:`xlsent.models.vocab.extend.AddedRowsEmbedding`: they start from noise).
 * **Data**: one text a line, up to 128 pieces each, batch 32, ``--epochs`` passes in a seeded order.
 
 The folder written is the input folder with the trained encoder (the head is dropped): it loads with
@@ -47,7 +47,7 @@ def main() -> None:
     import torch
     from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
 
-    import xlsent.exporter.extend_vocab as ev
+    import xlsent.models.vocab.extend as ev
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
     from xlsent.recipes.scp import masked_batch

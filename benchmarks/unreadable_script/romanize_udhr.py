@@ -12,7 +12,7 @@ their English:
 
 * **base** — the model as it is;
 * **romanised** — the model with its tokenizer romanised for that language's text
-  (:func:`xlsent.exporter.romanize.romanize_tokenizer`, what ``xlsent models romanize MODEL --texts FILE`` writes
+  (:func:`xlsent.models.vocab.romanize.romanize_tokenizer`, what ``xlsent models romanize MODEL --texts FILE`` writes
   into a folder; here applied in this process, not saved), no training.
 
 P@1 both ways (:func:`xlsent.evaluation.retrieval.evaluate_retrieval`: tie-aware cosine, the pool's paragraphs as
@@ -55,7 +55,7 @@ def main() -> None:
     from xlsent.data.stats import tokenizer_stats
     from xlsent.encoding.readable import UNREADABLE
     from xlsent.evaluation.retrieval import evaluate_retrieval
-    from xlsent.exporter.romanize import romanize_tokenizer
+    from xlsent.models.vocab.romanize import romanize_tokenizer
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
     from xlsent.utils.errors import XlsentError

@@ -156,7 +156,7 @@ def distill_for_int8(model, int8: Int8Settings, settings: DistillSettings, log=p
     It trains through the one loop (:func:`xlsent.training.loop.run_loop`) on the process's device (a GPU when
     there is one; the model is back on its own device afterwards), checkpointing in ``folder`` so that an
     interrupted export resumes (``None``: a scratch folder, nothing resumes)."""
-    from xlsent.exporter.vocab import read_texts
+    from xlsent.models.vocab.trim import read_texts
     from xlsent.utils.device import current_device
 
     if folder is None:

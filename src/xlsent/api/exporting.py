@@ -73,7 +73,7 @@ def export(model: str | Path, output: str | Path, *, int8: bool = False, smooth:
     """
     from xlsent.exporter.folder import export_model, is_export_folder
     from xlsent.exporter.quantize import Int8Settings, default_int8
-    from xlsent.exporter.vocab import VocabSettings
+    from xlsent.models.vocab.trim import VocabSettings
 
     output = Path(output)
     if output.exists() and not output.is_dir():
@@ -134,7 +134,7 @@ def _check_tail_pq(model: str, slots: int) -> None:
             return
         width = config.get("hidden_size") or config.get("d_model")
     if width:
-        from xlsent.exporter.tail_embedding import check_slots
+        from xlsent.models.vocab.tail_embedding import check_slots
 
         check_slots(int(width), slots)
 

@@ -13,8 +13,8 @@ from xlsent.utils.io import atomic_path
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from xlsent.exporter.extend_vocab import VocabExtension
-    from xlsent.exporter.romanize import Romanization
+    from xlsent.models.vocab.extend import VocabExtension
+    from xlsent.models.vocab.romanize import Romanization
     from xlsent.models.language_means import LanguageMeans
 
 
@@ -116,7 +116,7 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
     the model already reads is segmented and embedded exactly as before. A new row is the mean of the rows of
     the known pieces the base tokenizer splits the new piece into (weighted by characters covered), or, for a
     piece with no known part, the table's mean plus noise of the table's spread (seeded) — the method is in
-    :mod:`xlsent.exporter.extend_vocab`. Train the new rows with :func:`xlsent.adapt` (or ``xlsent train adapt``)
+    :mod:`xlsent.models.vocab.extend`. Train the new rows with :func:`xlsent.adapt` (or ``xlsent train adapt``)
     from the folder: with ``models.freeze_word_embeddings`` the old rows stay frozen and the added rows train, at 300
     times the learning rate (they start random).
 
@@ -144,7 +144,7 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
         >>> ext.unk_rate_before > 0.3, ext.unk_rate_after
         (True, 0.0)
     """
-    from xlsent.exporter.extend_vocab import check_pieces, extend_vocabulary, folder_tokenizer_json, write_record
+    from xlsent.models.vocab.extend import check_pieces, extend_vocabulary, folder_tokenizer_json, write_record
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
 
@@ -166,7 +166,7 @@ def _script_texts(texts: str | Path | Sequence[str], verb: str) -> tuple[list[st
     """The non-blank lines of a file (or a list) of text in a script, checked; and the file's name (None: texts
     given in Python)."""
     from xlsent.data.readers import read_lines
-    from xlsent.exporter.extend_vocab import check_texts
+    from xlsent.models.vocab.extend import check_texts
 
     source: str | None = None  # texts given in Python
     if isinstance(texts, (str, Path)):
@@ -205,7 +205,7 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
     The characters are those of ``texts`` the model's tokenizer maps to ``<unk>``; their romanisation goes into the
     folder's ``tokenizer.json`` as its normaliser's last rules, so ``SentenceTransformer(output)`` loads the folder
     and romanises its own input, with nothing of xlsent installed, and text in the scripts the model reads is
-    tokenised as before (the method: :mod:`xlsent.exporter.romanize`). Train it with :func:`xlsent.adapt` (or
+    tokenised as before (the method: :mod:`xlsent.models.vocab.romanize`). Train it with :func:`xlsent.adapt` (or
     ``xlsent train adapt``) like any folder.
 
     Args:
@@ -233,9 +233,9 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
         >>> rom.unk_rate_before > 0.3, rom.unk_rate_after
         (True, 0.0)
     """
-    from xlsent.exporter.extend_vocab import (check_pieces, extend_vocabulary, folder_tokenizer_json,
-                                              write_record as write_extension)
-    from xlsent.exporter.romanize import romanize_tokenizer, write_record
+    from xlsent.models.vocab.extend import (check_pieces, extend_vocabulary, folder_tokenizer_json,
+                                            write_record as write_extension)
+    from xlsent.models.vocab.romanize import romanize_tokenizer, write_record
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
 

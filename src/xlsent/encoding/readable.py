@@ -32,38 +32,25 @@ REMEDIES = (("romanise + adapt", (0.87, 0.96)), ("extend-vocab + adapt", (0.36, 
             ("adapt alone", (0.13, 0.13)))
 
 
-def _romanising(rule: object) -> bool:
-    """A normaliser step ``xlsent models romanize`` writes: ``Replace`` of one non-ASCII letter by ASCII text."""
-    from xlsent.data.scripts import letter_like
-
-    if not isinstance(rule, dict) or rule.get("type") != "Replace":
-        return False
-    char, content = str((rule.get("pattern") or {}).get("String", "")), str(rule.get("content", ""))
-    return len(char) == 1 and not char.isascii() and letter_like(char) and content.isascii()
-
-
 def romanised_base(model: str) -> str | None:
-    """For a model whose tokenizer already romanises (:func:`_romanising` steps in its normaliser, as ``xlsent models
-    romanize`` writes them — kept by a model trained from such a folder), the model it was built from (``BASE``
-    when no record says); None for any other model."""
+    """For a model whose tokenizer already romanises (:func:`xlsent.models.vocab.romanize.romanizes`: the steps
+    ``xlsent models romanize`` writes in its normaliser, kept by a model trained from such a folder), the model it
+    was built from (its record's, :func:`~xlsent.models.vocab.romanize.recorded_base`; ``BASE`` when no record
+    says); None for any other model."""
     import json
     from pathlib import Path
+
+    from xlsent.models.vocab.romanize import recorded_base, romanizes
 
     folder = Path(model).expanduser()
     if (folder / "model" / "tokenizer.json").is_file() and not (folder / "tokenizer.json").is_file():
         folder = folder / "model"  # a run folder
     try:
-        norm = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8")).get("normalizer") or {}
-        steps = norm.get("normalizers") or []
+        if not romanizes(json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))):
+            return None
     except (OSError, ValueError, AttributeError):
         return None
-    if not any(_romanising(r) for r in steps):
-        return None
-    try:
-        return str(json.loads((folder / "xlsent_romanization.json").read_text(encoding="utf-8")).get("base_model")
-                   or "BASE")
-    except (OSError, ValueError, AttributeError):
-        return "BASE"
+    return recorded_base(folder) or "BASE"
 
 
 def advice(model: str, base: str | None = None) -> str:
@@ -89,7 +76,7 @@ def unreadable_sides(share_of: Callable[[Sequence[str], str | None], float | Non
                      sides: Sequence[tuple[str, Sequence[str], str | None]]) -> list[tuple[str, float, str | None]]:
     """``(where, unknown-piece rate, script)`` of each side ``(where, texts, lang)`` above :data:`UNREADABLE`;
     ``share_of(texts, lang)`` gives a sample's rate (None: the model's tokenizer is not known)."""
-    from xlsent.data.scripts import detect_script, letter_like
+    from xlsent.data.langid.scripts import detect_script, letter_like
 
     out = []
     for where, texts, lang in sides:

@@ -55,7 +55,7 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
 
     Args:
         int8: :class:`xlsent.exporter.quantize.Int8Settings`, or None for fp32.
-        keep_vocab: :class:`xlsent.exporter.vocab.VocabSettings`, or None to keep the whole vocabulary.
+        keep_vocab: :class:`xlsent.models.vocab.trim.VocabSettings`, or None to keep the whole vocabulary.
         texts: texts for the export checks (default :func:`check_texts`).
         keep_fp32: with ``int8``, also keep the fp32 graph as ``model.fp32.onnx``.
     """
@@ -77,7 +77,7 @@ def export_model(source: str | Path, output: str | Path, *, int8=None, keep_voca
     reference = model.encode(list(texts), convert_to_numpy=True, batch_size=32)
     vocab_info = None
     if keep_vocab is not None:
-        from xlsent.exporter.vocab import trim_vocabulary
+        from xlsent.models.vocab.trim import trim_vocabulary
 
         vocab_info = trim_vocabulary(model, keep_vocab, log=log)
     prompt = model_prompt(model)

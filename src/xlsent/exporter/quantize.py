@@ -8,7 +8,7 @@ time, ``MatMulInteger``), steered by :class:`Int8Settings`:
   softmax·V) stay fp32 unless ``attention=True``: quantising the attention logits per tensor is where a
   plain ``quantize_dynamic`` loses most (measured in ``docs/results.md``);
 * **the word-embedding table** (a Gather, and the small MatMul of a low-rank tail,
-  :mod:`xlsent.exporter.tail_embedding`) stays fp32 unless ``embeddings=True`` (the notes name it as a
+  :mod:`xlsent.models.vocab.tail_embedding`) stays fp32 unless ``embeddings=True`` (the notes name it as a
   common cause of broken multilingual int8 models; it is also not a MatMul, so int8 there saves disk,
   not time);
 * **parts or layers kept fp32** — ``fp32_parts`` (any of :data:`PARTS` in every layer, or ``PART@LAYER`` in one)
@@ -143,7 +143,7 @@ def select_nodes(model_proto, settings: Int8Settings) -> tuple[list[str], dict[s
 
 def calibration_texts(spec: str, n: int) -> list[str]:
     """Texts for calibration: a bundled pair set (both sides, seeded sample) or a file of one text a line."""
-    from xlsent.exporter.vocab import read_texts
+    from xlsent.models.vocab.trim import read_texts
 
     return read_texts(spec, n, sample=True)
 

@@ -25,8 +25,8 @@ def say(on_note: Callable[[str], None] | None, lines: list[str]) -> None:
 
 def freeze_word_embeddings(st) -> int:
     """Stop training the token table (the 96M-parameter bulk of e5-small); returns the frozen count. The rows
-    ``xlsent models extend-vocab`` added keep training (:func:`xlsent.exporter.extend_vocab.freeze_old_rows`)."""
-    from xlsent.exporter.extend_vocab import freeze_old_rows
+    ``xlsent models extend-vocab`` added keep training (:func:`xlsent.models.vocab.extend.freeze_old_rows`)."""
+    from xlsent.models.vocab.extend import freeze_old_rows
 
     frozen = freeze_old_rows(st[0].auto_model)
     if frozen is not None:
