@@ -23,6 +23,27 @@ if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
 # figures and tolerances do not depend on the machine; tests of bf16 ask for it (tests/test_cpu_bf16.py unsets this).
 os.environ.setdefault("XLSENT_CPU_BF16", "0")
 
+def in_ci() -> bool:
+    """Whether this run is CI's (``CI`` set, as CI services set it and ``.ci/run`` does)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def need(module: str):
+    """``import module`` for a test that needs a package of the ``[test]`` extra (mypy, ray, mteb, eflomal, build,
+    twine …). Where it is missing the test is skipped, saying so — in a developer's own environment; under CI, which
+    installs ``.[test]`` (``.ci/run``), a missing one is a broken install and the test fails instead of passing
+    as a skip. Works at a module's top level too."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        why = f"{module} cannot be imported ({exc}): pip install -e '.[test]'"
+        if in_ci():
+            pytest.fail(f"{why} — CI installs the [test] extra, so this is a broken install", pytrace=False)
+        pytest.skip(why, allow_module_level=True)
+
+
 WORDS = (
     "god is good the river is wide water light earth heaven mulungu ndi wabwino mtsinje madzi kuwala dziko "
     "kumwamba and of in a to he she they we you it was were be have has said unto lord chala nyumba"

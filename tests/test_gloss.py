@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from conftest import need
 from test_cli import xlsent
 
 from xlsent.data.dictionary import _B64, BilingualDictionary
@@ -71,7 +72,7 @@ def test_freedict_dictd_reader(tmp_path):
 
 
 def test_eflomal_induces_the_word_mapping():
-    pytest.importorskip("eflomal")
+    need("eflomal")
     ny, en = _parallel()
     d = BilingualDictionary.induce(ny, en, min_count=2)
     # eflomal's sampler cannot be seeded: 50 runs of each mode on this corpus were all exact (the mean of both
@@ -86,7 +87,7 @@ def test_eflomal_induces_the_word_mapping():
 
 
 def test_gloss_recipe_end_to_end(tiny_model, tmp_path):
-    pytest.importorskip("eflomal")
+    need("eflomal")
     from sentence_transformers import SentenceTransformer
 
     from xlsent.models.gloss import load_gloss

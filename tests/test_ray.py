@@ -1,7 +1,8 @@
 """Mining on a Ray cluster (``--engine ray``): the same pairs as one process, a killed worker, a stopped driver.
 
 One local cluster of two CPUs serves the whole module; actors take half a CPU each (whole-CPU actors on two
-CPUs can hang, ray#44687). Skipped, with the reason, only where Ray is not installed (`.ci/run` installs it).
+CPUs can hang, ray#44687). Skipped, with the reason, where Ray is not installed — under CI (`.ci/run` installs
+it) a missing Ray fails.
 """
 
 from __future__ import annotations
@@ -15,17 +16,22 @@ import sys
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'xlsent[ray]')")
+from conftest import need
+from test_mining import _corpus
+from xlsent.mining.index import IndexConfig
+from xlsent.mining.job import MineConfig, MiningJob
+from xlsent.mining.margin import select_pairs
+from xlsent.mining.tasks import load_knn
 
-from test_mining import _corpus  # noqa: E402
-from xlsent.mining.index import IndexConfig  # noqa: E402
-from xlsent.mining.job import MineConfig, MiningJob  # noqa: E402
-from xlsent.mining.margin import select_pairs  # noqa: E402
-from xlsent.mining.tasks import load_knn  # noqa: E402
+
+@pytest.fixture(scope="module", autouse=True)
+def ray():
+    """Ray, for every test here: skipped where it is not installed; under CI, which installs it, a failure."""
+    return need("ray")
 
 
 @pytest.fixture(scope="module")
-def engine():
+def engine(ray):
     from xlsent.mining.engine import RayEngine
 
     ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, object_store_memory=256 * 2**20, logging_level="ERROR",

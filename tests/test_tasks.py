@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import xlsent
+from conftest import need
 from xlsent.data.registry import entries
 from xlsent.evaluation.tasks import SUITES, TASK_TYPES, TYPES, bitext_f1, declare, expand, names
 
@@ -70,7 +71,7 @@ def test_bitext_f1_is_mtebs_weighted_f1_of_the_top_1():
 
 
 def test_run_writes_mteb_results_that_mteb_reads(tiny_model, pairs_tsv, tmp_path):
-    mteb = pytest.importorskip("mteb")
+    mteb = need("mteb")
     runs = xlsent.evaluate_tasks(str(tiny_model), [f"retrieval:{pairs_tsv}", "retrieval:udhr-dev"], tmp_path / "out",
                                  options={"resamples": 20})
     assert [r.main_score_name for r in runs] == ["p@1", "p@1"]
@@ -94,7 +95,7 @@ def test_run_writes_mteb_results_that_mteb_reads(tiny_model, pairs_tsv, tmp_path
 def test_every_task_type_writes_a_result_mteb_reads(tiny_model, tmp_path):
     """Each type on the tiny model with small pools: a main score, languages on every row, and MTEB's loader
     giving back the same main score."""
-    mteb = pytest.importorskip("mteb")
+    mteb = need("mteb")
     cases = {"mining:udhr-dev:sna": {"n_gold": 40, "n_distractors": 100},
              "classification:bible-genre": {"per_class": 20, "seeds": 2},
              "documents:udhr-articles:nya": {}, "spans:structural-en-ny:test": {"sample": 40},
@@ -126,7 +127,7 @@ def row_main(run) -> str:
 
 
 def test_mteb_runs_xlsent_tasks_with_the_same_main_score(tiny_model, pairs_tsv, tmp_path):
-    pytest.importorskip("mteb")
+    need("mteb")
     from xlsent.evaluation.tasks import mteb_tasks
 
     sts = tmp_path / "sts.tsv"
@@ -145,7 +146,7 @@ def test_mteb_runs_xlsent_tasks_with_the_same_main_score(tiny_model, pairs_tsv, 
 
 
 def test_mteb_refuses_a_task_whose_protocol_is_xlsents_own():
-    pytest.importorskip("mteb")
+    need("mteb")
     from xlsent.evaluation.tasks import mteb_tasks
 
     with pytest.raises(xlsent.XlsentError, match="runs in xlsent only"):
@@ -172,7 +173,7 @@ def test_eval_run_command(tiny_model, pairs_tsv, tmp_path):
 
 @pytest.mark.slow
 def test_mteb_and_xlsent_agree_on_the_real_model(tmp_path):
-    pytest.importorskip("mteb")
+    need("mteb")
     from xlsent.evaluation.tasks import mteb_tasks
 
     names_ = ["retrieval:bible-en-ny:dev"]

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import need
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_public_modules_type_check():
-    pytest.importorskip("mypy")
+    need("mypy")
     r = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True, text=True,
                        timeout=900)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]

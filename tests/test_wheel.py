@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import need
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -55,7 +57,7 @@ def _run(cmd: list, cwd: Path, timeout: float = 300) -> str:
 
 
 def test_wheel_carries_every_package_file(tmp_path):
-    pytest.importorskip("setuptools")
+    need("setuptools")  # --no-build-isolation: the venv's own
     tree = tmp_path / "tree"
     tree.mkdir()
     for name in ("pyproject.toml", "README.md"):
@@ -76,8 +78,8 @@ def test_wheel_carries_every_package_file(tmp_path):
 
 @pytest.mark.slow
 def test_installed_wheel_runs_from_an_empty_folder(tmp_path):
-    pytest.importorskip("build")
-    pytest.importorskip("twine")
+    need("build")
+    need("twine")
     dist, venv, empty = tmp_path / "dist", tmp_path / "venv", tmp_path / "empty"
     empty.mkdir()
     # sdist, then the wheel built from the unpacked sdist (build's default): both must carry everything
