@@ -1,112 +1,37 @@
 """``xlsent train adapt``: the best model for a user's own parallel pairs, without forgetting the others.
 
-Not one paper's method but the combination that the field's tools and xlsent's own measurements
-point to for "I have a few thousand pairs of my language and English":
+Not one paper's method but a combination (the measurements behind each choice:
+``docs/experiments/adapt.md``, "The recipe, as its module described it"):
 
-* **in-batch ranking, both directions** — sentence-transformers' standard recipe for parallel
-  data (``MultipleNegativesRankingLoss``; van den Oord et al. 2018's InfoNCE; Henderson et al.
-  2017), here with the backward term too, since users search both ways;
-* **hard negatives mined by the base model** (sentence-transformers' ``mine_hard_negatives``),
-  off by default (below);
-* **self-distillation to the frozen base model** on both sides — X-KD's targets (Reimers &
-  Gurevych 2020) with the squared L2 norm of Manafi (2025, Eq. 3.2): both the English sentence
-  and its translation are pulled to where the frozen base model puts the English. It keeps the
-  English space fixed, and with it every language the base model already aligned to English
-  (xlsent's triplet-kd default showed this: its UDHR P@1 rose while it trained on Chichewa only;
-  ``docs/results.md``, "Every recipe's default").
-  The loss is :class:`~xlsent.losses.RankingDistillLoss`.
+* **in-batch ranking, both directions** — sentence-transformers' ``MultipleNegativesRankingLoss``
+  (van den Oord et al. 2018's InfoNCE; Henderson et al. 2017) with the backward term too;
+* **hard negatives mined by the base model** — sentence-transformers' ``mine_hard_negatives``; off by default;
+* **self-distillation to the frozen base model** — X-KD's targets (Reimers & Gurevych 2020) with the squared L2
+  norm of Manafi (2025, Eq. 3.2), :class:`~xlsent.losses.RankingDistillLoss`;
+* **Matryoshka widths** (``loss.matryoshka_dims``, off by default) — sentence-transformers' ``MatryoshkaLoss``
+  (Kusupati et al. 2022) around the whole loss;
+* **several languages** — temperature sampling of the batches' languages (Arivazhagan et al. 2019;
+  :func:`xlsent.data.mixing.temperature_rows`).
 
-**The step is chosen on the user's own held-out pairs.** ``train.holdout`` (10%, at least
-``train.holdout_min`` = 100 pairs, never more than half) of the cleaned pairs is set aside before
-anything trains and written to ``holdout.jsonl``; the model is scored on it ``eval.select_every`` times
-per epoch and at the end — mean P@1 of both directions, ties broken by the mean gap between each
-query's gold cosine and its best wrong candidate's (a held-out set of 100 pairs often saturates P@1,
-which is why sentence-transformers' ``TranslationEvaluator``, P@1 alone, is not used) — and the
-best-scoring weights are the model. The same pairs are the default report
-(``eval.pairs: holdout``), said as "also used to choose the step" wherever the figure is shown; any
-other pool (``eval.pairs=bible-en-ny:test``) is reported only.
+Where the method leaves a choice open, this recipe decides:
 
-CPU budget (the defaults, 2 cores): the 96M-entry token table is frozen (a step costs about half
-of a full one, and the pieces the user's pairs never use stay where they were), texts are cut at
-``models.max_seq_length`` = 128 pieces, the base model's vectors (distillation targets) are encoded
-once and cached on disk, and dropout is off while training (``models.dropout: false``: on the development data as
-good in every column, a step 0.65× the time and about 60% of the memory — dropout's masks were a quarter of a CPU
-step; issue 60, ``docs/experiments/adapt.md``). On a CPU each batch's texts are sorted by length and run 8 at a
-time, each chunk padded only to its own longest (``loss.mini_batch_size: auto``,
-:func:`xlsent.losses.sorted_forward.embed_sorted`): the batch, its negatives and its loss are the sampler's, the
-padding's compute and memory go (on the demo's mixture a step about half the time, the same dev figures). On a
-CPU where a training step of the model's shapes was timed clearly faster in bf16 (:mod:`xlsent.utils.cpu_bf16`:
-AMX, AVX512-BF16 and the like) it trains in bf16 (``optim.precision: auto``), with the attention kernel timed
-fastest there (:func:`xlsent.utils.device.training_attention`), and every encoder autocasts to bf16; elsewhere
-fp32. Cheaper still, each measured alone there and left as options
-because each cost about a point on dev: ``models.train_layers=N`` (only the top N blocks train) and
-``optim.group_by_length`` (batches of similar length, so of one source). Before the first step the run is priced
-(:mod:`xlsent.training.estimate`). At 1,000 and at 5,000 pairs a run took 0.41× the CPU time of sentence-transformers'
-standard recipe (MNRL, 1 epoch, batch 32, lr 2e-5, everything trained, fp32) on the same pairs, on a 2-core CPU with
-AMX (0.61× at 1,000 in fp32; ``benchmarks/training/adapt_vs_peers.py``, ``docs/results.md``).
-
-Decisions (the defaults were chosen on development data only — ``bible-en-ny:dev-train`` samples
-scored on ``bible-en-ny:dev`` and ``udhr-dev``; ``docs/results.md``, "adapt"):
-
-* the anchor is the non-English side, the positive its English translation (``data.pairs.english_side``);
-  the distillation target is the frozen model's English vector, for both columns;
-* λ (``loss.kd_weight``) = 1.0 (on the development data it beat λ = 0 in all four columns: the trained
-  language both ways and the other languages' mean both ways), scale 20 (temperature 0.05), batch 32, AdamW
-  with 10% warm-up, 1 epoch (2 epochs were no better on the development data and cost 1.7× the time), the
-  held-out selection scoring twice an epoch;
-* lr 8e-5, not sentence-transformers' 2e-5: one epoch of a user-sized set is few steps (13 at 500 pairs), and
-  at 2e-5 the last step was still the best. On the development data (500 and 1,000 pairs) 4e-5 beat 2e-5 and
-  8e-5 beat 4e-5 on the mean of the four columns at both sizes, each ≥ the standard recipe in every column;
-  24 steps at 2e-5 did as well as 13 at 4e-5 for twice the time. 8e-5 is the largest rate tried;
-* hard negatives (``negatives.hard``, the number per pair) cost a third column in every step;
-  ``negatives.relative_margin`` (5%) skips candidates whose base score is within 5% of the positive's
-  (likely translations of the same text);
-* duplicate texts never share a batch (sentence-transformers' ``NO_DUPLICATES`` sampler), so no
-  in-batch "negative" is the positive itself;
-* with ``train.holdout: 0`` nothing is held out and the last step is the model.
-
-**Matryoshka widths** (``loss.matryoshka_dims``, e.g. ``384,256,128,64``; off by default — issue 50, measured in
-``docs/experiments/matryoshka.md``): sentence-transformers' ``MatryoshkaLoss`` wraps the loss above, so the
-whole loss — ranking both ways *and* the distillation term — is computed again at each width and the terms are
-added (``loss.matryoshka_weights``, equal by default). At width k the student's vectors are cut to their first k
-coordinates and renormalised (the trainer's forward pass runs once; the cut is taken from it), and the frozen
-model's cached targets are cut the same way *and renormalised* (:class:`xlsent.losses.matryoshka.UnitTargets`;
-sentence-transformers' wrapper cuts a target without renormalising it, which would pull a unit-length cut student
-vector towards a shorter one): at every width the distillation keeps each side where the frozen model's own
-cut vector — what ``--dimensions k`` gives for it — lies. ``loss.matryoshka_kd: full`` keeps the distillation
-at the full width only (the ranking at every width): e5-small's own short prefixes are poor (at 128 it keeps
-71–91% of its P@1), so pulling a cut student towards them may hold a prefix back. The held-out selection still
-scores the full width.
-The model folder records the widths (``xlsent_matryoshka.json``, shown by ``xlsent models info``);
-``--dimensions k`` (or ``SentenceTransformer(folder, truncate_dim=k)``) cuts it.
-
-**Several languages at once** (issue 51): ``train.pairs`` takes several sources, comma-separated — files and
-bundled names, e.g. ``bible-en-ny:train,udhr-all:dev`` — each read, cleaned and sampled (``train.sample`` pairs
-from each bundled set, ``train.sample_files`` from each file: 0 by default, a user's pairs whole) on its own and reported per source (:func:`xlsent.data.pairs.load_train_pairs`); every row keeps its
-own language (the non-English side's code: stated per row as the bundled sets do, a file's from its header or
-detected). Then:
-
-* **batches mix languages with temperature sampling**, ``train.language_temperature`` = T: a language with
-  ``n_l`` of the ``N`` training pairs fills a share ∝ ``(n_l / N) ** (1 / T)`` of the epoch's ``N`` rows
-  (:func:`xlsent.data.mixing.temperature_rows`: seeded, drawn once before the trainer sees the rows, which it
-  then batches with the same ``NO_DUPLICATES`` sampler — a language given more rows than it has repeats them,
-  every row once before any twice). T = 1 is proportional to size; a larger T flattens the shares toward
-  uniform (massively multilingual translation used T = 5, Arivazhagan et al. 2019; XLM-R α = 0.3, i.e.
-  T ≈ 3.3, Conneau et al. 2020). One language, or T = 1, leaves the rows exactly as they were.
-* **The default is T = 1**: the mix is what the sources give, and ``train.sample`` (per bundled source) sets it. A
-  larger T is made for pretraining corpora of a hundred languages of very different sizes, where the small ones
-  would otherwise go unseen; here the user's own language is the one that matters, and it is usually the large
-  source beside many small ones, so flattening takes its steps away: with ``bible-en-ny:train,udhr-all:dev`` at
-  1,000 pairs each (Chichewa beside 211 UDHR languages of ~5 pairs), Chichewa fills half the epoch at T = 1 and
-  only a small share of it at T = 2 or 5. Raise T for a mix of a few languages whose sizes differ by orders of
-  magnitude.
-  Measured on development data (``benchmarks/training/multilingual_adapt.py --split dev``,
-  docs/experiments/long-tail.md): T = 2 cost the trained language more than it gave the unseen ones, so T stays 1.
-* **the held-out part is drawn per language** (:func:`xlsent.data.mixing.stratified_split`: each language
-  contributes its share, never more than half its pairs), and the step is chosen on it as one pool, where an
-  English query's answer is also right when it translates the same English text in another language (the
-  UDHR's English paragraph is the same for every language) — scored per language, the many languages with
-  one or two held-out pairs would each score a trivial 1 (:func:`holdout_scores`).
+* the anchor is the non-English side, the positive its English translation; the distillation target of *both*
+  sides is the frozen model's English vector (the English space, and every language aligned to it, stays put);
+* the step is chosen on the user's own held-out pairs (``train.holdout``, at least ``train.holdout_min``, never
+  more than half; drawn per language when there are several), scored ``eval.select_every`` times an epoch and at
+  the end: mean P@1 of both directions, ties broken by the mean gap between the gold cosine and the best wrong
+  one (not sentence-transformers' ``TranslationEvaluator``, P@1 alone, which saturates on 100 pairs); with
+  ``train.holdout: 0`` the last step is the model;
+* with several languages the held-out pairs are scored as one pool, where an English query's answer is also
+  right when it translates the same English text in another language (:func:`holdout_scores`);
+* at a Matryoshka width k the frozen model's cached targets are cut *and renormalised*
+  (:class:`xlsent.losses.matryoshka.UnitTargets`; sentence-transformers' wrapper does not renormalise them);
+  ``loss.matryoshka_kd: full`` distils at the full width only; the held-out selection scores the full width;
+* duplicate texts never share a batch (sentence-transformers' ``NO_DUPLICATES`` sampler);
+* ``negatives.relative_margin`` skips candidates scored within that share of the positive (likely translations);
+* the defaults (λ = 1, scale 20, batch 32, lr 8e-5, 1 epoch, T = 1, dropout off, the token table frozen, sorted
+  chunks of 8 texts on a CPU, bf16 where timed faster) were chosen on development data only — the figures are in
+  the notebook section above and ``docs/results.md``, "adapt".
 """
 
 from __future__ import annotations
@@ -129,7 +54,7 @@ from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
 from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, PosFloat, Section
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import atomic_path, write_text_atomic
+from xlsent.utils.io import write_text_atomic
 from xlsent.recipes.registry import RunResult
 
 HOLDOUT_FILE = "holdout.jsonl"
@@ -270,67 +195,6 @@ def _retrieval_scores(sim: np.ndarray, anchors: list[str], positives: list[str],
     return {"xx2en": fwd, "en2xx": bwd, "mean": (fwd + bwd) / 2, "gap": gap}
 
 
-def _selector(student, anchors: list[str], positives: list[str], folder: StageFolder, every: float, on_note,
-              groups: list[str] | None = None):
-    """A trainer callback: score the held-out pairs ``every`` times an epoch and at the end, keep the best
-    trainable weights on disk (``checkpoints/best.pt``, atomically, so a resumed run keeps them), and load
-    them back into the model when training ends. Best = highest mean P@1 of both directions, ties broken by
-    the larger gold-vs-best-wrong cosine gap (a held-out set of 100 pairs often saturates P@1)."""
-    import torch
-    from transformers import TrainerCallback
-
-    best_path = folder.checkpoints / BEST_FILE
-
-    class Select(TrainerCallback):
-        interval = 1
-        history: list[dict] = []
-
-        def _best(self) -> dict | None:
-            if not best_path.exists():
-                return None
-            return torch.load(best_path, weights_only=True)
-
-        def on_train_begin(self, args, state, control, **kw):
-            steps_per_epoch = max(1, math.ceil(state.max_steps / max(args.num_train_epochs, 1)))
-            self.interval = max(1, math.ceil(steps_per_epoch / max(every, 1e-9)))
-            best = self._best()
-            self.history = list(best["history_json"]) if best else []
-
-        def _score(self, step: int) -> None:
-            was_training = student.training
-            m = holdout_scores(student, anchors, positives, groups)
-            student.train(was_training)
-            # a resumed run scores again the steps after its last checkpoint: keep one entry a step
-            self.history = [h for h in self.history if h["step"] < step]
-            self.history.append({"step": step, **m})
-            best = self._best()
-            key = (m["mean"], m["gap"])
-            if best is None or key > (float(best["score"]), float(best["gap"])):
-                best = {"score": m["mean"], "gap": m["gap"], "step": step,
-                        "weights": {n: p.detach().clone() for n, p in student.named_parameters() if p.requires_grad}}
-            best["history_json"] = self.history
-            with atomic_path(best_path) as tmp:
-                torch.save(best, tmp)
-            if on_note is not None:
-                on_note(f"step {step}: held-out P@1 xx→en {m['xx2en']:.3f}, en→xx {m['en2xx']:.3f}, "
-                        f"gap {m['gap']:.3f}")
-
-        def on_step_end(self, args, state, control, **kw):
-            if state.global_step % self.interval == 0 or state.global_step == state.max_steps:
-                self._score(state.global_step)
-            return control
-
-        def on_train_end(self, args, state, control, **kw):
-            best = self._best()
-            if best is not None:
-                student.load_state_dict({**student.state_dict(), **best["weights"]})
-                if on_note is not None:
-                    on_note(f"chosen on the held-out pairs: step {best['step']} of {state.max_steps} "
-                            f"(mean P@1 {float(best['score']):.3f}, gap {float(best['gap']):.3f})")
-
-    return Select()
-
-
 def _load_student(cfg: RecipeConfig):
     """The model to train when no frozen copy is needed (no distillation, no mining)."""
     from xlsent.recipes._common import prepare_trained
@@ -427,8 +291,11 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     if size:
         held_en = [pairs.english[i] for i in held_rows]
         held_xx = [pairs.other[i] for i in held_rows]
-        callbacks.append(_selector(student, held_xx, held_en, folder, float(cfg.eval.select_every), on_note,
-                                   [langs[i] for i in held_rows] if several else None))
+        from xlsent.recipes._selection import HoldoutSelection
+
+        callbacks.append(HoldoutSelection(student, held_xx, held_en, folder.checkpoints / BEST_FILE,
+                                          float(cfg.eval.select_every), on_note, holdout_scores,
+                                          [langs[i] for i in held_rows] if several else None))
     other_col = english_side(pairs.dataset)[0]
     described = f"{n - len(held_rows):,} pairs trained on" + (f", {len(held_rows):,} held out" if size else "") + ", "
     record = train_stage(student, Dataset.from_dict(cols), loss, o, folder, progress, "adapt", no_duplicates=True,
