@@ -42,7 +42,7 @@ from xlsent.serve.auth import ApiKeys
 from xlsent.serve.batcher import Batcher, QueueFull
 from xlsent.serve.limits import LimitError, ServeLimits
 from xlsent.serve.metrics import ServiceMetrics
-from xlsent.serve.schema import ENCODING_FORMATS, not_unicode
+from xlsent.serve.schema import ENCODING_FORMATS, SERVER_LIMITS, not_unicode
 from xlsent.serve.vectors import Shaping
 from xlsent.utils.text import bad_char, describe, shown
 
@@ -309,7 +309,8 @@ def lower_thread_priority(steps: int) -> bool:
 class AdmissionAndMetrics:
     """Plain ASGI middleware: refuse a request without a configured API key (401), by ``Content-Length`` (413)
     or a full queue (429) before the body is read; count every request by route and status with its latency;
-    keep the count of requests in flight, and of those a drain left unanswered.
+    keep the count of requests in flight, and of those a drain left unanswered; make this server's limits the ones
+    the request's body is validated against (:data:`xlsent.serve.schema.SERVER_LIMITS`).
 
     Decision: with keys set, every route needs one except ``/health`` (load balancers probe it without
     credentials) and the search page ``/``: a browser cannot send a Bearer header when it opens a page, and the
@@ -353,7 +354,7 @@ class AdmissionAndMetrics:
                                                   f"bytes; the limit is {limit}"))
             return message
 
-        crashed = False
+        crashed, limits = False, SERVER_LIMITS.set(service.limits)
         try:
             if refusal is not None:
                 await _error_response(refusal)(scope, receive, send_and_note)
@@ -363,6 +364,7 @@ class AdmissionAndMetrics:
             crashed = True  # answered with a 500 by the error middleware outside this one
             raise
         finally:
+            SERVER_LIMITS.reset(limits)
             service.in_flight -= 1
             if service.draining:
                 if done[0] or crashed:
@@ -435,10 +437,15 @@ def create_app(service: Service, load: bool = True):
                   "(components.schemas.Error); the limits in the request bodies are this server's.")
     app.state.service = service
     app.add_middleware(AdmissionAndMetrics, service=service)
-    models = schema.models(service.limits)
-    for router in (routes.embedding_router(service, models), routes.search_router(service, models),
-                   routes.server_router(service, models)):
+    for router in (routes.embedding_router(service), routes.search_router(service), routes.server_router(service)):
         app.include_router(router)
+
+    def openapi() -> dict[str, Any]:  # FastAPI's, saying this server's limits (FastAPI's "extending OpenAPI")
+        if app.openapi_schema is None:
+            app.openapi_schema = schema.with_limits(FastAPI.openapi(app), service.limits)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.exception_handler(LimitError)
     async def limit_error(request: Request, err: LimitError):
