@@ -3,14 +3,12 @@ what ``xlsent data filter-pairs`` runs)."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
                                model_label, old_names, output_file, parse_filters, parse_threshold, place, writes)
 from xlsent.data.noise_filters import MAX_Z
-from xlsent.encoding.readable import encoder_share, warn_unreadable
 from xlsent.utils.errors import XlsentError, named
 
 if TYPE_CHECKING:
@@ -106,8 +104,8 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
     from xlsent.data.splitting import SPLITTERS
     from xlsent.mining.engine import EncoderSettings
     from xlsent.mining.index import IndexConfig
-    from xlsent.mining.job import MineConfig, open_input
-    from xlsent.mining.mine import input_summary, is_document_source, mine as run_job, read_mining_input, save
+    from xlsent.mining.job import MineConfig
+    from xlsent.mining.run import run_mine
     from xlsent.mining.store import DTYPES
 
     dimensions, show_progress = old_names("mine", old, truncate_dim=truncate_dim, show_progress_bar=show_progress_bar)
@@ -152,70 +150,36 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
                               f"searched{f' ({width})' if width else ''}")
     identifier = _taught_identifier(learn, kinds)
     place(device, dtype)
+    sides = [_sentences(given, name) for name, given in (("src", src), ("tgt", tgt))]
     if callable(engine):
         engine = engine()
-    from xlsent.mining.index import faiss_gpus
-    from xlsent.utils.device import current_device
-
-    chosen = current_device()  # here: faiss searches on the chosen GPU where it can use one (a Ray worker: its own)
-    gpu = int(chosen.partition(":")[2] or 0) if chosen.startswith("cuda") and engine is None else None
-    gpu_note = None
-    if gpu is not None and not faiss_gpus():
-        gpu_note = (f"search: on the CPU — this faiss cannot use {chosen} (a CPU build); install a GPU build "
-                    "(e.g. pip uninstall faiss-cpu && pip install faiss-gpu-cu12) to search there too")
     cfg = MineConfig(k=k, mode=mode, margin=margin, threshold=cut, dedupe=dedupe,
                      index=IndexConfig(kind=index, nprobe=nprobe, nlist=nlist, rescore=rescore,
                                        bits=search_dimensions or 0, groups=index_groups), shard_size=shard_size,
                      dtype=precision, batch_size=batch_size, memory_gib=memory_gib, center=center)
-    scratch = None
-    if workdir is None and output is None:
-        scratch = tempfile.TemporaryDirectory(prefix="xlsent-mine-")
-    work = Path(workdir) if workdir is not None else Path(scratch.name) if scratch else \
-        Path(str(output) + ".work")
-    note = on_note or (lambda line: None)
-    if gpu_note:
-        note(gpu_note)
-    try:
-        inputs, sides = {}, []
-        for name, given, lang in (("src", src, src_lang), ("tgt", tgt, tgt_lang)):
-            if not isinstance(given, (str, Path)):  # sentences given in Python, checked before the model loads
-                texts = [str(x) for x in given]
-                if not texts:
-                    raise XlsentError(f"{name}: no sentences — mining needs at least one sentence on each side")
-                check_unicode(texts, name)
-                bad = next((t for t in texts if "\n" in t or "\r" in t), None)
-                if bad is not None:
-                    raise XlsentError(f"{name}: a sentence contains a line break ({ascii(bad[:40])}…) — give one "
-                                      "sentence an item (normalise whitespace first)")
-                inputs[name] = {"file": "(sentences given in Python)", "sentences": len(texts), "skipped": {}}
-                sides.append(texts)
-                continue
-            path = Path(given)
-            if documents or path.suffix == ".gz" or is_document_source(path):  # split or unpacked here
-                texts, report = read_mining_input(path, lang, documents, splitter)
-            else:  # a plain file: de-duplicated by blocks on the engine, never read whole into this process
-                opened = open_input(work, name, path, cfg, engine)
-                texts, report = opened, opened.report()  # type: ignore[assignment]
-            for line in report.lines():
-                note(line)
-            inputs[name] = input_summary(report)
-            sides.append(texts)
-        encoder = encoder_for(model, backend=backend, threads=threads, dimensions=dimensions)
-        warn_unreadable(encoder_share(encoder), [(name, _head(texts), lang) for name, texts, lang in
-                                                 zip(("src", "tgt"), sides, (src_lang, tgt_lang))], model_label(model))
-        result = run_job(sides[0], sides[1], str(model), work, cfg, encoder=encoder, overwrite=overwrite,
-                         console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
-                         tgt_lang=tgt_lang, engine=engine,
-                         encoder_settings=EncoderSettings(str(model), backend, threads, device, dtype, dimensions),
-                         noise_filters=kinds, search_gpu=gpu, identifier=identifier, known_pairs=known)
-    finally:
-        if scratch is not None:
-            scratch.cleanup()
-    if scratch is not None:
-        result.summary["workdir"] = None  # removed: nothing to resume from
-    if output is not None:
-        save(result, output)
-    return result
+    return run_mine(sides[0], sides[1], cfg, output=output, workdir=workdir,
+                    make_encoder=lambda: encoder_for(model, backend=backend, threads=threads, dimensions=dimensions),
+                    label=model_label(model),
+                    settings=EncoderSettings(str(model), backend, threads, device, dtype, dimensions),
+                    src_lang=src_lang, tgt_lang=tgt_lang, documents=documents, splitter=splitter, overwrite=overwrite,
+                    engine=engine, noise_filters=kinds, identifier=identifier, known_pairs=known, on_note=on_note,
+                    console=console, show_progress=show_progress)
+
+
+def _sentences(given, name: str) -> list[str] | Path:
+    """A side given in Python: its sentences, checked before the model loads (one line each, Unicode); a file: its
+    path (read by the job)."""
+    if isinstance(given, (str, Path)):
+        return Path(given)
+    texts = [str(x) for x in given]
+    if not texts:
+        raise XlsentError(f"{name}: no sentences — mining needs at least one sentence on each side")
+    check_unicode(texts, name)
+    bad = next((t for t in texts if "\n" in t or "\r" in t), None)
+    if bad is not None:
+        raise XlsentError(f"{name}: a sentence contains a line break ({ascii(bad[:40])}…) — give one "
+                          "sentence an item (normalise whitespace first)")
+    return texts
 
 
 #: filter-pairs presets: ``None`` keeps every clean pair of a user's file; ``paper`` is Huang et al. 2023 §4.1's
@@ -383,13 +347,3 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
         write_json_atomic(str(output) + ".json", res.to_dict())
     return res
 
-
-def _head(side) -> list[str]:
-    """A side's first texts (a list, or an input the job reads by position), for the readability check."""
-    from xlsent.encoding.readable import SAMPLE
-
-    if isinstance(side, list):
-        return side[:SAMPLE]
-    import numpy as np
-
-    return side.texts(np.arange(min(SAMPLE, len(side))))
