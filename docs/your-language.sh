@@ -6,7 +6,7 @@ X=../../.venv/bin/xlsent
 PY=../../.venv/bin/python
 # stand-ins for your documents: three books of the bundled Old Testament, raw text, one chapter a line
 $PY -c "
-from xlsent.data.bundled import load_bundled
+from xlsent.data.sets.bundled import load_bundled
 ds = load_bundled('bible-en-ny:train')
 books = {'Judges': 'judges', 'Esther': 'esther', 'Song of Solomon': 'song'}
 for book, name in books.items():
@@ -39,8 +39,8 @@ curl -s localhost:8091/search -H 'Content-Type: application/json' -d @query.json
 kill $SERVER
 # §3, a script the model cannot read: your side written by sound in Deseret (a substitute), romanised, adapted
 $PY -c "
-from xlsent.data.pairs import load_pairs
-from xlsent.data.transliterate import by_sound
+from xlsent.data.sets.pairs import load_pairs
+from xlsent.data.text.transliterate import by_sound
 rows = [line.rstrip('\n').split('\t') for line in open('my-pairs.tsv', encoding='utf-8')]
 open('my-pairs-dsrt.tsv', 'w', encoding='utf-8').write(''.join(f'{s}\t{en}\t{by_sound(ny, \"Dsrt\")}\n' for s, en, ny in rows))
 open('ny-dsrt.txt', 'w', encoding='utf-8').write(''.join(by_sound(ny, 'Dsrt') + '\n' for _, _, ny in rows))

@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from xlsent.data.cleaning import count_words, normalize_text  # noqa: E402
+from xlsent.data.filters.cleaning import count_words, normalize_text  # noqa: E402
 
 PACKAGES = (
     "libgtk-3-common gnome-control-center-data libglib2.0-data gnome-shell-common nautilus-data "

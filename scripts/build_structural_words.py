@@ -3,7 +3,7 @@
     pip install 'xlsent[build-tagging]'          # spaCy's en_core_web_sm 3.8 and eflomal
     python scripts/build_structural_words.py     # ≈ 10 min on 2 cores
 
-The same extraction as ``xlsent data structural-words`` (rules and counts: :mod:`xlsent.data.structural`),
+The same extraction as ``xlsent data structural-words`` (rules and counts: :mod:`xlsent.data.derived.structural`),
 with one difference that only a whole-Bible build allows: eflomal aligns all 31,102 verse pairs at
 once (Old and New Testament together — more text, better links), and the records are then split by
 testament: Old Testament = ``train`` (what ``xlsent train scp`` learns from), New Testament = ``test``
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import time
 
-from xlsent.data import structural as sw
-from xlsent.data.bundled import data_dir, load_bundled
-from xlsent.data.pairs import english_side
-from xlsent.data.projection import align, grow_diag_final_and, words_with_offsets
-from xlsent.data.stopwords import stopwords_for
+from xlsent.data.derived import structural as sw
+from xlsent.data.derived.projection import align, grow_diag_final_and, words_with_offsets
+from xlsent.data.sets.bundled import data_dir, load_bundled
+from xlsent.data.sets.pairs import english_side
+from xlsent.data.text.stopwords import stopwords_for
 from xlsent.models.handle import load_model
 
 SPLITS = {"train": "bible-en-ny:train", "test": "bible-en-ny:test"}

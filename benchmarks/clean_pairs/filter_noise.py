@@ -131,7 +131,7 @@ def editorial(src: list[str], tgt: list[str], rng: random.Random, share: float =
 
 
 def _bible(split: str):
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     return load_bundled(f"bible-en-ny:{split}")
 
@@ -143,7 +143,7 @@ UDHR_POOL = {("udhr", "dev"): "udhr-dev", ("udhr", "test"): "udhr",
 
 
 def _others(split: str, exclude: set[str], source: str = "udhr") -> list[str]:
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     udhr = load_bundled(UDHR_POOL[source, split])
     return [t for t, lang in zip(udhr["tgt"], udhr["tgt_lang"]) if lang not in exclude]
@@ -158,8 +158,8 @@ def neighbours() -> dict[str, str]:
     import numpy as np
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
     from xlsent.data.langid import macro, script
+    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
 
     model = bundled_identifier()
     texts = udhr_texts("train")
@@ -177,7 +177,7 @@ def neighbours() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _udhr_by_language() -> dict[str, dict[str, str]]:
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     ds = load_bundled("udhr-all")
     out: dict[str, dict[str, str]] = {}
@@ -210,8 +210,8 @@ class CrossFitted:
     which never saw it either."""
 
     def __init__(self):
-        from xlsent.data.bundled import load_bundled
         from xlsent.data.langid.ngram import BUNDLED_MIN_COUNT, NOT_LEARNED, NgramIdentifier
+        from xlsent.data.sets.bundled import load_bundled
 
         ds = load_bundled("udhr-all")
         halves: tuple[dict, dict] = ({}, {})
@@ -280,7 +280,7 @@ def source_runs(name: str, split: str, n: int, rng: random.Random):
             src, tgt = editorial(src, tgt, rng)
         yield (name, *inject(src, tgt, _others(split, UDHR_OTHER), rng, neighbour_text("ny", None)), ("en", "ny"))
     elif name in ("udhr", "udhr-all"):
-        from xlsent.data.bundled import load_bundled, split_by_language
+        from xlsent.data.sets.bundled import load_bundled, split_by_language
 
         for lang, part in split_by_language(load_bundled(UDHR_POOL[name, split])).items():
             others = _others(split, UDHR_OTHER | {lang}, name)
@@ -308,8 +308,8 @@ def aligned_pairs(split: str) -> tuple[list[str], list[str]]:
     import hashlib
 
     import xlsent
-    from xlsent.data.bundled import load_bundled
-    from xlsent.data.splitting import split_sentences
+    from xlsent.data.sets.bundled import load_bundled
+    from xlsent.data.text.splitting import split_sentences
     from xlsent.utils.io import cache_dir, write_json_atomic
 
     key = hashlib.sha1(repr((split, ALIGNED_BOOKS[split], xlsent.__version__)).encode()).hexdigest()[:12]
@@ -340,15 +340,15 @@ def aligned_pairs(split: str) -> tuple[list[str], list[str]]:
 def run(src, tgt, label, langs, preset: str | None = None, identifier=None, margin: float | None = None
         ) -> tuple[list[bool], dict, list]:
     """The filters of ``xlsent data filter-pairs`` (its defaults, or ``--preset``; ranking and the top N are left
-    out) — its cleaning then its noise filters, as :func:`xlsent.data.pair_filter.screen` runs them, with the
+    out) — its cleaning then its noise filters, as :func:`xlsent.data.filters.pair_filter.screen` runs them, with the
     n-gram identifier ``identifier`` (default: the bundled one): which pairs stay, what each filter removed, and
     per pair the step that removed it (None: kept)."""
     from datasets import Dataset
 
     from xlsent.api.mining import FILTER_PRESETS
-    from xlsent.data.cleaning import SPECIAL_PATTERNS, clean_pairs
+    from xlsent.data.filters.cleaning import SPECIAL_PATTERNS, clean_pairs
+    from xlsent.data.filters.noise_filters import NOISE_FILTERS, apply_noise_filters
     from xlsent.data.langid import pair_languages
-    from xlsent.data.noise_filters import NOISE_FILTERS, apply_noise_filters
 
     langs, _ = pair_languages(src, tgt, langs)  # the declared codes as the command normalises them (tha → th)
     default = FILTER_PRESETS[preset]

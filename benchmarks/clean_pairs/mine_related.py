@@ -39,8 +39,8 @@ import filter_noise  # noqa: E402  (the neighbours and the cross-fitted identifi
 
 def corpora(split: str, every: int):
     """(language, neighbour, English units, target lines, gold {target line: unit index}) per chosen language."""
-    from xlsent.data.bundled import load_bundled, split_by_language
     from xlsent.data.langid import detectable_macros, macro
+    from xlsent.data.sets.bundled import load_bundled, split_by_language
 
     neighbours = filter_noise.neighbours()
     by_lang = filter_noise._udhr_by_language()
@@ -75,9 +75,9 @@ def main() -> None:
     args = ap.parse_args()
 
     import xlsent
-    from xlsent.data.langid.ngram import NgramIdentifier
+    from xlsent.data.filters.noise_filters import apply_noise_filters
     from xlsent.data.langid import pair_languages
-    from xlsent.data.noise_filters import apply_noise_filters
+    from xlsent.data.langid.ngram import NgramIdentifier
 
     checked = filter_noise.cross_fitted()
     rows = []

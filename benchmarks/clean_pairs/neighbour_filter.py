@@ -61,8 +61,8 @@ def closest(k: int = 5) -> dict[str, list[str]]:
     import numpy as np
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
     from xlsent.data.langid import macro, script
+    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
 
     model = bundled_identifier()
     texts = udhr_texts("train")
@@ -81,9 +81,9 @@ def closest(k: int = 5) -> dict[str, list[str]]:
 
 def languages(split: str) -> list[str]:
     """The split's ``udhr-all`` languages that CLD2 and the n-gram identifier know and that have five neighbours."""
-    from xlsent.data.bundled import load_bundled
-    from xlsent.data.langid.ngram import bundled_identifier
     from xlsent.data.langid import detectable_macros, macro
+    from xlsent.data.langid.ngram import bundled_identifier
+    from xlsent.data.sets.bundled import load_bundled
 
     ds = load_bundled(f"udhr-all:{split}")
     known = set(bundled_identifier().languages)
@@ -93,7 +93,7 @@ def languages(split: str) -> list[str]:
 
 def case(lang: str, per: float):
     """(src, tgt, label) for one language: ``true``, ``defect`` or ``nb:<neighbour>``."""
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     part = load_bundled(f"udhr-all:{lang}")
     src, tgt, ids = list(part["src"]), list(part["tgt"]), list(part["id"])
@@ -139,9 +139,9 @@ def main() -> None:
     ap.add_argument("--json", default="", help="also write every figure here")
     args = ap.parse_args()
 
-    from xlsent.data import noise_filters
+    from xlsent.data.filters import noise_filters
+    from xlsent.data.filters.noise_filters import apply_noise_filters
     from xlsent.data.langid import detectable_macros, macro, pair_languages
-    from xlsent.data.noise_filters import apply_noise_filters
 
     t0 = time.perf_counter()
     identifier = filter_noise.cross_fitted() if args.identifier == "cross-fitted" else noise_filters._bundled()

@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries

@@ -33,12 +33,12 @@ def main() -> None:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="xlsent-bench-"))
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.encoding.layer_features import LayerFeatures
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries
-    from xlsent.recipes.siamese import train_siamese
     from xlsent.recipes.config import load_config
+    from xlsent.recipes.siamese import train_siamese
 
     quiet_libraries()
     overrides = [f"train.sample={args.pairs}", f"features.layer={args.layer}", f"optim.epochs={args.measure_epochs}"]

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.registry import quiet_libraries
     from xlsent.utils.device import cpu_has_amx, use_device, use_encoding_dtype

@@ -36,7 +36,7 @@ from pathlib import Path
 
 def lines(lang: str, n: int, seed: int = 0) -> list[str]:
     """``n`` distinct lines of verse text in ``lang`` (``eng`` or ``nya``): the verses, then halves joined."""
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
 
     verses: list[str] = []
     for split in ("train", "dev", "test"):

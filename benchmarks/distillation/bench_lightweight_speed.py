@@ -30,7 +30,7 @@ def main() -> None:
 
     import torch
 
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.models.handle import load_model
 
     torch.set_num_threads(args.threads)

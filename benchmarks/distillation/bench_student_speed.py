@@ -34,7 +34,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries
     from xlsent.models.student import build_student_st, load_student, size_report

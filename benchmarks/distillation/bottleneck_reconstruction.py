@@ -28,7 +28,7 @@ def main() -> None:
 
     import torch
 
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.models.handle import load_model
     from xlsent.models.student import count_tokens, principal_directions
 
@@ -41,7 +41,7 @@ def main() -> None:
     udhr_counts = count_tokens(model[0].tokenizer, list(udhr["tgt"]), table.shape[0])
     inits = [("svd", None), ("svd-corpus", counts + 1.0)]
     if args.monolingual:
-        from xlsent.data.readers import read_sentences
+        from xlsent.data.formats.readers import read_sentences
 
         mono, _ = read_sentences(args.monolingual)
         inits.append(("+ monolingual", counts + count_tokens(model[0].tokenizer, mono, table.shape[0]) + 1.0))

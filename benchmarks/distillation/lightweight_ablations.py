@@ -70,7 +70,7 @@ def constant_floor(run: Path, n: int = 2000) -> float:
     import yaml
     from transformers import PreTrainedTokenizerFast
 
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.losses.lightweight_losses import generative_targets, mask_pair
     from xlsent.models.lightweight import maskable_ids
 

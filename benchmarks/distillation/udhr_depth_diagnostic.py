@@ -23,8 +23,8 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=6)
     args = ap.parse_args()
 
-    from xlsent.data.bundled import split_by_language
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.bundled import split_by_language
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.encoding.embed import embed
     from xlsent.evaluation.retrieval import evaluate_many
     from xlsent.models.handle import load_model

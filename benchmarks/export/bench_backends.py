@@ -60,7 +60,7 @@ def build(variant: str, model: str, work: Path, keep_vocab: int, tail: tuple[int
 
 
 def texts_for_speed(n: int) -> dict[str, list[str]]:
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
 
     ds = load_pairs("bible-en-ny:test", dedupe=False).dataset
     src, tgt = list(ds["src"]), list(ds["tgt"])
@@ -99,7 +99,7 @@ def worker(args) -> None:
     if args.quality:
         out["quality"] = quality(load_encoder(args.target, backend=backend, threads=max(args.threads), memo=True))
     if args.mining:
-        from xlsent.data.comparable import bible_comparable
+        from xlsent.data.formats.comparable import bible_comparable
         from xlsent.evaluation.mining import evaluate_mining
         from xlsent.mining.job import MineConfig
 
@@ -122,8 +122,8 @@ def worker(args) -> None:
 
 
 def quality(enc) -> dict:
-    from xlsent.data.bundled import split_by_language
-    from xlsent.data.pairs import load_pairs, side_langs
+    from xlsent.data.sets.bundled import split_by_language
+    from xlsent.data.sets.pairs import load_pairs, side_langs
     from xlsent.evaluation.retrieval import evaluate_many, mean_row
 
     nt = load_pairs("bible-en-ny:test", dedupe=False, sample=1000, seed=0).dataset

@@ -56,8 +56,8 @@ def main() -> None:
     args = ap.parse_args()
     check_models([args.a, *args.b])
 
-    from xlsent.data.bundled import split_by_language
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.bundled import split_by_language
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.encoding.encoder import Encoder
     from xlsent.models.registry import quiet_libraries
 

@@ -47,7 +47,7 @@ def main() -> None:
                     "documented list)")
     args = ap.parse_args()
 
-    from xlsent.data.pairs import load_pairs, side_langs
+    from xlsent.data.sets.pairs import load_pairs, side_langs
     from xlsent.encoding.encoder import Encoder
     from xlsent.encoding.onnx_backend import OnnxBackend
     from xlsent.evaluation.retrieval import evaluate_many

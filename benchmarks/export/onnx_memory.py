@@ -22,7 +22,7 @@ import time
 
 
 def texts() -> list[str]:
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
 
     nt = load_pairs("bible-en-ny:test", sample=1000, seed=0).dataset
     udhr = load_pairs("udhr", dedupe=False).dataset

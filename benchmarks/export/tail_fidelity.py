@@ -53,12 +53,12 @@ def variance_kept(model, head: int, sizes: list[int]) -> dict:
 
 
 def dev_scores(model_name: str, head: int, config: str) -> dict:
-    from xlsent.data.bundled import split_by_language
-    from xlsent.data.pairs import load_pairs, side_langs
+    from xlsent.data.sets.bundled import split_by_language
+    from xlsent.data.sets.pairs import load_pairs, side_langs
     from xlsent.encoding.encoder import Encoder
     from xlsent.evaluation.retrieval import evaluate_many, mean_row
-    from xlsent.models.vocab.trim import VocabSettings, trim_vocabulary
     from xlsent.models.handle import load_model
+    from xlsent.models.vocab.trim import VocabSettings, trim_vocabulary
 
     handle = load_model(model_name)
     if config != "full":

@@ -53,10 +53,10 @@ def main() -> None:
 
     from tokenizers import Tokenizer
 
-    from xlsent.data.bundled import split_by_language
-    from xlsent.data.pairs import load_pairs
-    from xlsent.models.vocab.trim import read_texts
+    from xlsent.data.sets.bundled import split_by_language
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.models.registry import quiet_libraries, resolve_model_path
+    from xlsent.models.vocab.trim import read_texts
 
     quiet_libraries()
     path = resolve_model_path(args.model) / "tokenizer.json"

@@ -25,8 +25,8 @@ from pathlib import Path
 
 
 def retrieval(enc, name: str) -> dict:
-    from xlsent.data.bundled import load_bundled, split_by_language
-    from xlsent.data.pairs import load_pairs, side_langs
+    from xlsent.data.sets.bundled import load_bundled, split_by_language
+    from xlsent.data.sets.pairs import load_pairs, side_langs
     from xlsent.evaluation.retrieval import evaluate_many, mean_row
 
     out = {}
@@ -46,7 +46,7 @@ def mining(enc, name: str, langs: list[str]) -> dict:
     each corpus is mined from a lookup table of those vectors, with and without centering."""
     import numpy as np
 
-    from xlsent.data.comparable import udhr_comparable
+    from xlsent.data.formats.comparable import udhr_comparable
     from xlsent.encoding.encoder import Encoder, FunctionBackend
     from xlsent.evaluation.mining import evaluate_mining
     from xlsent.mining.job import MineConfig
@@ -71,7 +71,7 @@ def main() -> None:
     ap.add_argument("-o", "--output", type=Path, default=Path("runs/centering-dev.json"))
     ap.add_argument("--mining-langs", default="all", help="udhr-dev codes for the mining part, or all, or none")
     a = ap.parse_args()
-    from xlsent.data.bundled import load_bundled, split_by_language
+    from xlsent.data.sets.bundled import load_bundled, split_by_language
     from xlsent.encoding.encoder import Encoder
 
     langs = ([] if a.mining_langs == "none" else list(split_by_language(load_bundled("udhr-dev")))

@@ -24,7 +24,7 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=1000, help="pairs per set (0 = all); seeded")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.models.handle import load_model
     from xlsent.models.registry import quiet_libraries
 

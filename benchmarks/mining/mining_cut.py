@@ -143,7 +143,7 @@ def fill(c: Corpus, pairs: list[tuple[str, str]], shares: dict[str, float], rng:
 # -- data ----------------------------------------------------------------------------------------------------------
 
 def split_languages(split: str) -> set[str]:
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     return set(load_bundled(f"udhr-all:{split}")["tgt_lang"])
 
@@ -153,8 +153,8 @@ def neighbour(lang: str, split: str) -> str:
     character n-gram counts (as ``filter_noise.neighbours``, limited to the split's languages)."""
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
     from xlsent.data.langid import macro, script
+    from xlsent.data.langid.ngram import bundled_identifier, udhr_texts
 
     model = bundled_identifier()
     texts = udhr_texts("train")
@@ -170,7 +170,7 @@ def neighbour(lang: str, split: str) -> str:
 
 
 def udhr_units() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     ds = load_bundled("udhr-all")
     english, by_lang = {}, {}
@@ -181,7 +181,7 @@ def udhr_units() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
 
 
 def bible_set(split: str, name: str, seed: int) -> Corpus:
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     rng = random.Random(seed)
     core = load_bundled("bible-en-ny:dev" if split == "dev" else "bible-en-ny:test")
@@ -223,8 +223,8 @@ def _nya_neighbour(split: str) -> str:
     """Chichewa is a test language: a dev set's closest dev language to it instead."""
     from sklearn.preprocessing import normalize
 
-    from xlsent.data.langid.ngram import bundled_identifier
     from xlsent.data.langid import macro
+    from xlsent.data.langid.ngram import bundled_identifier
 
     model = bundled_identifier()
     langs = list(model.languages)
@@ -237,7 +237,7 @@ def _nya_neighbour(split: str) -> str:
 
 
 def udhr_set(split: str, lang: str, seed: int) -> Corpus:
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     rng = random.Random(seed)
     english, by_lang = udhr_units()

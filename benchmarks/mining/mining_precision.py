@@ -56,8 +56,8 @@ def main() -> None:
 
     import numpy as np
 
-    from xlsent.data.bundled import load_bundled, split_by_language
-    from xlsent.data.comparable import bible_comparable, udhr_comparable
+    from xlsent.data.formats.comparable import bible_comparable, udhr_comparable
+    from xlsent.data.sets.bundled import load_bundled, split_by_language
     from xlsent.encoding.encoder import Encoder, FunctionBackend
     from xlsent.encoding.width import cut
     from xlsent.evaluation.mining import evaluate_mining

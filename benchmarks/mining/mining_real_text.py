@@ -4,7 +4,7 @@
     python benchmarks/mining/mining_real_text.py --src bible:eng --tgt bible:nya --books Mark [-m e5-small]
     python benchmarks/mining/mining_real_text.py --src udhr:eng --tgt udhr:zul
 
-Both sides are bundled documents (:func:`xlsent.data.documents.load_documents`; a document JSONL
+Both sides are bundled documents (:func:`xlsent.data.formats.documents.load_documents`; a document JSONL
 works too): their sections (Bible chapters, UDHR articles) are split into sentences exactly as
 ``xlsent mine --documents`` does, and mined with ratio margin, k = 4, ``max`` mode. No sentence
 alignment is known after splitting, but the section of every sentence is: a mined pair whose two
@@ -22,9 +22,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from xlsent.data.cleaning import normalize_text
-from xlsent.data.documents import clean, load_documents
-from xlsent.data.splitting import split_sentences
+from xlsent.data.filters.cleaning import normalize_text
+from xlsent.data.formats.documents import clean, load_documents
+from xlsent.data.text.splitting import split_sentences
 from xlsent.mining.job import MineConfig, MiningJob
 from xlsent.mining.mine import document_sentences
 from xlsent.models.registry import DEFAULT_MODEL

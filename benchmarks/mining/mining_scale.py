@@ -30,7 +30,7 @@ import numpy as np
 def fitted_gaussian(model_name: str, dim: int, seed: int):
     if model_name == "none":
         return np.zeros(dim), np.eye(dim) / dim
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.encoding.embed import embed
     from xlsent.models.handle import load_model
 

@@ -236,7 +236,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
 
     ds = load_pairs("bible-en-ny:test", dedupe=False, sample=2000, seed=args.seed).dataset
     texts = list(ds["src"]) + list(ds["tgt"])

@@ -66,7 +66,7 @@ def main() -> None:
     trees = [Path(t) for t in args.trees.split(",")]
     if len(trees) != 2 or not all((t / "src" / "xlsent").is_dir() for t in trees):
         ap.error("--trees: give two checkouts, A,B, each with src/xlsent")
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
 
     ds = load_pairs("bible-en-ny:test", dedupe=False, sample=2000, seed=0).dataset
     texts = list(ds["src"]) + list(ds["tgt"])

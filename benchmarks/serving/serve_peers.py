@@ -166,7 +166,7 @@ def main() -> None:
     os.environ.update({k: v for k, v in QUIET.items() if k != "HF_HUB_OFFLINE"})
     from sentence_transformers import SentenceTransformer
 
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.models.registry import resolve_model_path
 
     servers = args.servers.split(",")

@@ -38,7 +38,7 @@ SYSTEMS = ("base", "st", "siamese", "triplet-kd", "adapt")
 
 def sample_file(out: Path, train: str, n: int) -> Path:
     """N cleaned pairs of ``train`` (seed 0) as JSONL with their book and chapter (triplet-kd's negatives)."""
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
 
     path = out / f"pairs-{n}.jsonl"
     if not path.exists():
@@ -91,8 +91,8 @@ def train(system: str, pairs: Path, run: Path, sets: list[str]) -> Path:
 
 
 def score(model: str, test: str, udhr: str, trained_lang: str) -> dict:
-    from xlsent.data.bundled import load_bundled, split_by_language
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.bundled import load_bundled, split_by_language
+    from xlsent.data.sets.pairs import load_pairs
     from xlsent.encoding.encoder import Encoder
     from xlsent.evaluation.retrieval import evaluate_many, evaluate_retrieval, mean_row
 

@@ -20,7 +20,7 @@ The data (a **substitute** for a user's: built from the bundled sets, seeded):
 
 With ``--script Dsrt`` (or ``Shaw``) every Chichewa text — the seed, the plain text and the scored pool — is written
 by sound in Deseret (Shavian), a **substitute** for a script e5-small cannot read
-(:func:`xlsent.data.transliterate.by_sound`), and every run starts from e5-small romanised as the guide says
+(:func:`xlsent.data.text.transliterate.by_sound`), and every run starts from e5-small romanised as the guide says
 (``xlsent models romanize e5-small --texts NY.txt``, on the plain text's Chichewa side).
 
 Runs, each in its own process (reused when finished):
@@ -54,9 +54,9 @@ SPLITS = {"dev": ("bible-en-ny:dev-train", "bible-en-ny:dev", ("yao", "toi", "sn
 def build(out: Path, split: str, seed_n: int, lines: int, hidden: int, seed: int = 0, script: str = "") -> dict:
     """The seed file, the two plain texts, the hidden true pairs (``truth.jsonl``) and the scored pool
     (``eval.tsv``) in ``out``; with ``script``, the Chichewa side written by sound in it."""
-    from xlsent.data.transliterate import by_sound
-    from xlsent.data.bundled import load_bundled
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.bundled import load_bundled
+    from xlsent.data.sets.pairs import load_pairs
+    from xlsent.data.text.transliterate import by_sound
 
     out.mkdir(parents=True, exist_ok=True)
     if (out / "data.json").exists() and (out / "eval.tsv").exists():

@@ -10,8 +10,8 @@ DEV="--set train.pairs=bible-en-ny:dev-train --set eval.pairs=bible-en-ny:dev --
 python - "$O" <<'PY'
 import gzip, json, shutil, sys
 from pathlib import Path
-from xlsent.data.bundled import data_dir, load_bundled
-from xlsent.data.structural import BUNDLED_SPANS
+from xlsent.data.sets.bundled import data_dir, load_bundled
+from xlsent.data.derived.structural import BUNDLED_SPANS
 out = Path(sys.argv[1]) / "spans.dev-train.jsonl.gz"
 if not out.exists():
     dev = {(s, t) for s, t in zip(*(load_bundled("bible-en-ny:dev")[c] for c in ("src", "tgt")))}

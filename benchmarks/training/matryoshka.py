@@ -75,7 +75,7 @@ def cut_view(full, width: int):
 
 def mixture(out: Path) -> Path:
     """``udhr-all:dev`` without ``udhr-dev``'s languages, as a pairs JSONL (src, tgt and each side's language)."""
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     path = out / "udhr-all-dev-minus-udhr-dev.jsonl"
     held = set(load_bundled("udhr-dev")["tgt_lang"])

@@ -78,7 +78,7 @@ def held_out(out: Path, n: int) -> tuple[Path, list[str]]:
     """``n`` languages of ``udhr-all:dev`` drawn at random (seed 0) as the dev split's unseen ones, and the pairs
     of the others as a JSONL file (src, tgt and each side's language) for the mix to train on."""
     import numpy as np
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     rows = load_bundled("udhr-all:dev")
     langs = sorted(set(rows["tgt_lang"]))
@@ -97,7 +97,7 @@ def held_out(out: Path, n: int) -> tuple[Path, list[str]]:
 def score_held(model: str, held: list[str], resamples: int) -> list:
     """[(src_lang, tgt_lang, P@1 both ways), …]: one pool per held-out declaration of ``udhr-all:dev``, every
     paragraph of it, tie-aware cosine P@1 (as ``--dataset udhr-all:test`` scores each language)."""
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
     from xlsent.encoding.encoder import Encoder
     from xlsent.evaluation.retrieval import Pool, evaluate_many
 

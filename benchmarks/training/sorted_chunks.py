@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from xlsent.data.pairs import load_train_pairs
+    from xlsent.data.sets.pairs import load_train_pairs
     from xlsent.losses import RankingDistillLoss
     from xlsent.losses.sorted_forward import embed_sorted
     from xlsent.models.handle import load_model

@@ -6,7 +6,7 @@ adapt alone, on a **substitute**: Chichewa written in Deseret letters.
         [--set KEY=VALUE …]
 
 No bundled language is in a script e5-small cannot read, so the Chichewa side of ``bible-en-ny`` is rewritten
-letter by letter into Deseret (:mod:`xlsent.data.transliterate`: a fixed one-to-one map, every letter ``<unk>`` to
+letter by letter into Deseret (:mod:`xlsent.data.text.transliterate`: a fixed one-to-one map, every letter ``<unk>`` to
 e5-small's tokenizer) — the same language, sentences and pairs, in a script the model has never seen. Every
 figure is on that substitute, not on a real language.
 
@@ -46,7 +46,7 @@ SPLITS = {"test": ("bible-en-ny:train", "bible-en-ny:test"), "dev": ("bible-en-n
 
 def draw(name: str, n: int, seed: int = 0) -> tuple[list[str], list[str]]:
     """``n`` pairs of a bundled set drawn with ``seed``: (English side, Chichewa side)."""
-    from xlsent.data.pairs import english_side, load_pairs
+    from xlsent.data.sets.pairs import english_side, load_pairs
 
     ds = load_pairs(name, sample=n, seed=seed).dataset
     other, en = english_side(ds)
@@ -54,7 +54,7 @@ def draw(name: str, n: int, seed: int = 0) -> tuple[list[str], list[str]]:
 
 
 def data(out: Path, n_train: int, n_test: int, split: str = "test") -> dict:
-    from xlsent.data.transliterate import to_deseret
+    from xlsent.data.text.transliterate import to_deseret
 
     folder = out / "data"
     folder.mkdir(parents=True, exist_ok=True)
@@ -99,7 +99,7 @@ def score(model: str, pairs: Path) -> dict:
     import xlsent
     from transformers import AutoTokenizer
 
-    from xlsent.data.stats import piece_stats
+    from xlsent.data.sets.stats import piece_stats
     from xlsent.models.registry import resolve_model_path
 
     r = xlsent.evaluate(model, "retrieval", pairs=str(pairs), beside=False).results[0]

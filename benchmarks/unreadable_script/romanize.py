@@ -6,7 +6,7 @@ against adapt on the Latin original — on **substitutes**: Chichewa written by 
         [--scripts Dsrt,Shaw,Dsrt-pua] [--runs base,latin,romanize,adapt,extend,both,mlm] [--mono 2000]
         [--set KEY=VALUE …]
 
-The substitutes (:func:`xlsent.data.transliterate.by_sound`) write each Chichewa sound as the script's letter for
+The substitutes (:func:`xlsent.data.text.transliterate.by_sound`) write each Chichewa sound as the script's letter for
 the nearest English sound, so that romanising gives back an approximate Latin spelling, as a real script's does
 (Deseret merges i into e, Shavian doubles the long vowels); e5-small reads neither script (every letter ``<unk>``).
 ``Dsrt-pua`` is the Deseret text with its five vowel letters (and their capitals) moved to the private-use plane
@@ -60,7 +60,7 @@ RUNS = ("base", "latin", "romanize", "adapt", "extend", "both", "mlm")
 
 def written(text: str, script: str) -> str:
     """A Chichewa text in the substitute ``script`` (``Dsrt-pua``: Deseret by sound, its vowels in U+F0000…)."""
-    from xlsent.data.transliterate import by_sound
+    from xlsent.data.text.transliterate import by_sound
 
     if script != "Dsrt-pua":
         return by_sound(text, script)

@@ -6,7 +6,7 @@ pieces e5-small's tokenizer does not know, retrieved against English with and wi
 
 For each language of ``udhr-all`` (every declaration, both of its splits: nothing here is chosen, so no split is
 held back) the unknown-piece rate of its paragraphs under the model's tokenizer
-(:func:`xlsent.data.stats.tokenizer_stats`); those above ``--threshold`` (the readability warning's
+(:func:`xlsent.data.sets.stats.tokenizer_stats`); those above ``--threshold`` (the readability warning's
 :data:`xlsent.encoding.readable.UNREADABLE`) are scored twice, on the same pool of the language's paragraphs and
 their English:
 
@@ -50,14 +50,14 @@ def main() -> None:
     a = ap.parse_args()
 
     from xlsent.api._common import encoder_for
-    from xlsent.data.bundled import load_bundled, split_by_language
     from xlsent.data.scripts import detect_script
-    from xlsent.data.stats import tokenizer_stats
+    from xlsent.data.sets.bundled import load_bundled, split_by_language
+    from xlsent.data.sets.stats import tokenizer_stats
     from xlsent.encoding.readable import UNREADABLE
     from xlsent.evaluation.retrieval import evaluate_retrieval
-    from xlsent.models.vocab.romanize import romanize_tokenizer
     from xlsent.models.handle import load_model
     from xlsent.models.registry import resolve_model_path
+    from xlsent.models.vocab.romanize import romanize_tokenizer
     from xlsent.utils.errors import XlsentError
 
     if a.latin_reference < 0:

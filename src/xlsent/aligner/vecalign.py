@@ -66,7 +66,7 @@ from scipy import special
 
 from xlsent.aligner import RUNS
 from xlsent.aligner.dp import Band, align_band, band_around, step_types
-from xlsent.data.alignment import Alignment
+from xlsent.data.formats.alignment import Alignment
 from xlsent.utils.errors import XlsentError, named
 
 #: texts a forward pass when ``xlsent align`` embeds sentences: on 2 cores, 1,000 + 1,000 split Bible verses took

@@ -132,7 +132,7 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
 def _read_seed(path, src_lang, tgt_lang) -> tuple[list[tuple[str, str]], tuple[str, str]]:
     """The seed's cleaned pairs in file order (src, tgt) and the two languages (declared, the file's, detected)."""
     from xlsent.data.langid import language_code
-    from xlsent.data.pairs import detected_languages, load_pairs
+    from xlsent.data.sets.pairs import detected_languages, load_pairs
 
     loaded = load_pairs(str(path))
     ds: Any = loaded.dataset
@@ -149,7 +149,7 @@ def _check_text(path, side: str, documents: bool) -> int:
 
     p = Path(path)
     if documents and is_document_source(p) and not p.exists():
-        from xlsent.data.documents import load_documents
+        from xlsent.data.formats.documents import load_documents
 
         return len(load_documents(str(p)))  # a bundled document set: its errors are one line already
     option = "--src-texts" if side == "src" else "--tgt-texts"
@@ -319,8 +319,8 @@ def _aligning(src_texts, tgt_texts, langs, opts, encode):
     import numpy as np
 
     import xlsent.api.alignment as alignment
+    from xlsent.data.filters.noise_filters import apply_noise_filters
     from xlsent.data.langid import pair_languages
-    from xlsent.data.noise_filters import apply_noise_filters
     from xlsent.recipes.bootstrap import Harvest
 
     docs = _document_pairs(src_texts, tgt_texts, langs, opts.get("splitter", "auto"))
@@ -359,8 +359,8 @@ def _aligning(src_texts, tgt_texts, langs, opts, encode):
 
 def _document_pairs(src_texts, tgt_texts, langs, splitter: str) -> list[tuple[str, list[str], list[str]]]:
     """(name, source sentences, target sentences) of each document pair, split for the sides' languages."""
-    from xlsent.data.documents import Document, Section, load_documents
-    from xlsent.data.splitting import split_sentences
+    from xlsent.data.formats.documents import Document, Section, load_documents
+    from xlsent.data.text.splitting import split_sentences
 
     def read(path, lang: str) -> list[Document]:
         p = Path(path)

@@ -169,7 +169,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
         >>> xlsent.embed_file(d / "texts.txt", d / "vecs.npy").rows
         2
     """
-    from xlsent.data.text_source import open_source
+    from xlsent.data.formats.text_source import open_source
     from xlsent.mining.engine import EncoderSettings
     from xlsent.utils.io import atomic_path, check_space
 

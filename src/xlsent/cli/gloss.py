@@ -9,8 +9,8 @@ import typer
 
 from xlsent.api._common import writes
 from xlsent.cli.common import console, output_file
-from xlsent.data.dictionary import UNKNOWN
-from xlsent.data.readers import read_lines
+from xlsent.data.formats.dictionary import UNKNOWN
+from xlsent.data.formats.readers import read_lines
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 
@@ -24,7 +24,7 @@ def gloss_command(
     unknown: Literal[UNKNOWN] = typer.Option("keep", help="what becomes of a word missing from the dictionary"),
 ) -> None:
     """Replace every word found in the dictionary by its translation (paper 004's word mapping layer)."""
-    from xlsent.data.dictionary import BilingualDictionary
+    from xlsent.data.formats.dictionary import BilingualDictionary
     from xlsent.models.gloss import load_gloss
 
     output_file(output)

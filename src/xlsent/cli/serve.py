@@ -72,7 +72,7 @@ def serve_command(
     limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
                          max_body_bytes=int(max_body_mib * 2**20), max_queue=max_queue, batch_tokens=batch_tokens,
                          max_wait_ms=max_wait_ms, model_batch=model_batch)
-    from xlsent.data.bundled import is_bundled
+    from xlsent.data.sets.bundled import is_bundled
 
     if index and not is_bundled(index) and not Path(index).is_file():
         raise XlsentError(f"--index {index}: neither a bundled set (xlsent data list) nor a file")

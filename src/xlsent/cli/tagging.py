@@ -12,7 +12,7 @@ from rich.table import Table
 from xlsent.api._common import writes
 from xlsent.cli.common import at_least, console, main_score_line, output_file, output_folder, show_note, table, with_device
 from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
-from xlsent.data.conll import SCHEMES
+from xlsent.data.formats.conll import SCHEMES
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
@@ -189,7 +189,7 @@ def eval_titles(
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
-    from xlsent.data.multiple_choice import read_choices
+    from xlsent.data.formats.multiple_choice import read_choices
     from xlsent.recipes.titles import evaluate_titles
 
     output_file(output)
@@ -200,12 +200,12 @@ def eval_titles(
     p = p / "model" if (p / "model" / "config.json").exists() else p
     sw: frozenset[str] = frozenset()
     if tr is not None:
-        from xlsent.data.stopwords import read_stopword_file, stopwords_for
+        from xlsent.data.text.stopwords import read_stopword_file, stopwords_for
 
         if stopwords is not None:
             sw = read_stopword_file(str(stopwords))
         else:
-            from xlsent.data.projection import tokenize_words
+            from xlsent.data.derived.projection import tokenize_words
 
             if not lang:
                 raise XlsentError("give --lang CODE (for the stop words of P4) or --stopwords FILE")

@@ -41,7 +41,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from xlsent.data.pairs import is_english
+from xlsent.data.sets.pairs import is_english
 from xlsent.models.gloss import Gloss, load_gloss
 from xlsent.models.handle import ModelHandle, load_model
 from xlsent.utils.errors import XlsentError, named
@@ -311,12 +311,12 @@ class Encoder:
 
     def piece_stats(self, texts: Sequence[str], lang: str | None = None) -> dict | None:
         """How the model's tokenizer splits ``texts`` (as the model sees them: glossed where it glosses):
-        ``pieces_per_word`` and ``unk_rate`` (:func:`xlsent.data.stats.piece_stats`); None for a backend whose
+        ``pieces_per_word`` and ``unk_rate`` (:func:`xlsent.data.sets.stats.piece_stats`); None for a backend whose
         tokenizer is not known (a plain function)."""
         pieces = getattr(self.backend, "pieces", None)
         if pieces is None:
             return None
-        from xlsent.data.stats import piece_stats
+        from xlsent.data.sets.stats import piece_stats
 
         seen = self.preprocess(texts, lang)
         ids, unk = pieces(seen)

@@ -3,7 +3,7 @@
 A text in a script the model's tokenizer never saw reaches the model as a row of ``<unk>`` pieces: embedding it,
 training on it or scoring it says nothing about the language, however long the run. :func:`warn_unreadable`
 measures the unknown-piece rate of a sample of each side written in a script other than Latin (as
-:func:`xlsent.data.stats.piece_stats` counts it, and ``xlsent data stats --model`` prints it) before ``embed``, ``train adapt``, ``eval`` and ``mine`` do their
+:func:`xlsent.data.sets.stats.piece_stats` counts it, and ``xlsent data stats --model`` prints it) before ``embed``, ``train adapt``, ``eval`` and ``mine`` do their
 work, and where it is above :data:`UNREADABLE` says so once, naming the remedies: romanise the script inside the
 model (``xlsent models romanize``) or add pieces for it (``xlsent models extend-vocab``).
 """
@@ -126,7 +126,7 @@ def tokenizer_share(tokenizer) -> Callable[[Sequence[str], str | None], float | 
     """``share_of`` for a Hugging Face tokenizer (no unknown piece: None)."""
 
     def share_of(texts: Sequence[str], lang: str | None) -> float | None:
-        from xlsent.data.stats import tokenizer_stats
+        from xlsent.data.sets.stats import tokenizer_stats
 
         if tokenizer is None or getattr(tokenizer, "unk_token_id", None) is None:
             return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
-from xlsent.data.alignment import Alignment, DocumentPair
+from xlsent.data.formats.alignment import Alignment, DocumentPair
 
 Block = tuple[tuple[int, ...], tuple[int, ...]]
 

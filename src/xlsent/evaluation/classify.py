@@ -91,7 +91,7 @@ def classify_embeddings(x_train: np.ndarray, y_train: list[str], x_test: np.ndar
 
 def evaluate_classification(encoder: TextEncoder, train, test, train_target=None, seeds: int = 5,
                             resamples: int = 1000) -> dict:
-    """``train``/``test``/``train_target``: :class:`~xlsent.data.labelled.Labelled`. Returns
+    """``train``/``test``/``train_target``: :class:`~xlsent.data.formats.labelled.Labelled`. Returns
     ``{"transfer": …, "in_language": … or None}`` as dicts."""
     x_tr = encoder.encode(train.texts, train.lang or None)
     x_te = encoder.encode(test.texts, test.lang or None)

@@ -7,7 +7,7 @@ averaged: Manafi 2025), since encoders truncate at their maximum length. Sources
 
 * ``bible-chapters`` — the 260 held-out New-Testament chapters, English ↔ Chichewa (verses joined);
 * ``udhr-articles:CODE`` — the UDHR's preamble and 30 articles, English ↔ CODE;
-* two document JSONL files (:mod:`xlsent.data.documents`): documents with the same id, all
+* two document JSONL files (:mod:`xlsent.data.formats.documents`): documents with the same id, all
   sections joined, form a pair;
 * any pairs file whose lines are paragraphs.
 """
@@ -19,8 +19,8 @@ from xlsent.utils.errors import XlsentError
 
 def document_units(spec: str) -> tuple[list[str], list[str], str, str]:
     """(src texts, tgt texts, src lang, tgt lang) of a bundled name or ``SRC.jsonl,TGT.jsonl``."""
-    from xlsent.data.documents import read_documents
-    from xlsent.data.registry import find
+    from xlsent.data.formats.documents import read_documents
+    from xlsent.data.sets.registry import find
 
     bundled = find(spec, "documents")
     if bundled is not None:

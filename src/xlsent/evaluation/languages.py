@@ -4,7 +4,7 @@ One pool per language (``--dataset udhr-all:test``): :func:`profile_languages` g
 ``script`` of its target-side text (ISO 15924, the majority script of its letters:
 :func:`xlsent.data.langid.scripts.detect_script`) and how the model's own tokenizer splits that text —
 ``pieces_per_word`` (pieces without special tokens or prompt, per word as
-:func:`xlsent.data.cleaning.count_words` counts words: whitespace tokens, each character of a script written
+:func:`xlsent.data.filters.cleaning.count_words` counts words: whitespace tokens, each character of a script written
 without spaces) and ``unk_rate`` (the share of those pieces that are the tokenizer's unknown piece, as
 ``xlsent data stats --model`` prints it). :func:`summarize` groups the languages by script, by pieces per word
 (:data:`PIECES_BINS`) and by unknown-piece rate (:data:`UNK_BINS`): languages and mean P@1 each direction,

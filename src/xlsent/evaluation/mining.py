@@ -1,6 +1,6 @@
 """Thresholded bitext-mining precision / recall / F1 (BUCC 2017/2018 style).
 
-Mining runs over a comparable corpus (:mod:`xlsent.data.comparable`) without a threshold; the
+Mining runs over a comparable corpus (:mod:`xlsent.data.formats.comparable`) without a threshold; the
 candidates, best first, are compared with the gold pairs. The threshold that maximises F1 on
 the **dev** corpus is then applied to the **test** corpus, whose figures are the result; the
 test gold never chooses anything. Beside it, ``auto_threshold``: the cut ``xlsent mine`` makes by
@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from xlsent.data.comparable import ComparableCorpus
+from xlsent.data.formats.comparable import ComparableCorpus
 
 
 @dataclass

@@ -119,7 +119,7 @@ def span_retrieval(st, prompt: str, records: list[dict], max_seq_length: int = 1
                    bootstrap: int = 1000, seed: int = 0, name: str = "") -> SpanResult:
     """P@1 of structural-span retrieval for a loaded ``SentenceTransformer`` (its transformer's last layer, with
     ``prompt`` before each sentence) over the spans of ``records`` (a structural-words file's)."""
-    from xlsent.data.structural import add_piece_offsets
+    from xlsent.data.derived.structural import add_piece_offsets
 
     encoder = st[0].auto_model.eval()
     tok = st.tokenizer

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xlsent.data.conll import UNLABELLED
+from xlsent.data.formats.conll import UNLABELLED
 from xlsent.evaluation.bootstrap import bootstrap_ci, percentile_interval, resample_indices, two_sided_p
 
 

@@ -33,7 +33,7 @@ FP32_MIN_COSINE = 0.99999  # an fp32 export must reproduce the torch model at le
 def check_texts() -> list[str]:
     """A multilingual sample for the export checks: bundled English–Chichewa training verses plus a fixed
     set of sentences in other scripts and a long text that reaches the truncation limit."""
-    from xlsent.data.pairs import load_pairs
+    from xlsent.data.sets.pairs import load_pairs
 
     ds = load_pairs("bible-en-ny:train", sample=48, seed=7).dataset
     extra = ["東京は日本の首都です。", "Hà Nội là thủ đô của Việt Nam.", "Москва — столица России.",

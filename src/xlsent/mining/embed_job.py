@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-from xlsent.data.text_source import TextSource
+from xlsent.data.formats.text_source import TextSource
 from xlsent.mining.store import quantize
 from xlsent.utils.errors import XlsentError, named
 from xlsent.utils.io import atomic_path, check_space, size_of, write_json_atomic, writing

@@ -3,12 +3,12 @@
 A crawl is mined from files of hundreds of millions of lines, so no step may read every sentence into one
 process. The file is read once to find each line's byte offset (kept in the work folder); then one task per
 block of lines (:class:`HashTask`, run by the job's engine, here or on a cluster) normalises each line (NFC,
-whitespace collapsed, :func:`xlsent.data.cleaning.normalize_text`) and writes a 16-byte BLAKE2b digest of it
+whitespace collapsed, :func:`xlsent.data.filters.cleaning.normalize_text`) and writes a 16-byte BLAKE2b digest of it
 (zeros for a blank line). One reduce step here keeps the first line of every digest, in input order
 (:func:`unique_lines`): 16 bytes a line, not the text. The sentences are read back by line number when a
 shard is encoded and when the pairs are written.
 
-These are the sentences :func:`xlsent.data.readers.read_sentences` keeps (the same normalisation, first
+These are the sentences :func:`xlsent.data.formats.readers.read_sentences` keeps (the same normalisation, first
 occurrences in file order); two different sentences are taken for one only if their 128-bit digests collide.
 
 Layout, in ``folder`` (``NAME`` is ``src`` or ``tgt``)::
@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.cleaning import normalize_text
-from xlsent.data.readers import ReadReport
-from xlsent.data.text_source import line_offsets, read_lines_at, read_lines_range
+from xlsent.data.filters.cleaning import normalize_text
+from xlsent.data.formats.readers import ReadReport
+from xlsent.data.formats.text_source import line_offsets, read_lines_at, read_lines_range
 from xlsent.utils.errors import InputFormatError, XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic
 
@@ -101,7 +101,7 @@ class SideInput:
         return [normalize_text(t) for t in read_lines_at(self.path, numbers, self.offsets)]
 
     def report(self) -> ReadReport:
-        """What :func:`xlsent.data.readers.read_sentences` reports for the same file."""
+        """What :func:`xlsent.data.formats.readers.read_sentences` reports for the same file."""
         skipped = {"blank line": self.blank, "exact repeat of an earlier line": self.repeats}
         return ReadReport(str(self.path), len(self), Counter({k: v for k, v in skipped.items() if v}))
 

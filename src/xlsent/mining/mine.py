@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.documents import Document, clean, load_documents
-from xlsent.data.readers import ReadReport, read_sentences, unique_sentences
-from xlsent.data.splitting import split_sentences
+from xlsent.data.formats.documents import Document, clean, load_documents
+from xlsent.data.formats.readers import ReadReport, read_sentences, unique_sentences
+from xlsent.data.text.splitting import split_sentences
 from xlsent.mining.inputs import SideInput
 from xlsent.mining.job import MineConfig, MiningJob, peak_rss_gib
 from xlsent.utils.errors import XlsentError
@@ -52,7 +52,7 @@ def read_mining_input(path: str | Path, lang: str = "", documents: bool = False,
                       splitter: str = "auto") -> tuple[list[str], ReadReport]:
     """Unique sentences of a file: one sentence per line, or (``documents``) one document or paragraph per
     line, split into sentences for ``lang``. With ``documents``, ``path`` may also be a document JSONL
-    (:mod:`xlsent.data.documents`; every section's text is split, ``lang`` defaults to the documents'
+    (:mod:`xlsent.data.formats.documents`; every section's text is split, ``lang`` defaults to the documents'
     own) or a bundled document set such as ``bible:nya``. Blank lines and repeats are skipped and counted."""
     if not documents:
         if is_document_source(path):
@@ -92,7 +92,7 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
     """Run (or resume) a mining job and select pairs. ``src``/``tgt``: sentences, or an input file de-duplicated
     by :func:`xlsent.mining.job.open_input`; ``encoder`` default: the model by name; ``engine``: where the tasks
     run, :mod:`xlsent.mining.engine`, default here; ``noise_filters``: applied to the selected pairs
-    (:mod:`xlsent.data.noise_filters`; the language filter checks ``src_lang``/``tgt_lang``, else each side's
+    (:mod:`xlsent.data.filters.noise_filters`; the language filter checks ``src_lang``/``tgt_lang``, else each side's
     language detected from the pairs; ``identifier``: its n-gram identifier, default the bundled one);
     ``search_gpu``: without an engine, the GPU faiss searches on here (None: the CPU;
     :func:`xlsent.mining.index.gpu_search`); ``known_pairs``: (sources, targets) known to translate each other,
@@ -124,8 +124,8 @@ def mine(src: list[str] | SideInput, tgt: list[str] | SideInput, model_name: str
     pairs = list(zip(mined.score.astype(float).tolist(), job.texts("src", mined.src), job.texts("tgt", mined.tgt)))
     filtered = None
     if noise_filters and pairs:
+        from xlsent.data.filters.noise_filters import apply_noise_filters
         from xlsent.data.langid import pair_languages
-        from xlsent.data.noise_filters import apply_noise_filters
 
         src_texts, tgt_texts = [p[1] for p in pairs], [p[2] for p in pairs]
         langs, notes = pair_languages(src_texts, tgt_texts, (src_lang or None, tgt_lang or None))

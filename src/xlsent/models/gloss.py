@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlsent.data.dictionary import BilingualDictionary
+from xlsent.data.formats.dictionary import BilingualDictionary
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
 GLOSS_FILE = "gloss_dictionary.tsv"

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from xlsent.data.conll import UNLABELLED
+from xlsent.data.formats.conll import UNLABELLED
 from xlsent.utils.errors import XlsentError
 
 

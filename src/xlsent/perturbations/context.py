@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from xlsent.data.conll import TaggedCorpus
+from xlsent.data.formats.conll import TaggedCorpus
 from xlsent.perturbations.entities import Perturbed
 
 

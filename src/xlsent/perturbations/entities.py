@@ -23,8 +23,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from xlsent.data.conll import TaggedCorpus
-from xlsent.data.projection import entity_spans
+from xlsent.data.derived.projection import entity_spans
+from xlsent.data.formats.conll import TaggedCorpus
 
 
 @dataclass

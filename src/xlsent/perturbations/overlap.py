@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from xlsent.data.conll import TaggedCorpus
+from xlsent.data.formats.conll import TaggedCorpus
 from xlsent.perturbations.entities import entities
 
 

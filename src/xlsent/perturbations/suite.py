@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xlsent.data.conll import TaggedCorpus, write_conll
+from xlsent.data.formats.conll import TaggedCorpus, write_conll
 from xlsent.perturbations.context import WordEmbedder, p4_context
 from xlsent.perturbations.entities import (Perturbed, default_given_names, default_places, p1_given_names,
                                            p2_places, p3_shared_entities)

@@ -49,8 +49,8 @@ def run_adversarial(cfg, pairs: list[PairSpec], seeds: list[int], perturbations:
     import json
     from pathlib import Path
 
-    from xlsent.data.stopwords import read_stopword_file, stopwords_for
-    from xlsent.data.tagging import load_tagged
+    from xlsent.data.formats.tagging import load_tagged
+    from xlsent.data.text.stopwords import read_stopword_file, stopwords_for
     from xlsent.evaluation.tagging import evaluate_tagger, sample_corpus, score
     from xlsent.models.tagger import load_tagger
     from xlsent.perturbations.overlap import entity_overlap
@@ -156,8 +156,8 @@ def load_inputs(test: str, train: str, target_train: str | None, lang: str, name
                 seed: int = 0, need_stopwords: bool = True):
     """Read every file a perturbation (``xlsent perturb``) needs, before any model loads. Stop words are read only
     when ``need_stopwords`` (P4, P5 and P4-random replace context words; P1–P3 only entities)."""
-    from xlsent.data.stopwords import read_stopword_file, stopwords_for
-    from xlsent.data.tagging import language_of, load_tagged
+    from xlsent.data.formats.tagging import language_of, load_tagged
+    from xlsent.data.text.stopwords import read_stopword_file, stopwords_for
     from xlsent.evaluation.tagging import sample_corpus
     from xlsent.perturbations.suite import PerturbInputs
 

@@ -182,7 +182,7 @@ def run_bootstrap(settings: BootstrapSettings, seed_pairs: list[tuple[str, str]]
     """The loop (module docstring). ``seed_pairs``: the cleaned seed, (src, tgt), the source in the language of the
     source text; ``langs``: their codes ("" unknown); ``adapt_cfg``: adapt's merged config (for the price);
     ``identity``: what the inputs are (a rerun with other inputs into the folder is refused)."""
-    from xlsent.data.cleaning import normalize_text
+    from xlsent.data.filters.cleaning import normalize_text
     from xlsent.evaluation.pool import pool_retrieval
 
     note = (lambda line: say(on_note, [line]))

@@ -204,7 +204,7 @@ def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
             raise _fail(key, value, "the folder holds no model (no modules.json or config.json)",
                         "point it at the model's folder or a finished run's folder")
     elif key in _PAIR_KEYS:
-        from xlsent.data.pairs import bad_source, split_sources
+        from xlsent.data.sets.pairs import bad_source, split_sources
 
         if key == "eval.pairs" and value == "holdout":
             return
@@ -218,7 +218,7 @@ def _check_exists(key: str, value: Any, files: tuple = ()) -> None:
         raise _fail(key, value, "no such file and not a bundled dataset",
                     "give a pairs file (TSV, JSONL or Moses A,B) or a bundled name (xlsent data list)")
     elif key in _TAGGED_KEYS:
-        from xlsent.data.tagging import BUNDLED_TAGGED
+        from xlsent.data.formats.tagging import BUNDLED_TAGGED
 
         if value not in BUNDLED_TAGGED and not Path(value).expanduser().is_file():
             raise _fail(key, value, "no such file and not a bundled tagged set",

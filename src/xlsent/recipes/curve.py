@@ -56,7 +56,7 @@ def run_curve(cfg, pairs: str | Path, output: str | Path, *, model: str, shares:
 
     import numpy as np
 
-    from xlsent.data.pairs import load_train_pairs, write_pairs_jsonl
+    from xlsent.data.sets.pairs import load_train_pairs, write_pairs_jsonl
     from xlsent.evaluation.curve import curve_cautions, fit_curve
     from xlsent.models.handle import load_model
     from xlsent.recipes.adapt import holdout_hits, holdout_size, split_holdout_by_language

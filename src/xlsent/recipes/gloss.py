@@ -4,7 +4,7 @@ Manafi, S. (2025). *Challenges of Cross-Lingual Transfer from High- to Low-Resou
 Languages* (dissertation), §3.2.2 "Fine-tuned SBERT model".
 
 1. **Word mapping layer**: every low-resource word is replaced by its dictionary translation
-   (:mod:`xlsent.data.dictionary`: a TSV, a Debian FreeDict dictionary, or a dictionary
+   (:mod:`xlsent.data.formats.dictionary`: a TSV, a Debian FreeDict dictionary, or a dictionary
    induced from the training pairs with eflomal);
 2. **sentence transformer**: an English SBERT (default all-MiniLM-L6-v2) is fine-tuned with the
    soft-margin triplet loss of Eq. 3.1 on (gloss(anchor), positive, negative) triplets.
@@ -42,22 +42,22 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from xlsent.recipes.config_types import RecipeConfig
-from xlsent.recipes.triplet_kd import TripletLoss, TripletNegatives
-from xlsent.training.settings import NonNegInt, Section, UnitFloat
-from xlsent.data.dictionary import BilingualDictionary
+from xlsent.data.derived.triplets import STRATEGIES as NEGATIVE_STRATEGIES
+from xlsent.data.formats.dictionary import BilingualDictionary
+from xlsent.data.formats.dictionary import SYMMETRIZE, UNKNOWN
+from xlsent.losses.distances import DISTANCES
 from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
 from xlsent.recipes._trainer import matryoshka_setting, train_stage
-from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
+from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.registry import RunResult
+from xlsent.recipes.triplet_kd import TripletLoss, TripletNegatives
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.settings import NonNegInt, Section, UnitFloat
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
-from xlsent.data.dictionary import SYMMETRIZE, UNKNOWN
-from xlsent.data.triplets import STRATEGIES as NEGATIVE_STRATEGIES
-from xlsent.losses.distances import DISTANCES
-from xlsent.recipes.registry import RunResult
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES,
@@ -123,8 +123,8 @@ def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=N
 def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True) -> RunResult:
     from datasets import Dataset
 
-    from xlsent.data.pairs import load_train_pairs
-    from xlsent.data.triplets import build_triplets
+    from xlsent.data.derived.triplets import build_triplets
+    from xlsent.data.sets.pairs import load_train_pairs
     from xlsent.losses import SoftMarginTripletDistillLoss
 
     output = Path(output)

@@ -156,7 +156,7 @@ def train_lightweight(cfg: RecipeConfig, output: str | Path, on_note: Callable[[
     """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
     import torch
 
-    from xlsent.data.pairs import load_train_pairs
+    from xlsent.data.sets.pairs import load_train_pairs
     from xlsent.losses.lightweight_losses import LightweightLoss
     from xlsent.models.lightweight import build_encoder, maskable_ids, parameter_count
 

@@ -86,16 +86,16 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.pairs import TrainPairs, load_train_pairs
+from xlsent.data.sets.pairs import TrainPairs, load_train_pairs
 from xlsent.losses.multilingual_contrastive_loss import VARIANTS as MCL_VARIANTS
 from xlsent.models.student import INITS
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import train_stage
-from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig
-from xlsent.training.settings import NonNegFloat, NonNegInt, PosFloat, PosInt
 from xlsent.recipes.registry import RunResult
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.settings import NonNegFloat, NonNegInt, PosFloat, PosInt
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 
@@ -191,7 +191,7 @@ def _monolingual(t: dict, seed: int, on_note=None) -> list[str]:
     """``train.monolingual`` read (blank lines and repeats counted), then a seeded subset of ``monolingual_sample``."""
     if not t["monolingual"]:
         return []
-    from xlsent.data.readers import read_sentences
+    from xlsent.data.formats.readers import read_sentences
 
     texts, report = read_sentences(t["monolingual"])
     notes = report.lines()

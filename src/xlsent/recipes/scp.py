@@ -102,7 +102,7 @@ SECTIONS = {"scp": ScpSettings, "mlm": ScpMlm, "train": ScpTrain, "eval": ScpEva
 
 def validate(cfg: RecipeConfig) -> None:
     """The checks of this recipe's own data keys: known structural types, span files that exist."""
-    from xlsent.data.structural import BUNDLED_SPANS, TYPES
+    from xlsent.data.derived.structural import BUNDLED_SPANS, TYPES
 
     bad = [t for t in cfg.train["types"] if t not in TYPES]
     if bad or not cfg.train["types"]:
@@ -136,7 +136,7 @@ class SpanBatchData:
 
 def read_spans_for(cfg: RecipeConfig) -> tuple[list[dict], dict, list[str]]:
     """The training records (types filtered, sampled) — read before any model loads, so a bad file fails first."""
-    from xlsent.data.structural import TYPES, read_spans
+    from xlsent.data.derived.structural import TYPES, read_spans
 
     d = cfg.train
     types = [str(t) for t in d.types]
@@ -166,7 +166,7 @@ def read_spans_for(cfg: RecipeConfig) -> tuple[list[dict], dict, list[str]]:
 def prepare(records: list[dict], meta: dict, tok, prompt: str, max_len: int) -> SpanBatchData:
     """Token ids and span offsets (the stored ones when they belong to this tokenizer and prompt); spans past
     ``max_len`` pieces and pairs left without a span are dropped and counted."""
-    from xlsent.data.structural import add_piece_offsets, tokenizer_fingerprint
+    from xlsent.data.derived.structural import add_piece_offsets, tokenizer_fingerprint
 
     notes = []
     if meta.get("tokenizer") != tokenizer_fingerprint(tok) or meta.get("prompt") != prompt:
@@ -388,7 +388,7 @@ class _ScpModel(torch.nn.Module):
 
 def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=None, no_eval: bool = False):
     """Evaluation hook: base model vs SCP on held-out sentence retrieval (NT, UDHR) and structural-span retrieval."""
-    from xlsent.data.structural import read_spans
+    from xlsent.data.derived.structural import read_spans
     from xlsent.evaluation.spans import sample_records, span_retrieval
     from xlsent.models.handle import load_model
     from xlsent.recipes._common import evaluate_named

@@ -74,29 +74,29 @@ from typing import Annotated, Callable, Literal
 import numpy as np
 import torch
 
-from xlsent.recipes.config_schema import config_error
-from xlsent.recipes.config_types import RecipeConfig
-from xlsent.training.settings import Count, FractionFloat, NonNegFloat, PosInt, Section
-from xlsent.recipes.registry import RunResult
-from xlsent.data.pairs import load_train_pairs
-from xlsent.data.negatives import build_negatives
+from xlsent.data.derived.negatives import build_negatives
+from xlsent.data.derived.negatives import STRATEGIES as NEGATIVE_STRATEGIES
+from xlsent.data.sets.pairs import load_train_pairs
 from xlsent.encoding.encoder import Encoder, FunctionBackend
 from xlsent.encoding.layer_features import LayerFeatures, parse_spec
+from xlsent.losses.distances import DISTANCES
 from xlsent.losses.siamese_contrastive_loss import contrastive_loss
 from xlsent.models.handle import is_sentence_encoder, load_model, load_transformer_module
 from xlsent.modules import CenterNormalize, SiameseHead
+from xlsent.modules.hidden_layer_pooling import POOLINGS
+from xlsent.modules.siamese_head import HEAD_TYPES
 from xlsent.recipes._common import say
 from xlsent.recipes.config import dump_config
+from xlsent.recipes.config_schema import config_error
+from xlsent.recipes.config_types import RecipeConfig
+from xlsent.recipes.registry import RunResult
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import is_main_process, main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.settings import Count, FractionFloat, NonNegFloat, PosInt, Section
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
-from xlsent.data.negatives import STRATEGIES as NEGATIVE_STRATEGIES
-from xlsent.losses.distances import DISTANCES
-from xlsent.modules.hidden_layer_pooling import POOLINGS
-from xlsent.modules.siamese_head import HEAD_TYPES
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"features.pooling": POOLINGS,

@@ -32,14 +32,14 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from xlsent.data.conll import TaggedCorpus
-from xlsent.data.tagging import for_task, load_tagged
+from xlsent.data.formats.conll import TaggedCorpus
+from xlsent.data.formats.conll import SCHEMES
+from xlsent.data.formats.tagging import for_task, load_tagged
+from xlsent.recipes.config_types import EvalConfig, TrainConfig
+from xlsent.recipes.registry import RunResult
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
-from xlsent.data.conll import SCHEMES
-from xlsent.recipes.registry import RunResult
-from xlsent.recipes.config_types import EvalConfig, TrainConfig
 from xlsent.training.settings import NonNegInt, Section
 
 #: what the trained model gives: a token-classification folder, not sentence embeddings (the CLI and the model card read it)
@@ -261,7 +261,7 @@ def train(cfg, output: Path, on_note: Note = None, progress: bool = True) -> Run
 def evaluate_after(cfg, result: RunResult, output: Path, on_note: Note = None, no_eval: bool = False):
     """Evaluation hook: entity F1 (NER) or accuracy (POS) of the trained tagger on ``eval.test``, with bootstrap CIs;
     whether the test labels are gold, silver or the user's is said with the figure."""
-    from xlsent.data.tagging import data_kind
+    from xlsent.data.formats.tagging import data_kind
     from xlsent.evaluation.suite import HeldOut, ModelMetrics
     from xlsent.evaluation.tagging import evaluate_tagger, sample_corpus
     from xlsent.models.tagger import load_tagger

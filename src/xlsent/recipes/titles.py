@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.multiple_choice import ChoiceSet, read_choices
+from xlsent.data.formats.multiple_choice import ChoiceSet, read_choices
+from xlsent.recipes.registry import RunResult
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
-from xlsent.utils.errors import XlsentError
-from xlsent.recipes.registry import RunResult
 from xlsent.training.settings import NonNegInt, Section
+from xlsent.utils.errors import XlsentError
 
 
 class TitlesSettings(Section):
@@ -153,8 +153,8 @@ def accuracy(model_dir: Path, data: ChoiceSet, seed: int, max_length: int, batch
 def p4_texts(test: ChoiceSet, train: ChoiceSet, stopwords: frozenset[str], embed, seed: int = 0,
              random_control: bool = False) -> tuple[ChoiceSet, ChoiceSet, dict]:
     """(base, perturbed, log): the section texts word-tokenised and re-joined, and their P4 (or random) copy."""
-    from xlsent.data.conll import TaggedCorpus
-    from xlsent.data.projection import tokenize_words
+    from xlsent.data.derived.projection import tokenize_words
+    from xlsent.data.formats.conll import TaggedCorpus
     from xlsent.perturbations.context import p4_context
 
     def as_corpus(d: ChoiceSet) -> TaggedCorpus:

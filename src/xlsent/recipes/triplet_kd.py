@@ -9,7 +9,7 @@ translation, negative = an unrelated English sentence) and is trained with
     L = 1/N Σ log(1 + exp(‖a − p‖ − ‖a − n‖ + α))  +  λ · 1/N Σ (‖p − T(p)‖² + ‖n − T(n)‖²)
 
 with λ = 0.9 (the paper's grid-search value); the teacher's embeddings T(p), T(n) are
-computed once and cached. Triplets come from any parallel corpus (:mod:`xlsent.data.triplets`; default negatives from
+computed once and cached. Triplets come from any parallel corpus (:mod:`xlsent.data.derived.triplets`; default negatives from
 another section of the same document, as the paper's other section of the same Wikipedia
 page) or from a user's triplet TSV (``train.triplets``).
 
@@ -47,18 +47,18 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.recipes.config_types import RecipeConfig, TrainConfig
-from xlsent.training.settings import NonNegFloat, Section
+from xlsent.data.derived.triplets import STRATEGIES as NEGATIVE_STRATEGIES
+from xlsent.data.sets.pairs import load_train_pairs
+from xlsent.losses.distances import DISTANCES
 from xlsent.models.handle import load_model
-from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes._trainer import matryoshka_setting, train_stage
-from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
-from xlsent.utils.io import write_text_atomic
-from xlsent.data.triplets import STRATEGIES as NEGATIVE_STRATEGIES
-from xlsent.losses.distances import DISTANCES
+from xlsent.recipes.config_types import RecipeConfig, TrainConfig
 from xlsent.recipes.registry import RunResult
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.settings import NonNegFloat, Section
+from xlsent.utils.io import write_text_atomic
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
 CHOICES = {"loss.distance": DISTANCES, "negatives.strategy": NEGATIVE_STRATEGIES}
@@ -96,7 +96,7 @@ def load_training_triplets(cfg: RecipeConfig, load_teacher, on_note=None):
     ``load_teacher()`` (the teacher's :class:`~xlsent.models.handle.ModelHandle`) is called only to
     build triplets from pairs.
     """
-    from xlsent.data.triplets import build_triplets, read_triplets
+    from xlsent.data.derived.triplets import build_triplets, read_triplets
 
     t = cfg.train
     seed = int(cfg.optim.seed)

@@ -41,15 +41,15 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from xlsent.recipes.config_types import RecipeConfig
+from xlsent.data.sets.pairs import load_train_pairs
 from xlsent.models.handle import load_model
-from xlsent.data.pairs import load_train_pairs
 from xlsent.recipes._common import load_student_for, pair_dataset, say, teacher_targets
 from xlsent.recipes._trainer import matryoshka_hash_part, matryoshka_setting, train_stage
-from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.recipes.config import dump_config
-from xlsent.utils.io import write_text_atomic
+from xlsent.recipes.config_types import RecipeConfig
 from xlsent.recipes.registry import RunResult
+from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.utils.io import write_text_atomic
 
 
 def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: bool = True, stage_dir: Path | None = None,

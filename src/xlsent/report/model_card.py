@@ -77,8 +77,8 @@ def _metrics_section(metrics: dict, chose: dict | None = None) -> list[str]:
 def _data_licence(spec: str) -> str:
     """The licence of the training pairs: a bundled source's, or each bundled source's of several
     (``NAME: licence · …``, a user's file as "your file's"); "" for a user's file alone."""
-    from xlsent.data.bundled import licence_of
-    from xlsent.data.pairs import split_sources
+    from xlsent.data.sets.bundled import licence_of
+    from xlsent.data.sets.pairs import split_sources
     from xlsent.utils.errors import XlsentError
 
     try:

@@ -39,11 +39,11 @@ class Entry:
 
 
 def read_entries(spec: str) -> list[Entry]:
-    from xlsent.data.bundled import is_bundled
+    from xlsent.data.sets.bundled import is_bundled
 
     path = Path(spec)
     if is_bundled(spec) or path.suffix in (".tsv", ".jsonl", ".gz") or "," in spec:
-        from xlsent.data.pairs import load_pairs, side_langs
+        from xlsent.data.sets.pairs import load_pairs, side_langs
 
         ds: Any = load_pairs(spec, dedupe=False).dataset
         src_lang, tgt_lang = side_langs(ds)
@@ -57,7 +57,7 @@ def read_entries(spec: str) -> list[Entry]:
         return entries
     if not path.is_file():
         raise XlsentError(f"{named('index', spec)}: neither a bundled set (xlsent data list) nor a file")
-    from xlsent.data.readers import read_lines
+    from xlsent.data.formats.readers import read_lines
 
     lines = [x.strip() for x in read_lines(path)]
     entries = [Entry(t, "", None, i) for i, t in enumerate(lines) if t]

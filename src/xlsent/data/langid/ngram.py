@@ -249,7 +249,7 @@ def udhr_texts(part: str = "train") -> dict[str, list[str]]:
     """Each ``udhr-all`` language's paragraphs of one part (:func:`udhr_part`), English's once (every declaration
     aligns to the same English paragraphs), keyed by ISO 639-3 code; the languages of :data:`NOT_LEARNED` left
     out."""
-    from xlsent.data.bundled import load_bundled
+    from xlsent.data.sets.bundled import load_bundled
 
     ds = load_bundled("udhr-all")
     out: dict[str, list[str]] = {}
@@ -273,7 +273,7 @@ def learn_bundled() -> NgramIdentifier:
 @lru_cache(maxsize=1)
 def bundled_identifier() -> NgramIdentifier:
     """The bundled model (:data:`BUNDLED_MODEL`), read once."""
-    from xlsent.data.bundled import data_dir
+    from xlsent.data.sets.bundled import data_dir
     from xlsent.utils.errors import XlsentError
 
     path = data_dir() / BUNDLED_MODEL

@@ -28,7 +28,7 @@ class AlignmentTask(TaskType):
     plain: bool = option(False)
     runs: str = option("mean", choices=("mean", "concat"))
     length_weight: float = option(0.1)
-    documents: list = _data()  # xlsent.data.alignment.DocumentPair
+    documents: list = _data()  # xlsent.data.formats.alignment.DocumentPair
     gold: list = _data()
     predicted: list = _data()
     config: Any = _data()
@@ -39,8 +39,8 @@ class AlignmentTask(TaskType):
 
     def load(self) -> None:
         from xlsent.aligner.vecalign import AlignConfig
-        from xlsent.data.alignment import read_alignment
-        from xlsent.data.registry import find, load
+        from xlsent.data.formats.alignment import read_alignment
+        from xlsent.data.sets.registry import find, load
 
         dataset = self.declaration.dataset
         self.config = AlignConfig.of(self.max_overlap, self.deletion_quantile, 5, self.plain, self.runs,

@@ -28,13 +28,13 @@ class ClassificationTask(TaskType):
     train_lang: str = option("")
     test_lang: str = option("")
     chunk_words: int = _chunk_words()
-    train: Any = _data()  # xlsent.data.labelled.Labelled
+    train: Any = _data()  # xlsent.data.formats.labelled.Labelled
     test: Any = _data()
     train_target: Any = _data()
 
     def load(self) -> None:
-        from xlsent.data.labelled import read_labelled
-        from xlsent.data.registry import find, load
+        from xlsent.data.formats.labelled import read_labelled
+        from xlsent.data.sets.registry import find, load
 
         dataset = self.declaration.dataset
         if find(dataset, "labelled") is not None:

@@ -24,7 +24,7 @@ class DocumentsTask(RetrievalTask):
     chunk_words: int = _chunk_words(20)
 
     def load(self) -> None:
-        from xlsent.data.registry import find
+        from xlsent.data.sets.registry import find
         from xlsent.evaluation.documents import document_units
 
         dataset = self.declaration.dataset

@@ -35,7 +35,7 @@ class MiningTask(TaskType):
     seed: int = _seed()
     src_lang: str = option("")  # BUCC files: the source suffix (e.g. de)
     tgt_lang: str = option("")
-    dev: Any = _data()  # xlsent.data.comparable.ComparableCorpus
+    dev: Any = _data()  # xlsent.data.formats.comparable.ComparableCorpus
     test: Any = _data()
 
     @classmethod
@@ -44,8 +44,8 @@ class MiningTask(TaskType):
         return len(parts) == 2 and all(any(p.parent.glob(p.name + ".*")) for p in parts)
 
     def load(self) -> None:
-        from xlsent.data.comparable import read_bucc
-        from xlsent.data.registry import find, load
+        from xlsent.data.formats.comparable import read_bucc
+        from xlsent.data.sets.registry import find, load
 
         dataset = self.declaration.dataset
         if find(dataset, "mining") is not None:

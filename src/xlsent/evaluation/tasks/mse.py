@@ -38,7 +38,7 @@ class MseTask(TaskType):
         return RetrievalTask.has_files(dataset)
 
     def load(self) -> None:
-        from xlsent.data.pairs import english_side, load_pairs, other_language
+        from xlsent.data.sets.pairs import english_side, load_pairs, other_language
 
         loaded = load_pairs(self.declaration.dataset, on_bad_lines=self.on_bad_lines, dedupe=False,
                             sample=self.sample, seed=self.seed)

@@ -34,7 +34,7 @@ TYPES: dict[str, tuple[str, str, str]] = {t: (c.main_score, c.measures, c.mteb_t
 def declare(name: str) -> TaskDeclaration:
     """The declaration of ``TYPE:DATASET`` — a bundled set of the kind the type reads, or the user's files in the
     type's form — or an error naming the fix."""
-    from xlsent.data.registry import entries, find
+    from xlsent.data.sets.registry import entries, find
 
     task_type, _, dataset = name.partition(":")
     if task_type not in TASK_TYPES or not dataset:
@@ -73,7 +73,7 @@ def declare(name: str) -> TaskDeclaration:
 
 def names() -> list[str]:
     """Every named task over the bundled data (one a set; sets read a language at a time appear as ``:CODE``)."""
-    from xlsent.data.registry import entries
+    from xlsent.data.sets.registry import entries
 
     return [f"{t}:{e.name}" + (":CODE" if e.by_language and cls.one_language else "")
             for t, cls in TASK_TYPES.items() if cls.kind for e in entries(cls.kind) if cls.listed(e)]

@@ -27,7 +27,7 @@ class SpansTask(TaskType):
     records: list[dict] = _data()
 
     def load(self) -> None:
-        from xlsent.data.structural import read_spans
+        from xlsent.data.derived.structural import read_spans
         from xlsent.evaluation.spans import sample_records
 
         records, _ = read_spans(self.declaration.dataset)

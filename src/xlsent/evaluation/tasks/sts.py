@@ -28,7 +28,7 @@ class StsTask(TaskType):
     gold: list[float] = _data()
 
     def load(self) -> None:
-        from xlsent.data.sts import read_sts
+        from xlsent.data.formats.sts import read_sts
 
         table, report = read_sts(Path(self.declaration.dataset), self.on_bad_lines)
         self.notes += report.lines()

@@ -27,14 +27,14 @@ class NerTask(TaskType):
     strict: bool = option(False)  # an I- tag after O is an error instead of a counted repair
     tag_column: int = option(-1)
     max_length: int = option(128, low=8)
-    corpus: Any = _data()  # xlsent.data.tagging.TaggedCorpus
+    corpus: Any = _data()  # xlsent.data.formats.tagging.TaggedCorpus
 
     @classmethod
     def accepts(cls, entry) -> bool:
         return entry.name.split(":")[0].endswith(cls.type)
 
     def load(self) -> None:
-        from xlsent.data.tagging import load_tagged
+        from xlsent.data.formats.tagging import load_tagged
         from xlsent.evaluation.tagging import sample_corpus
 
         scheme: Any = self.scheme  # checked against the schemes (option choices)

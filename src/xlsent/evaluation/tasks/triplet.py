@@ -14,7 +14,7 @@ from xlsent.evaluation.tasks.retrieval import RetrievalTask
 
 def _triplet_file(dataset: str) -> bool:
     """A file of ``anchor<TAB>positive<TAB>negative`` lines (a pairs TSV has two fields a line)."""
-    from xlsent.data.readers import read_lines
+    from xlsent.data.formats.readers import read_lines
 
     p = Path(dataset).expanduser()
     if not p.is_file() or ".jsonl" in p.name:
@@ -52,8 +52,8 @@ class TripletTask(TaskType):
         return _triplet_file(dataset) or RetrievalTask.has_files(dataset)
 
     def load(self) -> None:
-        from xlsent.data.pairs import load_pairs, other_language, section_keys
-        from xlsent.data.triplets import read_triplets
+        from xlsent.data.derived.triplets import read_triplets
+        from xlsent.data.sets.pairs import load_pairs, other_language, section_keys
 
         dataset, self.anchor_lang = self.declaration.dataset, ""
         if _triplet_file(dataset):
@@ -73,7 +73,7 @@ class TripletTask(TaskType):
             self.build()
 
     def build(self, teacher: Any = None) -> None:
-        from xlsent.data.triplets import build_triplets
+        from xlsent.data.derived.triplets import build_triplets
 
         self.triplets, report = build_triplets(self.pool, self.negatives or "random", self.seed, teacher=teacher)
         self.notes += report.lines()

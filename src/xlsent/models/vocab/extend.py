@@ -241,7 +241,7 @@ def initial_rows(weight, tokenizer_json: dict, new: list[tuple[str, float]], see
 def extend_vocabulary(model, texts: list[str], pieces: int = DEFAULT_PIECES, seed: int = 0) -> VocabExtension:
     """Add pieces for ``texts`` to ``model`` (a loaded SentenceTransformer) in place: tokenizer, token table and
     config (the module docstring). Returns what was added (``path`` is left empty for the caller)."""
-    from xlsent.data.stats import tokenizer_stats
+    from xlsent.data.sets.stats import tokenizer_stats
 
     module = model[0]
     tok = module.tokenizer

@@ -157,7 +157,7 @@ def recorded_base(folder: Path) -> str | None:
 def romanize_tokenizer(model, texts: list[str]) -> Romanization:
     """Romanise ``model`` (a loaded SentenceTransformer) in place for ``texts``: its tokenizer's normaliser gains
     the table of the module docstring. Returns what was done (``output`` left empty for the caller)."""
-    from xlsent.data.stats import tokenizer_stats
+    from xlsent.data.sets.stats import tokenizer_stats
     from xlsent.models.vocab.tokenizer import tokenizer_with
 
     module = model[0]

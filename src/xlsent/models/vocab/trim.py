@@ -72,10 +72,10 @@ def read_texts(spec: str, limit: int = 0, sample: bool = False) -> list[str]:
 
     ``sample``: a bundled set gives a seeded sample of ``limit / 2`` pairs (both sides) instead of its first
     texts — calibration wants the whole set's spread, not its first book."""
-    from xlsent.data.bundled import is_bundled
+    from xlsent.data.sets.bundled import is_bundled
 
     if is_bundled(spec):
-        from xlsent.data.pairs import load_pairs
+        from xlsent.data.sets.pairs import load_pairs
 
         if sample and limit:
             ds = load_pairs(spec, sample=max(1, (limit + 1) // 2), seed=0).dataset
@@ -83,7 +83,7 @@ def read_texts(spec: str, limit: int = 0, sample: bool = False) -> list[str]:
             ds = load_pairs(spec, dedupe=False).dataset
         texts = list(ds["src"]) + list(ds["tgt"])
     else:
-        from xlsent.data.readers import read_lines
+        from xlsent.data.formats.readers import read_lines
 
         texts = [t for t in read_lines(Path(spec)) if t.strip()]
         if not texts:
