@@ -1,9 +1,8 @@
 """xlsent: cross-lingual sentence embeddings for low-resource languages.
 
-The public API (:mod:`xlsent.api`) is importable from here — ``xlsent.load``, ``xlsent.embed``,
-``xlsent.evaluate``, ``xlsent.evaluate_tasks``, ``xlsent.adapt``, ``xlsent.learning_curve``, ``xlsent.bootstrap``, ``xlsent.train``, ``xlsent.mine``, ``xlsent.align``, ``xlsent.filter_pairs``,
-``xlsent.export``, ``xlsent.calibrate``, ``xlsent.extend_vocab``, ``xlsent.romanize``, ``xlsent.identify`` — and is imported on first use, so ``import xlsent`` stays fast and loads
-no torch.
+The public API (:mod:`xlsent.api`, whose ``__all__`` lists every name) is importable from here — ``xlsent.load``,
+``xlsent.embed``, ``xlsent.train``, ``xlsent.mine`` … — and is imported on first use, so ``import xlsent`` stays
+fast and loads no torch. ``xlsent.__all__`` is ``xlsent.api.__all__`` and ``__version__``.
 """
 
 from __future__ import annotations
@@ -12,27 +11,33 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["load", "embed", "embed_file", "evaluate", "evaluate_tasks", "adapt", "learning_curve", "bootstrap", "train", "mine", "filter_pairs", "align", "export",
-           "calibrate", "extend_vocab", "romanize", "identify",
-           "Evaluation", "RunResult", "CurveResult", "AlignedBlock", "EmbedFileResult", "ExportResult", "Identification",
-           "XlsentError", "InputFormatError", "__version__"]
-
-if TYPE_CHECKING:  # for type checkers and editors; at run time the names come from __getattr__
-    from xlsent.api import (AlignedBlock, CurveResult, EmbedFileResult, Evaluation, ExportResult, Identification,
-                            InputFormatError, RunResult, XlsentError, adapt, align, bootstrap, calibrate, embed, embed_file,
-                            evaluate, evaluate_tasks, export, extend_vocab, filter_pairs, identify, learning_curve,
-                            load, mine, romanize, train)
+if TYPE_CHECKING:  # for type checkers and editors: the names of xlsent.api.__all__; at run time, __getattr__
+    from xlsent.api import *  # noqa: F403
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    """``xlsent.NAME`` for each name of :mod:`xlsent.api` (and ``xlsent.__all__``), imported on first use."""
+    if name == "__all__" or not (name.startswith("__") or _is_submodule(name)):
         import xlsent.api as api
 
-        value = getattr(api, name)
+        if name == "__all__":
+            value: Any = [*api.__all__, "__version__"]
+        elif name in api.__all__:
+            value = getattr(api, name)
+        else:
+            raise AttributeError(f"module 'xlsent' has no attribute {name!r}")
         globals()[name] = value
         return value
     raise AttributeError(f"module 'xlsent' has no attribute {name!r}")
 
 
+def _is_submodule(name: str) -> bool:
+    """A subpackage not imported yet (``from xlsent import data``, ``mock.patch("xlsent.data…")``): the import system
+    asks for the attribute first; it is not the API's, and the answer needs no import of :mod:`xlsent.api`."""
+    from importlib.util import find_spec
+
+    return find_spec(f"{__name__}.{name}") is not None
+
+
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__getattr__("__all__")))
