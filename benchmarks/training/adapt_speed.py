@@ -17,7 +17,7 @@ variant changes one setting against the recipe as it was (``--set`` values below
 * ``bf16``     — ``optim.precision=bf16`` (CPU autocast; fast only on a CPU with AMX / AVX-512 bf16);
 * ``all``      — grouped + nodrop + top6;
 * ``nodrop+top6``, ``nodrop+bf16``, ``nodrop+top8``, ``nodrop+bf16+top8`` — combinations;
-* ``nodrop+sorted`` — dropout off and ``loss.mini_batch_size=8``: each batch's texts sorted by length and run 8 at a
+* ``nodrop+sorted`` — dropout off and ``loss.sorted_chunk=8``: each batch's texts sorted by length and run 8 at a
   time, each chunk padded to its own longest (the same batches; the default on a CPU since issue 60);
 * ``nodrop+sorted+bf16`` — the same in bf16 (autocast, plain attention: the default on a CPU with AMX since issue 60).
 
@@ -45,7 +45,7 @@ from _ablation import xlsent_measured  # noqa: E402
 from multilingual_adapt import DEV, directions, held_out, score  # noqa: E402
 
 BASE = {"optim.group_by_length": "false", "models.dropout": "true", "models.train_layers": "0",
-        "optim.precision": "fp32", "loss.mini_batch_size": "0"}
+        "optim.precision": "fp32", "loss.sorted_chunk": "0"}
 VARIANTS = {
     "base": {},
     "grouped": {"optim.group_by_length": "true"},
@@ -57,8 +57,8 @@ VARIANTS = {
     "nodrop+bf16": {"models.dropout": "false", "optim.precision": "bf16"},
     "nodrop+top8": {"models.dropout": "false", "models.train_layers": "8"},
     "nodrop+bf16+top8": {"models.dropout": "false", "optim.precision": "bf16", "models.train_layers": "8"},
-    "nodrop+sorted": {"models.dropout": "false", "loss.mini_batch_size": "8"},
-    "nodrop+sorted+bf16": {"models.dropout": "false", "loss.mini_batch_size": "8", "optim.precision": "bf16"},
+    "nodrop+sorted": {"models.dropout": "false", "loss.sorted_chunk": "8"},
+    "nodrop+sorted+bf16": {"models.dropout": "false", "loss.sorted_chunk": "8", "optim.precision": "bf16"},
 }
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a training step of ``xlsent train adapt`` costs with its batch run in sorted chunks (``loss.mini_batch_size``),
+"""What a training step of ``xlsent train adapt`` costs with its batch run in sorted chunks (``loss.sorted_chunk``),
 against the same batch in one padded pass a column — step time ratios measured in one process, interleaved.
 
     python benchmarks/training/sorted_chunks.py                       # fp32, chunks of 0 (one pass), 4, 8, 12, 16
@@ -30,7 +30,7 @@ import numpy as np
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--precisions", default="fp32", help="comma-separated: fp32, bf16 (CPU autocast)")
-    ap.add_argument("--rows", default="0,4,8,12,16", help="comma-separated loss.mini_batch_size values (0 = off)")
+    ap.add_argument("--rows", default="0,4,8,12,16", help="comma-separated loss.sorted_chunk values (0 = off)")
     ap.add_argument("--batches", type=int, default=8, help="batches timed (the first warms up)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--model", default="e5-small")
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             if k:
                 times[(prec, chunk)].append(time.perf_counter() - start)
     first = np.asarray(times[settings[0]])
-    print(f"{'precision':<10}{'mini_batch_size':>16}{'s a step':>10}{'× ' + '/'.join(map(str, settings[0])):>12}"
+    print(f"{'precision':<10}{'sorted_chunk':>16}{'s a step':>10}{'× ' + '/'.join(map(str, settings[0])):>12}"
           f"{'tokens paid':>13}")
     for s in settings:
         t = np.asarray(times[s])

@@ -59,7 +59,7 @@ class ContrastiveDistillLoss(nn.Module):
         self.mse_weight = float(mse_weight)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
-        from sentence_transformers.base.losses.merged_forward import embed_columns
+        from xlsent.losses.sorted_forward import embed_columns
 
         return self.compute_loss_from_embeddings(list(embed_columns(self.model, sentence_features)), labels)
 

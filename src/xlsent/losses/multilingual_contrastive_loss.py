@@ -89,7 +89,7 @@ class MultilingualContrastiveLoss(nn.Module):
         self.infonce_temperature = float(infonce_temperature)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
-        from sentence_transformers.base.losses.merged_forward import embed_columns
+        from xlsent.losses.sorted_forward import embed_columns
 
         s_src, s_tgt = embed_columns(self.model, sentence_features)
         return self.compute_loss_from_embeddings(s_src, s_tgt, labels)

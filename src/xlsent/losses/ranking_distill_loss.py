@@ -36,9 +36,11 @@ class RankingDistillLoss(nn.Module):
         kd_weight: λ; 0 gives the ranking loss alone (and needs no labels).
         gather_across_devices: passed to the ranking loss (negatives from every process under DDP);
             ``None`` (the default): whenever a process group of two or more processes is running.
-        mini_batch_size: the batch's texts (every column together) run through the model in chunks of this many,
+        sorted_chunk: the batch's texts (every column together) run through the model in chunks of this many,
             sorted by length, each padded only to its own longest (:func:`~xlsent.losses.sorted_forward.embed_sorted`:
             the same loss, less padding); 0 (the default): a forward pass a column, as sentence-transformers does.
+            ``mini_batch_size``: its old name (sentence-transformers' cached losses use that name for GradCache's
+            chunks, which bound memory — these do not), still accepted.
 
     Inputs:
         +-------------------------------------------------+-------------------------------------------+
@@ -61,23 +63,35 @@ class RankingDistillLoss(nn.Module):
     """
 
     def __init__(self, model, scale: float = 20.0, symmetric: bool = True, kd_weight: float = 1.0,
-                 gather_across_devices: bool | None = None, mini_batch_size: int = 0) -> None:
+                 gather_across_devices: bool | None = None, sorted_chunk: int = 0,
+                 mini_batch_size: int | None = None) -> None:
         super().__init__()
+        if mini_batch_size is not None:
+            import warnings
+
+            warnings.warn("RankingDistillLoss(mini_batch_size=) is now sorted_chunk= (mini_batch_size is accepted "
+                          "until the next release)", DeprecationWarning, stacklevel=2)
+            sorted_chunk = mini_batch_size
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
         self.model = model
         self.kd_weight = float(kd_weight)
         self.gather = gather_across_devices
-        self.mini_batch_size = int(mini_batch_size)
+        self.sorted_chunk = int(sorted_chunk)
         self.ranking = MultipleNegativesRankingLoss(
             model, scale=scale, gather_across_devices=bool(gather_across_devices),
             directions=("query_to_doc", "doc_to_query") if symmetric else ("query_to_doc",),
             partition_mode="per_direction")
 
+    @property
+    def mini_batch_size(self) -> int:
+        """:attr:`sorted_chunk`'s old name."""
+        return self.sorted_chunk
+
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         from xlsent.losses.sorted_forward import embed_sorted
 
-        emb = embed_sorted(self.model, sentence_features, self.mini_batch_size)
+        emb = embed_sorted(self.model, sentence_features, self.sorted_chunk)
         return self.compute_loss_from_embeddings(emb, labels)
 
     def compute_loss_from_embeddings(self, emb: list[Tensor], labels: Tensor) -> Tensor:
@@ -89,4 +103,4 @@ class RankingDistillLoss(nn.Module):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**self.ranking.get_config_dict(), "kd_weight": self.kd_weight,
-                "mini_batch_size": self.mini_batch_size}
+                "sorted_chunk": self.sorted_chunk}

@@ -58,7 +58,7 @@ class SoftMarginTripletDistillLoss(nn.Module):
         self.distance = distance
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
-        from sentence_transformers.base.losses.merged_forward import embed_columns
+        from xlsent.losses.sorted_forward import embed_columns
 
         a, p, n = embed_columns(self.model, sentence_features)
         return self.compute_loss_from_embeddings(a, p, n, labels)

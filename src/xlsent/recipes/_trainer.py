@@ -151,7 +151,7 @@ def train_stage(
     if device_kind(device) == "cuda" and world == 1 and device != "cuda:0":
         raise XlsentError(f"models.device={device}: sentence-transformers' trainer takes the first visible GPU — "
                           f"run with CUDA_VISIBLE_DEVICES={device.split(':')[1]} and --device cuda")
-    sorted_texts = max(0, int(getattr(loss, "mini_batch_size", 0) or 0))  # read before a Matryoshka wrapper
+    sorted_texts = max(0, int(getattr(loss, "sorted_chunk", 0) or 0))  # read before a Matryoshka wrapper
     if matryoshka:
         from xlsent.losses.matryoshka import matryoshka_loss
 
@@ -212,7 +212,7 @@ def train_stage(
                                          callbacks=[_policy_callback(optim), *(callbacks or [])])
     # the run priced before its first step
     done = int(Path(resume).name.rsplit("-", 1)[-1]) if resume and Path(resume).name.rsplit("-", 1)[-1].isdigit() else 0
-    # a loss that runs a batch in sorted chunks of N texts (adapt's loss.mini_batch_size) pays for less padding
+    # a loss that runs a batch in sorted chunks of N texts (adapt's loss.sorted_chunk) pays for less padding
     chunk = max(1, sorted_texts // max(1, len(text_columns(train_dataset)))) if sorted_texts else 0
     with training_attention(precision, device, model):  # bf16 on a CPU: the attention kernel timed fastest there
         est = probe(trainer, train_dataset, plan, lengths, max(0, steps - done), accum, per_device, device, chunk)

@@ -79,7 +79,7 @@ class AdaptLoss(Section):
 
     scale: PosFloat = 20.0
     kd_weight: NonNegFloat = 1.0
-    mini_batch_size: NonNegInt | Literal["auto"] = "auto"  # texts a forward pass, sorted by length (sorted_rows)
+    sorted_chunk: NonNegInt | Literal["auto"] = "auto"  # texts a forward pass, sorted by length (sorted_rows)
 
 
 class AdaptNegatives(Section):
@@ -103,11 +103,11 @@ BEST_FILE = "best.pt"
 
 
 def sorted_rows(spec, device: str) -> int:
-    """``loss.mini_batch_size``: texts a forward pass, a batch's texts sorted by length and each chunk padded to
-    its own longest (:func:`xlsent.losses.sorted_forward.embed_sorted`). ``auto``: 8 on a CPU, where a step's cost
-    follows its padded tokens (chosen on the demo's mixture over 4, 8, 12 and one pass: docs/experiments/adapt.md);
-    0 elsewhere — on a GPU, one pass a column (sentence-transformers' own), where small chunks would leave it idle
-    (not measured: no GPU here)."""
+    """``loss.sorted_chunk`` (its old name: ``loss.mini_batch_size``): texts a forward pass, a batch's texts sorted
+    by length and each chunk padded to its own longest (:func:`xlsent.losses.sorted_forward.embed_sorted`).
+    ``auto``: 8 on a CPU, where a step's cost follows its padded tokens (chosen on the demo's mixture over 4, 8, 12
+    and one pass: docs/experiments/adapt.md); 0 elsewhere — on a GPU, one pass a column (sentence-transformers'
+    own), where small chunks would leave it idle (not measured: no GPU here)."""
     if spec == "auto":
         return 8 if device.split(":")[0] == "cpu" else 0
     return int(spec)
@@ -285,8 +285,8 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
         cols["label"] = targets.tolist()
     del teacher  # its vectors are computed: a second copy of the model would only hold memory while training
     loss = RankingDistillLoss(student, scale=float(cfg.loss.scale), symmetric=bool(cfg.loss.symmetric),
-                              kd_weight=kd, mini_batch_size=sorted_rows(cfg.loss.get("mini_batch_size", "auto"),
-                                                                      str(student.device)))
+                              kd_weight=kd, sorted_chunk=sorted_rows(cfg.loss.get("sorted_chunk", "auto"),
+                                                                   str(student.device)))
     callbacks = []
     if size:
         held_en = [pairs.english[i] for i in held_rows]

@@ -73,7 +73,17 @@ def _moved(dotted: str, valid: set[str]) -> str | None:
     return next((c for c in candidates if c in valid), None)
 
 
+#: config keys renamed: the old name is still accepted (with a note), until the next release
+RENAMED = {"loss.mini_batch_size": "loss.sorted_chunk"}
+
+
 def _set(d: dict, dotted: str, value: Any, valid: set[str], source: str) -> None:
+    if dotted not in valid and RENAMED.get(dotted) in valid:
+        import warnings
+
+        warnings.warn(f"{source}: config key {dotted} is now {RENAMED[dotted]} ({dotted} is accepted until the "
+                      "next release)", FutureWarning, stacklevel=2)
+        dotted = RENAMED[dotted]
     if dotted not in valid:
         import difflib
 

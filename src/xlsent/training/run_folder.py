@@ -68,9 +68,13 @@ _OFF_WHEN_EMPTY = ("matryoshka_dims", "matryoshka_weights")
 _OFF_AT_DEFAULT = {"language_temperature": 1.0, "matryoshka_kd": "every"}
 
 
+# …and keys renamed since, hashed under their old names (the same setting: the same folder)
+_HASHED_AS = {"sorted_chunk": "mini_batch_size"}
+
+
 def _without_device(part: Any) -> Any:
     if isinstance(part, dict):
-        return {k: _without_device(v) for k, v in part.items()
+        return {_HASHED_AS.get(k, k): _without_device(v) for k, v in part.items()
                 if k != "device" and not (k in _OFF_WHEN_EMPTY and v in ([], None, ""))
                 and not (k in _OFF_AT_DEFAULT and v == _OFF_AT_DEFAULT[k])}
     return part
@@ -80,7 +84,8 @@ def config_hash(*parts: Any) -> str:
     """A short, stable hash of JSON-able parts (``optim`` dicts should go through :func:`learning_optim`). A
     ``device`` key is left out: a run checkpointed on one device resumes on another; so is an empty
     ``matryoshka_dims`` / ``matryoshka_weights`` (off: the hash of a run folder made before they existed), a
-    ``language_temperature`` of 1 and a ``matryoshka_kd`` of ``every`` (the same)."""
+    ``language_temperature`` of 1 and a ``matryoshka_kd`` of ``every`` (the same); a renamed key (``sorted_chunk``,
+    was ``mini_batch_size``) is hashed under its old name, so the run folders made before stay valid."""
     return hashlib.sha1(json.dumps([_without_device(p) for p in parts], sort_keys=True, default=str).encode()
                         ).hexdigest()[:12]
 
