@@ -50,6 +50,36 @@ WORDS = (
 ).split()
 
 
+#: the longest tests of a CI run (``.ci/run``: 2 cores, 2 workers; seconds from its ``--durations``), by node id or
+#: its part before ``[``: under pytest-xdist they start first (:func:`pytest_collection_modifyitems`)
+LONGEST = {
+    "tests/test_train_bootstrap.py::test_bootstrap_on_the_default_model_finds_true_pairs": 257,
+    "tests/test_wheel.py::test_installed_wheel_runs_from_an_empty_folder": 74,
+    "tests/test_api.py::test_docstring_examples_run_on_the_real_model": 30,
+    "tests/test_tasks.py::test_mteb_and_xlsent_agree_on_the_real_model": 36,
+    "tests/test_default_model.py": 20,
+    "tests/test_resume.py": 17,
+    "tests/test_ddp.py": 18,
+}
+
+
+def _expected_seconds(item) -> float:
+    node = item.nodeid
+    for key in (node, node.split("[", 1)[0], node.split("::", 1)[0]):
+        if key in LONGEST:
+            return LONGEST[key]
+    return 10.0 if item.get_closest_marker("slow") else 0.0
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, the longest tests first (longest first, the rest in their own order): each worker is
+    handed a contiguous share of this order and the idle one steals from the other's end (``--dist worksteal``),
+    so the last tests to start are short ones and both workers finish together. A run in one process (``-n 0``)
+    keeps the files' order. Every worker sorts the same collection the same way, as xdist requires."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: -_expected_seconds(item))  # stable: ties keep the collection order
+
+
 _THREADS: list[int] = []  # torch's own thread count, as first seen
 
 
