@@ -97,12 +97,12 @@ def _groups(pairs: list[dict]) -> list[list[int]]:
 def bible_comparable(split: str = "test", n_gold: int = 1000, n_distractors: int = 7000,
                      seed: int = 0) -> ComparableCorpus:
     """English (src) – Chichewa (tgt): ``n_gold`` NT pairs among ``n_distractors`` unrelated verses a side."""
-    from xlsent.data.sets.bundled import load_bundled
+    from xlsent.data.sets import registry
 
     if split not in SPLITS:
         raise XlsentError(f"unknown split '{split}': use dev or test")
-    nt = [dict(r) for r in load_bundled("bible-en-ny:test")]
-    rows = nt + [dict(r) for r in load_bundled("bible-en-ny:train")]
+    nt = [dict(r) for r in registry.load("bible-en-ny:test", "pairs")]
+    rows = nt + [dict(r) for r in registry.load("bible-en-ny:train", "pairs")]
     n_nt = len(nt)
     for r in rows:
         r["src"], r["tgt"] = normalize_text(r["src"]), normalize_text(r["tgt"])
@@ -144,6 +144,7 @@ def udhr_comparable(lang: str, split: str = "test", n_distractors: int = 2000, s
     """English (src) – ``lang`` (tgt) UDHR paragraphs of one half, every second one without its English,
     with ``n_distractors`` English Bible verses on the English side (``bundle``: ``udhr`` or the development
     languages of ``udhr-dev``)."""
+    from xlsent.data.sets import registry
     from xlsent.data.sets.bundled import load_bundled
 
     if split not in SPLITS:
@@ -153,7 +154,7 @@ def udhr_comparable(lang: str, split: str = "test", n_distractors: int = 2000, s
     gold = part[0::2]
     src = [(u["id"], normalize_text(u["src"])) for u in gold]
     seen = {t for _, t in src}
-    bible = [dict(r) for r in load_bundled("bible-en-ny:train")]
+    bible = [dict(r) for r in registry.load("bible-en-ny:train", "pairs")]
     random.Random(seed).shuffle(bible)
     for r in bible:
         if len(src) >= len(gold) + n_distractors:

@@ -114,11 +114,12 @@ def read_documents(path: str | Path) -> list[Document]:
 
 def bundled_documents(name: str) -> list[Document]:
     """``bible:eng``, ``bible:nya`` (books with chapters as sections), ``udhr:eng``, ``udhr:CODE`` (articles)."""
+    from xlsent.data.sets import registry
     from xlsent.data.sets.bundled import load_bundled
 
     base, _, lang = name.partition(":")
     if base == "bible" and lang in ("eng", "nya"):
-        rows = [dict(r) for r in load_bundled("bible-en-ny:train")] + [dict(r) for r in load_bundled("bible-en-ny:test")]
+        rows = [dict(r) for split in ("train", "test") for r in registry.load(f"bible-en-ny:{split}", "pairs")]
         side = "src" if lang == "eng" else "tgt"
         books: dict[str, dict[int, list[str]]] = {}
         for r in rows:
@@ -142,10 +143,10 @@ def bundled_units(name: str) -> tuple[list[str], list[str], str, str]:
     ``bible-chapters`` (the New-Testament chapters, verses joined) or ``udhr-articles:CODE`` (the preamble and
     articles, English ↔ CODE)."""
     if name == "bible-chapters":
-        from xlsent.data.sets.bundled import load_bundled
+        from xlsent.data.sets import registry
 
         chapters: dict[tuple[str, int], tuple[list[str], list[str]]] = {}
-        for r in load_bundled("bible-en-ny:test"):
+        for r in registry.load("bible-en-ny:test", "pairs"):
             en, ny = chapters.setdefault((r["book"], int(r["chapter"])), ([], []))
             en.append(r["src"])
             ny.append(r["tgt"])

@@ -81,9 +81,9 @@ def _cap(rows: list[tuple[str, str]], per_class: int, seed: int) -> list[tuple[s
 def bible_genre(per_class: int = 500, seed: int = 0) -> dict[str, Labelled]:
     """The bundled task: ``train`` (English, training books), ``test`` (Chichewa, test books) and
     ``train_target`` (Chichewa, training books: the in-language upper bound)."""
-    from xlsent.data.sets.bundled import load_bundled
+    from xlsent.data.sets import registry
 
-    verses = [r for name in ("bible-en-ny:train", "bible-en-ny:test") for r in load_bundled(name)]
+    verses = [r for name in ("bible-en-ny:train", "bible-en-ny:test") for r in registry.load(name, "pairs")]
     train = [(GENRE_OF[r["book"]], r["src"], r["tgt"]) for r in verses if r["book"] not in TEST_BOOKS]
     test = [(GENRE_OF[r["book"]], r["src"], r["tgt"]) for r in verses if r["book"] in TEST_BOOKS]
 

@@ -249,9 +249,9 @@ def udhr_texts(part: str = "train") -> dict[str, list[str]]:
     """Each ``udhr-all`` language's paragraphs of one part (:func:`udhr_part`), English's once (every declaration
     aligns to the same English paragraphs), keyed by ISO 639-3 code; the languages of :data:`NOT_LEARNED` left
     out."""
-    from xlsent.data.sets.bundled import load_bundled
+    from xlsent.data.sets import registry
 
-    ds = load_bundled("udhr-all")
+    ds = registry.load("udhr-all", "pairs")
     out: dict[str, list[str]] = {}
     english: set[str] = set()
     for pid, src, tgt, lang in zip(ds["id"], ds["src"], ds["tgt"], ds["tgt_lang"]):

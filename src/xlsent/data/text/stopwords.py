@@ -25,9 +25,11 @@ _ISO3 = {"eng": "en", "nya": "ny", "jpn": "ja", "spa": "es", "fra": "fr", "swh":
 
 @lru_cache(maxsize=1)
 def iso_lists() -> dict[str, frozenset[str]]:
+    """The stopwords-iso lists by language code (the registry's ``stopwords-iso`` file), lower-cased."""
+    from xlsent.data.sets import registry
     from xlsent.data.sets.bundled import data_dir
 
-    path = data_dir() / "stopwords" / "stopwords-iso.json.gz"
+    path = data_dir() / registry.resolve("stopwords-iso", "resource").entry.files[0]
     if not path.exists():
         raise XlsentError(f"{path}: stop-word lists missing — run `python scripts/build_tagging_data.py --only stopwords`")
     data = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
