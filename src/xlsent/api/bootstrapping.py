@@ -219,18 +219,14 @@ def _check_languages(seed, langs, src_texts, tgt_texts, documents: bool) -> None
 def _check_readable(model, seed, langs, src_texts, tgt_texts, documents: bool) -> None:
     """The readability warning (pieces the model's tokenizer does not know, pointing at ``xlsent models romanize``)
     for each side of the seed and the texts, from the tokenizer alone, before any model loads."""
-    from xlsent.encoding.readable import tokenizer_share, warn_unreadable
-    from xlsent.models.registry import resolve_model_path
+    from xlsent.encoding.readable import check_readable, model_tokenizer
 
-    try:
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(str(resolve_model_path(model)), local_files_only=True)
-    except (OSError, ValueError, XlsentError):
+    tokenizer = model_tokenizer(model)
+    if tokenizer is None:
         return  # not a folder with a tokenizer here: the model's own load says what is wrong
     sides = [(f"{src_texts}", _sample_lines(src_texts, documents)[:200] or [p[0] for p in seed], langs[0] or None),
              (f"{tgt_texts}", _sample_lines(tgt_texts, documents)[:200] or [p[1] for p in seed], langs[1] or None)]
-    warn_unreadable(tokenizer_share(tokenizer), sides, str(model))
+    check_readable(tokenizer, sides, str(model))
 
 
 def _identity(path) -> dict:

@@ -9,30 +9,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlsent.api._common import (at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
-                               model_label, old_names, place, writes)
-from xlsent.encoding.readable import SAMPLE, encoder_share, warn_unreadable
+from xlsent.api._common import at_least, check_backend, check_unicode, choice, old_names, place, writes
+from xlsent.encoding.loading import open_encoder
+from xlsent.encoding.readable import SAMPLE
+from xlsent.encoding.source import ModelSource
+from xlsent.encoding.width import check_dimensions
 from xlsent.utils.errors import XlsentError
 
 PRECISIONS = ("float32", "float16", "int8", "ubinary")
-
-
-def _means(model: Any, lang: str | None):
-    """The model folder's mean vector of ``lang``, checked before the model loads (for ``center``)."""
-    from xlsent.encoding.encoder import source_folder
-    from xlsent.models.language_means import read_language_means
-
-    if not lang:
-        raise XlsentError("center= needs lang= (the language whose mean vector to subtract)")
-    if not isinstance(model, (str, Path)):
-        raise XlsentError("center= reads the language means stored in a model folder: give the model by name or "
-                          "folder")
-    means = read_language_means(source_folder(model))
-    if means is None:
-        raise XlsentError(f"center=: {model} carries no language means — calibrate it first (xlsent models "
-                          f"calibrate {model} --lang {lang}=FILE, or xlsent.calibrate)")
-    means.mean(lang)  # an uncalibrated language is one line, before the model loads
-    return means
 
 
 def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | None = None, center: bool = False,
@@ -99,14 +83,23 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
     check_backend(backend, threads)
     at_least(batch_size, 1, "batch_size")
     at_least(chunk_words, 0, "chunk_words")
-    means = _means(model, lang) if center else None
-    dimensions = check_dimensions(model, dimensions, "truncate_dim")
+    source = ModelSource(model)  # resolved once; what its folder says is checked before it loads
+    means = source.means(lang) if center else None
+    dimensions = None if dimensions is None else check_dimensions(source, dimensions, "truncate_dim")
     place(device, dtype)
-    encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
-                          chunk_words=chunk_words, show_progress=show_progress,
-                          dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
-    warn_unreadable(encoder_share(encoder), [("texts", items, lang or None)], model_label(model))
-    return _finish(encoder.encode(items, lang or None), means, lang, precision, dimensions if center else None)
+    encoder = _open(source, backend, threads, normalize=normalize, batch_size=batch_size, chunk_words=chunk_words,
+                    show_progress=show_progress, dimensions=None if center else dimensions, prompt_name=prompt_name,
+                    prompt=prompt)
+    vecs = encoder.encode(items, lang or None, source="texts")
+    return _finish(vecs, means, lang, precision, dimensions if center else None)
+
+
+def _open(source: ModelSource, backend: str, threads: int, **options: Any):
+    """The loaded encoder (:func:`xlsent.encoding.loading.open_encoder`); a torch model is exported first for
+    ``backend="onnx"`` only."""
+    from xlsent.exporter.load import cached_export
+
+    return open_encoder(source, backend=backend, threads=threads, export=cached_export, **options)
 
 
 def _finish(vecs: np.ndarray, means, lang: str | None, precision: str, dimensions: int | None = None) -> np.ndarray:
@@ -190,8 +183,9 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     at_least(shard_size, 1, "shard_size")
     if center and not to_npy:
         raise XlsentError("center= goes with a .npy output")
-    means = _means(model, lang) if center else None
-    dimensions = check_dimensions(model, dimensions, "truncate_dim")
+    model_source = ModelSource(model)  # resolved once; what its folder says is checked before it loads
+    means = model_source.means(lang) if center else None
+    dimensions = None if dimensions is None else check_dimensions(model_source, dimensions, "truncate_dim")
     place(device, dtype)
     source = open_source(Path(input), text_column, id_column)  # a missing file or column: one line, before the model
     if callable(engine):
@@ -199,11 +193,11 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     # one process, one matrix: every text read (a blank one is an error) before the model loads; shards read their
     # own rows when they run
     texts = source.read(0, source.rows)[1] if to_npy and engine is None else None
-    encoder = encoder_for(model, backend=backend, threads=threads, normalize=normalize, batch_size=batch_size,
-                          chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy,
-                          dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
+    encoder = _open(model_source, backend, threads, normalize=normalize, batch_size=batch_size,
+                    chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy,
+                    dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
     head = texts if texts is not None else source.read(0, min(source.rows, SAMPLE))[1]
-    warn_unreadable(encoder_share(encoder), [(str(input), head, lang or None)], model_label(model))
+    encoder.check_readable((str(input), head, lang or None))
     if to_npy:  # the matrix needs its room before the texts are encoded
         from xlsent.mining.embed_job import output_bytes
 

@@ -168,12 +168,16 @@ class Encoder:
         memo: remember every text's vector for the encoder's lifetime.
         dimensions: the first N coordinates of each vector, renormalised (``None`` = the full width).
         prompt: the text prefixed to every input (``None``: the model's default prompt; ``""``: none).
+        label: how messages name the model (``None``: ``name``; a model loaded in Python: ``MODEL``).
+
+    Texts given with a label (``encode(texts, lang, source="texts")``, :meth:`check_readable`) are checked first: a
+    side mostly made of pieces the tokenizer does not know is said once (:mod:`xlsent.encoding.readable`).
     """
 
     def __init__(self, backend: Backend, *, gloss: Gloss | None = None, chunk_words: int = 0,
                  normalize: bool = False, batch_size: int = 64, show_progress: bool | None = None,
                  memo: bool = False, name: str | None = None, dimensions: int | None = None,
-                 prompt: str | None = None) -> None:
+                 prompt: str | None = None, label: str | None = None) -> None:
         from xlsent.encoding.width import valid_width
 
         self.backend = backend
@@ -186,6 +190,7 @@ class Encoder:
         self.show_progress = show_progress
         self.prompt = prompt
         self.name = name or backend.name
+        self.label = label
         self._memo: dict[str, np.ndarray] | None = {} if memo else None
 
     @classmethod
@@ -254,7 +259,7 @@ class Encoder:
         opts = {"gloss": self.gloss, "chunk_words": self.chunk_words, "normalize": self.normalize,
                 "batch_size": self.batch_size, "show_progress": self.show_progress,
                 "memo": self._memo is not None, "name": self.name, "dimensions": self.dimensions,
-                "prompt": self.prompt}
+                "prompt": self.prompt, "label": self.label}
         opts.update(kwargs)
         return Encoder(self.backend, **opts)
 
@@ -296,8 +301,19 @@ class Encoder:
             vecs = cut(vecs, self.dimensions) if len(vecs) else np.zeros((0, self.dimensions), np.float32)
         return vecs
 
-    def encode(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
-        """One float32 row per text, in input order."""
+    def check_readable(self, *sides: tuple[str, Sequence[str], str | None], model: str | None = None) -> str | None:
+        """The readability check of each side ``(label, texts, lang)`` through this encoder's tokenizer, as it sees
+        the texts (:func:`xlsent.encoding.readable.check_readable`): one warning naming the sides it mostly cannot
+        read, and the remedies; the message, or None. ``model``: how it names the model (default ``label``/``name``)."""
+        from xlsent.encoding.readable import check_readable
+
+        return check_readable(self, sides, model)
+
+    def encode(self, texts: Sequence[str], lang: str | None = None, source: str | None = None) -> np.ndarray:
+        """One float32 row per text, in input order. ``source``: how a message names the texts — given, they are
+        checked first (:meth:`check_readable`)."""
+        if source is not None:
+            self.check_readable((source, texts, lang))
         seen = self.preprocess(texts, lang)
         if self._memo is None:
             return self._embed(seen)
@@ -333,30 +349,20 @@ def prompt_in(prompts: dict[str, str], name: str) -> str:
 
 def folder_prompts(spec: str | Path) -> dict[str, str] | None:
     """A model's named prompts read from its folder without loading it (sentence-transformers'
-    ``config_sentence_transformers.json``; an exported folder keeps none); ``None`` when the folder does not say."""
-    import json
+    ``config_sentence_transformers.json``; an exported folder keeps none); ``None`` when the folder does not say
+    (:meth:`xlsent.encoding.source.ModelSource.prompts`)."""
+    from xlsent.encoding.source import ModelSource
 
-    from xlsent.encoding.onnx_folder import is_export_folder
-
-    folder = source_folder(spec)
-    if is_export_folder(folder):
-        return {}
-    config = folder / "config_sentence_transformers.json"
-    try:
-        prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return dict(prompts) if isinstance(prompts, dict) else None
+    return ModelSource(spec).prompts()
 
 
 def source_folder(spec: str | Path) -> Path:
     """The folder a model spec names: an export folder itself, else the resolved model folder (a registered
-    name's prepared folder). Language means (``xlsent models calibrate``) live there, whichever backend runs."""
-    from xlsent.encoding.onnx_folder import is_export_folder
-    from xlsent.models.registry import resolve_model_path
+    name's prepared folder). Language means (``xlsent models calibrate``) live there, whichever backend runs
+    (:attr:`xlsent.encoding.source.ModelSource.folder`)."""
+    from xlsent.encoding.source import ModelSource
 
-    folder = Path(str(spec)).expanduser()
-    return folder if folder.is_dir() and is_export_folder(folder) else resolve_model_path(str(spec))
+    return ModelSource(spec).folder
 
 
 def as_encoder(x) -> TextEncoder:

@@ -1,11 +1,15 @@
 """Whether a model can read a text: the share of its pieces that are the tokenizer's unknown piece (issue 62).
 
 A text in a script the model's tokenizer never saw reaches the model as a row of ``<unk>`` pieces: embedding it,
-training on it or scoring it says nothing about the language, however long the run. :func:`warn_unreadable`
-measures the unknown-piece rate of a sample of each side written in a script other than Latin (as
-:func:`xlsent.data.sets.stats.piece_stats` counts it, and ``xlsent data stats --model`` prints it) before ``embed``, ``train adapt``, ``eval`` and ``mine`` do their
+training on it or scoring it says nothing about the language, however long the run. :func:`check_readable` — the one
+place the check is made, where texts meet a tokenizer — measures the unknown-piece rate of a sample of each side
+written in a script other than Latin (as :func:`xlsent.data.sets.stats.piece_stats` counts it, and ``xlsent data
+stats --model`` prints it) before ``embed``, ``train adapt``, ``train bootstrap``, ``eval`` and ``mine`` do their
 work, and where it is above :data:`UNREADABLE` says so once, naming the remedies: romanise the script inside the
-model (``xlsent models romanize``) or add pieces for it (``xlsent models extend-vocab``).
+model (``xlsent models romanize``) or add pieces for it (``xlsent models extend-vocab``). An
+:class:`~xlsent.encoding.encoder.Encoder` makes it on the texts it is given with a label
+(``encode(texts, lang, source=…)``, :meth:`~xlsent.encoding.encoder.Encoder.check_readable`); a recipe that trains
+asks it of its student's tokenizer.
 """
 
 from __future__ import annotations
@@ -108,8 +112,50 @@ def warn_unreadable(share_of: Callable[[Sequence[str], str | None], float | None
         f", and training on {'it' if one else 'them'} as {'it is' if one else 'they are'} helps little")
     message = (f"{named}{more} of {'its' if one else 'their'} pieces unknown to {model}'s tokenizer — the model cannot "
                f"read {'this text' if one else 'these texts'}{little}. " + advice(model, base))
-    warnings.warn(message, UnreadableTextWarning, stacklevel=3)
+    warnings.warn(message, UnreadableTextWarning, stacklevel=_caller_of_site())
     return message
+
+
+def check_readable(reader, sides: Sequence[tuple[str, Sequence[str], str | None]],
+                   model: str | None = None) -> str | None:
+    """The readability check of ``sides`` (``(label, texts, lang)``: each side's first :data:`SAMPLE` texts are
+    measured) through ``reader``: an encoder (its tokenizer as it sees the texts: glossed where it glosses), a Hugging
+    Face tokenizer, or anything else (no tokenizer known: nothing is said). ``model``: how the warning names the model
+    (default: the encoder's ``label`` or ``name``). One :class:`UnreadableTextWarning` for the sides above
+    :data:`UNREADABLE` (:func:`warn_unreadable`); its message, or None."""
+    if reader is None or hasattr(reader, "unk_token_id"):
+        share_of = tokenizer_share(reader)
+    else:
+        share_of = encoder_share(reader)
+    label = model if model is not None else str(getattr(reader, "label", None) or getattr(reader, "name", "MODEL"))
+    return warn_unreadable(share_of, sides, label)
+
+
+def model_tokenizer(model):
+    """The tokenizer of ``model`` (a registered name or a folder), read without loading the model; None where there is
+    none here (the model's own load then says what is wrong)."""
+    from xlsent.models.registry import resolve_model_path
+    from xlsent.utils.errors import XlsentError
+
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(str(resolve_model_path(model)), local_files_only=True)
+    except (OSError, ValueError, XlsentError):
+        return None
+
+
+def _caller_of_site() -> int:
+    """The ``stacklevel`` of the warning: the caller of the first function outside this package that asked for the
+    check (``embed``'s caller, mine's, a task runner's) — wherever in the encoder the check was made."""
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    frame, level = sys._getframe(1), 1  # warn_unreadable: stacklevel 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve().parent) == here:
+        frame, level = frame.f_back, level + 1
+    return level + 1
 
 
 def encoder_share(encoder) -> Callable[[Sequence[str], str | None], float | None]:

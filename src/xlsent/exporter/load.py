@@ -1,8 +1,8 @@
 """``--backend onnx`` on a torch model: export it once into the cache, then run the export.
 
 The encoder (:mod:`xlsent.encoding`) reads exported folders but never exports: that would make the layer that
-runs models depend on the one that converts them. The decision to export on the fly is taken here, a layer
-above both, and every command that takes ``--backend`` loads its model through :func:`load_encoder`.
+runs models depend on the one that converts them. The export on the fly is made here, a layer above both, and
+handed to the one loader (:mod:`xlsent.encoding.loading`), which runs it for ``backend="onnx"`` only.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from xlsent.encoding.encoder import BACKENDS, Encoder
+from xlsent.encoding.encoder import Encoder
 from xlsent.encoding.onnx_folder import is_export_folder
 from xlsent.exporter.graph import GRAPH_VERSION
 from xlsent.models.handle import ModelHandle, model_fingerprint
-from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import cache_dir
 
 
@@ -35,12 +34,7 @@ def cached_export(name_or_path: str) -> Path:
 
 def load_encoder(name_or_path: str | Path | ModelHandle, backend: str = "auto", **kwargs) -> Encoder:
     """:meth:`Encoder.load`, where ``backend="onnx"`` also takes a torch model (exported once, fp32, into the
-    cache; the encoder keeps the model's own name)."""
-    if backend not in BACKENDS:  # said before any export starts
-        raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
-    if backend == "onnx" and not isinstance(name_or_path, ModelHandle):
-        folder = Path(str(name_or_path))
-        if not (folder.is_dir() and is_export_folder(folder)):
-            kwargs.setdefault("name", str(name_or_path))
-            name_or_path = cached_export(str(name_or_path))
-    return Encoder.load(name_or_path, backend=backend, **kwargs)
+    cache; the encoder keeps the model's own name): :func:`xlsent.encoding.loading.load` with :func:`cached_export`."""
+    from xlsent.encoding.loading import load
+
+    return load(name_or_path, backend, export=cached_export, **kwargs)

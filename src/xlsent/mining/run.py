@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from xlsent.encoding.readable import encoder_share, warn_unreadable
+from xlsent.encoding.readable import check_readable
 from xlsent.mining.engine import EncoderSettings
 from xlsent.mining.job import MineConfig, open_input
 from xlsent.mining.mine import MineResult, input_summary, is_document_source, mine, read_mining_input, save
@@ -66,8 +66,8 @@ def run_mine(src: list[str] | Path, tgt: list[str] | Path, cfg: MineConfig, *, m
             inputs[name] = input_summary(report)
             sides.append(texts)
         encoder = make_encoder()
-        warn_unreadable(encoder_share(encoder), [(name, _head(texts), lang) for name, texts, lang in
-                                                 zip(("src", "tgt"), sides, (src_lang, tgt_lang))], label)
+        check_readable(encoder, [(name, _head(texts), lang) for name, texts, lang in
+                                 zip(("src", "tgt"), sides, (src_lang, tgt_lang))], label)
         result = mine(sides[0], sides[1], settings.model, work, cfg, encoder=encoder, overwrite=overwrite,
                       console=console, show_progress=show_progress, inputs=inputs, src_lang=src_lang,
                       tgt_lang=tgt_lang, engine=engine, encoder_settings=settings, noise_filters=noise_filters,
