@@ -7,9 +7,10 @@ import inspect
 import os
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from xlsent.utils.errors import XlsentError, named
+from xlsent.utils.options import Option, at_least as at_least_option, check
 
 Note = Callable[[str], None] | None
 F = TypeVar("F", bound=Callable[..., Any])
@@ -93,16 +94,36 @@ def check_unicode(texts, name: str) -> None:
 
 def at_least(value: float, minimum: float, option: str) -> None:
     """One line for a numeric parameter out of range (checked before any model loads); ``option``: its Python
-    name (or a command's ``--option``)."""
-    if value < minimum:
-        raise XlsentError(f"{named(option, value)}: must be ≥ {minimum:g}")
+    name (or a command's ``--option``). A function's declared options are checked with :func:`check_options`."""
+    Option(low=minimum).check(value, option)
 
 
 def choice(value: str, allowed: tuple[str, ...], option: str) -> str:
     """One line for a word that is not one of ``allowed``."""
-    if value not in allowed:
-        raise XlsentError(f"unknown {named(option, value)}: use one of {', '.join(allowed)}")
-    return value
+    return Option(choices=tuple(allowed)).check(value, option)
+
+
+def check_options(declared: Mapping[str, Option], given: Mapping[str, Any], names: Sequence[str] | None = None) -> None:
+    """A function's arguments (``given``, e.g. its ``locals()``) against its declared options (``declared``: name →
+    :class:`xlsent.utils.options.Option`, the range or words the CLI's options are built from too), before any model
+    loads: the one line of :func:`at_least` / :func:`choice` for the first out of range."""
+    check(declared, given, names)
+
+
+#: where and how a model runs, as every function that loads one takes it (checked by :func:`check_backend` and
+#: :func:`place`; the CLI's --backend, --threads, --device, --dtype and --dimensions built from these)
+RUNNING: dict[str, Option] = {
+    "backend": Option("auto", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on "
+                      "torch; onnx: a torch model is exported once (fp32) into the cache"),
+    "threads": at_least_option(0, 0, "threads of the backend that runs the model, torch or onnxruntime (0 = its "
+                               "default)"),
+    "device": Option("auto", help="where the model runs: auto (CUDA, then MPS, then the CPU) | cpu | cuda | cuda:N | "
+                     "mps"),
+    "dtype": Option("auto", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, bf16 autocast on a "
+                    "CPU where it was timed faster, fp32 elsewhere) | fp32 | fp16 | bf16"),
+    "truncate_dim": Option(None, help="the first N coordinates of each vector, renormalised to unit length (1 to the "
+                           "model's width; default: the full width)"),
+}
 
 
 def place(device: str = "auto", dtype: str = "auto", options: tuple[str, str] = ("device", "dtype")) -> None:
@@ -119,7 +140,7 @@ def check_backend(backend: str, threads: int) -> None:
     from xlsent.encoding.encoder import BACKENDS
 
     choice(backend, BACKENDS, "backend")
-    at_least(threads, 0, "threads")
+    RUNNING["threads"].check(threads, "threads")
 
 
 def check_dimensions(model: Any, dimensions: Any, option: str = "truncate_dim") -> int | None:
@@ -148,7 +169,7 @@ def parse_threshold(value: str | float | None) -> float | str | None:
 
 def parse_filters(value: str | Sequence[str]) -> tuple[str, ...]:
     """The noise filters asked for (``"default"``, ``"none"``, a comma-separated list or a sequence), checked."""
-    from xlsent.data.noise_filters import NOISE_FILTERS
+    from xlsent.data.filters.noise_filters import NOISE_FILTERS
 
     if isinstance(value, (tuple, list)):
         kinds = tuple(str(x).strip().lower() for x in value)
@@ -164,78 +185,27 @@ def parse_filters(value: str | Sequence[str]) -> tuple[str, ...]:
     return kinds
 
 
-_ENCODERS: dict[tuple, Any] = {}
-
-
 def model_label(model: Any) -> str:
     """How a message names a model given as a name, a folder, a loaded SentenceTransformer or an encoder."""
-    if isinstance(model, (str, Path)):
-        return str(model)
-    return str(getattr(model, "name", None) or "MODEL")  # a model loaded in Python: its folder is not known here
+    from xlsent.encoding.source import ModelSource
+
+    return ModelSource(model).label
 
 
 def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,
                 batch_size: int = 64, chunk_words: int = 0, show_progress: bool | None = None, memo: bool = False,
                 name: str | None = None, dimensions: int | None = None, prompt_name: str | None = None,
                 prompt: str | None = None):
-    """The encoder of ``model``: a registered name or folder (its model loaded once per process, backend, threads,
-    device and dtype — a notebook that calls :func:`xlsent.embed` in a loop loads it once, and every other option
-    is a light copy around the same loaded model), a loaded ``SentenceTransformer``, or an encoder already made
-    (returned as it is, or cut to ``dimensions``). ``dimensions``: the first N coordinates of each vector,
-    renormalised (:func:`xlsent.encoding.width.cut`; ``None`` = the full width). ``prompt`` (a text) or
-    ``prompt_name`` (one of the model's prompts, e5's ``query`` / ``passage``) replaces the model's default prompt."""
-    from xlsent.encoding.encoder import Encoder
+    """The encoder of ``model`` (:func:`xlsent.encoding.loading.open_encoder`: a registered name or folder loaded
+    once per process, backend, threads, device and dtype; a loaded ``SentenceTransformer``; an encoder already
+    made), a torch model exported for ``backend="onnx"`` (:func:`xlsent.exporter.load.cached_export`) and only
+    then."""
+    from xlsent.encoding.loading import open_encoder
+    from xlsent.exporter.load import cached_export
 
-    if prompt is not None and prompt_name is not None:
-        raise XlsentError("give prompt= (a text) or prompt_name= (one of the model's prompts), not both")
-    if isinstance(model, Encoder):
-        return _prompted(model if dimensions is None else model.replace(dimensions=dimensions), prompt_name, prompt)
-    if prompt_name is not None and isinstance(model, (str, Path)):  # a name the folder lacks: said before it loads
-        from xlsent.encoding.encoder import folder_prompts, prompt_in
-
-        known = folder_prompts(model)
-        if known is not None:
-            prompt_in(known, prompt_name)
-    opts: dict[str, Any] = dict(normalize=normalize, batch_size=batch_size, chunk_words=chunk_words,
-                                show_progress=show_progress, memo=memo, dimensions=dimensions)
-    if not isinstance(model, (str, Path)):  # a SentenceTransformer the caller loaded
-        from sentence_transformers import SentenceTransformer
-
-        if not isinstance(model, SentenceTransformer):
-            raise XlsentError(f"model: give a registered name, a model folder or a SentenceTransformer, "
-                              f"not {type(model).__name__}")
-        from xlsent.models.handle import ModelHandle
-
-        path = Path(getattr(model, "_xlsent_path", "") or "/nonexistent")  # no folder: no gloss dictionary
-        # an in-memory model has no folder to fingerprint: its own id keys any cache, never another model's
-        handle = ModelHandle(name or "model", path, model, _fingerprint=f"in-memory-{id(model)}")
-        return _prompted(Encoder.load(handle, **opts), prompt_name, prompt)
-    from xlsent.exporter.load import load_encoder
-    from xlsent.utils.device import current_device, encoding_spec
-
-    device = current_device()
-    folder = Path(str(model)).expanduser()
-    if folder.is_dir():  # a folder is known by its contents: a model retrained or re-exported in place is reloaded
-        from xlsent.models.handle import model_fingerprint
-
-        identity = model_fingerprint(folder)
-    else:
-        identity = str(model)
-    import os
-
-    # the dtype as asked (auto is decided with the model's shapes, once it loads) and the CPU override
-    key = (identity, backend, threads, device, encoding_spec(), os.environ.get("XLSENT_CPU_BF16"))
-    if key not in _ENCODERS:
-        _ENCODERS[key] = load_encoder(model, backend=backend, threads=threads, name=str(model))
-    # a copy with this call's options: the loaded model is shared, a memo (one job's) never is
-    return _prompted(_ENCODERS[key].replace(name=name or str(model), **opts), prompt_name, prompt)
-
-
-def _prompted(encoder: Any, prompt_name: str | None, prompt: str | None) -> Any:
-    """``encoder`` with the prompt asked for (its model's own default when neither is given)."""
-    if prompt_name is not None:
-        prompt = encoder.prompt_named(prompt_name)
-    return encoder if prompt is None else encoder.replace(prompt=prompt)
+    return open_encoder(model, backend=backend, threads=threads, export=cached_export, normalize=normalize,
+                        batch_size=batch_size, chunk_words=chunk_words, show_progress=show_progress, memo=memo,
+                        name=name, dimensions=dimensions, prompt_name=prompt_name, prompt=prompt)
 
 
 def renamed(given: dict, old: str, new: str, until: str = "0.3") -> None:

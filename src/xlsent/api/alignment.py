@@ -10,6 +10,35 @@ from typing import Any, Sequence
 
 from xlsent.api._common import check_backend, check_unicode, encoder_for, output_file, place, writes
 from xlsent.utils.errors import XlsentError, named
+from xlsent.utils.options import Option
+
+#: :func:`align_files`'s options, each declared once (``xlsent align``'s built from them)
+ALIGN: dict[str, Option] = {
+    "batch": Option(None, help="a list of document pairs, 'SRC<TAB>TGT' a line: every pair aligned with the model "
+                               "loaded once, one file each in the --output folder"),
+    "pairs_out": Option(None, help="also write the aligned blocks (deletions left out) as a pairs file, src<TAB>tgt, "
+                                   "with a language header when --split names the languages: ready for xlsent data "
+                                   "filter-pairs and xlsent train"),
+    "split": Option("", help="SRC_LANG,TGT_LANG: the documents are raw text, split into sentences first with "
+                             "xlsent's splitter"),
+    "fmt": Option("tsv", help="tsv: src_ids, tgt_ids, score, src_text, tgt_text; vecalign: [0, 1]:[2]:0.231"),
+    "max_overlap": Option(3, help="the most sentences on one side of a block: steps a-b with a + b ≤ this + 1 (3: "
+                                  "1-1, 1-2, 2-1, 1-3, 2-2, 3-1)"),
+    "deletion_quantile": Option(0.02, help="a deleted sentence costs this quantile of random sentence pairs' costs "
+                                           "(higher: fewer deletions; measured: "
+                                           "docs/experiments/alignment-and-filters.md, 'Deletion penalty')"),
+    "length_weight": Option(0.1, help="weight of Gale–Church's length cost added to each block's (0: Vecalign's "
+                                      "cosine cost alone; measured effect: "
+                                      "docs/experiments/alignment-and-filters.md, 'Length cost')"),
+    "search_buffer": Option(5, help="coarse-to-fine search: nodes on each side of the coarse path"),
+    "plain": Option(False, help="the baseline: 1-1 steps and deletions, cost 1 − cosine (no overlaps, no "
+                                "normalisation)"),
+    "runs": Option("mean", help="mean: only the sentences embedded, a run's vector their normalised sum "
+                                "(--max-overlap times fewer texts); concat: each run embedded as its joined text "
+                                "(Vecalign); measured: docs/experiments/alignment-and-filters.md, 'Run vectors'"),
+    "max_length_ratio": Option(4.0, help="refuse a document pair whose sentence counts differ by more than this "
+                                         "factor (it is probably not a translation of the same text)"),
+}
 
 
 @dataclass(frozen=True)
@@ -130,8 +159,8 @@ def align_files(src: str | Path | None, tgt: str | Path | None, output: str | Pa
     out) also as a pairs file. Every document is read and checked before the model loads. Writes a summary JSON
     beside the output (``summary.json`` in a batch folder) and returns it (``summary_path`` added)."""
     from xlsent.aligner.vecalign import EMBED_BATCH
-    from xlsent.data.alignment import read_batch, read_document, read_raw_document, write_alignment
-    from xlsent.data.readers import LANG_CODE
+    from xlsent.data.formats.alignment import read_batch, read_document, read_raw_document, write_alignment
+    from xlsent.data.formats.readers import LANG_CODE
     from xlsent.utils.io import write_json_atomic, write_text_atomic
 
     cfg = align_config(max_overlap, deletion_quantile, search_buffer, plain, runs, length_weight)

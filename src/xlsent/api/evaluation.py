@@ -8,10 +8,12 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, encoder_for, old_names, output_file,
-                               place, renamed, writes)
+from xlsent.api._common import (Note, check_backend, check_dimensions, check_options, encoder_for, old_names,
+                               output_file, place, renamed, writes)
 from xlsent.evaluation.tasks import TASK_TYPES, TaskRun, TaskType, declare
+from xlsent.evaluation.tasks.options import declared
 from xlsent.utils.errors import XlsentError
+from xlsent.utils.options import Option
 
 #: the names ``evaluate`` took before tasks were declared: old → task type (kept for one release)
 _OLD_TYPES = {"classify": "classification", "align": "alignment"}
@@ -235,7 +237,7 @@ def evaluate_taggers(models: Sequence[str], test: str | Path, task: str = "ner",
         The ``xlsent.tagging-eval/1`` dict the command writes (``models`` maps each folder to its scores; the typed
         scores are under ``scored``, the corpus under ``corpus``; both are dropped from the JSON).
     """
-    from xlsent.data.tagging import data_kind
+    from xlsent.data.formats.tagging import data_kind
     from xlsent.evaluation.tagging import over_seeds, paired_bootstrap_seeds
     from xlsent.evaluation.tasks import build, run_tasks
     from xlsent.models.tagger import load_tagger
@@ -245,7 +247,7 @@ def evaluate_taggers(models: Sequence[str], test: str | Path, task: str = "ner",
     if compare and len(compare) != len(models):
         raise XlsentError(f"compare=: give one tagger per model= ({len(models)}), seed i against seed i — "
                           f"got {len(compare)}")
-    at_least(resamples, 0, "resamples")
+    declared(TASK_TYPES[task].options()["resamples"]).check(resamples, "resamples")
     if not models:
         raise XlsentError("give at least one model= (a tagger folder; several for several seeds)")
     options = {"sample": sample, "seed": seed, "resamples": resamples, "scheme": scheme, "strict": strict,
@@ -262,3 +264,164 @@ def evaluate_taggers(models: Sequence[str], test: str | Path, task: str = "ner",
     return {"schema": "xlsent.tagging-eval/1", "task": task, "test": str(test), "labels": data_kind(test),
             "sentences": len(corpus), "models": {n: s.to_dict() for n, s in scored}, "mean": mean, "sd": spread,
             "paired": paired.to_dict() if paired else None, "scored": scored, "corpus": corpus}
+
+
+#: :func:`evaluate_adversarial`'s options, each declared once (``xlsent eval adversarial``'s built from them)
+ADVERSARIAL: dict[str, Option] = {
+    "output": Option(..., help="folder: taggers, perturbed files + logs, adversarial.json, adversarial.png"),
+    "pairs": Option([], help="L1-L2=L1_TRAIN,L2_TRAIN,L2_TEST, repeatable (default: "
+                             "en-ny=silver-TASK:en:train,silver-TASK:ny:train,silver-TASK:ny:test)"),
+    "seeds": Option(3, low=1, help="training seeds per condition (0..N-1)"),
+    "perturbations": Option(None, help="comma-separated subset of P1,P2,P3,P4,P5,P4-random (default: all for NER, "
+                                       "P4,P4-random for POS)"),
+    "config": Option(None, help="tagger config YAML overriding the defaults"),
+    "settings": Option([], help="tagger config override key=value, repeatable"),
+    "preset": Option(None, help="tagger preset ('paper': every layer, GPU-sized; default: the measured CPU setting)"),
+    "test_sample": Option(None, low=0, help="test sentences per pair (default: the config's eval.sample; 0 = all)"),
+    "names": Option(None, help="given names for P1, one per line (default: the L2 training file's PER entities)"),
+    "places": Option(None, help="place names for P2 (default: the L2 training file's LOC entities)"),
+    "stopwords": Option(None, help="stop words for P4 (default: stopwords-iso, or frequency-derived)"),
+}
+
+
+@writes("output")
+def evaluate_adversarial(output: str | Path, *, pairs: Sequence[str] = (), seeds: int = 3,
+                         perturbations: str | None = None, config: str | Path | None = None,
+                         settings: Sequence[str] = (), preset: str | None = None, test_sample: int | None = None,
+                         resamples: int = 1000, names: str | Path | None = None, places: str | Path | None = None,
+                         stopwords: str | Path | None = None, on_note: Note = None) -> tuple[dict, Any]:
+    """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1, ``xlsent eval adversarial``): the tagger
+    config (``config``, ``settings``, ``preset``) checked and written to ``output/config.yaml``, every tagger
+    trained (or reused) in ``output``, each test file perturbed and scored. ``pairs``: ``L1-L2=L1_TRAIN,L2_TRAIN,
+    L2_TEST`` each (default: en-ny's silver sets of the config's task); ``perturbations``: a comma-separated subset
+    of P1…P5, P4-random (default: all for NER, P4,P4-random for POS). Returns the report
+    (:func:`xlsent.recipes.adversarial.run_adversarial`) and the config."""
+    from xlsent.api._common import output_folder
+    from xlsent.perturbations.suite import KINDS
+    from xlsent.recipes.adversarial import parse_pair, read_list, read_places, run_adversarial
+    from xlsent.recipes.config import dump_config, load_config
+    from xlsent.utils.io import write_text_atomic
+
+    output = output_folder(output)
+    check_options(ADVERSARIAL, {"seeds": seeds})
+    declared(TASK_TYPES["ner"].options()["resamples"]).check(resamples, "resamples")
+    perts = [p.strip() for p in (perturbations or "").split(",") if p.strip()]
+    for p in perts:
+        if p not in KINDS:
+            raise XlsentError(f"perturbations=: unknown {p!r}: use a comma-separated subset of {', '.join(KINDS)}")
+    cfg = load_config("tagger", config, list(settings), preset or None)
+    t = cfg.tagger.task
+    specs = [parse_pair(p) for p in pairs] or [
+        parse_pair(f"en-ny=silver-{t}:en:train,silver-{t}:ny:train,silver-{t}:ny:test")]
+    perts = perts or (["P1", "P2", "P3", "P4", "P5", "P4-random"] if t == "ner" else ["P4", "P4-random"])
+    if t != "ner" and any(p != "P4" and p != "P4-random" for p in perts):
+        raise XlsentError("P1, P2, P3 and P5 change entities: with tagger.task=pos use perturbations=P4,P4-random")
+    n = cfg.eval.sample if test_sample is None else test_sample
+    check_options(ADVERSARIAL, {"test_sample": n})
+    place_rows = read_places(places and Path(places))
+    output.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(output / "config.yaml", dump_config(cfg))
+    report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, resamples,
+                             read_list(names and Path(names), "given name"), place_rows, stopwords, on_note)
+    return report, cfg
+
+
+#: :func:`evaluate_title_selection`'s options (``xlsent eval titles``'s built from them)
+TITLES: dict[str, Option] = {
+    "model": Option(..., help="title selector folder (run folder or its model/)"),
+    "test": Option(..., help="text<TAB>gold<TAB>distractor… file"),
+    "train": Option(None, help="the model's training file: with it, P4 and its random control are applied to the "
+                               "test texts and the word overlap is reported"),
+    "lang": Option("", help="test language code for the stop words of P4"),
+    "stopwords": Option(None, help="stop words for P4, one per line"),
+    "embed_model": Option("e5-small", help="model that embeds words for P4"),
+    "seed": Option(0, help="seed of the candidates' order, P4-random and the bootstrap"),
+    "max_length": Option(128, help="pieces of section text read"),
+}
+
+
+def evaluate_title_selection(model: str | Path, test: str | Path, *, train: str | Path | None = None, lang: str = "",
+                             stopwords: str | Path | None = None, embed_model: str = "e5-small", seed: int = 0,
+                             resamples: int = 1000, max_length: int = 128, on_note: Note = None) -> Any:
+    """Title-selection accuracy of a title selector (a run folder or its ``model/``) on ``test`` (text<TAB>gold<TAB>
+    distractor… a line) with a bootstrap CI; with ``train`` (its training file), also under P4 and P4-random
+    (stop words from ``stopwords``, a file, or ``lang``'s) and the word overlap (``xlsent eval titles``;
+    :func:`xlsent.recipes.titles.evaluate_titles`)."""
+    from xlsent.data.formats.multiple_choice import read_choices
+    from xlsent.recipes.titles import evaluate_titles
+
+    declared(TASK_TYPES["ner"].options()["resamples"]).check(resamples, "resamples")
+    data = read_choices(test)
+    tr = read_choices(train) if train is not None else None
+    p = Path(model).expanduser()
+    p = p / "model" if (p / "model" / "config.json").exists() else p
+    sw: frozenset[str] = frozenset()
+    if tr is not None:
+        from xlsent.data.text.stopwords import read_stopword_file, stopwords_for
+
+        if stopwords is not None:
+            sw = read_stopword_file(str(stopwords))
+        else:
+            from xlsent.data.derived.projection import tokenize_words
+
+            if not lang:
+                raise XlsentError("give lang=CODE (for the stop words of P4) or stopwords=FILE")
+            sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
+            (on_note or (lambda line: None))(n)
+    return evaluate_titles(p, data, str(test), tr, sw, embed_model, seed, resamples, max_length)
+
+
+#: :func:`perturb_file`'s options, each declared once (``xlsent perturb``'s built from them)
+PERTURB: dict[str, Option] = {
+    "test": Option(..., help="BIO test file (or bundled set, e.g. silver-ner:ny:test)"),
+    "train": Option(..., help="the tagger's training file (read, never changed)"),
+    "output": Option(..., help="perturbed CoNLL file; the log goes to OUTPUT.json"),
+    "perturbation": Option(..., help="which perturbation"),
+    "target_train": Option(None, help="the test language's own training file (default name/place lists come from its "
+                                      "entities; default: --train)"),
+    "names": Option(None, help="given names for P1, one per line"),
+    "places": Option(None, help="place names for P2, one per line"),
+    "stopwords": Option(None, help="P4, P5, P4-random: stop words, one per line (default: stopwords-iso, or "
+                                   "frequency-derived where it lacks the language)"),
+    "lang": Option("", help="P4, P5, P4-random: the test language's code, for the stop words (default: from a "
+                            "bundled set's name)"),
+    "model": Option("e5-small", help="model that embeds words for P4/P5"),
+    "seed": Option(0, help="seed of every random choice"),
+    "sample": Option(0, help="perturb a seeded sample of N test sentences (0 = all)"),
+    "strict": Option(False, help="an I- tag after O is an error instead of a repair"),
+}
+
+
+@writes("output")
+def perturb_file(test: str, train: str, output: str | Path, perturbation: str, *, target_train: str | None = None,
+                 names: str | Path | None = None, places: str | Path | None = None,
+                 stopwords: str | Path | None = None, lang: str = "", model: str = "e5-small", seed: int = 0,
+                 sample: int = 0, strict: bool = False, on_note: Note = None) -> tuple[Any, Path]:
+    """A perturbed copy of a BIO test file (Manafi 2025 §3.1.2, ``xlsent perturb``): P1 given names, P2 places, P3
+    shared entities → test-only ones, P4 shared context words → the most similar test-only word (by ``model``), P5
+    = P3 + P4, P4-random = random substitutes; written to ``output`` with a JSON log of every replacement
+    (``OUTPUT.json``). What reading the files and perturbing reported is said to ``on_note``. Returns the
+    perturbation's result (:func:`xlsent.perturbations.suite.perturb`) and the log's path."""
+    from xlsent.perturbations.suite import perturb, write_perturbed
+    from xlsent.recipes.adversarial import load_inputs
+
+    note = on_note or (lambda line: None)
+    output_file(output)
+    context = perturbation.startswith(("P4", "P5"))  # the ones that replace context words, which skip stop words
+    if not context and (stopwords is not None or lang):
+        raise XlsentError(f"stopwords= and lang= apply to P4, P5 and P4-random (context words); {perturbation} "
+                          "replaces entities only — leave them out")
+    inp = load_inputs(test, train, target_train, lang, names, places, stopwords, model, strict, sample, seed,
+                      need_stopwords=context)
+    for c in (inp.test, inp.train, inp.target_train):
+        for n in (c.notes if c else []):
+            note(n)
+    if perturbation in ("P4", "P5"):
+        from xlsent.models.registry import resolve_model_path
+
+        resolve_model_path(model)
+    out = perturb(perturbation, inp, seed)
+    log = write_perturbed(out, output, inp, seed)
+    for n in out.notes:
+        note(n)
+    return out, log

@@ -7,8 +7,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from xlsent.api._common import Note, at_least, writes
+from xlsent.api._common import Note, check_options, writes
 from xlsent.utils.errors import XlsentError, named
+from xlsent.utils.options import Option, at_least
+
+#: :func:`export`'s options, each declared once (``xlsent export``'s built from them)
+EXPORT: dict[str, Option] = {
+    "keep_vocab": at_least(0, None, "trim the vocabulary: keep the N highest-scoring pieces, plus every single "
+                           "character, special token and piece --vocab-texts uses"),
+    "tail_rank": at_least(0, 0, "with --keep-vocab: keep the other pieces too, their rows stored at this rank "
+                          "(truncated SVD) — nothing re-segmented; 0 = remove them"),
+    "tail_pq": at_least(0, 0, "with --keep-vocab: keep the other pieces too, each row stored as M uint8 "
+                        "product-quantisation codes (M divides the width) — fits the rows far better than "
+                        "--tail-rank M at the same parameter count; 0 = off"),
+    "int8": Option(False, help="quantise to int8 (the settings below; defaults keep low-resource quality, see "
+                               "docs/results.md)"),
+    "smooth": Option(None, help="int8: SmoothQuant α (0 = off; default: the measured best)"),
+    "fp32_layers": Option("", help="int8: comma-separated 0-based layers kept entirely fp32"),
+    "int8_attention": Option(False, help="int8: also quantise the attention score and value MatMuls (fastest, loses "
+                                         "the most)"),
+    "int8_embeddings": Option(False, help="int8: also quantise the token table (smaller file, no speed gain)"),
+    "per_channel": Option(True, help="int8: one weight scale per output channel"),
+    "reduce_range": Option(False, help="int8: 7-bit weights (CPUs without VNNI)"),
+    "calibration": Option("bible-en-ny:train", help="int8 smoothing: calibration text — a bundled pair set or a "
+                                                    "file, one text a line (never test data)"),
+    "vocab_texts": Option("bible-en-ny:train", help="with --keep-vocab: keep every piece these texts use (a bundled "
+                                                    "pair set or a file, one text a line; 'none' = no texts)"),
+    "keep_fp32": Option(False, help="with --int8: keep the fp32 graph too (model.fp32.onnx)"),
+}
 
 
 @dataclass
@@ -104,9 +130,7 @@ def export(model: str | Path, output: str | Path, *, int8: bool = False, smooth:
         raise XlsentError(f"{'tail_rank=' if tail_rank else 'tail_pq='} applies to keep_vocab= only — add "
                           "keep_vocab=N (the pieces that keep full rows)")
     if keep_vocab is not None:
-        at_least(keep_vocab, 0, "keep_vocab")
-        at_least(tail_rank, 0, "tail_rank")
-        at_least(tail_pq, 0, "tail_pq")
+        check_options(EXPORT, {"keep_vocab": keep_vocab, "tail_rank": tail_rank, "tail_pq": tail_pq})
         texts = None if vocab_texts.lower() == "none" else vocab_texts
         if texts:
             _check_text_source(texts, "vocab_texts")
@@ -144,7 +168,7 @@ def _parts(option: str) -> list[str]:
 
 
 def _check_text_source(spec: str, option: str) -> None:
-    from xlsent.data.bundled import is_bundled
+    from xlsent.data.sets.bundled import is_bundled
 
     if not is_bundled(spec) and not Path(spec).is_file():
         raise XlsentError(f"{named(option, spec)}: neither a bundled pair set (xlsent data list) nor a file")

@@ -6,18 +6,114 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from xlsent.api._common import (Note, at_least, check_backend, check_dimensions, check_unicode, choice, encoder_for,
+from xlsent.api._common import (Note, check_backend, check_dimensions, check_options, check_unicode, encoder_for,
                                model_label, old_names, output_file, parse_filters, parse_threshold, place, writes)
-from xlsent.data.noise_filters import MAX_Z
+from xlsent.data.filters.noise_filters import MAX_Z
+from xlsent.data.filters.pair_filter import RANK_BY
+from xlsent.data.text.splitting import SPLITTERS
+from xlsent.mining.engine import ENGINES
+from xlsent.mining.margin import MARGINS, MODES  # (re-exported: xlsent.api.mining.MODES / MARGINS)
+from xlsent.mining.store import DTYPES
 from xlsent.utils.errors import XlsentError, named
+from xlsent.utils.options import Option, at_least as minimum, one_of
 
 if TYPE_CHECKING:
-    from xlsent.data.pair_filter import FilteredPairs
+    from xlsent.data.filters.pair_filter import FilteredPairs
     from xlsent.mining.mine import MineResult
 
-MODES = ("forward", "backward", "intersect", "max")
-MARGINS = ("ratio", "distance", "absolute")
 INDEXES = ("auto", "exact", "ivf", "ivfpq")
+
+#: :func:`mine`'s options, each declared once: checked here, ``xlsent mine``'s options built
+#: from them (their help is the command's)
+MINE: dict[str, Option] = {
+    "mode": one_of(MODES, "max", "which pairs the margin keeps"),
+    "margin": one_of(MARGINS, "ratio", "absolute: plain cosine"),
+    "index": one_of(INDEXES, "auto", "the faiss index searched"),
+    "precision": one_of(DTYPES, "float16", "how the embeddings are stored; int8: 1 byte + a scale per sentence; "
+                        "ubinary: stored as int8, searched by sign bits (each coordinate against the searched side's "
+                        "mean; d/8 bytes a sentence in the index), the candidates re-scored with the int8 vectors; "
+                        "mining F1 of each: docs/results.md, 'Bitext mining'"),
+    "splitter": one_of(SPLITTERS, "auto", "the sentence splitter of --documents"),
+    "k": minimum(1, 4),
+    "nprobe": minimum(1, 64, "IVF cells visited per query"),
+    "nlist": minimum(0, 0, "IVF cells (0 = 4·√n)"),
+    "shard_size": minimum(1, 50_000, "sentences per shard (the unit of resume)"),
+    "batch_size": minimum(1, 64, "sentences per encoding batch"),
+    "rescore": minimum(1, 10, "ubinary: k × this many candidates by Hamming distance are re-scored with the int8 "
+                       "vectors"),
+    "index_groups": minimum(1, 1, "IVF: split each side's sub-indexes into G search groups; a worker holds one "
+                            "group at a time (about a side's index ÷ G in memory) and the groups' k nearest are "
+                            "merged; exact search ignores it"),
+    "memory_gib": minimum(0.01, 4.0, "memory budget of encoding and search: bounds the shard size and picks ivf vs "
+                          "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
+                          "'Selection memory')"),
+    "workdir": Option(None, help="embeddings, indexes, search shards (default OUTPUT.work); a killed run resumes "
+                                 "from it"),
+    "threshold": Option("auto", help="auto: a cut estimated from the score distribution (printed and stored in "
+                                     "OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs scoring "
+                                     "at least this"),
+    "known_pairs": Option(None, help="pairs known to translate each other (TSV src<TAB>tgt or JSONL, at least 10 the "
+                                     "model retrieves; e.g. seed pairs it did not train on): --threshold auto is "
+                                     "anchored on where they score in this pool"),
+    "dedupe": Option(True, help="forward/backward: each sentence in at most one pair"),
+    "center": Option(False, help="per-language centering: subtract each side's mean vector before search and "
+                                 "margins. Off by default: it lowered mining F1 on development data — a side's mean "
+                                 "also holds its topics (measured effect: docs/results.md, 'Centering and CSLS')"),
+    "search_dimensions": Option(None, help="ubinary: the index keeps the sign bits of the first N coordinates only "
+                                           "(N/8 bytes a sentence; a multiple of 8); the candidates are re-scored "
+                                           "with every coordinate — for a model trained with Matryoshka widths"),
+    "documents": Option(False, help="split into sentences: each line of a text file, or each section of a document "
+                                    "JSONL / bundled documents"),
+    "src_lang": Option("", help="source language (ISO 639-1 or 639-3, e.g. ny, eng): for --documents splitting "
+                                "(document JSONL: default its 'lang') and the language filter (default: detected "
+                                "from the pairs)"),
+    "tgt_lang": Option("", help="target language, the same"),
+    "filters": Option("default", help="noise filters on the mined pairs, as xlsent data filter-pairs: language, "
+                                      "copy, near-duplicate, length-ratio, numbers | default (all five) | none; each "
+                                      "counted, with examples, in OUTPUT.json"),
+    "overwrite": Option(False, help="discard a work folder left by another job"),
+}
+#: where a job's tasks run (``engine``: :class:`xlsent.mining.engine.RayEngine`'s settings; the CLI's --engine …)
+ENGINE: dict[str, Option] = {
+    "engine": one_of(ENGINES, "local", "local: every step in this process; ray: the steps on a Ray cluster (pip "
+                     "install 'xlsent\\[ray]'), the same result"),
+    "address": Option(None, help="--engine ray: the cluster (auto | HOST:PORT; default $RAY_ADDRESS; with neither, "
+                      "a local cluster on this machine)"),
+    "workers": minimum(1, 2, "--engine ray: actors in each pool (encoders, searchers)"),
+    "cpus_per_worker": Option(1.0, help="--engine ray: CPUs an actor takes (its thread count, rounded; a fraction "
+                              "lets more actors share a CPU)"),
+    "gpus_per_worker": Option(0.0, help="--engine ray: GPUs an actor takes (an encoder encodes on its GPU; a search "
+                              "worker searches there with a GPU build of faiss)"),
+}
+
+#: :func:`filter_pairs`'s options, each declared once (``xlsent data filter-pairs``'s built from them)
+FILTER: dict[str, Option] = {
+    "min_words": minimum(0, None, "drop pairs with a side of fewer words than this (default 0 = off; paper 5)"),
+    "top": minimum(0, None, "keep the N best pairs (default 0 = all; paper 2,016)"),
+    "rank_by": one_of(RANK_BY, "cosine", "score: a mined file's score"),
+    "preset": Option(None, help="paper: Huang et al. 2023 §4.1's cleaning of web-mined candidates, exactly — sides "
+                                "under 5 words and any special character ([ ] { } * …) removed, the top 2,016 kept; "
+                                "meant for mined candidates, it removes real pairs of a translation (default: keep "
+                                "every clean pair)"),
+    "special_pattern": Option(None, help="drop pairs matching this regex (default: markup — an HTML/XML tag, a URL, "
+                                         "wiki or table syntax, never punctuation; paper: its special characters)"),
+    "center": Option(False, help="subtract each side's (language's) mean vector over the candidates before cosine / "
+                                 "margin / csls. Off by default, as in xlsent mine, where it lowered mining F1 "
+                                 "(docs/results.md, 'Centering and CSLS'); filtering itself was not measured"),
+    "model": Option("e5-small", help="model for cosine / margin / csls ranking"),
+    "filters": Option("default", help="noise filters, comma-separated: language (each side against its language: "
+                                      "CLD2, and xlsent's n-gram identifier where CLD2 cannot judge), copy, "
+                                      "near-duplicate, length-ratio, numbers | default (all five) | none"),
+    "src_lang": Option("", help="the source side's language (ISO 639-1 or 639-3) for the language filter; default: "
+                                "the file's codes, else detected"),
+    "tgt_lang": Option("", help="the target side's language, the same"),
+    "max_z": Option(MAX_Z, help="length-ratio filter: remove pairs whose log length ratio lies further than "
+                                      "this many robust standard deviations from the file's median"),
+    "threshold": Option("none", help="none | auto (xlsent mine's automatic cut on the --rank-by scores; meant for "
+                                     "margin) | a number: keep pairs scoring at least this"),
+}
+WORDS, NUMBERS = ("mode", "margin", "index", "precision"), ("k", "nprobe", "nlist", "shard_size", "batch_size",
+                                                            "rescore", "index_groups", "memory_gib")
 
 
 @writes("output", "workdir")
@@ -101,23 +197,19 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
         ('I like rice.', 'Ndimakonda mpunga.')
     """
     from xlsent.data.langid import language_code
-    from xlsent.data.splitting import SPLITTERS
     from xlsent.mining.engine import EncoderSettings
     from xlsent.mining.index import IndexConfig
     from xlsent.mining.job import MineConfig
     from xlsent.mining.run import run_mine
-    from xlsent.mining.store import DTYPES
 
+    given = dict(locals())
     dimensions, show_progress = old_names("mine", old, truncate_dim=truncate_dim, show_progress_bar=show_progress_bar)
     src_lang, tgt_lang = src_lang or "", tgt_lang or ""  # None and "": not said
-    choice(mode, MODES, "mode")
-    choice(margin, MARGINS, "margin")
-    choice(index, INDEXES, "index")
-    choice(precision, DTYPES, "precision")
+    check_options(MINE, given, WORDS)
     if precision == "ubinary" and index == "ivfpq":
         raise XlsentError("precision='ubinary' is searched by sign bits, already d/8 bytes a sentence: use index='ivf' "
                           "(binary IVF), 'exact' or 'auto', not 'ivfpq'")
-    choice(splitter, SPLITTERS, "splitter")
+    check_options(MINE, given, ("splitter",))
     cut = parse_threshold(threshold)
     known = _known_pairs(known_pairs)
     if known is not None and cut != "auto":
@@ -129,11 +221,7 @@ def mine(src: Sequence[str] | str | Path, tgt: Sequence[str] | str | Path, *, mo
             language_code(code, option)
     check_backend(backend, threads)
     output = output_file(output)
-    for value, minimum, option in ((k, 1, "k"), (nprobe, 1, "nprobe"), (nlist, 0, "nlist"),
-                                   (shard_size, 1, "shard_size"), (batch_size, 1, "batch_size"),
-                                   (rescore, 1, "rescore"), (index_groups, 1, "index_groups"),
-                                   (memory_gib, 0.01, "memory_gib")):
-        at_least(value, minimum, option)
+    check_options(MINE, given, NUMBERS)
     dimensions = check_dimensions(model, dimensions)
     if precision == "ubinary" and dimensions and dimensions % 8:
         raise XlsentError(f"precision='ubinary' packs 8 sign bits to a byte: truncate_dim={dimensions} must be a "
@@ -196,7 +284,7 @@ def _known_pairs(pairs) -> tuple[list[str], list[str]] | None:
     if pairs is None:
         return None
     if isinstance(pairs, (str, Path)):  # a pairs file, read as every xlsent pairs file is (TSV, JSONL, …)
-        from xlsent.data.pairs import load_pairs
+        from xlsent.data.sets.pairs import load_pairs
 
         try:
             ds: Any = load_pairs(str(pairs)).dataset
@@ -284,10 +372,10 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     """
     import warnings
 
-    from xlsent.data.cleaning import SPECIAL_PATTERNS
+    from xlsent.data.filters.cleaning import SPECIAL_PATTERNS
+    from xlsent.data.filters.pair_filter import filter_pairs as run_filters, read_candidates
     from xlsent.data.langid import pair_languages
-    from xlsent.data.pair_filter import RANK_BY, filter_pairs as run_filters, read_candidates
-    from xlsent.data.pairs import file_languages
+    from xlsent.data.sets.pairs import file_languages
     from xlsent.mining.mine import write_pairs_tsv
     from xlsent.utils.io import write_json_atomic
 
@@ -298,8 +386,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     chosen: dict[str, Any] = dict(FILTER_PRESETS[preset])
     min_words = int(chosen["min_words"] if min_words is None else min_words)
     top = int(chosen["top"] if top is None else top)
-    at_least(min_words, 0, "min_words")
-    at_least(top, 0, "top")
+    check_options(FILTER, {"min_words": min_words, "top": top})
     pattern = special_pattern or chosen["special_pattern"]
     pattern = SPECIAL_PATTERNS.get(pattern, pattern) if special else None
     if pattern:
@@ -309,7 +396,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
             re.compile(pattern)
         except re.error as exc:
             raise XlsentError(f"{named('special_pattern', pattern)}: not a regular expression ({exc})") from None
-    choice(rank_by, RANK_BY, "rank_by")
+    check_options(FILTER, {"rank_by": rank_by})
     kinds = parse_filters(filters)
     cut_at = parse_threshold(threshold)
     ds, report = read_candidates(str(source), on_bad_lines)
@@ -319,7 +406,7 @@ def filter_pairs(source: str | Path, output: str | Path | None = None, *, model:
     identifier = _taught_identifier(learn, kinds)
     encode = None
     if rank_by != "score":
-        from xlsent.data.pairs import side_langs
+        from xlsent.data.sets.pairs import side_langs
 
         place(device, dtype)
         encoder = encoder_for(model, normalize=True)

@@ -6,9 +6,10 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from xlsent.api._common import at_least, check_backend, check_unicode, encoder_for, old_names, place, writes
+from xlsent.api._common import check_backend, check_options, check_unicode, encoder_for, old_names, place, writes
 from xlsent.utils.errors import InputFormatError, XlsentError, named
 from xlsent.utils.io import atomic_path
+from xlsent.utils.options import Option, at_least
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -45,6 +46,10 @@ def load(name_or_path: str | Path = "e5-small", device: str = "auto") -> "Senten
     return handle.model
 
 
+#: :func:`calibrate`'s options with a range (``xlsent models calibrate``'s built from them)
+CALIBRATE: dict[str, Option] = {"sample": at_least(0, 0, "use at most N lines of each file (seeded; 0 = all)")}
+
+
 def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *, sample: int = 0,
               backend: str = "auto", threads: int = 0, device: str = "auto", dtype: str = "auto",
               show_progress_bar: bool | None = None, **old: Any) -> "LanguageMeans":
@@ -70,13 +75,13 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
         >>> means.languages
         ['nya']
     """
-    from xlsent.data.readers import read_lines
+    from xlsent.data.formats.readers import read_lines
     from xlsent.encoding.encoder import source_folder
     from xlsent.models.language_means import calibrate as calibrate_means
     from xlsent.models.language_means import language_code, read_language_means
 
     check_backend(backend, threads)
-    at_least(sample, 0, "sample")
+    check_options(CALIBRATE, {"sample": sample})
     sources: dict[str, str] = {}
     by_lang: dict[str, list[str]] = {}
     for code, given in texts.items():
@@ -103,6 +108,24 @@ def calibrate(model: str | Path, texts: dict[str, Sequence[str] | str | Path], *
     means = calibrate_means(encoder.encode, by_lang, sources, read_language_means(folder))
     means.save(folder)
     return means
+
+
+# :func:`extend_vocab`'s and :func:`romanize`'s options, each declared once (``xlsent models extend-vocab`` /
+# ``romanize``'s built from them)
+EXTEND: dict[str, Option] = {
+    "texts": Option(..., help="text in the script to add, one sentence a line (a few thousand lines)"),
+    "output": Option(..., help="new folder for the extended model"),
+    "pieces": Option(2000, help="the most pieces to add (fewer when the text holds fewer)"),
+    "seed": Option(0, help="seed of the default initialisation's noise"),
+}
+ROMANIZE: dict[str, Option] = {
+    "texts": Option(..., help="text in the script, one sentence a line"),
+    "output": Option(..., help="new folder for the romanised model"),
+    "extend": Option(False, help="also add pieces for the characters no romanisation covers (extend-vocab's method)"),
+    "pieces": Option(None, help="with --extend: the most pieces to add (default: one a character left; longer pieces "
+                                "learnt from the romanised text come after those)"),
+    "seed": Option(0, help="with --extend: seed of the new rows' noise"),
+}
 
 
 @writes("output")
@@ -136,7 +159,7 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
 
     Example:
         >>> import tempfile, xlsent
-        >>> from xlsent.data.transliterate import to_deseret  # a substitute: Chichewa in Deseret letters
+        >>> from xlsent.data.text.transliterate import to_deseret  # a substitute: Chichewa in Deseret letters
         >>> folder = tempfile.mkdtemp()
         >>> lines = [to_deseret(t) for t in ("Moni, muli bwanji?", "Zikomo kwambiri.", "Mulungu ndi wabwino.")]
         >>> _ = open(f"{folder}/dsrt.txt", "w", encoding="utf-8").write("\\n".join(lines))
@@ -165,7 +188,7 @@ def extend_vocab(model: str | Path, texts: str | Path | Sequence[str], output: s
 def _script_texts(texts: str | Path | Sequence[str], verb: str) -> tuple[list[str], str | None]:
     """The non-blank lines of a file (or a list) of text in a script, checked; and the file's name (None: texts
     given in Python)."""
-    from xlsent.data.readers import read_lines
+    from xlsent.data.formats.readers import read_lines
     from xlsent.models.vocab.extend import check_texts
 
     source: str | None = None  # texts given in Python
@@ -261,3 +284,31 @@ def romanize(model: str | Path, texts: str | Path | Sequence[str], output: str |
             ext.output = out
             write_extension(tmp, ext, str(model), source, seed)
     return rom
+
+
+@writes("output")
+def gloss_file(input: str | Path, output: str | Path, *, model: str | Path | None = None,
+               dictionary: str | Path | None = None, unknown: str = "keep") -> tuple[int, int]:
+    """Gloss a text file word by word (``xlsent gloss``; paper 004's word mapping layer): every word found in the
+    dictionary of a gloss model (``model``, trained by ``xlsent train gloss``) or of a word<TAB>translation TSV
+    (``dictionary``) replaced by its translation, a missing one as ``unknown`` says; one line out a line in.
+    Returns the lines written and the dictionary's entries."""
+    from xlsent.api._common import output_file
+    from xlsent.data.formats.dictionary import BilingualDictionary
+    from xlsent.data.formats.readers import read_lines
+    from xlsent.models.gloss import load_gloss
+    from xlsent.utils.io import write_text_atomic
+
+    output_file(output)
+    if bool(model) == bool(dictionary):
+        raise XlsentError("give exactly one of model=GLOSS_MODEL or dictionary=FILE.tsv")
+    if dictionary:
+        d = BilingualDictionary.from_tsv(dictionary)
+    else:
+        g = load_gloss(model)
+        d = g.dictionary if g is not None else None
+    if d is None:
+        raise XlsentError(f"{model}: not a gloss model (no xlsent_gloss.json) — train one with 'xlsent train gloss'")
+    lines = read_lines(Path(input))
+    write_text_atomic(Path(output), "".join(d.gloss(t, unknown) + "\n" for t in lines))
+    return len(lines), len(d)

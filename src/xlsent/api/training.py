@@ -12,6 +12,18 @@ from xlsent.api._common import Note, output_folder, writes
 from xlsent.recipes.curve import CurveResult  # what learning_curve returns
 from xlsent.recipes.registry import RunResult  # what every recipe's train_* returns, completed here
 from xlsent.utils.errors import XlsentError
+from xlsent.utils.options import Option
+
+#: :func:`learning_curve`'s options, each declared once (``xlsent train curve``'s built from them)
+CURVE: dict[str, Option] = {
+    "output": Option(..., help="folder: curve.json, curve.png, holdout.jsonl, a run folder a share"),
+    "model": Option("e5-small", help="the model to adapt (registered name or folder)"),
+    "shares": Option(4, help="nested shares, halving from all the pairs (4: ⅛, ¼, ½, all)"),
+    "budget_minutes": Option(60.0, help="time all the shares may take; a share that would pass it is skipped and said"),
+    "held_out": Option("", help="score every share on these pairs (a file or bundled pool, eval.sample of them) "
+                                "instead of a part of yours; all of yours train"),
+    "keep_models": Option(False, help="keep every share's model (default: the largest only)"),
+}
 
 
 def settings_to_overrides(settings: dict[str, Any] | None) -> list[str]:

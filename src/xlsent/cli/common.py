@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from xlsent.api._common import (at_least, check_backend, check_dimensions, choice, output_file,  # noqa: F401
                                 output_folder)  # (re-exported)
+from xlsent.report.summary import HEADS, summary_rows  # (summary_rows re-exported)
 from xlsent.utils.errors import XlsentError
 
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH"}
@@ -187,47 +188,10 @@ def beside_table(rows: list[dict], mean: dict | None, title: str) -> Table | Non
     return t
 
 
-def summary_rows(metrics: dict) -> list[dict]:
-    """One row per model for the CLI table (the parts each model was scored on)."""
-    rows = []
-    for name, r in metrics["models"].items():
-        row = {"model": name}
-        if "retrieval" in r:
-            ret = r["retrieval"]
-            fwd, bwd = ret["src2tgt"]["p@1"], ret["tgt2src"]["p@1"]
-            if _english(ret.get("tgt_lang")) and not _english(ret.get("src_lang")):
-                row.update(x2en=fwd, en2x=bwd)
-            elif _english(ret.get("src_lang")):
-                row.update(x2en=bwd, en2x=fwd)
-            else:  # neither side known to be English: the directions as they are, never a guess
-                row.update(s2t=fwd, t2s=bwd)
-            row.update(triplet_cos=r["triplets"]["accuracy"]["cosine"]["accuracy"],
-                       mse_tgt=r.get("mse", {}).get("mse_tgt_x100"))
-        if "udhr" in r:
-            row.update(udhr_x2en=r["udhr"]["mean"]["tgt2src"]["p@1"], udhr_en2x=r["udhr"]["mean"]["src2tgt"]["p@1"])
-        if "spans" in r:
-            row.update(span_en2x=r["spans"]["src2tgt"]["p@1"], span_x2en=r["spans"]["tgt2src"]["p@1"])
-        row.update({k: v["value"] for k, v in r.get("tagging", {}).items() if k in ("micro_f1", "macro_f1", "accuracy")})
-        if "choice" in r:
-            row["choice_acc"] = r["choice"]["accuracy"]
-        rows.append(row)
-    return rows
-
-
-def _english(code) -> bool:
-    return (code or "").lower().replace("_", "-").split("-")[0] in ("en", "eng")
-
-
-_HEADS = {"x2en": "P@1 xx→en", "en2x": "P@1 en→xx", "s2t": "P@1 src→tgt", "t2s": "P@1 tgt→src",
-          "triplet_cos": "triplet acc (cos)", "mse_tgt": "MSE×100 xx→T(en)", "udhr_x2en": "UDHR xx→en",
-          "udhr_en2x": "UDHR en→xx", "span_en2x": "span P@1 en→xx", "span_x2en": "span P@1 xx→en",
-          "micro_f1": "entity micro F1", "macro_f1": "entity macro F1", "accuracy": "accuracy", "choice_acc": "accuracy"}
-
-
 def summary_table(metrics: dict, title: str) -> Table:
     rows = summary_rows(metrics)
-    cols = ["model"] + [c for c in _HEADS if any(c in r for r in rows)]
-    t = table(title, [_HEADS.get(c, c) for c in cols])
+    cols = ["model"] + [c for c in HEADS if any(c in r for r in rows)]
+    t = table(title, [HEADS.get(c, c) for c in cols])
     for r in rows:
         t.add_row(*[escape(str(r[c])) if c == "model" else ("—" if r.get(c) is None else f"{r[c]:.3f}") for c in cols])
     return t
@@ -247,14 +211,15 @@ def size_table(sizes: dict) -> Table:
 def make_engine(engine: str, address: str | None, workers: int, cpus: float, gpus: float):
     """The ``--engine`` asked for, checked (a Ray cluster joined or started) before any model loads; None for
     ``local`` (the job runs its tasks here, with the encoder already loaded)."""
-    from xlsent.mining.engine import ENGINES, RayEngine
+    from xlsent.api.mining import ENGINE
+    from xlsent.mining.engine import RayEngine
 
-    choice(engine, ENGINES, "--engine")
+    ENGINE["engine"].check(engine, "--engine")
     if engine == "local":
         if address or gpus:
             raise XlsentError("--address and --gpus-per-worker go with --engine ray")
         return None
-    at_least(workers, 1, "--workers")
+    ENGINE["workers"].check(workers, "--workers")
     return RayEngine(address, workers, cpus, gpus)
 
 

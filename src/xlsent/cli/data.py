@@ -11,18 +11,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from xlsent.api._common import writes
-from xlsent.api.mining import FILTER_PRESETS
+from xlsent.api.data import DOCUMENTS, LANGID, OVERLAP, STRUCTURAL, TRIPLETS
+from xlsent.api.mining import FILTER, FILTER_PRESETS
 from xlsent.cli.common import console, output_file, show_lines, show_note, table
-from xlsent.cli.options import Learn, Negatives, OnBadLines, PrintJson, takes
-from xlsent.data.bundled import data_dir
-from xlsent.data.pair_filter import RANK_BY
-from xlsent.data.noise_filters import MAX_Z as NOISE_MAX_Z
-from xlsent.data.pairs import load_pairs
-from xlsent.data.registry import KINDS, rows as dataset_rows
-from xlsent.data.splitting import SPLITTERS
-from xlsent.data.structural import TYPES
+from xlsent.cli.options import Learn, Negatives, OnBadLines, PrintJson, declared, takes
+from xlsent.data.filters.pair_filter import RANK_BY
+from xlsent.data.sets.bundled import data_dir
+from xlsent.data.sets.registry import KINDS, rows as dataset_rows
+from xlsent.data.text.splitting import SPLITTERS
 from xlsent.utils.errors import XlsentError
-from xlsent.utils.io import write_json_atomic, write_text_atomic
+from xlsent.utils.io import write_text_atomic
 
 app = typer.Typer(help="Bundled datasets and corpus statistics.", no_args_is_help=True)
 
@@ -58,99 +56,66 @@ def stats(
     as_json: PrintJson = False,
 ) -> None:
     """Pairs, languages, length distribution; with --model, tokenizer coverage per language."""
-    from xlsent.data.stats import corpus_stats
+    from xlsent.api.data import corpus_stats
 
-    from xlsent.models.handle import load_model
-
-    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
-    tokenizer = load_model(model).model.tokenizer if model else None
-    result = {**corpus_stats(loaded.dataset, tokenizer), "source": source, "notes": loaded.notes()}
+    result = corpus_stats(source, model, on_bad_lines=on_bad_lines)
     if as_json:
         console.print_json(json.dumps(result))
         return
-    show_lines(loaded.notes())
+    show_lines(result["notes"])
     t = table(f"{source}: {result['pairs']} pairs", ["language", "sentences", "unique", "words min", "median", "mean",
-                                                     "p95", "max", *(["unk rate", "pieces/word"] if tokenizer else [])])
+                                                     "p95", "max", *(["unk rate", "pieces/word"] if model else [])])
     for lang, e in result["languages"].items():
         w = e["words"]
         row = [lang, str(e["sentences"]), str(e["unique"]), str(w["min"]), f"{w['median']:.0f}", f"{w['mean']:.1f}",
                f"{w['p95']:.0f}", str(w["max"])]
-        if tokenizer is not None:
+        if model:
             row += [f"{e['unk_rate']:.4f}", f"{e['pieces_per_word']:.2f}"]
         t.add_row(*row)
     console.print(t)
 
 
 @app.command("triplets")
-@writes("output")
 def triplets(
     source: str = typer.Argument(..., help="bundled dataset (e.g. bible-en-ny:train, udhr) or a pairs file"),
     output: str = typer.Option(..., "--output", "-o", help="TSV to write: anchor<TAB>positive<TAB>negative"),
-    negatives: Negatives = typer.Option("section", help="section: another section of the same document; "
-                                                  "hard: mined by --teacher"),
-    teacher: str = typer.Option("minilm-en", help="model that mines hard negatives"),
-    relative_margin: float = typer.Option(0.05, help="hard mining: skip candidates within this share of the positive's score"),
-    seed: int = typer.Option(0, help="seed for negative sampling"),
+    negatives: Negatives = declared(TRIPLETS["negatives"]),
+    teacher: str = declared(TRIPLETS["teacher"]),
+    relative_margin: float = declared(TRIPLETS["relative_margin"]),
+    seed: int = declared(TRIPLETS["seed"]),
     on_bad_lines: OnBadLines = "error",
 ) -> None:
     """Cross-lingual triplets from parallel data: anchor = low-resource side, positive = its English translation."""
-    output_file(output)
-    from xlsent.data.triplets import build_triplets
+    from xlsent.api.data import triplets as build
 
-    from xlsent.models.handle import load_model
-
-    loaded = load_pairs(source, on_bad_lines=on_bad_lines, dedupe=False)
-    model = load_model(teacher).model if negatives == "hard" else None
-    ds, report = build_triplets(loaded.dataset, negatives, seed, teacher=model, relative_margin=relative_margin)
-    show_lines(loaded.notes() + report.lines())
-    clean = list(zip(ds["anchor"], ds["positive"], ds["negative"]))
-    _write_triplets(output, clean, "the corpus")
+    clean = build(source, output, negatives=negatives, teacher=teacher, relative_margin=relative_margin, seed=seed,
+                  on_bad_lines=on_bad_lines, on_note=lambda line: show_lines([line]))
     console.print(f"wrote {output} ({len(clean)} triplets, '{negatives}' negatives)")
 
 
 @app.command("pairs-from-documents")
 @takes("device", "dtype")
-@writes("output")
 def pairs_from_documents_command(
     src: str = typer.Argument(..., help="low-resource documents: JSONL file or bundled (bible:nya, udhr:zul)"),
     tgt: str = typer.Argument(..., help="English documents: JSONL file or bundled (bible:eng, udhr:eng)"),
     output: str = typer.Option(..., "--output", "-o", help="TSV: anchor<TAB>positive<TAB>negative (+ OUTPUT.json)"),
-    model: str = typer.Option("e5-small", "--model", "-m", help="model that embeds the section titles"),
-    title_threshold: float = typer.Option(0.7, help="title cosine needed to match two sections"),
-    min_section_chars: int = typer.Option(200, help="keep matched sections whose texts both exceed this length"),
-    max_short_words: int = typer.Option(10, help="drop sentence pairs with a side of this many words or fewer"),
-    strip_chars: str = typer.Option("\u200c", help="characters removed from titles and texts (default U+200C ZWNJ)"),
-    splitter: Literal[SPLITTERS] = typer.Option("auto", help="sentence splitter"),
-    seed: int = typer.Option(0, help="seed for the negatives"),
+    model: str = declared(DOCUMENTS["model"], "--model", "-m"),
+    title_threshold: float = declared(DOCUMENTS["title_threshold"]),
+    min_section_chars: int = declared(DOCUMENTS["min_section_chars"]),
+    max_short_words: int = declared(DOCUMENTS["max_short_words"]),
+    strip_chars: str = declared(DOCUMENTS["strip_chars"]),
+    splitter: Literal[SPLITTERS] = declared(DOCUMENTS["splitter"]),
+    seed: int = declared(DOCUMENTS["seed"]),
     run: dict = None,
 ) -> None:
     """Sentence pairs and triplets from comparable documents with titled sections (Manafi 2025 §3.2.1)."""
-    output_file(output)
     from xlsent.api.data import pairs_from_documents
 
     res = pairs_from_documents(src, tgt, model, title_threshold=title_threshold, min_section_chars=min_section_chars,
                                max_short_words=max_short_words, strip_chars=strip_chars, splitter=splitter, seed=seed,
-                               **run)  # run: --device, --dtype
-    show_lines(res.lines())
-    rows = [(a, p, n or "") for a, p, n in res.triplets]
-    _write_triplets(output, rows, "the documents")
-    write_json_atomic(Path(output + ".json"), {"src": src, "tgt": tgt, "model": model, "counts": dict(res.counts),
-                                                "sections": [list(x) for x in dict.fromkeys(res.sources)]})
+                               **run, output=output, on_note=lambda line: show_lines([line]))  # run: --device, --dtype
+    rows = res.triplets
     console.print(f"wrote {output} ({len(rows)} pairs; {sum(1 for r in rows if not r[2])} without a negative)")
-
-
-def _write_triplets(output: str, rows: list[tuple], source: str) -> None:
-    bad = sum(any("\t" in x or "\n" in x for x in row) for row in rows)
-    if bad:
-        raise XlsentError(f"{bad} sentence(s) contain tabs or newlines and cannot be written as TSV — clean {source} "
-                          "first")
-    write_text_atomic(Path(output), "anchor\tpositive\tnegative\n" + "".join("\t".join(r) + "\n" for r in rows))
-
-
-FILTERS = typer.Option("default", "--filters", help="noise filters, comma-separated: language (each side against "
-                       "its language: CLD2, and xlsent's n-gram identifier where CLD2 cannot judge), copy, near-duplicate, length-ratio, numbers | default (all five) | none")
-MAX_Z = typer.Option(NOISE_MAX_Z, "--max-length-z", help="length-ratio filter: remove pairs whose log length ratio lies "
-                     "further than this many robust standard deviations from the file's median")
 
 
 @app.command("filter-pairs")
@@ -158,30 +123,20 @@ MAX_Z = typer.Option(NOISE_MAX_Z, "--max-length-z", help="length-ratio filter: r
 def filter_pairs_command(
     source: str = typer.Argument(..., help="candidate pairs: a pairs file, or a mined TSV (score<TAB>src<TAB>tgt)"),
     output: str = typer.Option(..., "--output", "-o", help="TSV to write: score<TAB>src<TAB>tgt, best first"),
-    preset: Optional[Literal[tuple(p for p in FILTER_PRESETS if p)]] = typer.Option(None, "--preset", "-p", help="paper: Huang et al. 2023 §4.1's cleaning of web-mined "
-                               "candidates, exactly — sides under 5 words and any special character ([ ] { } * …) "
-                               "removed, the top 2,016 kept; meant for mined candidates, it removes real pairs of a "
-                               "translation (default: keep every clean pair)"),
-    min_words: int = typer.Option(None, help="drop pairs with a side of fewer words than this (default 0 = off; "
-                                  "paper 5)"),
-    special_pattern: str = typer.Option(None, help="drop pairs matching this regex (default: markup — an HTML/XML "
-                                        "tag, a URL, wiki or table syntax, never punctuation; paper: its special "
-                                        "characters)"),
+    preset: Optional[Literal[tuple(p for p in FILTER_PRESETS if p)]] = declared(FILTER["preset"], "--preset", "-p"),
+    min_words: int = declared(FILTER["min_words"]),
+    special_pattern: str = declared(FILTER["special_pattern"]),
     no_special: bool = typer.Option(False, "--no-special", help="no pattern filter (neither markup nor special "
                                     "characters)"),
-    top: int = typer.Option(None, help="keep the N best pairs (default 0 = all; paper 2,016)"),
-    rank_by: Literal[RANK_BY] = typer.Option("cosine", help="score: a mined file's score"),
-    center: bool = typer.Option(False, help="subtract each side's (language's) mean vector over the candidates "
-                                "before cosine / margin / csls. Off by default, as in xlsent mine, where it lowered "
-                                "mining F1 (docs/results.md, 'Centering and CSLS'); filtering itself was not measured"),
-    model: str = typer.Option("e5-small", "--model", "-m", help="model for cosine / margin / csls ranking"),
-    filters: str = FILTERS,
-    src_lang: str = typer.Option("", "--src-lang", help="the source side's language (ISO 639-1 or 639-3) for the "
-                                 "language filter; default: the file's codes, else detected"),
-    tgt_lang: str = typer.Option("", "--tgt-lang", help="the target side's language, the same"),
-    max_z: float = MAX_Z,
-    threshold: str = typer.Option("none", help="none | auto (xlsent mine's automatic cut on the --rank-by scores; "
-                                  "meant for margin) | a number: keep pairs scoring at least this"),
+    top: int = declared(FILTER["top"]),
+    rank_by: Literal[RANK_BY] = declared(FILTER["rank_by"]),
+    center: bool = declared(FILTER["center"]),
+    model: str = declared(FILTER["model"], "--model", "-m"),
+    filters: str = declared(FILTER["filters"], "--filters"),
+    src_lang: str = declared(FILTER["src_lang"], "--src-lang"),
+    tgt_lang: str = declared(FILTER["tgt_lang"], "--tgt-lang"),
+    max_z: float = declared(FILTER["max_z"], "--max-length-z"),
+    threshold: str = declared(FILTER["threshold"]),
     on_bad_lines: OnBadLines = "error",
     learn: Learn = [],
     run: dict = None,
@@ -206,29 +161,22 @@ def filter_pairs_command(
 @writes("output")
 def langid_command(
     file: Path = typer.Argument(..., metavar="FILE", help="a UTF-8 text file, one text a line"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="write lang<TAB>macrolanguage<TAB>score<TAB>"
-                                          "text a line here (default: print it)"),
-    languages: str = typer.Option("", "--languages", help="candidate codes, comma-separated (default: every "
-                                  "language the identifier knows)"),
+    output: Optional[Path] = declared(LANGID["output"], "--output", "-o"),
+    languages: str = declared(LANGID["languages"], "--languages"),
     learn: Learn = [],
 ) -> None:
     """The language of each line (ISO 639-3, its macrolanguage, a score: the n-gram model's probability, low for a
     line too short to tell; CLD2's share of the line for a language only CLD2 knows), among every udhr-all
     language, English and CLD2's languages, or among --languages (xlsent.identify)."""
-    from xlsent.api.data import identify
+    from xlsent.api.data import identify_file
     from xlsent.data.langid.ngram import parse_learn
 
     if not file.is_file():
         raise XlsentError(f"{file}: no such file — give a text file, one text a line")
     teach = parse_learn(learn)
     out = output_file(output) if output else None
-    from xlsent.data.text_source import decode_line
-
-    raw = file.read_bytes().split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    lines = [decode_line(file, line, i) for i, line in enumerate(raw, 1)]  # bad UTF-8: the file and line, one line
-    found = identify(lines, languages=[x for x in languages.split(",") if x.strip()] or None, learn=teach or None)
+    lines, found = identify_file(file, languages=[x for x in languages.split(",") if x.strip()] or None,
+                                 learn=teach or None)
     # a line of the file is a row of the output: a character Python takes for a line break (\r, U+2028…) is a space
     rows = "".join(f"{x.lang or ''}\t{x.macrolanguage or ''}\t{x.score:.3f}\t{' '.join(t.splitlines())}\n"
                    for x, t in zip(found, lines))
@@ -244,12 +192,11 @@ def langid_command(
 
 @app.command("overlap")
 def overlap(
-    train: str = typer.Option(..., "--train", help="training file: BIO (or a bundled tagged set), or with --text "
-                              "one text per line"),
-    test: str = typer.Option(..., "--test", help="test file of the same kind"),
-    model: str = typer.Option("e5-small", "--model", "-m", help="tokenizer for the word overlap (Table 3.4)"),
-    text: bool = typer.Option(False, "--text", help="plain text / title-selection files: word overlap only"),
-    max_pieces: int = typer.Option(128, help="first N pieces of each text (Table 3.4 uses 128)"),
+    train: str = declared(OVERLAP["train"], "--train"),
+    test: str = declared(OVERLAP["test"], "--test"),
+    model: str = declared(OVERLAP["model"], "--model", "-m"),
+    text: bool = declared(OVERLAP["text"], "--text"),
+    max_pieces: int = declared(OVERLAP["max_pieces"]),
     as_json: PrintJson = False,
 ) -> None:
     """How much a test file shares with a training file (Manafi 2025): entity overlap (Table 3.3) and word overlap
@@ -276,12 +223,11 @@ def structural_words(
                                 "an English side"),
     output: Path = typer.Option(..., "--output", "-o", help="SPANS.jsonl[.gz] (+ SPANS.jsonl.meta.json: counts, "
                                 "model, prompt)"),
-    model: str = typer.Option("e5-small", "--model", "-m", help="model whose sub-token offsets are stored (the one "
-                              "`xlsent train scp` will train; another model's are recomputed there, not re-aligned)"),
-    types: str = typer.Option(",".join(TYPES), help="structural types to keep"),
-    object_deps: str = typer.Option("dobj", help="dependency labels read as objects (add attr,pobj,dative …)"),
-    sample: int = typer.Option(0, help="seeded sample of N pairs (0 = all)"),
-    seed: int = typer.Option(0, help="sample seed"),
+    model: str = declared(STRUCTURAL["model"], "--model", "-m"),
+    types: str = declared(STRUCTURAL["types"]),
+    object_deps: str = declared(STRUCTURAL["object_deps"]),
+    sample: int = declared(STRUCTURAL["sample"]),
+    seed: int = declared(STRUCTURAL["seed"]),
     on_bad_lines: OnBadLines = "error",
 ) -> None:
     """Subject, verb, object and entity spans of the English side, aligned to the other side (Chen et al. 2023 §3.1):

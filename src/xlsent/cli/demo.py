@@ -37,9 +37,7 @@ def demo_command(
     from xlsent.api.training import recipe_config, run_recipe
     from xlsent.models.registry import resolve_model_path
     from xlsent.recipes.registry import place
-    from xlsent.report.html import comparison_table, language_tail_section, page
-    from xlsent.report.plots import embedding_space_png
-    from xlsent.utils.io import write_bytes_atomic, write_json_atomic, write_text_atomic
+    from xlsent.report.demo import write_demo_report
 
     output_folder(output)
     cfg_file = resources.files("xlsent").joinpath("configs", DEMO_CONFIG)
@@ -61,7 +59,7 @@ def demo_command(
     t = time.perf_counter()
     run = output / "adapt"
     result = run_recipe("adapt", cfg, run, on_note=show_note)  # = xlsent.adapt: trains, evaluates, writes metrics.json
-    held, metrics, trained_path = result.held_out, result.metrics, result.model_path
+    held = result.held_out
     timings["train_and_evaluate"] = time.perf_counter() - t
     e = cfg.eval
     mb_all, mt_all = held.models[next(iter(held.models))], held.models["adapted"]
@@ -77,7 +75,7 @@ def demo_command(
     for d, name in (("tgt2src", "ny→en"), ("src2tgt", "en→ny")):
         b, tr = nt_base[d], nt_trained[d]
         shown.add_row("Bible NT verses", str(nt_base["n"]), name, cell(b), cell(tr), f"{tr['p@1'] - b['p@1']:+.3f}")
-    u_base, u_trained = (mb_all.udhr or {}).get("languages", []), (mt_all.udhr or {}).get("languages", [])
+    u_base = (mb_all.udhr or {}).get("languages", [])
     mb, mt = (mb_all.udhr or {}).get("mean"), (mt_all.udhr or {}).get("mean")
     if mb and mt:
         for d, name in (("tgt2src", "xx→en"), ("src2tgt", "en→xx")):
@@ -85,30 +83,5 @@ def demo_command(
                           f"{mb[d]['p@1']:.3f}", f"{mt[d]['p@1']:.3f}", f"{mt[d]['p@1'] - mb[d]['p@1']:+.3f}")
     console.print(shown)
     console.rule("3/3 report")
-    # the evaluation's own vectors of the first NT pairs (HeldOut.plot_vectors): no model loaded or run again
-    base_vecs, trained_vecs = held.plot_vectors[next(iter(held.models))], held.plot_vectors["adapted"]
-    n_plot = len(trained_vecs[0])
-    png = embedding_space_png([(f"base {label}", *base_vecs), ("after adapt", *trained_vecs)], "English", "Chichewa")
-    timings["total"] = time.perf_counter() - t0
-    # the metrics in the one schema of every run (xlsent.metrics/2), plus the demo's config and timings
-    write_json_atomic(output / "report.json", {"config": cfg, "model": str(trained_path), "metrics": metrics,
-                                               "timings_seconds": timings})
-    write_bytes_atomic(output / "embedding_space.png", png)
-    sections = [
-        f"<p>Model: {label} adapted (xlsent train adapt) on <code>{cfg.train.pairs}</code> "
-        f"({f'{cfg.train.sample} pairs drawn from each source' if cfg.train.sample else 'every pair'}, a part held "
-        "out to choose the step); "
-        f"evaluated on held-out data only. Config: "
-        f"<code>{run / 'config.yaml'}</code>.</p>",
-        comparison_table("Bible, New Testament (held out)", [("en–ny", nt_base["n"], nt_base, nt_trained)]),
-        comparison_table("UDHR paragraphs, per language",
-                         [(b["tgt_lang"], b["n"], b, a) for b, a in zip(u_base, u_trained)]),
-    ]
-    if (mt_all.udhr or {}).get("summary"):  # eval.udhr_pool=udhr-all:…: P@1 by script and tokenizer pieces
-        sections.append(language_tail_section(
-            f"{e['udhr_pool']}: P@1 against the tokenizer's pieces per word and unknown-piece rate",
-            {f"base {label}": mb_all.udhr, "adapted": mt_all.udhr}))
-    write_text_atomic(output / "report.html", page(
-        "xlsent demo: adapting e5-small to English–Chichewa pairs", sections, png,
-        f"PCA of {n_plot} held-out NT verse pairs, English (red) and Chichewa (blue), before and after."))
+    write_demo_report(output, cfg, label, result, run, timings, t0)
     console.print(f"wrote {output / 'report.json'}, {output / 'report.html'} in {timings['total']:.0f} s")

@@ -11,9 +11,12 @@ from rich.markup import escape
 from xlsent.cli.common import (beside_table, check_dimensions, console, err_console, main_score_line, output_file,
                                retrieval_table, show_note, table)
 from xlsent.cli.options import (RUNTIME, ChunkWords, Dimensions, JsonOutput, K, Margin, MatchMode, Model, Negatives,
-                                OnBadLines, Resamples, Runs, Similarity, StoredPrecision, takes)
+                                OnBadLines, Resamples, Runs, Similarity, StoredPrecision, takes, task_option)
 from xlsent.cli.spans import eval_spans
 from xlsent.cli.tagging import eval_adversarial, eval_ner, eval_pos, eval_titles
+from xlsent.evaluation.tasks.mining import MiningTask
+from xlsent.evaluation.tasks.retrieval import RetrievalTask
+from xlsent.evaluation.tasks.triplet import TripletTask
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
@@ -56,24 +59,20 @@ def retrieval(
     pairs: str = typer.Option(None, "--pairs", help="pairs file: TSV, JSONL, or Moses A,B"),
     dataset: str = typer.Option(None, "--dataset", help="bundled dataset, e.g. bible-en-ny:test, udhr, udhr:nya, "
                                 "udhr-all:test"),
-    similarity: Similarity = typer.Option("cosine", help="the main figure's scoring (plain cosine by "
-                                   "default, the literature's; the others are reported beside it)"),
-    center: bool = typer.Option(False, "--center", help="subtract each side's (language's) mean vector over the "
-                                "pool before scoring the main figure (the main figure stays plain cosine by default, "
-                                "the literature's; measured effect: docs/experiments/centering-and-csls.md)"),
-    beside: bool = typer.Option(True, help="also report P@1 with centering, CSLS and both, beside the main figure"),
+    similarity: Similarity = task_option(RetrievalTask, "similarity"),
+    center: bool = task_option(RetrievalTask, "center", "--center"),
+    beside: bool = task_option(RetrievalTask, "beside"),
     k: K = 4,
     resamples: Resamples = 1000,
-    seed: int = typer.Option(0, help="seed for sampling and the bootstrap"),
-    sample: int = typer.Option(0, help="evaluate on this many pairs drawn at random (0 = all)"),
-    by_language: bool = typer.Option(None, help="one pool per target language (default: on for multi-language data)"),
+    seed: int = task_option(RetrievalTask, "seed"),
+    sample: int = task_option(RetrievalTask, "sample"),
+    by_language: bool = task_option(RetrievalTask, "by_language"),
     on_bad_lines: OnBadLines = "error",
     output: JsonOutput = None,
     chunk_words: ChunkWords = 0,
-    queries: int = typer.Option(0, help="large-pool mode: N queries (seeded) searched among every sentence of the "
-                                        "other side of the pool, plus distractors (0 = off: each pair's pool)"),
-    src_distractors: Path = typer.Option(None, help="large-pool mode: extra source-language candidates, one a line"),
-    tgt_distractors: Path = typer.Option(None, help="large-pool mode: extra target-language candidates, one a line"),
+    queries: int = task_option(RetrievalTask, "queries"),
+    src_distractors: Path = task_option(RetrievalTask, "src_distractors", default=None),
+    tgt_distractors: Path = task_option(RetrievalTask, "tgt_distractors", default=None),
     dimensions: Dimensions = None,
     plot: Path = typer.Option(None, help="one pool per language: write the plot of each language's P@1 against the "
                               "tokenizer's pieces per word and unknown-piece rate, one colour per script (PNG) here"),
@@ -93,7 +92,7 @@ def retrieval(
     check_dimensions(model, dimensions)
     if plot is not None:
         output_file(plot)
-        from xlsent.data.registry import selects_language
+        from xlsent.data.sets.registry import selects_language
 
         if by_language is False or (dataset and selects_language(dataset, "pairs")):  # NAME:CODE
             raise XlsentError("--plot draws one point a language: give a dataset of several languages (e.g. "
@@ -195,14 +194,12 @@ def triplet(
     models: list[str] = typer.Option(..., "--model", "-m", help="model name or folder; repeat to compare models"),
     triplets: Path = typer.Option(None, "--triplets", help="TSV of anchor<TAB>positive<TAB>negative"),
     dataset: str = typer.Option(None, "--dataset", help="build triplets from parallel data, e.g. bible-en-ny:test"),
-    negatives: Optional[Negatives] = typer.Option(None, help="for --dataset: section | random | hard (mined by --teacher); "
-                                        "default: section where the pool has sections, else random"),
-    teacher: str = typer.Option("minilm-en", help="for --negatives hard: the model that mines them"),
-    sample: int = typer.Option(0, help="use this many pairs (of --dataset) or triplets (of --triplets) drawn at "
-                               "random (0 = all)"),
+    negatives: Optional[Negatives] = task_option(TripletTask, "negatives"),
+    teacher: str = task_option(TripletTask, "teacher"),
+    sample: int = task_option(TripletTask, "sample"),
     chunk_words: ChunkWords = 0,
     resamples: Resamples = 1000,
-    seed: int = typer.Option(0, help="seed for sampling, negatives and the bootstrap"),
+    seed: int = task_option(TripletTask, "seed"),
     on_bad_lines: OnBadLines = "error",
     plot: Path = typer.Option(None, help="write the length-difference plot (PNG) here"),
     output: JsonOutput = None,
@@ -277,18 +274,16 @@ def mining(
                                  "udhr-dev:CODE (a development language)"),
     dev: str = typer.Option(None, "--dev", help="BUCC-style dev prefix: PREFIX.SRC, PREFIX.TGT, PREFIX.gold"),
     test: str = typer.Option(None, "--test", help="BUCC-style test prefix (same layout)"),
-    src_lang: str = typer.Option("", help="source suffix of the BUCC files (e.g. de)"),
-    tgt_lang: str = typer.Option("", help="target suffix of the BUCC files (e.g. en)"),
-    n_gold: int = typer.Option(1000, help="bible: gold pairs per split"),
-    n_distractors: int = typer.Option(7000, help="bible / udhr: unrelated sentences per side"),
+    src_lang: str = task_option(MiningTask, "src_lang"),
+    tgt_lang: str = task_option(MiningTask, "tgt_lang"),
+    n_gold: int = task_option(MiningTask, "n_gold"),
+    n_distractors: int = task_option(MiningTask, "n_distractors"),
     mode: MatchMode = "max",
-    margin: Margin = typer.Option("ratio", help="ratio | distance | absolute"),
+    margin: Margin = task_option(MiningTask, "margin"),
     k: K = 4,
-    center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
-                                "search and margins (as xlsent mine --center)"),
-    precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored and "
-                                              "searched, as xlsent mine --precision"),
-    seed: int = typer.Option(0, help="seed of the bundled corpora"),
+    center: bool = task_option(MiningTask, "center"),
+    precision: StoredPrecision = task_option(MiningTask, "precision", "--precision"),
+    seed: int = task_option(MiningTask, "seed"),
     output: JsonOutput = None,
     dimensions: Dimensions = None,
     run: dict = None,

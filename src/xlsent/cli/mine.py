@@ -8,10 +8,11 @@ from typing import Literal, Optional
 import typer
 from rich.markup import escape
 
-from xlsent.api.mining import INDEXES
+from xlsent.api.mining import INDEXES, MINE
 from xlsent.cli.common import console, err_console
-from xlsent.cli.options import RAY, RUNTIME, Dimensions, K, Learn, Margin, MatchMode, Model, StoredPrecision, takes
-from xlsent.data.splitting import SPLITTERS
+from xlsent.cli.options import (RAY, RUNTIME, Dimensions, K, Learn, Margin, MatchMode, Model, StoredPrecision, declared,
+                                takes)
+from xlsent.data.text.splitting import SPLITTERS
 from xlsent.models.registry import DEFAULT_MODEL
 
 
@@ -22,54 +23,30 @@ def mine_command(
     tgt: Path = typer.Argument(..., help="target-language file, as SRC (bundled: bible:nya, udhr:CODE)"),
     output: Path = typer.Option(..., "--output", "-o", help="TSV of score<TAB>src<TAB>tgt, best first (+ OUTPUT.json)"),
     model: Model = DEFAULT_MODEL,
-    workdir: Path = typer.Option(None, "--workdir", help="embeddings, indexes, search shards (default OUTPUT.work); "
-                                 "a killed run resumes from it"),
+    workdir: Path = declared(MINE["workdir"], "--workdir"),
     k: K = 4,
     mode: MatchMode = "max",
-    margin: Margin = typer.Option("ratio", help="absolute: plain cosine"),
-    threshold: str = typer.Option("auto", help="auto: a cut estimated from the score distribution (printed and "
-                                  "stored in OUTPUT.json) | none: every one-to-one candidate | a number: keep pairs "
-                                  "scoring at least this"),
-    known: Optional[Path] = typer.Option(None, "--known", help="pairs known to translate each other (TSV "
-                                         "src<TAB>tgt or JSONL, at least 10 the model retrieves; e.g. seed pairs it did not train "
-                                         "on): --threshold auto is anchored on where they score in this pool"),
-    dedupe: bool = typer.Option(True, help="forward/backward: each sentence in at most one pair"),
-    center: bool = typer.Option(False, help="per-language centering: subtract each side's mean vector before "
-                                "search and margins. Off by default: it lowered mining F1 on development data — a side's "
-                                "mean also holds its topics (measured effect: docs/results.md, 'Centering and CSLS')"),
-    index: Literal[INDEXES] = typer.Option("auto", help="the faiss index searched"),
-    nprobe: int = typer.Option(64, help="IVF cells visited per query"),
-    nlist: int = typer.Option(0, help="IVF cells (0 = 4·√n)"),
-    shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
-    precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored; int8: 1 "
-                                              "byte + a scale per sentence; ubinary: stored as int8, searched by sign "
-                                              "bits (each coordinate against the searched side's mean; d/8 bytes a "
-                                              "sentence in the index), the candidates re-scored with the int8 vectors; "
-                                              "mining F1 of each: docs/results.md, 'Bitext mining'"),
-    rescore: int = typer.Option(10, help="ubinary: k × this many candidates by Hamming distance are re-scored with "
-                                "the int8 vectors"),
-    search_dimensions: Optional[int] = typer.Option(None, "--search-dimensions", help="ubinary: the index keeps the "
-                                                    "sign bits of the first N coordinates only (N/8 bytes a sentence; "
-                                                    "a multiple of 8); the candidates are re-scored with every "
-                                                    "coordinate — for a model trained with Matryoshka widths"),
-    index_groups: int = typer.Option(1, "--index-groups", help="IVF: split each side's sub-indexes into G search "
-                                     "groups; a worker holds one group at a time (about a side's index ÷ G in "
-                                     "memory) and the groups' k nearest are merged; exact search ignores it"),
-    memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search: bounds the shard size and picks ivf vs "
-                                    "ivfpq (the final selection's memory comes on top: docs/experiments/bitext-mining.md, "
-                                    "'Selection memory')"),
-    batch_size: int = typer.Option(64, help="sentences per encoding batch"),
-    documents: bool = typer.Option(False, "--documents", help="split into sentences: each line of a text file, "
-                                   "or each section of a document JSONL / bundled documents"),
-    src_lang: str = typer.Option("", help="source language (ISO 639-1 or 639-3, e.g. ny, eng): for --documents "
-                                 "splitting (document JSONL: default its 'lang') and the language filter (default: "
-                                 "detected from the pairs)"),
-    tgt_lang: str = typer.Option("", help="target language, the same"),
-    filters: str = typer.Option("default", "--filters", help="noise filters on the mined pairs, as xlsent data "
-                                "filter-pairs: language, copy, near-duplicate, length-ratio, numbers | default (all "
-                                "five) | none; each counted, with examples, in OUTPUT.json"),
-    splitter: Literal[SPLITTERS] = typer.Option("auto", help="the sentence splitter of --documents"),
-    overwrite: bool = typer.Option(False, help="discard a work folder left by another job"),
+    margin: Margin = declared(MINE["margin"]),
+    threshold: str = declared(MINE["threshold"]),
+    known: Optional[Path] = declared(MINE["known_pairs"], "--known"),
+    dedupe: bool = declared(MINE["dedupe"]),
+    center: bool = declared(MINE["center"]),
+    index: Literal[INDEXES] = declared(MINE["index"]),
+    nprobe: int = declared(MINE["nprobe"]),
+    nlist: int = declared(MINE["nlist"]),
+    shard_size: int = declared(MINE["shard_size"]),
+    precision: StoredPrecision = declared(MINE["precision"], "--precision"),
+    rescore: int = declared(MINE["rescore"]),
+    search_dimensions: Optional[int] = declared(MINE["search_dimensions"], "--search-dimensions"),
+    index_groups: int = declared(MINE["index_groups"], "--index-groups"),
+    memory_gib: float = declared(MINE["memory_gib"]),
+    batch_size: int = declared(MINE["batch_size"]),
+    documents: bool = declared(MINE["documents"], "--documents"),
+    src_lang: str = declared(MINE["src_lang"]),
+    tgt_lang: str = declared(MINE["tgt_lang"]),
+    filters: str = declared(MINE["filters"], "--filters"),
+    splitter: Literal[SPLITTERS] = declared(MINE["splitter"]),
+    overwrite: bool = declared(MINE["overwrite"]),
     learn: Learn = [],
     dimensions: Dimensions = None,
     run: dict = None,

@@ -9,7 +9,8 @@ import typer
 from rich.table import Table
 
 from xlsent.cli.common import console, table
-from xlsent.cli.options import RUNTIME, PrintJson, takes
+from xlsent.api.models import CALIBRATE, EXTEND, ROMANIZE
+from xlsent.cli.options import RUNTIME, PrintJson, declared, takes
 from xlsent.models.handle import model_info
 from xlsent.models.registry import DEFAULT_MODEL, REGISTRY, resolve_model_path
 from xlsent.utils.errors import XlsentError
@@ -62,7 +63,7 @@ def calibrate_command(
     name: str = typer.Argument(..., help="registered name or local model folder (the means are stored in it)"),
     lang: list[str] = typer.Option(..., "--lang", help="CODE=FILE: text of that language, one text a line "
                                    "(repeatable); a few hundred lines are plenty"),
-    sample: int = typer.Option(0, help="use at most N lines of each file (seeded; 0 = all)"),
+    sample: int = declared(CALIBRATE["sample"]),
     run: dict = None,
 ) -> None:
     """Store per-language mean vectors in the model folder, for centering single texts (serve, embed --center)."""
@@ -88,11 +89,10 @@ def calibrate_command(
 def extend_vocab_command(
     name: str = typer.Argument(..., help="registered name or local model folder (a Unigram / sentencepiece "
                                "tokenizer, as e5-small's)"),
-    texts: str = typer.Option(..., "--texts", help="text in the script to add, one sentence a line "
-                              "(a few thousand lines)"),
-    output: str = typer.Option(..., "--output", "-o", help="new folder for the extended model"),
-    pieces: int = typer.Option(2000, "--pieces", help="the most pieces to add (fewer when the text holds fewer)"),
-    seed: int = typer.Option(0, help="seed of the default initialisation's noise"),
+    texts: str = declared(EXTEND["texts"], "--texts"),
+    output: str = declared(EXTEND["output"], "--output", "-o"),
+    pieces: int = declared(EXTEND["pieces"], "--pieces"),
+    seed: int = declared(EXTEND["seed"]),
     as_json: PrintJson = False,
 ) -> None:
     """Add pieces for a script the model cannot read (its characters are <unk>: see the unk rate of
@@ -118,14 +118,11 @@ def extend_vocab_command(
 @app.command("romanize")
 def romanize_command(
     name: str = typer.Argument(..., help="registered name or local model folder (a fast tokenizer, as e5-small's)"),
-    texts: str = typer.Option(..., "--texts", help="text in the script, one sentence a line"),
-    output: str = typer.Option(..., "--output", "-o", help="new folder for the romanised model"),
-    extend: bool = typer.Option(False, "--extend", help="also add pieces for the characters no romanisation "
-                                "covers (extend-vocab's method)"),
-    pieces: Optional[int] = typer.Option(None, "--pieces", help="with --extend: the most pieces to add (default: "
-                                         "one a character left; longer pieces learnt from the romanised text come "
-                                         "after those)"),
-    seed: int = typer.Option(0, help="with --extend: seed of the new rows' noise"),
+    texts: str = declared(ROMANIZE["texts"], "--texts"),
+    output: str = declared(ROMANIZE["output"], "--output", "-o"),
+    extend: bool = declared(ROMANIZE["extend"], "--extend"),
+    pieces: Optional[int] = declared(ROMANIZE["pieces"], "--pieces"),
+    seed: int = declared(ROMANIZE["seed"]),
     as_json: PrintJson = False,
 ) -> None:
     """Romanise a script the model cannot read (its characters are <unk>: see the unk rate of xlsent data stats

@@ -8,23 +8,42 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 
 from xlsent.aligner import RUNS
-from xlsent.api.mining import MARGINS
-from xlsent.data.readers import BAD_LINE_POLICIES
-from xlsent.data.triplets import STRATEGIES
+from xlsent.api._common import RUNNING
+from xlsent.api.data import LANGID
+from xlsent.api.mining import ENGINE, MARGINS, MINE
+from xlsent.data.derived.triplets import STRATEGIES
+from xlsent.data.formats.readers import BAD_LINE_POLICIES
 from xlsent.encoding.encoder import BACKENDS
+from xlsent.evaluation.tasks.options import CHUNK_WORDS
 from xlsent.mining.engine import ENGINES
 from xlsent.mining.margin import MODES
 from xlsent.mining.store import DTYPES
 from xlsent.similarity import SIMILARITIES
+from xlsent.utils.options import Option
 
 # choices shared by several commands, each from the library's own list (typer checks them; --help lists them)
 Similarity, Margin, StoredPrecision, Negatives, Runs = (Literal[SIMILARITIES], Literal[MARGINS], Literal[DTYPES],
                                                         Literal[STRATEGIES], Literal[RUNS])
+
+
+def declared(option: Option, *names: str, **kwargs: Any) -> Any:
+    """A typer option built from a declaration (:class:`xlsent.utils.options.Option`, the one the API checks): its
+    default (unless ``default=`` is given) and help; its range is checked by the API function the command calls, in
+    the same words."""
+    return typer.Option(kwargs.pop("default", option.default), *names, help=option.help, **kwargs)
+
+
+def task_option(task: type, name: str, *names: str, **kwargs: Any) -> Any:
+    """A typer option built from a task type's declared field (:func:`xlsent.evaluation.tasks.option`), as
+    :func:`declared`: a command that runs the task states it once, there."""
+    from xlsent.evaluation.tasks.options import declared as field_option
+
+    return declared(field_option(task.options()[name]), *names, **kwargs)
 
 
 def _renamed(old: str, new: str):
@@ -41,40 +60,30 @@ def _renamed(old: str, new: str):
     return note
 
 
-Backend = Annotated[Literal[BACKENDS], typer.Option("--backend", help="auto: an exported folder (xlsent export) "
-                    "runs on onnxruntime, any other model on torch; onnx: a torch model is exported once (fp32) into "
-                    "the cache")]
-Threads = Annotated[int, typer.Option("--threads", help="threads of the backend that runs the model, torch or "
-                                      "onnxruntime (0 = its default)")]
-Device = Annotated[str, typer.Option("--device", help="where the model runs: auto (CUDA, then MPS, then the CPU) | "
-                                     "cpu | cuda | cuda:N | mps")]
+def _alias(kind: Any, option: Option, *names: str) -> Any:
+    """``kind`` as a typer option (``names``) whose help is the declaration's (the default is the command's)."""
+    return Annotated[kind, typer.Option(*names, help=option.help)]
+
+
+Backend = _alias(Literal[BACKENDS], RUNNING["backend"], "--backend")
+Threads = _alias(int, RUNNING["threads"], "--threads")
+Device = _alias(str, RUNNING["device"], "--device")
 TrainDevice = Annotated[Optional[str], typer.Option("--device", help="where it trains (= --set models.device=…): "
                                                     "auto (CUDA, then MPS, then the CPU) | cpu | cuda | cuda:N | mps")]
-Dtype = Annotated[str, typer.Option("--dtype", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, "
-                                    "bf16 autocast on a CPU where it was timed faster, fp32 elsewhere) | fp32 | fp16 | bf16")]
-Dimensions = Annotated[Optional[int], typer.Option("--dimensions", help="the first N coordinates of each vector, "
-                                                   "renormalised to unit length (1 to the model's width; default: the "
-                                                   "full width)")]
-Engine = Annotated[Literal[ENGINES], typer.Option("--engine", help="local: every step in this process; ray: the steps "
-                                                  "on a Ray cluster (pip install 'xlsent\\[ray]'), the same result")]
-Address = Annotated[Optional[str], typer.Option("--address", help="--engine ray: the cluster (auto | HOST:PORT; "
-                                                "default $RAY_ADDRESS; with neither, a local cluster on this machine)")]
-Workers = Annotated[int, typer.Option("--workers", help="--engine ray: actors in each pool (encoders, searchers)")]
-CpusPerWorker = Annotated[float, typer.Option("--cpus-per-worker", help="--engine ray: CPUs an actor takes (its thread "
-                                              "count, rounded; a fraction lets more actors share a CPU)")]
-GpusPerWorker = Annotated[float, typer.Option("--gpus-per-worker", help="--engine ray: GPUs an actor takes (an encoder "
-                                              "encodes on its GPU; a search worker searches there with a GPU build "
-                                              "of faiss)")]
+Dtype = _alias(str, RUNNING["dtype"], "--dtype")
+Dimensions = _alias(Optional[int], RUNNING["truncate_dim"], "--dimensions")
+Engine = _alias(Literal[ENGINES], ENGINE["engine"], "--engine")
+Address = _alias(Optional[str], ENGINE["address"], "--address")
+Workers = _alias(int, ENGINE["workers"], "--workers")
+CpusPerWorker = _alias(float, ENGINE["cpus_per_worker"], "--cpus-per-worker")
+GpusPerWorker = _alias(float, ENGINE["gpus_per_worker"], "--gpus-per-worker")
 
 Model = Annotated[str, typer.Option("--model", "-m", help="registered name or local model folder")]
-Learn = Annotated[list[str], typer.Option("--learn", help="L:FILE — teach the n-gram language identifier language L "
-                                          "from your own monolingual text, one text a line (repeatable): how a "
-                                          "language neither it nor CLD2 knows gets checked")]
-ChunkWords = Annotated[int, typer.Option("--chunk-words", help="chunked pooling: average over ≤ N-word chunks (0 = "
-                                         "off)")]
+Learn = _alias(list[str], LANGID["learn"], "--learn")
+ChunkWords = _alias(int, CHUNK_WORDS, "--chunk-words")
 OnBadLines = Annotated[Literal[BAD_LINE_POLICIES], typer.Option("--on-bad-lines", help="what a malformed line does")]
 PrintJson = Annotated[bool, typer.Option("--json", help="print JSON")]
-MatchMode = Annotated[Literal[MODES], typer.Option("--mode", help="which pairs the margin keeps")]
+MatchMode = Annotated[Literal[MODES], typer.Option("--mode", help=MINE["mode"].help)]
 JsonOutput = Annotated[Optional[Path], typer.Option("--output", "-o", help="write the JSON result here")]
 Resamples = Annotated[int, typer.Option(
     "--resamples", "--bootstrap", callback=_renamed("--bootstrap", "--resamples"),
@@ -83,9 +92,9 @@ K = Annotated[int, typer.Option(
     "--k", "--k-nn", callback=_renamed("--k-nn", "--k"),
     help="neighbours per direction for the margin and CSLS (--k-nn: its old name, accepted until the next release)")]
 
-_SHARED = {"backend": (Backend, "auto"), "threads": (Threads, 0), "device": (Device, "auto"), "dtype": (Dtype, "auto"),
-           "engine": (Engine, "local"), "address": (Address, None), "workers": (Workers, 2),
-           "cpus_per_worker": (CpusPerWorker, 1.0), "gpus_per_worker": (GpusPerWorker, 0.0)}
+_SHARED = {n: (alias, {**RUNNING, **ENGINE}[n].default) for n, alias in (
+    ("backend", Backend), ("threads", Threads), ("device", Device), ("dtype", Dtype), ("engine", Engine),
+    ("address", Address), ("workers", Workers), ("cpus_per_worker", CpusPerWorker), ("gpus_per_worker", GpusPerWorker))}
 RUNTIME = ("backend", "threads", "device", "dtype")
 RAY = ("engine", "address", "workers", "cpus_per_worker", "gpus_per_worker")
 
@@ -107,12 +116,12 @@ def takes(*names: str):
 
         @functools.wraps(command)
         def run_command(**kwargs):
-            from xlsent.api._common import at_least, place
+            from xlsent.api._common import place
             from xlsent.cli.common import make_engine
 
             run = {n: kwargs.pop(n) for n in names}
             place(run.get("device", "auto"), run.get("dtype", "auto"), ("--device", "--dtype"))
-            at_least(run.get("threads", 0), 0, "--threads")
+            RUNNING["threads"].check(run.get("threads", 0), "--threads")
             if "engine" in run:
                 ray = [run.pop(n) for n in RAY]
                 run["engine"] = lambda: make_engine(*ray)

@@ -7,21 +7,31 @@ from typing import Literal
 
 import typer
 
-from xlsent.cli.common import at_least, check_dimensions, console
-from xlsent.cli.options import RUNTIME, takes
+from xlsent.cli.common import check_dimensions, console
+from xlsent.cli.options import RUNTIME, declared, takes
 from xlsent.models.registry import DEFAULT_MODEL
 from xlsent.serve.index import SCORINGS
 from xlsent.serve.limits import OVERLONG, ServeLimits
 from xlsent.utils.errors import XlsentError
+from xlsent.utils.options import Option, check
 
 _LIMITS = ServeLimits()  # the limits' defaults, each declared once (in ServeLimits)
+#: the server's own options with a range, each declared once (checked before the model loads)
+SERVE = {
+    "port": Option(8080, low=1, high=65535, help="port"),
+    "max_body_mib": Option(_LIMITS.max_body_bytes / 2**20, low=0.001, help="request body size in MiB (more: 413)"),
+    "drain_seconds": Option(25.0, low=0, help="on SIGTERM: /health turns 503, new connections are refused, accepted "
+                            "requests are answered for up to this long; exit 0 when all were"),
+    "drain_delay": Option(0.0, low=0, help="on SIGTERM, keep accepting this long with /health 503 before the "
+                          "listener closes (0: at once; give a load balancer's probe interval)"),
+}
 
 
 @takes(*RUNTIME)
 def serve_command(
     model: str = typer.Argument(DEFAULT_MODEL, help="registered name, model folder or exported ONNX folder"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (127.0.0.1 = this machine only)"),
-    port: int = typer.Option(8080, help="port"),
+    port: int = declared(SERVE["port"]),
     run: dict = None,
     index: str = typer.Option(None, "--index", help="search corpus for /search and the page: a bundled pair set "
                               "(bible-en-ny:test), a pairs file, or a text file (one entry a line)"),
@@ -38,7 +48,7 @@ def serve_command(
     max_tokens: int = typer.Option(_LIMITS.max_tokens, help="pieces per text, prompt included (0 = the model's maximum)"),
     overlong: Literal[OVERLONG] = typer.Option(_LIMITS.overlong, help="a text over --max-tokens: truncated (reported "
                                                "in the response) or rejected (413)"),
-    max_body_mib: float = typer.Option(_LIMITS.max_body_bytes / 2**20, help="request body size in MiB (more: 413)"),
+    max_body_mib: float = declared(SERVE["max_body_mib"]),
     max_queue: int = typer.Option(_LIMITS.max_queue, help="texts waiting for the model (more: 429 with Retry-After)"),
     batch_tokens: int = typer.Option(_LIMITS.batch_tokens, help="padded token budget of one model batch"),
     max_wait_ms: float = typer.Option(_LIMITS.max_wait_ms, help="under load, how long a text waits for others to "
@@ -50,21 +60,15 @@ def serve_command(
                                      "KEY' (else 401); keys are never logged"),
     allow_unauthenticated: bool = typer.Option(False, "--allow-unauthenticated", help="listen beyond this machine "
                                                "(a --host other than loopback) with no API key"),
-    drain_seconds: float = typer.Option(25.0, help="on SIGTERM: /health turns 503, new connections are refused, "
-                                        "accepted requests are answered for up to this long; exit 0 when all were"),
-    drain_delay: float = typer.Option(0.0, help="on SIGTERM, keep accepting this long with /health 503 before the "
-                                      "listener closes (0: at once; give a load balancer's probe interval)"),
+    drain_seconds: float = declared(SERVE["drain_seconds"]),
+    drain_delay: float = declared(SERVE["drain_delay"]),
     worker_nice: int = typer.Option(10, help="how much lower the model's threads run than the HTTP loop (Linux "
                                     "nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 ) -> None:
     """Serve embeddings (POST /v1/embeddings, /embed), search (POST /search, page at /), /health, /info, /metrics."""
     from xlsent.serve.auth import ApiKeys, check_exposure
 
-    for value, minimum, option in ((port, 1, "--port"), (max_body_mib, 0.001, "--max-body-mib"),
-                                   (drain_seconds, 0, "--drain-seconds"), (drain_delay, 0, "--drain-delay")):
-        at_least(value, minimum, option)
-    if port > 65535:
-        raise XlsentError(f"--port {port}: must be ≤ 65535")
+    check(SERVE, locals())
     keys = ApiKeys.load(api_key_file)
     check_exposure(host, keys, allow_unauthenticated)
     if not 0 <= worker_nice <= 19:

@@ -9,11 +9,10 @@ from typing import Literal, Optional
 import typer
 from rich.table import Table
 
-from xlsent.api._common import writes
-from xlsent.cli.common import at_least, console, main_score_line, output_file, output_folder, show_note, table, with_device
-from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, takes
+from xlsent.cli.common import console, main_score_line, output_file, show_note, table, with_device
+from xlsent.api.evaluation import ADVERSARIAL, TITLES
+from xlsent.cli.options import JsonOutput, Resamples, TrainDevice, declared, takes
 from xlsent.data.formats.conll import SCHEMES
-from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic
 
 
@@ -114,57 +113,29 @@ def effects_table(effs: list[dict], task: str) -> Table:
     return t
 
 
-@writes("output")
 def eval_adversarial(
-    output: Path = typer.Option(..., "--output", "-o", help="folder: taggers, perturbed files + logs, "
-                                "adversarial.json, adversarial.png"),
-    pair: list[str] = typer.Option([], "--pair", help="L1-L2=L1_TRAIN,L2_TRAIN,L2_TEST, repeatable (default: "
-                                   "en-ny=silver-TASK:en:train,silver-TASK:ny:train,silver-TASK:ny:test)"),
-    seeds: int = typer.Option(3, help="training seeds per condition (0..N-1)"),
-    perturbations: str = typer.Option(None, help="comma-separated subset of P1,P2,P3,P4,P5,P4-random "
-                                      "(default: all for NER, P4,P4-random for POS)"),
-    config: Path = typer.Option(None, "--config", "-c", help="tagger config YAML overriding the defaults"),
-    set_: list[str] = typer.Option([], "--set", help="tagger config override key=value, repeatable"),
-    preset: str = typer.Option(None, "--preset", "-p", help="tagger preset ('paper': every layer, GPU-sized; "
-                               "default: the measured CPU setting)"),
-    test_sample: int = typer.Option(None, help="test sentences per pair (default: the config's eval.sample; 0 = all)"),
+    output: Path = declared(ADVERSARIAL["output"], "--output", "-o"),
+    pair: list[str] = declared(ADVERSARIAL["pairs"], "--pair"),
+    seeds: int = declared(ADVERSARIAL["seeds"]),
+    perturbations: str = declared(ADVERSARIAL["perturbations"]),
+    config: Path = declared(ADVERSARIAL["config"], "--config", "-c"),
+    set_: list[str] = declared(ADVERSARIAL["settings"], "--set"),
+    preset: str = declared(ADVERSARIAL["preset"], "--preset", "-p"),
+    test_sample: int = declared(ADVERSARIAL["test_sample"]),
     resamples: Resamples = 1000,
-    names: Path = typer.Option(None, help="given names for P1, one per line (default: the L2 training file's PER "
-                               "entities)"),
-    places: Path = typer.Option(None, help="place names for P2 (default: the L2 training file's LOC entities)"),
-    stopwords: Path = typer.Option(None, help="stop words for P4 (default: stopwords-iso, or frequency-derived)"),
+    names: Path = declared(ADVERSARIAL["names"]),
+    places: Path = declared(ADVERSARIAL["places"]),
+    stopwords: Path = declared(ADVERSARIAL["stopwords"]),
     device: TrainDevice = None,
 ) -> None:
     """Base vs P1–P5 over seeds × {native, transfer} (Manafi 2025 §3.1): mean ΔF1, paired t-test over runs ×
     pairs, paired bootstrap over sentences, Table 3.6-style table and a bar plot."""
-    from xlsent.recipes.adversarial import parse_pair, read_list, read_places, run_adversarial
-    from xlsent.perturbations.suite import KINDS
-    from xlsent.recipes.config import load_config
+    from xlsent.api.evaluation import evaluate_adversarial
 
-    output_folder(output)
-    at_least(seeds, 1, "--seeds")
-    at_least(resamples, 0, "--resamples")
-    perts = [p.strip() for p in (perturbations or "").split(",") if p.strip()]
-    for p in perts:
-        if p not in KINDS:
-            raise XlsentError(f"--perturbations: unknown {p!r}: use a comma-separated subset of {', '.join(KINDS)}")
-    cfg = load_config("tagger", config, with_device(set_, device), preset or None)
-    t = cfg.tagger.task
-    specs = [parse_pair(p) for p in pair] or [
-        parse_pair(f"en-ny=silver-{t}:en:train,silver-{t}:ny:train,silver-{t}:ny:test")]
-    perts = perts or (["P1", "P2", "P3", "P4", "P5", "P4-random"] if t == "ner" else ["P4", "P4-random"])
-    if cfg.tagger.task != "ner" and any(p != "P4" and p != "P4-random" for p in perts):
-        raise XlsentError("P1, P2, P3 and P5 change entities: with tagger.task=pos use --perturbations P4,P4-random")
-    n = cfg.eval.sample if test_sample is None else test_sample
-    at_least(n, 0, "--test-sample")
-    place_rows = read_places(places)
-    from xlsent.recipes.config import dump_config
-    from xlsent.utils.io import write_text_atomic
-
-    output.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(output / "config.yaml", dump_config(cfg))
-    report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, resamples,
-                             read_list(names, "given name"), place_rows, stopwords, show_note)
+    report, cfg = evaluate_adversarial(output, pairs=pair, seeds=seeds, perturbations=perturbations, config=config,
+                                       settings=with_device(set_, device), preset=preset, test_sample=test_sample,
+                                       resamples=resamples, names=names, places=places, stopwords=stopwords,
+                                       on_note=show_note)
     console.print(effects_table(report["effects"], cfg.tagger.task))
     for k, v in report["overlap"].items():
         console.print(f"entity overlap {k}: {100 * v['entity_token_overlap']:.1f}% of test entity tokens, "
@@ -174,44 +145,25 @@ def eval_adversarial(
 
 @takes("device")
 def eval_titles(
-    model: str = typer.Option(..., "--model", "-m", help="title selector folder (run folder or its model/)"),
-    test: Path = typer.Option(..., "--test", help="text<TAB>gold<TAB>distractor… file"),
-    train: Path = typer.Option(None, "--train", help="the model's training file: with it, P4 and its random "
-                               "control are applied to the test texts and the word overlap is reported"),
-    lang: str = typer.Option("", help="test language code for the stop words of P4"),
-    stopwords: Path = typer.Option(None, help="stop words for P4, one per line"),
-    embed_model: str = typer.Option("e5-small", help="model that embeds words for P4"),
-    seed: int = typer.Option(0, help="seed of the candidates' order, P4-random and the bootstrap"),
+    model: str = declared(TITLES["model"], "--model", "-m"),
+    test: Path = declared(TITLES["test"], "--test"),
+    train: Path = declared(TITLES["train"], "--train"),
+    lang: str = declared(TITLES["lang"]),
+    stopwords: Path = declared(TITLES["stopwords"]),
+    embed_model: str = declared(TITLES["embed_model"]),
+    seed: int = declared(TITLES["seed"]),
     resamples: Resamples = 1000,
-    max_length: int = typer.Option(128, help="pieces of section text read"),
+    max_length: int = declared(TITLES["max_length"]),
     output: JsonOutput = None,
     run: dict = None,
 ) -> None:
     """Title-selection accuracy with a bootstrap CI; with --train, also under P4 and P4-random (paired bootstrap)
     and the test/train word overlap under the model's tokenizer (Manafi 2025 Table 3.4)."""
-    from xlsent.data.formats.multiple_choice import read_choices
-    from xlsent.recipes.titles import evaluate_titles
+    from xlsent.api.evaluation import evaluate_title_selection
 
     output_file(output)
-    at_least(resamples, 0, "--resamples")
-    data = read_choices(test)
-    tr = read_choices(train) if train is not None else None
-    p = Path(model).expanduser()
-    p = p / "model" if (p / "model" / "config.json").exists() else p
-    sw: frozenset[str] = frozenset()
-    if tr is not None:
-        from xlsent.data.text.stopwords import read_stopword_file, stopwords_for
-
-        if stopwords is not None:
-            sw = read_stopword_file(str(stopwords))
-        else:
-            from xlsent.data.derived.projection import tokenize_words
-
-            if not lang:
-                raise XlsentError("give --lang CODE (for the stop words of P4) or --stopwords FILE")
-            sw, n = stopwords_for(lang, [tokenize_words(t) for t in data.texts])
-            show_note(n)
-    res = evaluate_titles(p, data, str(test), tr, sw, embed_model, seed, resamples, max_length)
+    res = evaluate_title_selection(model, test, train=train, lang=lang, stopwords=stopwords, embed_model=embed_model,
+                                   seed=seed, resamples=resamples, max_length=max_length, on_note=show_note)
     t = table(f"title selection on {test} ({res.n} examples, {res.n_choices} candidates)",
               ("test set", "accuracy", "Δ vs base [95% CI]", "p"), left=0)
     ci = res.ci95

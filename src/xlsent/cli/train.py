@@ -15,7 +15,8 @@ import typer
 
 from xlsent.cli.common import console, output_folder, show_note, size_table, summary_table
 from xlsent.api.mining import INDEXES
-from xlsent.cli.options import RAY, K, Learn, Margin, MatchMode, Model, StoredPrecision, TrainDevice, takes
+from xlsent.api.training import CURVE
+from xlsent.cli.options import RAY, K, Learn, Margin, MatchMode, Model, StoredPrecision, TrainDevice, declared, takes
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.registry import REGISTRY, Recipe
 
@@ -91,18 +92,14 @@ for _recipe in REGISTRY.values():
 @app.command("curve")
 def curve_command(
     pairs: str = typer.Argument(..., metavar="PAIRS", help="your pairs, as for `xlsent train adapt PAIRS`"),
-    output: Path = typer.Option(..., "--output", "-o", help="folder: curve.json, curve.png, holdout.jsonl, a run "
-                                "folder a share"),
-    model: str = typer.Option("e5-small", "--model", "-m", help="the model to adapt (registered name or folder)"),
-    shares: int = typer.Option(4, "--shares", min=2, help="nested shares, halving from all the pairs (4: ⅛, ¼, ½, "
-                               "all)"),
-    budget_minutes: float = typer.Option(60.0, "--budget-minutes", help="time all the shares may take; a share "
-                                         "that would pass it is skipped and said"),
+    output: Path = declared(CURVE["output"], "--output", "-o"),
+    model: str = declared(CURVE["model"], "--model", "-m"),
+    shares: int = declared(CURVE["shares"], "--shares", min=2),
+    budget_minutes: float = declared(CURVE["budget_minutes"], "--budget-minutes"),
     set_: list[str] = SET,
     device: TrainDevice = None,
-    held_out: str = typer.Option("", "--held-out", help="score every share on these pairs (a file or bundled pool, "
-                                 "eval.sample of them) instead of a part of yours; all of yours train"),
-    keep_models: bool = typer.Option(False, help="keep every share's model (default: the largest only)"),
+    held_out: str = declared(CURVE["held_out"], "--held-out"),
+    keep_models: bool = declared(CURVE["keep_models"]),
 ) -> None:
     """How many pairs do I need? adapt on nested shares of your pairs, held-out P@1 against pairs, a fitted curve
     and the forecast for twice the pairs (xlsent.learning_curve)."""

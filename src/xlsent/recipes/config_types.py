@@ -21,6 +21,8 @@ import types
 import typing
 from typing import Any, Literal
 
+from xlsent.data.formats.readers import BAD_LINE_POLICIES
+from xlsent.similarity import SIMILARITIES
 from xlsent.training.settings import (NonNegInt, OptimConfig, PosInt,  # the loop's settings, in every recipe's config
                                       Section)
 
@@ -47,7 +49,7 @@ class TrainConfig(Section):
     min_words: NonNegInt = 0
     max_words: NonNegInt = 0
     special_pattern: str = ""
-    on_bad_lines: Literal["error", "skip"] = "error"
+    on_bad_lines: Literal[BAD_LINE_POLICIES] = "error"
 
 
 class EvalConfig(Section):
@@ -55,7 +57,7 @@ class EvalConfig(Section):
 
     pairs: str = ""
     sample: NonNegInt = 1000
-    similarity: Literal["cosine", "dot", "euclidean", "manhattan", "margin", "csls"] = "cosine"
+    similarity: Literal[SIMILARITIES] = "cosine"
     chunk_words: NonNegInt = 0
     udhr: bool = True
     # which UDHR languages eval.udhr scores: udhr (47) | udhr-dev (24, choosing settings) | udhr-all:dev (211, choosing

@@ -9,6 +9,8 @@ from typing import Any
 from xlsent.evaluation.tasks.base import Scorer, TaskType, _lang_tag
 from xlsent.evaluation.tasks.options import _data, _seed, option
 from xlsent.evaluation.tasks.result import TaskRun
+from xlsent.mining.margin import MARGINS, MODES
+from xlsent.mining.store import DTYPES
 from xlsent.utils.errors import XlsentError
 
 
@@ -25,16 +27,19 @@ class MiningTask(TaskType):
     one_language = True
     chooses_on_dev = True
 
-    n_gold: int = option(1000, low=1)  # bundled corpora: gold pairs per split
-    n_distractors: int = option(7000, low=0)  # bundled corpora: unrelated sentences per side
-    mode: str = option("max", choices=("forward", "backward", "intersect", "max"))
-    margin: str = option("ratio", choices=("ratio", "distance", "absolute"))
+    # each option's help is xlsent eval mining's (xlsent.cli.eval builds its options from these fields)
+    n_gold: int = option(1000, low=1, help="bible: gold pairs per split")  # bundled corpora
+    n_distractors: int = option(7000, low=0, help="bible / udhr: unrelated sentences per side")
+    mode: str = option("max", choices=MODES)
+    margin: str = option("ratio", choices=MARGINS, help="ratio | distance | absolute")
     k: int = option(4, low=1)
-    center: bool = option(False)
-    precision: str = option("float16", choices=("float32", "float16", "int8", "ubinary"))
-    seed: int = _seed()
-    src_lang: str = option("")  # BUCC files: the source suffix (e.g. de)
-    tgt_lang: str = option("")
+    center: bool = option(False, help="per-language centering: subtract each side's mean vector before search and "
+                          "margins (as xlsent mine --center)")
+    precision: str = option("float16", choices=DTYPES, help="how the embeddings are stored and searched, as xlsent "
+                            "mine --precision")
+    seed: int = _seed(help="seed of the bundled corpora")
+    src_lang: str = option("", help="source suffix of the BUCC files (e.g. de)")
+    tgt_lang: str = option("", help="target suffix of the BUCC files (e.g. en)")
     dev: Any = _data()  # xlsent.data.formats.comparable.ComparableCorpus
     test: Any = _data()
 

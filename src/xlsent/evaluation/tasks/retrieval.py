@@ -12,6 +12,7 @@ import numpy as np
 from xlsent.evaluation.tasks.base import Scorer, TaskType, _lang_tag
 from xlsent.evaluation.tasks.options import _chunk_words, _data, _on_bad_lines, _resamples, _sample, _seed, option
 from xlsent.evaluation.tasks.result import TaskRun
+from xlsent.similarity import SIMILARITIES
 from xlsent.utils.errors import XlsentError
 
 
@@ -51,7 +52,7 @@ def _lines(given: Any, name: str, notes: list[str]) -> list[str]:
     """Sentences given as a list, or a file of one a line (blank lines skipped and counted)."""
     if not isinstance(given, (str, Path)):
         return list(given)
-    from xlsent.data.readers import read_lines
+    from xlsent.data.formats.readers import read_lines
 
     lines = read_lines(Path(given))
     kept = [x.strip() for x in lines if x.strip()]
@@ -76,17 +77,23 @@ class RetrievalTask(TaskType):
     user_files = "PAIRS (TSV, JSONL or Moses A,B)"
     mteb_type = "BitextMining"
 
-    sample: int = _sample()  # pairs drawn at random (0 = all)
-    seed: int = _seed()
+    # each option's help is xlsent eval retrieval's (xlsent.cli.eval builds its options from these fields)
+    sample: int = _sample(help="evaluate on this many pairs drawn at random (0 = all)")
+    seed: int = _seed(help="seed for sampling and the bootstrap")
     resamples: int = _resamples()
-    similarity: str = option("cosine", choices=("cosine", "dot", "euclidean", "manhattan", "margin", "csls"))
-    center: bool = option(False)  # subtract each side's mean vector before scoring
-    beside: bool = option(True)  # P@1 with centering, CSLS and both, beside the main figure
+    similarity: str = option("cosine", choices=SIMILARITIES, help="the main figure's scoring (plain cosine by "
+                             "default, the literature's; the others are reported beside it)")
+    center: bool = option(False, help="subtract each side's (language's) mean vector over the pool before scoring "
+                          "the main figure (the main figure stays plain cosine by default, the literature's; measured "
+                          "effect: docs/experiments/centering-and-csls.md)")
+    beside: bool = option(True, help="also report P@1 with centering, CSLS and both, beside the main figure")
     k: int = option(4, low=1)  # neighbours of the margin and of CSLS
-    by_language: bool | None = option(None)  # one pool per target language (None: when there are several)
-    queries: int = option(0, low=0)
-    src_distractors: Any = option(())
-    tgt_distractors: Any = option(())
+    by_language: bool | None = option(None, help="one pool per target language (default: on for multi-language "
+                                      "data)")
+    queries: int = option(0, low=0, help="large-pool mode: N queries (seeded) searched among every sentence of the "
+                          "other side of the pool, plus distractors (0 = off: each pair's pool)")
+    src_distractors: Any = option((), help="large-pool mode: extra source-language candidates, one a line")
+    tgt_distractors: Any = option((), help="large-pool mode: extra target-language candidates, one a line")
     chunk_words: int = _chunk_words()
     on_bad_lines: str = _on_bad_lines()
     pools: dict = _data()  # name → xlsent.evaluation.retrieval.Pool
@@ -95,13 +102,13 @@ class RetrievalTask(TaskType):
 
     @classmethod
     def has_files(cls, dataset: str) -> bool:
-        from xlsent.data.pairs import bad_source
+        from xlsent.data.sets.pairs import bad_source
 
         return bad_source(dataset) is None
 
     def load(self) -> None:
-        from xlsent.data.bundled import bundled_spec, split_by_language
-        from xlsent.data.pairs import load_pairs
+        from xlsent.data.sets.bundled import bundled_spec, split_by_language
+        from xlsent.data.sets.pairs import load_pairs
 
         if (self.src_distractors or self.tgt_distractors) and not self.queries:
             raise XlsentError("src_distractors / tgt_distractors need queries=N (the large-pool mode)")
@@ -122,7 +129,7 @@ class RetrievalTask(TaskType):
         self.summary = bool(spec and spec.summary and len(self.pools) > 1)
 
     def use(self, parts: dict) -> None:
-        from xlsent.data.pairs import side_langs
+        from xlsent.data.sets.pairs import side_langs
         from xlsent.evaluation.retrieval import Pool
 
         self.pools = {k: Pool(list(p["src"]), list(p["tgt"]), *side_langs(p)) for k, p in parts.items()}
@@ -143,16 +150,15 @@ class RetrievalTask(TaskType):
         from xlsent.evaluation.languages import profile_languages, summarize
         from xlsent.evaluation.retrieval import evaluate_many, evaluate_queries, mean_row
 
-        from xlsent.encoding.readable import encoder_share, warn_unreadable
+        from xlsent.encoding.readable import check_readable
 
         enc = _Memo(scorer.encoder(chunk_words=self.chunk_words))
         dataset = self.declaration.dataset
         one = len(self.pools) == 1
-        warn_unreadable(encoder_share(enc.enc), [(f"{dataset if one else name} ({lang or side} side)", texts,
-                                                  lang or None)
-                                                 for name, (src, tgt, sl, tl) in self.pools.items()
-                                                 for side, texts, lang in (("source", src, sl), ("target", tgt, tl))],
-                        str(scorer.model))
+        check_readable(enc.enc, [(f"{dataset if one else name} ({lang or side} side)", texts, lang or None)
+                                 for name, (src, tgt, sl, tl) in self.pools.items()
+                                 for side, texts, lang in (("source", src, sl), ("target", tgt, tl))],
+                       str(scorer.model))
         if self.queries:
             results = [evaluate_queries(src, tgt, enc, self.queries, scorer.model, self.similarity, self.resamples,
                                         self.seed, self.k, sl, tl, name, self.src_distractors, self.tgt_distractors,

@@ -34,11 +34,15 @@ class TripletTask(TaskType):
     kind = "pairs"
     user_files = "TRIPLETS (anchor<TAB>positive<TAB>negative) or PAIRS"
 
-    sample: int = _sample()  # pairs of the pool (or lines of a triplets file) drawn at random (0 = all)
-    seed: int = _seed()
+    # each option's help is xlsent eval triplet's (xlsent.cli.eval builds its options from these fields)
+    sample: int = _sample(help="use this many pairs (of --dataset) or triplets (of --triplets) drawn at random (0 = "
+                          "all)")
+    seed: int = _seed(help="seed for sampling, negatives and the bootstrap")
     resamples: int = _resamples()
-    negatives: str | None = option(None, choices=("section", "random", "hard"))
-    teacher: str = option("minilm-en")  # mines hard negatives
+    negatives: str | None = option(None, choices=("section", "random", "hard"), help="for --dataset: section | random "
+                                   "| hard (mined by --teacher); default: section where the pool has sections, else "
+                                   "random")
+    teacher: str = option("minilm-en", help="for --negatives hard: the model that mines them")
     chunk_words: int = _chunk_words()
     on_bad_lines: str = _on_bad_lines()
     triplets: Any = _data()  # a datasets.Dataset: anchor, positive, negative
