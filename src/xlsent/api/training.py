@@ -90,8 +90,9 @@ def run_recipe(recipe: str, cfg, output: str | Path, *, evaluate: bool = True, o
     elif (output / "metrics.json").exists():
         (output / "metrics.json").unlink()  # an earlier run's figures must not sit beside this model
     card = write_model_card(spec, output, report.model, metrics)
-    return replace(result, model_path=Path(report.model), metrics=metrics, model_card=card, sizes=report.sizes,
-                   title=report.title, usage=report.usage, held_out=report.metrics)
+    return replace(result, model_path=Path(report.model), metrics=metrics, model_card=card,
+                   title=report.title, usage=report.usage, held_out=report.metrics,
+                   details={**result.details, **report.details})
 
 
 def train(recipe: str, *positional: str | Path, output: str | Path | None = None, data: str | Path | None = None,

@@ -90,12 +90,12 @@ from xlsent.data.sets.pairs import TrainPairs, load_train_pairs
 from xlsent.losses.multilingual_contrastive_loss import VARIANTS as MCL_VARIANTS
 from xlsent.models.student import INITS
 from xlsent.recipes._common import pair_dataset, say, teacher_targets
-from xlsent.recipes._trainer import train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import EvalConfig, ModelsConfig, OptimConfig, RecipeConfig, Section, TrainConfig
 from xlsent.recipes.registry import RunResult
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.training.settings import NonNegFloat, NonNegInt, PosFloat, PosInt
+from xlsent.training.trainer import train_stage
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 
@@ -245,7 +245,7 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     if repeats < 1:
         raise XlsentError(f"models.student.repeats = {repeats}: must be ≥ 1 (1 = no recurrence)")
     bottleneck = int(s["bottleneck"]) or None
-    result = RunResult(output, output / "model")
+    result = RunResult(output, output / "model", details={"stages": {}})  # each stage's model folder, as trained
 
     # Stage 1: the teaching assistant (X-KD from the teacher)
     base_path = resolve_model_path(m["assistant"])
@@ -369,8 +369,8 @@ def train_multistage(cfg: RecipeConfig, output: str | Path, on_note=None, progre
         shutil.copytree(d4 / "model", tmp)
     stu = load_student(final)
     a_size, s_size = size_report(assistant[0].auto_model), size_report(stu[0].auto_model)
-    result.sizes = {"assistant": a_size.to_dict(), "student": s_size.to_dict(),
-                    "student_share_of_assistant": s_size.total / a_size.total}
+    result.details["sizes"] = {"assistant": a_size.to_dict(), "student": s_size.to_dict(),
+                               "student_share_of_assistant": s_size.total / a_size.total}
     write_json_atomic(output / "size_report.json", result.sizes)
     return result
 
@@ -393,7 +393,7 @@ def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=N
         models["student"] = result.model_path
         metrics = evaluate_named(cfg, models, on_note=on_note)
         metrics.run.update({"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
-    return Report(result.model_path, metrics, result.sizes, "multi-stage distillation, held-out")
+    return Report(result.model_path, metrics, "multi-stage distillation, held-out", details={"sizes": result.sizes})
 
 
 def stage_records(output: Path, stages=STAGES) -> dict:

@@ -9,8 +9,9 @@ place in the list, the key ``DATA`` sets) and whose other sections are the defau
 A training function is ``train(cfg, output, on_note=None, progress=True) -> RunResult`` (every recipe's
 ``train_*`` returns a :class:`RunResult`); an evaluation hook is ``evaluate(cfg, result, output, on_note=None,
 no_eval=False) -> Report`` (data only: recipes never print; ``on_note(text)`` hands what they report to the CLI,
-which shows it). :class:`Report` carries the trained model's folder, the metrics to save as ``metrics.json`` and,
-for recipes that have one, a size report; :func:`xlsent.train` adds them to the :class:`RunResult`.
+which shows it). :class:`Report` carries the trained model's folder, the metrics to save as ``metrics.json`` and
+the recipe's own figures (``details``: multistage's size report); :func:`xlsent.train` adds them to the
+:class:`RunResult`, whose fields are every recipe's and whose ``details`` hold what only one recipe has.
 """
 
 from __future__ import annotations
@@ -18,32 +19,77 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar, overload
 
 from xlsent.recipes.config import presets
 
+T = TypeVar("T")
 
-@dataclass
+
+class _Detail(Generic[T]):
+    """A recipe's own figure under the attribute name it always had: ``result.sizes`` reads and sets
+    ``result.details["sizes"]`` (absent: ``default()``, kept there, so ``result.stages[name] = path`` stays)."""
+
+    def __init__(self, default: Callable[[], T]) -> None:
+        self.default = default
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Detail[T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj.details.setdefault(self.name, self.default())
+
+    def __set__(self, obj: Any, value: T) -> None:
+        obj.details[self.name] = value
+
+
+@dataclass(init=False)
 class RunResult:
     """A run of a recipe: what every ``train_*`` returns (the run folder, the trained model's folder and what the
-    recipe knows of its training) and, from :func:`xlsent.train`, also the held-out metrics and the model card."""
+    recipe knows of its training) and, from :func:`xlsent.train`, also the held-out metrics and the model card.
+
+    The fields are every recipe's; what only one recipe has is in ``details``, by name, and reads (and sets) as an
+    attribute too: ``sizes`` and ``stages`` (multistage: the assistant's and the student's parameters, each stage's
+    model folder), ``labels``, ``examples`` and ``seconds`` (tagger: the label set, the training sentences, the
+    training time), ``log`` and ``trained`` (siamese: the loss at each logged step; the head over the feature cache,
+    which encodes without reloading the model). ``RunResult(output, model_path, sizes=…)`` still builds one: a
+    keyword that is not a field is a detail."""
 
     output: Path  # the run folder: model/, config.yaml, metrics.json, logs
     model_path: Path  # loads with SentenceTransformer(model_path) (a tagger's: a token-classification folder)
     metrics: dict | None = None  # the xlsent.metrics/2 dict written as metrics.json; None without evaluation
     recipe: str = ""
     model_card: Path | None = None
-    sizes: dict | None = None  # multistage: parameters of the assistant and the student
     title: str = ""  # what the held-out report compares
     usage: str = ""  # how to use the model, when it needs more than SentenceTransformer(path)
     held_out: Any = None  # the typed metrics (xlsent.evaluation.suite.HeldOut)
-    stages: dict[str, Path] = field(default_factory=dict)  # multistage: each stage's model folder
-    labels: list[str] = field(default_factory=list)  # tagger: the label set
-    examples: int = 0  # tagger: training sentences
-    seconds: float = 0.0  # tagger: training time
     notes: list[str] = field(default_factory=list)  # what the reader and the filters said of the training data
-    log: list[dict] = field(default_factory=list)  # siamese: the loss at each logged step
-    trained: Any = None  # siamese: the head over the feature cache (encode, encoder), without reloading the model
+    details: dict[str, Any] = field(default_factory=dict)  # the recipe's own figures, by name
+
+    def __init__(self, output: Path, model_path: Path, metrics: dict | None = None, recipe: str = "",
+                 model_card: Path | None = None, title: str = "", usage: str = "", held_out: Any = None,
+                 notes: list[str] | None = None, details: dict[str, Any] | None = None, **figures: Any) -> None:
+        self.output, self.model_path, self.metrics, self.recipe = output, model_path, metrics, recipe
+        self.model_card, self.title, self.usage, self.held_out = model_card, title, usage, held_out
+        self.notes = [] if notes is None else notes
+        self.details = {**(details or {}), **figures}
+
+    sizes = _Detail[dict | None](lambda: None)
+    stages = _Detail[dict[str, Path]](dict)
+    labels = _Detail[list[str]](list)
+    examples = _Detail[int](int)
+    seconds = _Detail[float](float)
+    log = _Detail[list[dict]](list)
+    trained = _Detail[Any](lambda: None)
 
     def to_dict(self) -> dict:
         """Where the run is and what it measured: the JSON of ``xlsent train``'s summary."""
@@ -52,15 +98,23 @@ class RunResult:
                 "sizes": self.sizes, "stages": {k: str(v) for k, v in self.stages.items()}, "notes": self.notes}
 
 
-@dataclass
+@dataclass(init=False)
 class Report:
-    """What a run produced: the model folder, held-out metrics (None with --no-eval) and extras."""
+    """What a run produced: the model folder, held-out metrics (None with --no-eval) and extras — the recipe's own
+    figures in ``details`` (multistage: ``sizes``, which reads as an attribute too), which join the run's."""
 
     model: Path
     metrics: Any = None  # an xlsent.evaluation.suite.HeldOut
-    sizes: dict | None = None
     title: str = ""
     usage: str = ""  # a line on how to use the model, when it needs more than SentenceTransformer(path)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, model: Path, metrics: Any = None, title: str = "", usage: str = "",
+                 details: dict[str, Any] | None = None, **figures: Any) -> None:
+        self.model, self.metrics, self.title, self.usage = model, metrics, title, usage
+        self.details = {**(details or {}), **figures}
+
+    sizes = _Detail[dict | None](lambda: None)
 
 
 @dataclass(frozen=True)

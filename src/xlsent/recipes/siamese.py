@@ -368,7 +368,7 @@ def train_siamese(
         finish_stage(folder, result, lambda tmp: save_siamese_model(out, base, tmp, layers),
                      {"pairs": n, "negatives": n_neg, "final_loss": log[-1]["loss"] if log else None,
                       "data_notes": pairs.notes, "train_data": pairs.summary()}, keep_checkpoints=True)
-    return RunResult(output, output / "model", notes=list(pairs.notes), log=log, trained=out)
+    return RunResult(output, output / "model", notes=list(pairs.notes), details={"log": log, "trained": out})
 
 
 def save_siamese_model(result: TrainedHead, base, path: Path, layers: list[int]) -> Path:

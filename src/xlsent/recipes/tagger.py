@@ -40,6 +40,7 @@ from xlsent.recipes.registry import RunResult
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.stage import adamw_linear
 from xlsent.training.settings import NonNegInt, Section
 
 #: what the trained model gives: a token-classification folder, not sentence embeddings (the CLI and the model card read it)
@@ -142,9 +143,6 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
                  training: tuple[TaggedCorpus, list[str]] | None = None) -> RunResult:
     """Train (or resume) the tagger of ``cfg`` into ``output``. ``training``: what :func:`read_training` returned
     for this cfg, when the caller already read it (the CLI does, to fail before any model loads)."""
-    import torch
-    from transformers import get_linear_schedule_with_warmup
-
     from xlsent.models.tagger import encode_words, lower_states, save_tagger
     from xlsent.utils.device import current_device
 
@@ -159,8 +157,8 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
                                              learning_optim(cfg.optim.to_dict())), "tagger", on_note)
     if (rec := folder.record()) is not None:
         folder.note("tagger: finished earlier with this config — skipping")
-        return RunResult(Path(output), folder.model_dir, labels=rec["labels"], examples=rec["train_sentences"],
-                         seconds=rec["seconds"], notes=rec["notes"])
+        return RunResult(Path(output), folder.model_dir, notes=rec["notes"], details={
+            "labels": rec["labels"], "examples": rec["train_sentences"], "seconds": rec["seconds"]})
     with main_first():  # under several processes the main one prepares the folder
         folder.begin()
     model, tok = build_model(cfg.models.base, labels, cfg.optim.seed)
@@ -178,20 +176,16 @@ def train_tagger(cfg, output: Path, on_note: Note = None, progress: bool = True,
                                  progress=(lambda k: b.advance(task, k)) if b else None)
         notes.append(f"layers 1–{start} and the token table frozen; their output cached; training layers "
                      f"{start + 1}–{len(model.base_model.encoder.layer)} + head")
-    params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.ndim > 1]
-    no_decay = [p for p in params if p.ndim <= 1]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.optim.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.optim.lr)
     _, total = total_steps(len(enc.input_ids), cfg.optim, world_size())
-    sched = get_linear_schedule_with_warmup(opt, int(cfg.optim.warmup_ratio * total), total)
+    opt, sched = adamw_linear((p for p in model.parameters() if p.requires_grad), cfg.optim, total)
     step_module = _make_step_class()(model, enc, cache, start, pad)
     result = run_loop(folder, cfg.optim, step_module, opt, sched, len(enc.input_ids),
                       lambda sel, module, acc: module(sel), name="tagger", progress=progress)
     seconds = time.monotonic() - t0
     record = {"labels": labels, "train_sentences": len(corpus), "seconds": seconds, "notes": notes}
     finish_stage(folder, result, lambda tmp: save_tagger(model, tok, tmp, cfg.models.max_seq_length), record)
-    return RunResult(Path(output), folder.model_dir, labels=labels, examples=len(corpus), seconds=seconds, notes=notes)
+    return RunResult(Path(output), folder.model_dir, notes=notes,
+                     details={"labels": labels, "examples": len(corpus), "seconds": seconds})
 
 
 def _make_step_class():
