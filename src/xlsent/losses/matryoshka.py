@@ -67,3 +67,60 @@ def matryoshka_loss(model, loss: nn.Module, dims: Sequence[int], weights: Sequen
 
     inner = UnitTargets(loss, kd_at_cuts=kd != "full", full=model.get_embedding_dimension())
     return MatryoshkaLoss(model, inner, list(dims), list(weights) if weights else None)
+
+
+def matryoshka_setting(loss_cfg) -> tuple[list[int], list[float]] | None:
+    """``(dims, weights)`` of a recipe's ``loss.matryoshka_dims`` / ``matryoshka_weights`` (checked again here for
+    callers that bypass the config check), or ``None`` when off (empty, or no ``loss`` section)."""
+    from xlsent.models.widths import check_matryoshka
+
+    loss_cfg = loss_cfg or {}
+    dims, weights = check_matryoshka(loss_cfg.get("matryoshka_dims") or [],
+                                     loss_cfg.get("matryoshka_weights") or [], None)
+    return (dims, weights) if dims else None
+
+
+def matryoshka_hash_part(loss_cfg) -> list:
+    """What a recipe that does not hash its whole ``loss`` section adds to its config hash: nothing when
+    Matryoshka training is off (earlier run folders stay valid), the setting when it is on."""
+    setting = matryoshka_setting(loss_cfg)
+    return [{"matryoshka": setting}] if setting else []
+
+
+class MatryoshkaWidths:
+    """A recipe's Matryoshka setting as :func:`xlsent.training.trainer.train_stage` takes it (``loss_wrapper``):
+    :meth:`wrap` the loss before training (:func:`matryoshka_loss`), :meth:`write` the widths into the saved model
+    (:func:`xlsent.models.widths.write_widths`), :meth:`record` them in the stage record."""
+
+    def __init__(self, dims: Sequence[int], weights: Sequence[float], kd: str = "every") -> None:
+        self.dims, self.weights, self.kd = list(dims), list(weights), kd
+        self.inner_name = ""
+
+    def wrap(self, model, loss: nn.Module) -> nn.Module:
+        """``loss`` at every width; an error when a width is more than the model's."""
+        full = model.get_embedding_dimension()
+        if full and max(self.dims) > full:
+            from xlsent.utils.errors import XlsentError
+
+            raise XlsentError(f"config loss.matryoshka_dims={self.dims}: {max(self.dims)} is more than the model's "
+                              f"width ({full}) — give widths from 1 to {full}")
+        self.inner_name = type(loss).__name__
+        return matryoshka_loss(model, loss, self.dims, self.weights, kd=self.kd)
+
+    def write(self, model_folder) -> None:
+        """The widths, in the model folder being saved."""
+        from xlsent.models.widths import write_widths
+
+        write_widths(model_folder, self.dims, self.weights or [1.0] * len(self.dims), self.inner_name)
+
+    def record(self) -> dict:
+        """The stage record's ``matryoshka`` entry."""
+        return {"matryoshka": {"dims": sorted(self.dims, reverse=True), "weights": self.weights or "equal",
+                               **({"kd": self.kd} if self.kd != "every" else {})}}
+
+
+def matryoshka_widths(loss_cfg, kd: str = "every") -> MatryoshkaWidths | None:
+    """The :class:`MatryoshkaWidths` of a recipe's ``loss`` section (``kd``: ``loss.matryoshka_kd``, for the
+    recipes that read it), or ``None`` when Matryoshka training is off."""
+    setting = matryoshka_setting(loss_cfg)
+    return MatryoshkaWidths(*setting, kd=kd) if setting else None

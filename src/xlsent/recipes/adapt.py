@@ -45,14 +45,15 @@ import numpy as np
 
 from xlsent.data.bundled import is_bundled
 from xlsent.data.pairs import english_side, load_train_pairs, split_sources, write_pairs_jsonl
+from xlsent.losses.matryoshka import matryoshka_widths
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
-from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
 from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, PosFloat, Section
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.trainer import train_stage
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
 from xlsent.recipes.registry import RunResult
@@ -300,8 +301,9 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     described = f"{n - len(held_rows):,} pairs trained on" + (f", {len(held_rows):,} held out" if size else "") + ", "
     record = train_stage(student, Dataset.from_dict(cols), loss, o, folder, progress, "adapt", no_duplicates=True,
                          described=described,
-                         callbacks=callbacks, matryoshka=matryoshka_setting(cfg.loss),
-                         matryoshka_kd=str(cfg.loss.get("matryoshka_kd") or "every"), extra_record={
+                         callbacks=callbacks,
+                         loss_wrapper=matryoshka_widths(cfg.loss, str(cfg.loss.get("matryoshka_kd") or "every")),
+                         extra_record={
                              "data_notes": notes, "train_data": {**pairs.summary(), "examples": len(cols["anchor"]),
                                                                  "pairs_used": n, "notes": notes},
                              "holdout": {"pairs": len(held_rows), "file": HOLDOUT_FILE if size else None,

@@ -46,16 +46,17 @@ from xlsent.data.derived.triplets import STRATEGIES as NEGATIVE_STRATEGIES
 from xlsent.data.formats.dictionary import BilingualDictionary
 from xlsent.data.formats.dictionary import SYMMETRIZE, UNKNOWN
 from xlsent.losses.distances import DISTANCES
+from xlsent.losses.matryoshka import matryoshka_widths
 from xlsent.models.gloss import save_gloss
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import say, teacher_targets
-from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.recipes.registry import RunResult
 from xlsent.recipes.triplet_kd import TripletLoss, TripletNegatives
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.training.settings import NonNegInt, Section, UnitFloat
+from xlsent.training.trainer import train_stage
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_json_atomic, write_text_atomic
 
@@ -162,5 +163,5 @@ def train_gloss(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     loss = SoftMarginTripletDistillLoss(sbert, float(cfg.loss.margin), lam, cfg.loss.distance)
     # the dictionary goes inside the model folder before it is moved into place and marked done
     train_stage(sbert, Dataset.from_dict(cols), loss, cfg.optim, folder, progress, "word-gloss SBERT",
-                matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
+                loss_wrapper=matryoshka_widths(cfg.loss), extra_record={"data_notes": notes, "train_data": pairs.summary()}, finalize=lambda tmp: save_gloss(tmp, dictionary, unknown))
     return RunResult(output, folder.model_dir)

@@ -62,6 +62,7 @@ from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, PosF
 from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, process_seed, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.stage import adamw_linear
 from xlsent.utils.device import EXPORT_DEVICE, current_device
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
@@ -239,7 +240,7 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
               progress: bool = True, on_step: Callable[[int], None] | None = None) -> RunResult:
     """Train as configured; returns the model folder ``<output>/model`` (``on_step(step)``: a test hook)."""
     import torch
-    from transformers import DataCollatorForLanguageModeling, get_linear_schedule_with_warmup
+    from transformers import DataCollatorForLanguageModeling
 
     from xlsent.losses.structural_contrastive_loss import StructuralContrastiveLoss
     from xlsent.models.handle import load_model
@@ -279,13 +280,9 @@ def train_scp(cfg: RecipeConfig, output: str | Path, on_note: Callable[[str], No
     params = [p for p in encoder.parameters() if p.requires_grad]
     if head is not None:
         params += [p for p in head.parameters() if p.requires_grad and p is not encoder.get_input_embeddings().weight]
-    decay = [p for p in params if p.ndim > 1]
-    no_decay = [p for p in params if p.ndim <= 1]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": float(o.weight_decay)},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=float(o.lr))
     n_pairs = len(data)
     per_epoch, total = total_steps(n_pairs, o, world_size())
-    sched = get_linear_schedule_with_warmup(opt, int(float(o.warmup_ratio) * total), total)
+    opt, sched = adamw_linear(params, o, total)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     model = _ScpModel(encoder, head, slow, loss_fn, start, s.variant)
     device = current_device()

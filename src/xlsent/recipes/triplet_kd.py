@@ -50,14 +50,15 @@ import numpy as np
 from xlsent.data.derived.triplets import STRATEGIES as NEGATIVE_STRATEGIES
 from xlsent.data.sets.pairs import load_train_pairs
 from xlsent.losses.distances import DISTANCES
+from xlsent.losses.matryoshka import matryoshka_widths
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
-from xlsent.recipes._trainer import matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig, TrainConfig
 from xlsent.recipes.registry import RunResult
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.training.settings import NonNegFloat, Section
+from xlsent.training.trainer import train_stage
 from xlsent.utils.io import write_text_atomic
 
 #: the allowed words of this recipe's own keys (``--set`` values are checked against them before anything loads)
@@ -142,7 +143,7 @@ def train_triplet_kd(cfg: RecipeConfig, output: str | Path, on_note=None, progre
     loss = SoftMarginTripletDistillLoss(student, margin=float(cfg.loss.margin), kd_weight=lam,
                                         distance=cfg.loss.distance)
     train_stage(student, Dataset.from_dict(cols), loss, cfg.optim, folder, progress,
-                "triplet KD", matryoshka=matryoshka_setting(cfg.loss), extra_record={"data_notes": notes, "train_data": {
+                "triplet KD", loss_wrapper=matryoshka_widths(cfg.loss), extra_record={"data_notes": notes, "train_data": {
                     "pairs": cfg.train.get("triplets") or cfg.train.pairs, "examples": len(cols["anchor"]),
                     "languages": [], "notes": notes}})
     return RunResult(output, folder.model_dir)

@@ -42,13 +42,14 @@ import copy
 from pathlib import Path
 
 from xlsent.data.sets.pairs import load_train_pairs
+from xlsent.losses.matryoshka import matryoshka_hash_part, matryoshka_widths
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, pair_dataset, say, teacher_targets
-from xlsent.recipes._trainer import matryoshka_hash_part, matryoshka_setting, train_stage
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_types import RecipeConfig
 from xlsent.recipes.registry import RunResult
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
+from xlsent.training.trainer import train_stage
 from xlsent.utils.io import write_text_atomic
 
 
@@ -77,5 +78,5 @@ def train_xkd(cfg: RecipeConfig, output: str | Path, on_note=None, progress: boo
     student = load_student_for(cfg, student_name, teacher)
     ds = pair_dataset(pairs.english, pairs.other, targets)
     train_stage(student, ds, MSELoss(student), cfg.optim, folder, progress, "X-KD",
-                matryoshka=matryoshka_setting(cfg.get("loss")), extra_record={"data_notes": pairs.notes, "train_data": pairs.summary()})
+                loss_wrapper=matryoshka_widths(cfg.get("loss")), extra_record={"data_notes": pairs.notes, "train_data": pairs.summary()})
     return RunResult(output, folder.model_dir)

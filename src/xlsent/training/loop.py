@@ -1,11 +1,13 @@
-"""The one training loop of xlsent's own recipes, on :class:`accelerate.Accelerator`.
+"""The training engine's path for models that are not SentenceTransformers (heads over cached features, the
+tagger, the dual transformer, a token aligner), on :class:`accelerate.Accelerator`.
 
 A recipe with a loop of its own (one that does not fine-tune a whole sentence-transformer with
-sentence-transformers' trainer) gives :func:`run_loop` its trained module, optimiser, schedule, the
-number of examples and a *step function* — the loss of one batch, given the indices of the examples
-in it — and the loop owns, once for every recipe:
+sentence-transformers' trainer: :mod:`xlsent.training.trainer`) gives :func:`run_loop` its trained module,
+optimiser, schedule, the number of examples and a *step function* — the loss of one batch, given the indices of
+the examples in it — and the loop owns, once for every recipe:
 
-* **device placement and mixed precision** — the module is prepared by Accelerate on the process's
+* **device placement and mixed precision** — resolved as on the trainer's path
+  (:func:`xlsent.training.stage.stage_settings`); the module is prepared by Accelerate on the process's
   device (:func:`xlsent.utils.device.current_device`); ``optim.precision`` (``auto``: bf16 on a GPU
   that has it and on a CPU where a step was timed faster in bf16, fp32 elsewhere) runs the step under autocast;
 * **the order of the examples** — epoch e's order is ``randperm(n)`` drawn from ``seed·1,000,003 + e``,
@@ -36,6 +38,7 @@ from typing import Any, Callable
 
 from xlsent.training.processes import process_seed, process_state, world_size
 from xlsent.training.run_folder import CheckpointPolicy, StageFolder
+from xlsent.training.stage import StageSettings, stage_settings
 
 ORDER_SEED = 1_000_003
 
@@ -85,16 +88,17 @@ def _set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state(state["cuda"])
 
 
-def make_accelerator(optim, model=None):
+def make_accelerator(optim, model=None, settings: StageSettings | None = None):
     """An :class:`accelerate.Accelerator` on the process's device, with ``optim.precision`` resolved (``auto`` on a
-    CPU: as timed for ``model``'s shapes)."""
+    CPU: as timed for ``model``'s shapes; ``settings``: :func:`~xlsent.training.stage.stage_settings`, when
+    resolved already)."""
     import torch
     from accelerate import Accelerator, DistributedDataParallelKwargs
 
-    from xlsent.utils.device import current_device, device_kind, training_precision
+    from xlsent.utils.device import device_kind
 
-    device = current_device()
-    precision = training_precision(str(optim.get("precision", "auto")), device, model=model)
+    settings = settings or stage_settings(optim, model)
+    device, precision = settings.device, settings.precision
     if device_kind(device) == "cuda" and world_size() == 1:
         torch.cuda.set_device(device)  # Accelerate takes the current CUDA device (several processes: their local rank's)
     process_state()  # the process group, joined with the right device flag before Accelerate's own state
@@ -142,7 +146,8 @@ def run_loop(
     import torch
     from rich.progress import Progress
 
-    accelerator, precision = make_accelerator(optim, module)
+    settings = stage_settings(optim, module)  # device, precision, processes, accumulation: as the trainer's path
+    accelerator, precision = make_accelerator(optim, module, settings)
     several = isinstance(optimizer, (list, tuple))
     module, *optimizers = accelerator.prepare(module, *(optimizer if several else [optimizer]))
     several_schedules = isinstance(scheduler, (list, tuple))
@@ -164,17 +169,13 @@ def run_loop(
     world, rank = accelerator.num_processes, accelerator.process_index
     seed = int(optim.seed)
     per_epoch, total = total_steps(n_examples, optim, world)
-    bs, accum = int(optim.batch_size), max(1, int(optim.get("grad_accum", 1) or 1))
-    if bs % (world * accum):
-        from xlsent.utils.errors import XlsentError
-
-        raise XlsentError(f"optim.batch_size={bs} must split evenly over {world} process(es) × optim.grad_accum={accum}")
+    bs, accum = settings.batch_size, settings.accum
     if world > 1 and n_examples < bs:
         from xlsent.utils.errors import XlsentError
 
         raise XlsentError(f"{n_examples} examples are fewer than one global batch (optim.batch_size={bs}) — give more "
                           "data or a smaller batch")
-    micro = bs // (world * accum)
+    micro = settings.per_process
     step, log, skipped, resumed = 0, [], 0, None
     state = folder.load_state()
     if state is not None and "trained" not in state:  # a checkpoint of a loop this one replaced
