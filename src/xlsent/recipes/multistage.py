@@ -96,7 +96,6 @@ from xlsent.recipes.registry import RunResult
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.training.settings import NonNegFloat, NonNegInt, PosFloat, PosInt
 from xlsent.training.trainer import train_stage
-from xlsent.training.trainer import train_stage
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import atomic_path, write_json_atomic, write_text_atomic
 

@@ -41,7 +41,6 @@ from xlsent.training.loop import finish_stage, run_loop, total_steps
 from xlsent.training.processes import main_first, world_size
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.training.stage import adamw_linear
-from xlsent.training.stage import adamw_linear
 from xlsent.training.settings import NonNegInt, Section
 
 #: what the trained model gives: a token-classification folder, not sentence embeddings (the CLI and the model card read it)
