@@ -75,12 +75,31 @@ def _expected_seconds(item) -> float:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist, the longest tests first (longest first, the rest in their own order): each worker is
-    handed a contiguous share of this order and the idle one steals from the other's end (``--dist worksteal``),
-    so the last tests to start are short ones and both workers finish together. A run in one process (``-n 0``)
-    keeps the files' order. Every worker sorts the same collection the same way, as xdist requires."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: -_expected_seconds(item))  # stable: ties keep the collection order
+    """Under pytest-xdist, the long tests (:data:`LONGEST`, else the slow marker) start first, dealt between the
+    workers: xdist's worksteal hands each worker a contiguous share of this order (the first ``n // workers``, then
+    the next …) and an idle one steals from the end of another's. Each share opens with its part of the long tests
+    (longest first, each given to the share with the least long work so far), then short ones in the files' order —
+    so no long test starts late and the workers finish together. A run in one process (``-n 0``) keeps the files'
+    order; every worker computes the same order from the same collection, as xdist requires."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if not os.environ.get("PYTEST_XDIST_WORKER") or workers < 2:
+        return
+    seconds = [_expected_seconds(item) for item in items]
+    long = sorted((i for i in range(len(items)) if seconds[i]), key=lambda i: -seconds[i])  # stable
+    short = [i for i in range(len(items)) if not seconds[i]]
+    shares, load = [[] for _ in range(workers)], [0.0] * workers
+    for i in long:
+        w = load.index(min(load))
+        shares[w].append(i)
+        load[w] += seconds[i]
+    order, left = [], len(items)
+    for w in range(workers):  # xdist's first hand-out: worker w gets left // (workers - w) of what is left
+        size = left // (workers - w)
+        take = max(0, size - len(shares[w]))
+        order += shares[w] + short[:take]
+        short = short[take:]
+        left -= size
+    items[:] = [items[i] for i in order + short]
 
 
 _THREADS: list[int] = []  # torch's own thread count, as first seen
