@@ -111,6 +111,17 @@ def evaluate(model: Any, task: str = "retrieval", *, pairs: str | Path | None = 
     return runs[0]
 
 
+#: :func:`evaluate_tasks`'s options (``xlsent eval run``'s built from them)
+TASKS: dict[str, Option] = {
+    "model": Option(None, help="registered name or local model folder (a tagger folder for ner:/pos: tasks)"),
+    "tasks": Option(None, help="TASK[,TASK…] (TYPE:DATASET, e.g. retrieval:bible-en-ny:dev, mining:udhr:zul, "
+                               "sts:FILE) or a suite: lite | dev | test"),
+    "output": Option(None, help="folder: one result file a task, in MTEB's format"),
+    "options": Option([], help="a task option KEY=VALUE, repeatable: sample, seed, resamples, similarity, k, "
+                               "chunk_words, teacher, per_class, seeds, n_gold, n_distractors"),
+}
+
+
 @writes("output")
 def evaluate_tasks(model: Any, tasks: str | Sequence[str], output: str | Path | None = None, *,
                    options: dict | Sequence[str] | None = None, backend: str = "auto", threads: int = 0,

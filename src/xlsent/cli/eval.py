@@ -8,10 +8,12 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
+from xlsent.api.evaluation import TASKS
 from xlsent.cli.common import (beside_table, check_dimensions, console, err_console, main_score_line, output_file,
                                retrieval_table, show_note, table)
 from xlsent.cli.options import (RUNTIME, ChunkWords, Dimensions, JsonOutput, K, Margin, MatchMode, Model, Negatives,
-                                OnBadLines, Resamples, Runs, Similarity, StoredPrecision, takes, task_option)
+                                OnBadLines, Resamples, Runs, Similarity, StoredPrecision, declared, takes,
+                                task_option)
 from xlsent.cli.spans import eval_spans
 from xlsent.cli.tagging import eval_adversarial, eval_ner, eval_pos, eval_titles
 from xlsent.evaluation.tasks.mining import MiningTask
@@ -430,14 +432,10 @@ def align(
 @app.command("run")
 @takes(*RUNTIME)
 def run_tasks(
-    model: str = typer.Option(None, "--model", "-m", help="registered name or local model folder (a tagger "
-                              "folder for ner:/pos: tasks)"),
-    tasks: str = typer.Option(None, "--tasks", "-t", help="TASK[,TASK…] (TYPE:DATASET, e.g. "
-                              "retrieval:bible-en-ny:dev, mining:udhr:zul, sts:FILE) or a suite: lite | dev | test"),
-    output: Path = typer.Option(None, "--output", "-o", help="folder: one result file a task, in MTEB's format"),
-    option: list[str] = typer.Option([], "--option", help="a task option KEY=VALUE, repeatable: sample, seed, "
-                                     "resamples, similarity, k, chunk_words, teacher, per_class, seeds, n_gold, "
-                                     "n_distractors"),
+    model: str = declared(TASKS["model"], "--model", "-m"),
+    tasks: str = declared(TASKS["tasks"], "--tasks", "-t"),
+    output: Path = declared(TASKS["output"], "--output", "-o"),
+    option: list[str] = declared(TASKS["options"], "--option"),
     list_: bool = typer.Option(False, "--list", help="list the named tasks and suites, and exit"),
     dimensions: Dimensions = None,
     run: dict = None,

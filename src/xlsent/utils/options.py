@@ -1,7 +1,7 @@
 """Options declared once: an :class:`Option` is a typed option's default, its range (``low`` / ``high``) or its
 allowed words (``choices``), and its help. The API checks a function's arguments against its declarations
 (:func:`check`), a task type's fields carry one (:func:`xlsent.evaluation.tasks.options.option`), and the CLI
-builds its typer options from them (:func:`xlsent.cli.options.typer_option`): the same range, words and help
+builds its typer options from them (:func:`xlsent.cli.options.declared`): the same range, words and help
 everywhere, and the same one-line message for a value out of them."""
 
 from __future__ import annotations
