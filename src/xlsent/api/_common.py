@@ -187,9 +187,9 @@ def parse_filters(value: str | Sequence[str]) -> tuple[str, ...]:
 
 def model_label(model: Any) -> str:
     """How a message names a model given as a name, a folder, a loaded SentenceTransformer or an encoder."""
-    from xlsent.encoding.source import ModelSource
+    from xlsent.encoding.loading import model_label as label
 
-    return ModelSource(model).label
+    return label(model)
 
 
 def encoder_for(model: Any, *, backend: str = "auto", threads: int = 0, normalize: bool = False,

@@ -10,9 +10,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from xlsent.api._common import at_least, check_backend, check_unicode, choice, old_names, place, writes
-from xlsent.encoding.loading import open_encoder
+from xlsent.encoding.loading import language_means, open_encoder
 from xlsent.encoding.readable import SAMPLE
-from xlsent.encoding.source import ModelSource
 from xlsent.encoding.width import check_dimensions
 from xlsent.utils.errors import XlsentError
 
@@ -83,23 +82,24 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
     check_backend(backend, threads)
     at_least(batch_size, 1, "batch_size")
     at_least(chunk_words, 0, "chunk_words")
-    source = ModelSource(model)  # resolved once; what its folder says is checked before it loads
-    means = source.means(lang) if center else None
-    dimensions = None if dimensions is None else check_dimensions(source, dimensions, "truncate_dim")
+    means = language_means(model, lang) if center else None  # what its folder says: before it loads
+    dimensions = None if dimensions is None else check_dimensions(model, dimensions, "truncate_dim")
     place(device, dtype)
-    encoder = _open(source, backend, threads, normalize=normalize, batch_size=batch_size, chunk_words=chunk_words,
-                    show_progress=show_progress, dimensions=None if center else dimensions, prompt_name=prompt_name,
-                    prompt=prompt)
+    encoder = open_encoder(model, backend=backend, threads=threads, export=_export(backend), normalize=normalize,
+                           batch_size=batch_size, chunk_words=chunk_words, show_progress=show_progress,
+                           dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
     vecs = encoder.encode(items, lang or None, source="texts")
     return _finish(vecs, means, lang, precision, dimensions if center else None)
 
 
-def _open(source: ModelSource, backend: str, threads: int, **options: Any):
-    """The loaded encoder (:func:`xlsent.encoding.loading.open_encoder`); a torch model is exported first for
-    ``backend="onnx"`` only."""
+def _export(backend: str):
+    """How a torch model is exported for ``backend="onnx"`` (:func:`xlsent.exporter.load.cached_export`: once, fp32,
+    into the cache); None for any other backend — loading a model never exports it otherwise."""
+    if backend != "onnx":
+        return None
     from xlsent.exporter.load import cached_export
 
-    return open_encoder(source, backend=backend, threads=threads, export=cached_export, **options)
+    return cached_export
 
 
 def _finish(vecs: np.ndarray, means, lang: str | None, precision: str, dimensions: int | None = None) -> np.ndarray:
@@ -183,9 +183,8 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     at_least(shard_size, 1, "shard_size")
     if center and not to_npy:
         raise XlsentError("center= goes with a .npy output")
-    model_source = ModelSource(model)  # resolved once; what its folder says is checked before it loads
-    means = model_source.means(lang) if center else None
-    dimensions = None if dimensions is None else check_dimensions(model_source, dimensions, "truncate_dim")
+    means = language_means(model, lang) if center else None  # what its folder says: before it loads
+    dimensions = None if dimensions is None else check_dimensions(model, dimensions, "truncate_dim")
     place(device, dtype)
     source = open_source(Path(input), text_column, id_column)  # a missing file or column: one line, before the model
     if callable(engine):
@@ -193,9 +192,10 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     # one process, one matrix: every text read (a blank one is an error) before the model loads; shards read their
     # own rows when they run
     texts = source.read(0, source.rows)[1] if to_npy and engine is None else None
-    encoder = _open(model_source, backend, threads, normalize=normalize, batch_size=batch_size,
-                    chunk_words=chunk_words, show_progress=show_progress and engine is None and to_npy,
-                    dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
+    encoder = open_encoder(model, backend=backend, threads=threads, export=_export(backend),
+                           normalize=normalize, batch_size=batch_size, chunk_words=chunk_words,
+                           show_progress=show_progress and engine is None and to_npy,
+                           dimensions=None if center else dimensions, prompt_name=prompt_name, prompt=prompt)
     head = texts if texts is not None else source.read(0, min(source.rows, SAMPLE))[1]
     encoder.check_readable((str(input), head, lang or None))
     if to_npy:  # the matrix needs its room before the texts are encoded

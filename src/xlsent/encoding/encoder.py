@@ -195,10 +195,12 @@ class Encoder:
 
     @classmethod
     def load(cls, name_or_path: str | Path | ModelHandle, backend: str = "auto", threads: int = 0,
-             spin: bool = True, **kwargs) -> "Encoder":
+             spin: bool = True, own: bool = False, **kwargs) -> "Encoder":
         """An encoder for a registered name, a model folder, an exported folder or a loaded handle; a gloss
         model's dictionary is picked up from its folder. ``backend``: ``auto`` | ``torch`` | ``onnx``.
-        ``spin=False``: onnxruntime's threads do not busy-wait (for a process that also serves HTTP)."""
+        ``spin=False``: onnxruntime's threads do not busy-wait (for a process that also serves HTTP). ``own``: the
+        handle was loaded for this encoder (:func:`~xlsent.models.handle.load_model` of a name or folder,
+        :func:`xlsent.encoding.loading.open_encoder`): it runs in the process's encoding dtype, as a name does."""
         if backend not in BACKENDS:
             raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
         if threads and threads < 0:
@@ -226,12 +228,12 @@ class Encoder:
             torch.set_num_threads(int(threads))
         from xlsent.utils.device import encoding_dtype
 
-        if isinstance(name_or_path, ModelHandle):  # the caller's model (perhaps one being trained): its weights are
-            handle = name_or_path                    # kept as they are (on a CPU, bf16 is autocast: nothing is cast)
+        if isinstance(name_or_path, ModelHandle) and not own:  # the caller's model (perhaps one being trained): its
+            handle = name_or_path  # weights are kept as they are (on a CPU, bf16 is autocast: nothing is cast)
             on_cpu = handle.model.device.type == "cpu"
             dtype = "bf16" if on_cpu and encoding_dtype(str(handle.model.device), handle.model) == "bf16" else "fp32"
         else:
-            handle = load_model(name_or_path)
+            handle = name_or_path if isinstance(name_or_path, ModelHandle) else load_model(name_or_path)
             dtype = encoding_dtype(str(handle.model.device), handle.model)
         kwargs.setdefault("gloss", load_gloss(handle.path))
         return cls(SentenceTransformerBackend(handle, dtype), **kwargs)
@@ -349,20 +351,30 @@ def prompt_in(prompts: dict[str, str], name: str) -> str:
 
 def folder_prompts(spec: str | Path) -> dict[str, str] | None:
     """A model's named prompts read from its folder without loading it (sentence-transformers'
-    ``config_sentence_transformers.json``; an exported folder keeps none); ``None`` when the folder does not say
-    (:meth:`xlsent.encoding.source.ModelSource.prompts`)."""
-    from xlsent.encoding.source import ModelSource
+    ``config_sentence_transformers.json``; an exported folder keeps none); ``None`` when the folder does not say."""
+    import json
 
-    return ModelSource(spec).prompts()
+    from xlsent.encoding.onnx_folder import is_export_folder
+
+    folder = source_folder(spec)
+    if is_export_folder(folder):
+        return {}
+    config = folder / "config_sentence_transformers.json"
+    try:
+        prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return dict(prompts) if isinstance(prompts, dict) else None
 
 
 def source_folder(spec: str | Path) -> Path:
     """The folder a model spec names: an export folder itself, else the resolved model folder (a registered
-    name's prepared folder). Language means (``xlsent models calibrate``) live there, whichever backend runs
-    (:attr:`xlsent.encoding.source.ModelSource.folder`)."""
-    from xlsent.encoding.source import ModelSource
+    name's prepared folder). Language means (``xlsent models calibrate``) live there, whichever backend runs."""
+    from xlsent.encoding.onnx_folder import is_export_folder
+    from xlsent.models.registry import resolve_model_path
 
-    return ModelSource(spec).folder
+    folder = Path(str(spec)).expanduser()
+    return folder if folder.is_dir() and is_export_folder(folder) else resolve_model_path(str(spec))
 
 
 def as_encoder(x) -> TextEncoder:

@@ -1,15 +1,19 @@
 """The one way a model argument becomes an encoder: :func:`open_encoder`.
 
-A registered name, a model folder, an exported folder, a loaded ``SentenceTransformer``, an encoder already made, or
-a :class:`~xlsent.encoding.source.ModelSource` (the argument resolved once, its folder read for the checks made
-before anything loads) goes in; a loaded :class:`~xlsent.encoding.encoder.Encoder` comes out, and that is what is
-handed down — never the name again. A model given by name or folder is loaded once per process, backend, threads,
-device and dtype (a notebook that embeds in a loop loads it once; every other option is a light copy around the same
-loaded model), and again when its folder changes.
+A registered name, a model folder, an exported folder, a loaded ``SentenceTransformer`` or an encoder already made
+goes in; a loaded :class:`~xlsent.encoding.encoder.Encoder` comes out, and that is what is handed down — never the
+name again. A name or folder is resolved and loaded once, here (:func:`load`: an exported folder on onnxruntime,
+anything else through :func:`xlsent.models.handle.load_model`), and kept for the process, per backend, threads,
+device and dtype: a notebook that embeds in a loop loads it once, every other option is a light copy around the same
+loaded model, and a folder whose contents change is loaded again.
 
 Loading never exports: a torch model run with ``backend="onnx"`` — and only then — is exported by the ``export``
 function the caller hands in (:func:`xlsent.exporter.load.cached_export`: once, fp32, into the cache), since
-converting a model is the layer above this one's business.
+converting a model is the business of the layer above this one.
+
+What a model's folder says before the model loads — its width (:func:`xlsent.encoding.width.check_dimensions`), its
+prompts (:func:`~xlsent.encoding.encoder.folder_prompts`), its language means (:func:`language_means`) — is read
+where a wrong option must be one line before any weight is read.
 """
 
 from __future__ import annotations
@@ -18,30 +22,78 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from xlsent.encoding.encoder import Encoder
-from xlsent.encoding.source import ModelSource
-from xlsent.utils.errors import XlsentError
+from xlsent.encoding.encoder import BACKENDS, Encoder
+from xlsent.utils.errors import XlsentError, named
 
-#: the loaded encoders of this process, by :func:`_key`
+#: the encoders loaded in this process (:func:`load` with ``keep=True``)
 _ENCODERS: dict[tuple, Encoder] = {}
 
 
-def load(model: Any, backend: str = "auto", threads: int = 0, export: Callable[[str], Path] | None = None,
-         **kwargs: Any) -> Encoder:
-    """:meth:`Encoder.load` of ``model`` (a name, a folder, an exported folder, a handle or a
-    :class:`~xlsent.encoding.source.ModelSource`), where ``backend="onnx"`` on a torch model first runs ``export`` on
-    it (the encoder keeps the model's own name); not kept."""
-    from xlsent.encoding.encoder import BACKENDS
+def model_label(model: Any) -> str:
+    """How a message names a model given as a name, a folder, a loaded SentenceTransformer or an encoder."""
+    if isinstance(model, (str, Path)):
+        return str(model)
+    return str(getattr(model, "name", None) or "MODEL")  # a model loaded in Python: its folder is not known here
 
-    if backend not in BACKENDS:  # said before any export starts
+
+def language_means(model: Any, lang: str | None):
+    """The language means stored in ``model``'s folder, checked for ``lang`` (``center=``): one line for a missing
+    ``lang``, a model given loaded, a folder without means or a language not calibrated — before the model loads."""
+    from xlsent.encoding.encoder import source_folder
+    from xlsent.models.language_means import read_language_means
+
+    if not lang:
+        raise XlsentError("center= needs lang= (the language whose mean vector to subtract)")
+    if not isinstance(model, (str, Path)):
+        raise XlsentError("center= reads the language means stored in a model folder: give the model by name or "
+                          "folder")
+    means = read_language_means(source_folder(model))
+    if means is None:
+        raise XlsentError(f"center=: {model} carries no language means — calibrate it first (xlsent models "
+                          f"calibrate {model} --lang {lang}=FILE, or xlsent.calibrate)")
+    means.mean(lang)  # an uncalibrated language is one line, before the model loads
+    return means
+
+
+def load(model: Any, backend: str = "auto", threads: int = 0, export: Callable[[str], Path] | None = None,
+         keep: bool = False, **kwargs: Any) -> Encoder:
+    """An encoder of ``model`` (a name, a folder, an exported folder or a handle): a torch model is loaded here
+    (:func:`~xlsent.models.handle.load_model`) and handed to :meth:`Encoder.load`; ``backend="onnx"`` on a torch model
+    first runs ``export`` on it (the encoder keeps the model's own name). ``keep``: loaded once per process (by the
+    folder's contents or the name, backend, threads, device, the dtype as asked and the CPU override)."""
+    if backend not in BACKENDS:  # said before any export starts, or any model loads
         raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
-    source = model if isinstance(model, ModelSource) else None
-    target = source.model if source is not None else model
-    if backend == "onnx" and export is not None and isinstance(target, (str, Path)) and \
-            not (source or ModelSource(target)).exported:
-        kwargs.setdefault("name", str(target))
-        target = export(str(target))
-    return Encoder.load(target, backend=backend, threads=threads, **kwargs)
+    if threads and threads < 0:
+        raise XlsentError(f"{named('threads', threads)}: must be ≥ 0 (0 = the backend's default)")
+    if not isinstance(model, (str, Path)):  # a handle: Encoder.load's own
+        return Encoder.load(model, backend=backend, threads=threads, **kwargs)
+    from xlsent.encoding.onnx_folder import is_export_folder
+
+    given = Path(str(model)).expanduser()
+    exported = given.is_dir() and is_export_folder(given)
+    key = None
+    if keep:
+        from xlsent.models.handle import model_fingerprint
+        from xlsent.utils.device import current_device, encoding_spec
+
+        # a folder is known by its contents: a model retrained or re-exported in place is loaded again; the dtype as
+        # asked (auto is decided with the model's shapes, once it loads)
+        key = (model_fingerprint(given) if given.is_dir() else str(model), backend, threads, current_device(),
+               encoding_spec(), os.environ.get("XLSENT_CPU_BF16"))
+        if key in _ENCODERS:
+            return _ENCODERS[key]
+    if not exported and backend != "onnx":  # a torch model: loaded once, here, and handed down
+        from xlsent.models.handle import load_model
+
+        encoder = Encoder.load(load_model(model), backend=backend, threads=threads, own=True, **kwargs)
+    else:
+        if backend == "onnx" and export is not None and not exported:
+            kwargs.setdefault("name", str(model))
+            model = export(str(model))
+        encoder = Encoder.load(model, backend=backend, threads=threads, **kwargs)
+    if key is not None:
+        _ENCODERS[key] = encoder
+    return encoder
 
 
 def open_encoder(model: Any, *, backend: str = "auto", threads: int = 0,
@@ -49,26 +101,25 @@ def open_encoder(model: Any, *, backend: str = "auto", threads: int = 0,
                  chunk_words: int = 0, show_progress: bool | None = None, memo: bool = False, name: str | None = None,
                  dimensions: int | None = None, prompt_name: str | None = None,
                  prompt: str | None = None) -> Encoder:
-    """The encoder of ``model`` (see the module): loaded once per process for a name or folder, wrapped for a loaded
-    ``SentenceTransformer``, returned as it is (or cut to ``dimensions``) for an encoder. ``dimensions``: the first N
-    coordinates of each vector, renormalised (``None`` = the full width). ``prompt`` (a text) or ``prompt_name`` (one
-    of the model's prompts, e5's ``query`` / ``passage``; a name the folder lacks is said before the model loads)
-    replaces the model's default prompt. ``export``: how a torch model is exported for ``backend="onnx"``."""
-    from xlsent.encoding.encoder import prompt_in
+    """The encoder of ``model`` (see the module): loaded once per process for a name or folder (:func:`load`), wrapped
+    for a loaded ``SentenceTransformer``, returned as it is (or cut to ``dimensions``) for an encoder. ``dimensions``:
+    the first N coordinates of each vector, renormalised (``None`` = the full width). ``prompt`` (a text) or
+    ``prompt_name`` (one of the model's prompts, e5's ``query`` / ``passage``; a name the folder lacks is said before
+    the model loads) replaces the model's default prompt. ``export``: how a torch model is exported for
+    ``backend="onnx"``."""
+    from xlsent.encoding.encoder import folder_prompts, prompt_in
 
     if prompt is not None and prompt_name is not None:
         raise XlsentError("give prompt= (a text) or prompt_name= (one of the model's prompts), not both")
-    source = model if isinstance(model, ModelSource) else ModelSource(model)
-    model = source.model
     if isinstance(model, Encoder):
         return _prompted(model if dimensions is None else model.replace(dimensions=dimensions), prompt_name, prompt)
-    if prompt_name is not None and source.named:  # a name the folder lacks: said before it loads
-        known = source.prompts()
+    if prompt_name is not None and isinstance(model, (str, Path)):  # a name the folder lacks: said before it loads
+        known = folder_prompts(model)
         if known is not None:
             prompt_in(known, prompt_name)
     opts: dict[str, Any] = dict(normalize=normalize, batch_size=batch_size, chunk_words=chunk_words,
                                 show_progress=show_progress, memo=memo, dimensions=dimensions)
-    if not source.named:  # a SentenceTransformer the caller loaded
+    if not isinstance(model, (str, Path)):  # a SentenceTransformer the caller loaded
         from sentence_transformers import SentenceTransformer
 
         if not isinstance(model, SentenceTransformer):
@@ -79,16 +130,12 @@ def open_encoder(model: Any, *, backend: str = "auto", threads: int = 0,
         path = Path(getattr(model, "_xlsent_path", "") or "/nonexistent")  # no folder: no gloss dictionary
         # an in-memory model has no folder to fingerprint: its own id keys any cache, never another model's
         handle = ModelHandle(name or "model", path, model, _fingerprint=f"in-memory-{id(model)}")
-        return _prompted(Encoder.load(handle, label=source.label, **opts), prompt_name, prompt)
-    from xlsent.utils.device import current_device, encoding_spec
-
-    # the folder's contents (or the name), backend, threads, device, the dtype as asked (auto is decided with the
-    # model's shapes, once it loads) and the CPU override
-    key = (source.identity(), backend, threads, current_device(), encoding_spec(), os.environ.get("XLSENT_CPU_BF16"))
-    if key not in _ENCODERS:
-        _ENCODERS[key] = load(source, backend=backend, threads=threads, export=export, name=str(model))
+        return _prompted(Encoder.load(handle, label=model_label(model), **opts), prompt_name, prompt)
+    loaded = load(model, backend=backend, threads=threads, export=export, keep=True)
+    if name:
+        opts["name"] = name
     # a copy with this call's options: the loaded model is shared, a memo (one job's) never is
-    return _prompted(_ENCODERS[key].replace(name=name or str(model), **opts), prompt_name, prompt)
+    return _prompted(loaded.replace(**opts), prompt_name, prompt)
 
 
 def _prompted(encoder: Encoder, prompt_name: str | None, prompt: str | None) -> Encoder:

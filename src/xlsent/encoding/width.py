@@ -15,6 +15,7 @@ the model's width can be read from its folder (:func:`model_width`).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -61,11 +62,23 @@ def valid_width(dimensions: Any, full: int | None, option: str = OPTION) -> int 
 def model_width(model: Any) -> int | None:
     """The width of ``model``'s vectors without loading it where it can be read: an encoder's or a loaded
     ``SentenceTransformer``'s own, an exported folder's manifest, a model folder's configuration files (a
-    registered name's prepared folder); ``None`` when only loading the model would tell
-    (:meth:`xlsent.encoding.source.ModelSource.width`; ``model`` may be one)."""
-    from xlsent.encoding.source import ModelSource
+    registered name's prepared folder); ``None`` when only loading the model would tell."""
+    if isinstance(model, (str, Path)):
+        from xlsent.encoding.onnx_folder import is_export_folder, read_manifest
+        from xlsent.models.registry import resolve_model_path
+        from xlsent.models.widths import folder_dimension
 
-    return (model if isinstance(model, ModelSource) else ModelSource(model)).width()
+        folder = Path(str(model)).expanduser()
+        if folder.is_dir() and is_export_folder(folder):
+            return int(read_manifest(folder).dimension) or None
+        return folder_dimension(resolve_model_path(str(model)))
+    model = getattr(model, "backend", model)  # an encoder already cut: its model's full width
+    for name in ("dimension", "get_embedding_dimension"):
+        value = getattr(model, name, None)
+        value = value() if callable(value) else value
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def check_dimensions(model: Any, dimensions: Any, option: str = OPTION) -> int | None:
