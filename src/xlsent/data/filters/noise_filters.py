@@ -53,6 +53,11 @@ In this order (a pair is counted by the first filter that removes it):
   note, below ``min_rows_for_ratio`` pairs.
 * ``numbers`` — both sides hold digits and their numbers differ (``1,000`` = ``1000``; a side without digits
   may spell its numbers out, so it is not compared).
+
+Inside, languages are compared in ISO 639-3 (``macro(code, "639-3")``: a macrolanguage's code, ``zho``, ``msa``,
+else the language's; CLD2's readings translated at its edge, :attr:`xlsent.data.langid.cld2.Detection.macro_code`)
+and scripts in ISO 15924 (:func:`xlsent.data.langid.scripts.filter_script`: ``Latn``, ``Cyrl``, ``Jpan`` for Han
+with kana); the notes print the short forms they always printed (``ny``, ``zh``; ``latin``, ``cjk``).
 """
 
 from __future__ import annotations
@@ -186,12 +191,12 @@ _CHUNK = 4096
 
 def _ngram_gaps(model, texts: Sequence[str], keep: np.ndarray, lang: str) -> tuple[list[str | None], np.ndarray]:
     """Per kept line with letters: the best of the n-gram identifier's languages outside the side's own (the model's
-    languages whose macrolanguage is ``lang``), as a macrolanguage (:func:`langid.macro`), and by how many nats of
-    the line's log-likelihood it beats the best of the side's own (negative: the side's own language scores best);
-    (None, -inf) for other lines."""
+    languages whose macrolanguage is ``lang``), as a macrolanguage in ISO 639-3 (:func:`langid.macro`, ``"639-3"``),
+    and by how many nats of the line's log-likelihood it beats the best of the side's own (negative: the side's own
+    language scores best); (None, -inf) for other lines."""
     from xlsent.data.langid.codes import macro
 
-    macros = [macro(code) for code in model.languages]
+    macros = [macro(code, "639-3") for code in model.languages]
     own = np.array([m == lang for m in macros])
     other: list[str | None] = [None] * len(texts)
     gap = np.full(len(texts), -np.inf)
@@ -208,7 +213,7 @@ def _ngram_gaps(model, texts: Sequence[str], keep: np.ndarray, lang: str) -> tup
 
 
 def _ngram_readings(model, texts: Sequence[str], keep: np.ndarray, lang: str, margin: float) -> list[str | None]:
-    """Each kept line's language as the n-gram identifier reads it, as a macrolanguage (:func:`langid.macro`):
+    """Each kept line's language as the n-gram identifier reads it, as a macrolanguage (ISO 639-3):
     ``lang`` when one of the side's own languages (the model's languages whose macrolanguage is ``lang``) scores
     best or within ``margin`` (nats of the line's log-likelihood) of the best; None for a line without letters."""
     other, gap = _ngram_gaps(model, texts, keep, lang)
@@ -220,8 +225,9 @@ def _second_opinion(model, texts: Sequence[str], keep: np.ndarray, lang: str, cl
                     ) -> tuple[list[str | None], np.ndarray, str]:
     """The n-gram identifier's second opinion on a side CLD2 judges, where it knows the side's language ``lang``
     (``cld2``: CLD2's reliable reading of each line, as a macrolanguage, or None; ``partner``: the other side's
-    language). Returns each line's reading, which readings are the identifier's (a side takes those as its own only
-    on a majority; CLD2's own readings recur on ``readings`` of it), and what it did, for the notes:
+    language; every code the filter's ISO 639-3 key, :func:`langid.macro` ``"639-3"``). Returns each line's reading,
+    which readings are the identifier's (a side takes those as its own only on a majority; CLD2's own readings recur
+    on ``readings`` of it), and what it did, for the notes:
 
     * a line CLD2 cannot place: the identifier's reading (another language where it beats the side's own by
       ``margin``);
@@ -235,9 +241,10 @@ def _second_opinion(model, texts: Sequence[str], keep: np.ndarray, lang: str, cl
     The other side's language (English, mostly) is CLD2's to tell from the side's own, both ways: CLD2 knows it
     better than a model that learned English from the UDHR alone, which reads Scots paragraphs as English."""
     from xlsent.data.langid.cld2 import detectable_macros
+    from xlsent.data.langid.codes import macro
 
     other, gap = _ngram_gaps(model, texts, keep, lang)
-    known = detectable_macros()
+    known = detectable_macros("639-3")
     found, by_ngram = list(cld2), np.zeros(len(texts), dtype=bool)
     said: Counter = Counter()
     for i, (f, o, g) in enumerate(zip(cld2, other, gap)):
@@ -258,13 +265,14 @@ def _second_opinion(model, texts: Sequence[str], keep: np.ndarray, lang: str, cl
         elif g < 0:
             found[i], by_ngram[i] = lang, True
             said["overruled"] += 1
+    shown = macro(lang)  # the short form the notes print
     parts = [text for key, text in (
         ("unsure", f"for the {said['unsure']} line(s) CLD2 could not place"),
-        ("own", f"for the {said['own']} line(s) CLD2 read as {lang} that it reads as a language CLD2 does not know"),
-        ("own, known", f"for the {said['own, known']} line(s) CLD2 read as {lang} that it reads as another language "
+        ("own", f"for the {said['own']} line(s) CLD2 read as {shown} that it reads as a language CLD2 does not know"),
+        ("own, known", f"for the {said['own, known']} line(s) CLD2 read as {shown} that it reads as another language "
                        "CLD2 knows"),
         ("confirmed", f"confirming {said['confirmed']} line(s) CLD2 read as another language"),
-        ("overruled", f"reading {said['overruled']} line(s) CLD2 read as another language as {lang}")) if said[key]]
+        ("overruled", f"reading {said['overruled']} line(s) CLD2 read as another language as {shown}")) if said[key]]
     how = "CLD2, and the n-gram identifier " + (
         ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else
         parts[0] if parts else "as a second opinion (it changed no reading)")
@@ -286,10 +294,12 @@ def _bundled():
 
 
 def knows(model, lang: str | None) -> bool:
-    """Whether the n-gram identifier knows ``lang`` (a code as :func:`langid.macro` gives it) or a member of it."""
+    """Whether the n-gram identifier knows ``lang`` (a code as :func:`langid.macro` gives it, in either form) or a
+    member of it."""
     from xlsent.data.langid.codes import macro
 
-    return bool(lang) and any(macro(code) == lang for code in model.languages)
+    key = macro(lang, "639-3")
+    return bool(lang) and any(macro(code, "639-3") == key for code in model.languages)
 
 
 def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, str | None],
@@ -298,7 +308,7 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
               margin: float | None = None, confirm: float | None = None) -> tuple[np.ndarray, str]:
     from xlsent.data.langid.cld2 import detect, detectable_macros
     from xlsent.data.langid.codes import macro
-    from xlsent.data.langid.scripts import script
+    from xlsent.data.langid.scripts import filter_script, script_name
 
     margin = NGRAM_MARGIN if margin is None else margin
     confirm = CONFIRM_MARGIN if confirm is None else confirm
@@ -306,25 +316,27 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
     drop = np.zeros(len(src), dtype=bool)
     parts = []
     for side, texts, lang in (("source", src, langs[0]), ("target", tgt, langs[1])):
-        scripts = [script(t) for t in texts]
+        scripts = [filter_script(t) for t in texts]  # ISO 15924, as the filter groups scripts (Jpan: Han and kana)
         common = [s for s, k in zip(scripts, keep) if k and s]
         main = max(set(common), key=common.count) if common else None
         if main:
             drop |= np.array([bool(s) and s != main for s in scripts]) & keep
-            parts.append(f"{side} not in the {main.lower()} script")
+            parts.append(f"{side} not in the {script_name(main)} script")
         if lang is None:
             notes.append(f"language: no {side} language declared — only its script was checked "
                          f"(--{'src' if side == 'source' else 'tgt'}-lang)")
             continue
-        # compared as macrolanguages: CLD2 says zh, ar, ms where a user declares cmn, arb, ind
-        lang, other = macro(lang), macro(langs[1] if side == "source" else langs[0])
+        # compared as macrolanguages, in ISO 639-3: CLD2 says zh, ar, ms where a user declares cmn, arb, ind (all
+        # zho, ara, msa here); the notes print the short form, shown
+        lang, other = macro(lang, "639-3"), macro(langs[1] if side == "source" else langs[0], "639-3")
+        shown = macro(lang)
         # who judges the side: CLD2 (fast, reliable where it knows the language), else the n-gram identifier
         # (xlsent.data.langid.ngram: every udhr-all language, and any taught it), else neither
         by_ngram = np.zeros(len(texts), dtype=bool)  # lines whose reading is the n-gram identifier's
-        if lang in detectable_macros():
+        if lang in detectable_macros("639-3"):
             judge, how = "CLD2", "CLD2"
             found = [None if not k else detect(t) for t, k in zip(texts, keep)]
-            found = [d.lang and macro(d.lang) if d is not None and d.reliable else None for d in found]
+            found = [d.macro_code if d is not None and d.reliable else None for d in found]
             identifier = identifier or _bundled()
             if knows(identifier, lang):
                 # the n-gram identifier's second opinion on every line (_second_opinion): on the lines CLD2 cannot
@@ -336,8 +348,8 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             identifier = identifier or _bundled()
             judge = how = "the n-gram identifier" if knows(identifier, lang) else None
             found = _ngram_readings(identifier, texts, keep, lang, margin) if judge else [None] * len(texts)
-        notes.append(f"language: the {side}'s language ({lang}) judged by {how}" if judge else
-                     f"language: the {side}'s language ({lang}) is known to neither CLD2 nor the n-gram identifier — "
+        notes.append(f"language: the {side}'s language ({shown}) judged by {how}" if judge else
+                     f"language: the {side}'s language ({shown}) is known to neither CLD2 nor the n-gram identifier — "
                      "teach it the language from your own monolingual text (--learn L:FILE)")
         # the side's own readings: a detector reads a language it does not know, or a close relative, as one language
         # again and again (Kabuverdianu as Portuguese, Rundi as Kinyarwanda); injected or crawled noise in another
@@ -359,11 +371,11 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
                 taken = count >= majority * lines
                 if taken:
                     accepted.add(found_lang)
-                unknown = ", a language CLD2 does not know," if found_lang not in detectable_macros() else ","
+                unknown = ", a language CLD2 does not know," if found_lang not in detectable_macros("639-3") else ","
                 notes.append(f"language: the n-gram identifier reads {count / lines:.0%} of the {side}'s lines as "
-                             f"{found_lang}{unknown} not the declared {lang} — " + (
+                             f"{macro(found_lang)}{unknown} not the declared {shown} — " + (
                                  "taken as the side's (most of it)" if taken else "those lines are removed")
-                             + f"; if that is your text's language, declare it ({flag} {found_lang})")
+                             + f"; if that is your text's language, declare it ({flag} {macro(found_lang)})")
         # the other side's language is weighed against the lines not read as a third language, where those are most
         # of the side: where a neighbour's text fills part of a side, the rest is still the side's if most of it
         # reads as the other side's language (Scots read as English); a side mostly in third languages is not
@@ -375,14 +387,14 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
             of = max(1, settled) if found_lang == other else lines
             if ngram and found_lang not in (lang, other) and count >= share * lines:
                 notes.append(f"language: the n-gram identifier reads {count / lines:.0%} of the {side}'s lines as "
-                             f"{found_lang}, not the declared {lang} — those lines are removed; if that is how your "
-                             f"{lang} is written, teach it from your own text (--learn {lang}:FILE)")
+                             f"{macro(found_lang)}, not the declared {shown} — those lines are removed; if that is "
+                             f"how your {shown} is written, teach it from your own text (--learn {shown}:FILE)")
             if found_lang != lang and count >= share * of and not (ngram and found_lang != other):
                 accepted.add(found_lang)
                 among = f" ({count} of the {of} not read as a third language)" if of < lines else ""
-                notes.append(f"language: {judge} reads {count / lines:.0%} of the {side}'s lines as {found_lang}"
-                             f"{among} — "
-                             f"taken as how it reads the declared {lang} (a close relative, or a language it does "
+                notes.append(f"language: {judge} reads {count / lines:.0%} of the {side}'s lines as "
+                             f"{macro(found_lang)}{among} — "
+                             f"taken as how it reads the declared {shown} (a close relative, or a language it does "
                              "not know), not as noise")
         flagged = [f is not None and f not in accepted for f in found]
         if not judge:
@@ -401,10 +413,11 @@ def _language(src: Sequence[str], tgt: Sequence[str], langs: tuple[str | None, s
                 tokens = normalise(texts[i]).split()
                 drop[i] = not tokens or sum(w in own for w in tokens) < own_words * len(tokens)
         by = f" ({judge})" if judge else ""
-        parts.append(f"{side} identified as a language it is not read as ({', '.join(sorted(accepted))}){by}"
+        read_as = ", ".join(sorted(map(macro, accepted)))  # the short forms, in the order the notes always gave
+        parts.append(f"{side} identified as a language it is not read as ({read_as}){by}"
                      if accepted else f"{side} reliably identified as any language")
         if not judge:
-            parts.append(f"{side} sharing almost none of the side's own words (its language, {lang}, unknown to "
+            parts.append(f"{side} sharing almost none of the side's own words (its language, {shown}, unknown to "
                          "CLD2 and the n-gram identifier)")
     why = "; ".join(parts) or "nothing to check"
     return drop, why + (" (a line mostly in its side's own words is kept)" if any(langs) else "")

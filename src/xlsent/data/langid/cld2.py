@@ -8,7 +8,8 @@ language filter, the pairs files and the reports compare and print); :attr:`Dete
 :func:`detectable_639_3` give them in the package's own form, ISO 639-3.
 
 * :func:`detect` — one line: the language CLD2 finds and whether it is reliable.
-* :func:`detectable` — the languages CLD2 can detect; :func:`detectable_macros` as macrolanguages.
+* :func:`detectable` — the languages CLD2 can detect; :func:`detectable_macros` as macrolanguages (ISO 639-3 with
+  ``form="639-3"``; :attr:`Detection.macro_code` the same for one detection).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from functools import lru_cache
 from xlsent.data.langid.codes import iso639_3, macro, short_form
 
 
-@lru_cache(maxsize=1)
-def detectable_macros() -> frozenset[str]:
-    """:func:`detectable` as macrolanguages (what a declared code is compared with)."""
-    return frozenset(macro(c) for c in detectable())
+@lru_cache(maxsize=None)
+def detectable_macros(form: str = "639-1") -> frozenset[str]:
+    """:func:`detectable` as macrolanguages (what a declared code is compared with), as :func:`macro` gives them
+    in ``form`` (``"639-3"``: the language filter's own)."""
+    return frozenset(macro(c, form) for c in detectable())
 
 
 @lru_cache(maxsize=1)
@@ -51,6 +53,12 @@ class Detection:
     def code(self) -> str | None:
         """The language as ISO 639-3 (``ny`` → ``nya``), or None."""
         return iso639_3(self.lang) if self.lang else None
+
+    @property
+    def macro_code(self) -> str | None:
+        """The language as the language filter compares it: its macrolanguage, else itself, in ISO 639-3
+        (``macro(lang, "639-3")``: ``zh`` → ``zho``, ``ms`` → ``msa``, ``he`` → ``heb``), or None."""
+        return macro(self.lang, "639-3") if self.lang else None
 
 
 def detect(text: str) -> Detection:

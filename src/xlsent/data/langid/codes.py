@@ -105,6 +105,26 @@ def macrolanguage(code: str | None, form: str = "639-3") -> str | None:
     return norm
 
 
-def macro(code: str | None) -> str | None:
-    """``macrolanguage(code, form="639-1")`` (:func:`macrolanguage`): the key the language filter compares by."""
-    return macrolanguage(code, "639-1")
+def macro(code: str | None, form: str = "639-1") -> str | None:
+    """The key the language filter compares by — the macrolanguage ``code`` belongs to, else the code itself — in
+    ``form``:
+
+    * ``"639-1"`` — ``macrolanguage(code, form="639-1")`` (:func:`macrolanguage`): the short form, what the
+      filter's notes print;
+    * ``"639-3"`` — the same key in ISO 639-3, the form the filter compares in: the macrolanguage's code (``cmn``,
+      ``zh`` → ``zho``; ``ind``, ``zlm``, ``ms`` → ``msa``; ``hrv``, ``bos`` → ``hbs``), else the code as ISO 639-3
+      (``ny`` → ``nya``), else the code in its short form (one ISO 639 lacks). A code is read through its short
+      form first, so CLD2's and old codes land where they did: ``iw`` → ``he`` → ``heb``, ``in`` → ``id`` →
+      ``msa``; Tagalog and Filipino one key, as they were one (langcodes reads ``tl`` and ``tgl`` as ``fil``).
+
+    The two forms group the same codes together (checked on every ISO 639 code, CLD2's and the n-gram
+    identifier's), and the ``"639-1"`` key of a ``"639-3"`` key is the ``"639-1"`` key of the code."""
+    if form == "639-3":
+        return _filter_key(code) if code else code
+    return macrolanguage(code, form)
+
+
+@lru_cache(maxsize=None)
+def _filter_key(code: str) -> str:
+    norm = short_form(code)
+    return _macro_639_3(norm) or iso639_3(norm) or norm

@@ -8,9 +8,10 @@ HA`` → ``Ethi``) and returns the majority. Marks, digits, punctuation and lett
 letter of a listed script is ``Zyyy`` (ISO 15924's "undetermined / common").
 
 :func:`script` is the language filter's older, coarser check, kept as it was (its answers decide which lines the
-filter removes, and its notes print them): the first word of the Unicode names of every alphabetic character
-(``LATIN``, ``CYRILLIC``, ``CJK`` — Han, hiragana and katakana together, so that a Japanese line is one script
-whatever its share of kana), listed script or not.
+filter removes): the first word of the Unicode names of every alphabetic character (``LATIN``, ``CYRILLIC``,
+``CJK`` — Han, hiragana and katakana together, so that a Japanese line is one script whatever its share of kana),
+listed script or not; :func:`filter_script` is the same in ISO 15924 (``Latn``, ``Cyrl``, ``Jpan``: one code a
+word, :data:`FILTER_SCRIPTS`), what the filter compares, and :func:`script_name` the word its notes print.
 """
 
 from __future__ import annotations
@@ -102,10 +103,33 @@ def detect_script(text: str) -> str:
 #: which of them has most letters varies from line to line
 _SAME_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "KATAKANA-HIRAGANA": "CJK"}
 
+#: the language filter's scripts in ISO 15924: the first word of a letter's Unicode name (what :func:`script` counts
+#: by) → the code of the one script it names — one code a word, so the filter tells apart exactly the scripts it
+#: always told apart. ``CJK`` — Han with hiragana and katakana, counted together (:data:`_SAME_SCRIPT`) — is ``Jpan``,
+#: ISO 15924's own name for Han + Hiragana + Katakana: the filter's one writing system for Japanese, which holds a
+#: Chinese line too (ISO 15924's ``Hani``, ``Hira``, ``Kana`` are one script here). A first word that names no one
+#: script here keeps its word as its name, a group of its own as it always was: ``FULLWIDTH`` (Latin),
+#: ``HALFWIDTH`` (katakana or Hangul), ``IDEOGRAPHIC`` (the iteration mark), ``TAI`` (three scripts), ``MODIFIER``,
+#: ``MATHEMATICAL``, and the scripts :data:`SCRIPT_PREFIXES` does not list.
+FILTER_SCRIPTS = {
+    "LATIN": "Latn", "GREEK": "Grek", "COPTIC": "Copt", "CYRILLIC": "Cyrl", "ARMENIAN": "Armn", "HEBREW": "Hebr",
+    "ARABIC": "Arab", "SYRIAC": "Syrc", "THAANA": "Thaa", "NKO": "Nkoo", "SAMARITAN": "Samr", "MANDAIC": "Mand",
+    "DEVANAGARI": "Deva", "BENGALI": "Beng", "GURMUKHI": "Guru", "GUJARATI": "Gujr", "ORIYA": "Orya", "TAMIL": "Taml",
+    "TELUGU": "Telu", "KANNADA": "Knda", "MALAYALAM": "Mlym", "SINHALA": "Sinh", "THAI": "Thai", "LAO": "Laoo",
+    "TIBETAN": "Tibt", "MYANMAR": "Mymr", "GEORGIAN": "Geor", "HANGUL": "Hang", "ETHIOPIC": "Ethi",
+    "CHEROKEE": "Cher", "CANADIAN": "Cans", "OGHAM": "Ogam", "RUNIC": "Runr", "TAGALOG": "Tglg", "HANUNOO": "Hano",
+    "BUHID": "Buhd", "TAGBANWA": "Tagb", "KHMER": "Khmr", "MONGOLIAN": "Mong", "LIMBU": "Limb", "NEW": "Talu",
+    "BUGINESE": "Bugi", "BALINESE": "Bali", "SUNDANESE": "Sund", "BATAK": "Batk", "LEPCHA": "Lepc", "OL": "Olck",
+    "GLAGOLITIC": "Glag", "TIFINAGH": "Tfng", "BOPOMOFO": "Bopo", "CJK": "Jpan", "YI": "Yiii", "VAI": "Vaii",
+    "BAMUM": "Bamu", "SYLOTI": "Sylo", "SAURASHTRA": "Saur", "KAYAH": "Kali", "REJANG": "Rjng", "JAVANESE": "Java",
+    "CHAM": "Cham", "MEETEI": "Mtei", "GOTHIC": "Goth", "DESERET": "Dsrt", "SHAVIAN": "Shaw", "OSAGE": "Osge",
+    "SORA": "Sora", "CHAKMA": "Cakm", "NEWA": "Newa", "TIRHUTA": "Tirh", "TAKRI": "Takr", "WARANG": "Wara",
+    "PAU": "Pauc", "MASARAM": "Gonm", "GUNJALA": "Gong", "MIAO": "Plrd", "MENDE": "Mend", "ADLAM": "Adlm",
+}
+_FILTER_WORDS = {code: word for word, code in FILTER_SCRIPTS.items()}
 
-def script(text: str) -> str | None:
-    """The writing system of most of ``text``'s letters (``LATIN``, ``CYRILLIC``, ``ARABIC``, ``CJK`` — Han,
-    hiragana and katakana together — …), or None."""
+
+def _word_counts(text: str) -> Counter:
     counts: Counter = Counter()
     for ch in text:
         if ch.isalpha():
@@ -114,4 +138,25 @@ def script(text: str) -> str | None:
             except ValueError:
                 continue
             counts[_SAME_SCRIPT.get(name, name)] += 1
+    return counts
+
+
+def script(text: str) -> str | None:
+    """The writing system of most of ``text``'s letters (``LATIN``, ``CYRILLIC``, ``ARABIC``, ``CJK`` — Han,
+    hiragana and katakana together — …), or None."""
+    counts = _word_counts(text)
     return counts.most_common(1)[0][0] if counts else None
+
+
+def filter_script(text: str) -> str | None:
+    """:func:`script` in ISO 15924 (:data:`FILTER_SCRIPTS`: ``Latn``, ``Cyrl``, ``Arab``, ``Jpan`` — Han, hiragana
+    and katakana together — …; a first word naming no one script as it is), or None: the language filter's script
+    of a line."""
+    word = script(text)
+    return None if word is None else FILTER_SCRIPTS.get(word, word)
+
+
+def script_name(code: str) -> str:
+    """How the language filter's notes name a script of :func:`filter_script`: the word of its letters' Unicode
+    names, lower-cased (``Latn`` → ``latin``, ``Jpan`` → ``cjk``)."""
+    return _FILTER_WORDS.get(code, code).lower()
