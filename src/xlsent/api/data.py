@@ -173,8 +173,9 @@ def pairs_from_documents(src: str, tgt: str, model: Any = "e5-small", *, title_t
     encoder = encoder_for(model, normalize=True)
     res = documents.pairs_from_documents(s_docs, t_docs, encoder.encode, title_threshold, min_section_chars,
                                          max_short_words, strip_chars, splitter, seed)
-    for line in res.lines() if on_note else ():
-        on_note(line)
+    if on_note is not None:
+        for line in res.lines():
+            on_note(line)
     if output is not None:
         write_triplets(output, [(a, p, n or "") for a, p, n in res.triplets], "the documents")
         write_json_atomic(Path(str(output) + ".json"), {"src": src, "tgt": tgt, "model": model,
@@ -199,8 +200,9 @@ def triplets(source: str, output: str | Path, *, negatives: str = "section", tea
     model = load_model(teacher).model if negatives == "hard" else None
     ds, report = build_triplets(loaded.dataset, negatives, seed, teacher=model, relative_margin=relative_margin)
     rows = list(zip(ds["anchor"], ds["positive"], ds["negative"]))
-    for line in loaded.notes() + report.lines() if on_note else ():
-        on_note(line)
+    if on_note is not None:
+        for line in loaded.notes() + report.lines():
+            on_note(line)
     write_triplets(output, rows, "the corpus")
     return rows
 

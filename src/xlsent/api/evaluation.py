@@ -329,12 +329,16 @@ def evaluate_adversarial(output: str | Path, *, pairs: Sequence[str] = (), seeds
         raise XlsentError("P1, P2, P3 and P5 change entities: with tagger.task=pos use perturbations=P4,P4-random")
     n = cfg.eval.sample if test_sample is None else test_sample
     check_options(ADVERSARIAL, {"test_sample": n})
-    place_rows = read_places(places and Path(places))
+    place_rows = read_places(_path(places))
     output.mkdir(parents=True, exist_ok=True)
     write_text_atomic(output / "config.yaml", dump_config(cfg))
     report = run_adversarial(cfg, specs, list(range(seeds)), perts, output, n, resamples,
-                             read_list(names and Path(names), "given name"), place_rows, stopwords, on_note)
+                             read_list(_path(names), "given name"), place_rows, _path(stopwords), on_note)
     return report, cfg
+
+
+def _path(given: str | Path | None) -> Path | None:
+    return None if given is None else Path(given)
 
 
 #: :func:`evaluate_title_selection`'s options (``xlsent eval titles``'s built from them)
@@ -422,8 +426,8 @@ def perturb_file(test: str, train: str, output: str | Path, perturbation: str, *
     if not context and (stopwords is not None or lang):
         raise XlsentError(f"stopwords= and lang= apply to P4, P5 and P4-random (context words); {perturbation} "
                           "replaces entities only — leave them out")
-    inp = load_inputs(test, train, target_train, lang, names, places, stopwords, model, strict, sample, seed,
-                      need_stopwords=context)
+    inp = load_inputs(test, train, target_train, lang, _path(names), _path(places), _path(stopwords), model, strict,
+                      sample, seed, need_stopwords=context)
     for c in (inp.test, inp.train, inp.target_train):
         for n in (c.notes if c else []):
             note(n)
@@ -432,7 +436,7 @@ def perturb_file(test: str, train: str, output: str | Path, perturbation: str, *
 
         resolve_model_path(model)
     out = perturb(perturbation, inp, seed)
-    log = write_perturbed(out, output, inp, seed)
+    log = write_perturbed(out, Path(output), inp, seed)
     for n in out.notes:
         note(n)
     return out, log

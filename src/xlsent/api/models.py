@@ -302,10 +302,11 @@ def gloss_file(input: str | Path, output: str | Path, *, model: str | Path | Non
     output_file(output)
     if bool(model) == bool(dictionary):
         raise XlsentError("give exactly one of model=GLOSS_MODEL or dictionary=FILE.tsv")
+    d: BilingualDictionary | None
     if dictionary:
         d = BilingualDictionary.from_tsv(dictionary)
     else:
-        g = load_gloss(model)
+        g = load_gloss(Path(str(model)))
         d = g.dictionary if g is not None else None
     if d is None:
         raise XlsentError(f"{model}: not a gloss model (no xlsent_gloss.json) — train one with 'xlsent train gloss'")
