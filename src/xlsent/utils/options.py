@@ -6,7 +6,7 @@ everywhere, and the same one-line message for a value out of them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from xlsent.utils.errors import XlsentError, named
@@ -35,10 +35,6 @@ class Option:
         if self.choices and value not in self.choices:
             raise XlsentError(f"unknown {named(name, value)}: use one of {', '.join(self.choices)}")
         return value
-
-    def but(self, **changes: Any) -> "Option":
-        """This option with some of its parts changed (another default or help, the same range and words)."""
-        return replace(self, **changes)
 
 
 def at_least(low: float, default: Any = None, help: str = "") -> Option:
