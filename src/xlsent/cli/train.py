@@ -14,7 +14,7 @@ from typing import Literal
 import typer
 
 from xlsent.cli.common import console, output_folder, show_note, size_table, summary_table
-from xlsent.api.mining import INDEXES
+from xlsent.api.mining import INDEXES, MINE
 from xlsent.api.training import CURVE
 from xlsent.cli.options import RAY, K, Learn, Margin, MatchMode, Model, StoredPrecision, TrainDevice, declared, takes
 from xlsent.recipes.config import dump_config
@@ -156,9 +156,9 @@ def bootstrap_command(
     index: Literal[INDEXES] = typer.Option("auto", help="the faiss index searched (as xlsent mine)"),
     precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored (as "
                                               "xlsent mine)"),
-    batch_size: int = typer.Option(64, help="sentences per encoding batch"),
+    batch_size: int = declared(MINE["batch_size"]),
     memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search (as xlsent mine)"),
-    shard_size: int = typer.Option(50_000, help="sentences per shard (the unit of resume)"),
+    shard_size: int = declared(MINE["shard_size"]),
     keep_rounds: bool = typer.Option(False, "--keep-rounds", help="keep each round's own model folder "
                                      "(round-N/run/model) after the run; by default only OUTPUT/model, the best "
                                      "round's copy, stays"),
