@@ -11,7 +11,7 @@ Not one paper's method but a combination (the measurements behind each choice:
 * **Matryoshka widths** (``loss.matryoshka_dims``, off by default) — sentence-transformers' ``MatryoshkaLoss``
   (Kusupati et al. 2022) around the whole loss;
 * **several languages** — temperature sampling of the batches' languages (Arivazhagan et al. 2019;
-  :func:`xlsent.data.mixing.temperature_rows`).
+  :func:`xlsent.data.sets.mixing.temperature_rows`).
 
 Where the method leaves a choice open, this recipe decides:
 
@@ -43,20 +43,20 @@ from typing import Literal
 
 import numpy as np
 
-from xlsent.data.bundled import is_bundled
-from xlsent.data.pairs import english_side, load_train_pairs, split_sources, write_pairs_jsonl
+from xlsent.data.sets.bundled import is_bundled
+from xlsent.data.sets.pairs import english_side, load_train_pairs, split_sources, write_pairs_jsonl
 from xlsent.losses.matryoshka import matryoshka_widths
 from xlsent.models.handle import load_model
 from xlsent.recipes._common import load_student_for, say, teacher_targets
 from xlsent.recipes.config import dump_config
 from xlsent.recipes.config_schema import config_error
 from xlsent.recipes.config_types import EvalConfig, RecipeConfig, TrainConfig
-from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, PosFloat, Section
+from xlsent.recipes.registry import RunResult
 from xlsent.training.run_folder import StageFolder, config_hash, learning_optim
 from xlsent.training.trainer import train_stage
+from xlsent.training.settings import FractionFloat, NonNegFloat, NonNegInt, PosFloat, Section
 from xlsent.utils.errors import XlsentError
 from xlsent.utils.io import write_text_atomic
-from xlsent.recipes.registry import RunResult
 
 HOLDOUT_FILE = "holdout.jsonl"
 
@@ -129,8 +129,8 @@ def split_holdout(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]
 
 def split_holdout_by_language(languages: list[str], size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train rows, held-out rows): one language — :func:`split_holdout`, as always; several — each language
-    contributes its share of ``size`` (:func:`xlsent.data.mixing.stratified_split`)."""
-    from xlsent.data.mixing import stratified_split
+    contributes its share of ``size`` (:func:`xlsent.data.sets.mixing.stratified_split`)."""
+    from xlsent.data.sets.mixing import stratified_split
 
     if len(set(languages)) <= 1:
         return split_holdout(len(languages), size, seed)
@@ -244,7 +244,7 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
                      + f"({output / HOLDOUT_FILE})")
     temperature = float(t.get("language_temperature", 1.0))
     if several:  # temperature sampling over the languages (one language, or T = 1: the rows as they are)
-        from xlsent.data.mixing import shares_note, temperature_rows
+        from xlsent.data.sets.mixing import shares_note, temperature_rows
 
         train_langs = [langs[i] for i in train_rows]
         drawn = temperature_rows(train_langs, temperature, seed)
@@ -258,10 +258,9 @@ def train_adapt(cfg: RecipeConfig, output: str | Path, on_note=None, progress: b
     # the frozen base (targets, mining), cut at the student's length so that both see the same text
     teacher = load_model(m.teacher or m.student, max_seq_length=m.max_seq_length) if hard or kd else None
     student = load_student_for(cfg, m.student, teacher) if teacher else _load_student(cfg)
-    from xlsent.encoding.readable import tokenizer_share, warn_unreadable
+    from xlsent.encoding.readable import check_readable
 
-    warn_unreadable(tokenizer_share(student.tokenizer), [(f"{t.pairs}, the non-English side", xx, None)],
-                    str(m.student))
+    check_readable(student.tokenizer, [(f"{t.pairs}, the non-English side", xx, None)], str(m.student))
     cols: dict = {"anchor": xx, "positive": en}
     if hard:
         from sentence_transformers.util import mine_hard_negatives
