@@ -202,7 +202,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
         from xlsent.mining.embed_job import output_bytes
 
         check_space(output, source.rows * output_bytes(precision, dimensions or encoder.dimension), "the vectors")
-    if to_npy and engine is None:  # one process: every text at once, as always
+    if texts is not None:  # one process (a matrix, no engine): every text at once, as always
         vecs = encoder.encode(texts, lang or None)
     else:
         from xlsent.mining.embed_job import embed_corpus, read_shards
