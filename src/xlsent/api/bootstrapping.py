@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from xlsent.api._common import Note, at_least, choice, output_folder, parse_filters, parse_threshold
+from xlsent.api._common import Note, check_options, output_folder, parse_filters, parse_threshold
+from xlsent.api.mining import MINE
+from xlsent.recipes.bootstrap import STARTS
 from xlsent.utils.errors import XlsentError, named
+from xlsent.utils.options import Option, at_least, one_of
 
 if TYPE_CHECKING:
     from xlsent.recipes.bootstrap import BootstrapResult
@@ -18,6 +22,42 @@ if TYPE_CHECKING:
 MINING_OPTIONS = ("k", "mode", "margin", "index", "nprobe", "nlist", "precision", "batch_size", "memory_gib",
                   "shard_size", "splitter", "center", "rescore", "index_groups")
 SAMPLE_LINES = 2000  # lines read from the start of each text for the checks made before any model loads
+
+#: :func:`bootstrap`'s options, each declared once: checked here, ``xlsent train bootstrap``'s options built from
+#: them (their help is the command's)
+BOOTSTRAP: dict[str, Option] = {
+    "seed_pairs": Option(..., help="your translated pairs (TSV src<TAB>tgt with an optional header of language codes, "
+                                   "JSONL, Moses A,B), at least 20; the first column is the language of --src-texts"),
+    "rounds": at_least(0, 3, "mining rounds after round 0, at most (a round that does not beat the best so far on "
+                       "the held-out pairs stops the loop)"),
+    "start": one_of(STARTS, "last", "last: each round continues from the last round's model | base: from the base "
+                    "model"),
+    "src_texts": Option(..., help="plain text in the seed's first language, one sentence a line (--documents: one "
+                              "document a line, or a document JSONL)"),
+    "tgt_texts": Option(..., help="plain text in the seed's second language, the same"),
+    "output": Option(..., help="folder: model/ (the best round's), bootstrap.json, rounds.png, round-N/ (its adapt "
+                           "run, pairs.tsv: the pairs it mined, with scores)"),
+    "config": Option(None, help="a YAML file overriding adapt's defaults, every round"),
+    "preset": Option(None, help="one of adapt's shipped presets, every round"),
+    "src_lang": Option("", help="the seed's first language (ISO 639-1 or 639-3; default: the file's header, else "
+                                "detected)"),
+    "tgt_lang": Option("", help="the seed's second language, the same"),
+    "documents": Option(False, help="the texts are translated documents (one a line, paired by order; or JSONL, "
+                                    "paired by id): sentence-aligned (xlsent align) instead of mined"),
+    "threshold": Option("auto", help="the mining cut: auto | none | a number (as xlsent mine)"),
+    "anchor": Option(True, help="--threshold auto anchored on the held-out seed pairs, scored among the plain lines "
+                                "(xlsent mine --known) | mine's unanchored cut"),
+    "filters": Option("default", help="noise filters on the mined pairs (as xlsent mine)"),
+    "holdout": Option(0.2, help="share of the seed pairs held out for the stop rule (at least 20 pairs, at most "
+                                "half)"),
+    # xlsent mine's, with their help here
+    "margin": replace(MINE["margin"], help="as xlsent mine"),
+    "index": replace(MINE["index"], help="the faiss index searched (as xlsent mine)"),
+    "precision": replace(MINE["precision"], help="how the embeddings are stored (as xlsent mine)"),
+    "memory_gib": replace(MINE["memory_gib"], help="memory budget of encoding and search (as xlsent mine)"),
+    "keep_rounds": Option(False, help="keep each round's own model folder (round-N/run/model) after the run; by "
+                                      "default only OUTPUT/model, the best round's copy, stays"),
+}
 
 
 def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Path, output: str | Path, *,
@@ -75,11 +115,10 @@ def bootstrap(seed_pairs: str | Path, src_texts: str | Path, tgt_texts: str | Pa
         ``rounds`` (each round's counts and held-out score), ``best_round``, ``plot``, ``model_card``.
     """
     from xlsent.api.training import recipe_config, settings_to_overrides
-    from xlsent.recipes.bootstrap import MIN_SEED, STARTS, BootstrapSettings, run_bootstrap
+    from xlsent.recipes.bootstrap import MIN_SEED, BootstrapSettings, run_bootstrap
     from xlsent.utils.io import claim
 
-    at_least(rounds, 0, "rounds")
-    choice(start, STARTS, "start")
+    check_options(BOOTSTRAP, locals(), ("rounds", "start"))
     if not 0 < holdout <= 0.5:
         raise XlsentError(f"{named('holdout', holdout)}: give a share of the seed pairs above 0 and at most 0.5")
     cut = parse_threshold(threshold)

@@ -9,13 +9,41 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from xlsent.api._common import at_least, check_backend, check_unicode, choice, old_names, place, writes
+from xlsent.api._common import check_backend, check_options, check_unicode, old_names, place, writes
 from xlsent.encoding.loading import language_means, open_encoder
 from xlsent.encoding.readable import SAMPLE
 from xlsent.encoding.width import check_dimensions
+from xlsent.evaluation.tasks.options import CHUNK_WORDS
 from xlsent.utils.errors import XlsentError
+from xlsent.utils.options import Option, at_least, one_of
 
 PRECISIONS = ("float32", "float16", "int8", "ubinary")
+
+#: :func:`embed` / :func:`embed_file`'s options, each declared once: checked here, ``xlsent embed``'s options built
+#: from them (their help is the command's)
+EMBED: dict[str, Option] = {
+    "output": Option(..., help="a .npy file: the (n, dim) matrix | a folder: Parquet shards (id, embedding) + "
+                               "_manifest.json, resumable"),
+    "precision": one_of(PRECISIONS, "float32", "float32: 4 bytes a dimension; int8: 1 byte a dimension + a float32 "
+                        "scale a row (.npy records (scale, q), Parquet a scale column; embedding ≈ q × scale); "
+                        "ubinary: the sign bits packed into uint8, d/8 bytes a row, as sentence-transformers' "
+                        "quantize_embeddings"),
+    "batch_size": at_least(1, 64, "texts per batch (batches are sorted by token length)"),
+    "chunk_words": CHUNK_WORDS,
+    "shard_size": at_least(1, 50_000, "rows per Parquet shard (the unit of resume and of a Ray task)"),
+    "text_column": Option("", help="the texts' column: .jsonl/.parquet a name (default text), .tsv a number (default "
+                                   "1)"),
+    "id_column": Option("", help="an id column carried into the Parquet shards (default: row numbers)"),
+    "overwrite": Option(False, help="replace an output folder that holds other embeddings"),
+    "normalize_embeddings": Option(False, help="L2-normalise the embeddings"),
+    "lang": Option("", help="language of the texts (e.g. ny, en): a word-gloss model glosses any language but "
+                            "English; unknown = glossed"),
+    "center": Option(False, help="subtract the language's mean vector stored in the model folder (xlsent models "
+                                 "calibrate) and re-normalise; needs --lang"),
+    "prompt_name": Option(None, help="one of the model's prompts prefixed to every text (e5: query | passage; "
+                                     "default: the model's default prompt, e5's passage)"),
+    "prompt": Option(None, help="a prompt's text instead (\"\": none)"),
+}
 
 
 def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | None = None, center: bool = False,
@@ -78,10 +106,9 @@ def embed(texts: str | Sequence[str], model: Any = "e5-small", *, lang: str | No
             raise XlsentError(f"texts[{i}]: {'blank' if isinstance(t, str) else type(t).__name__} — every text must "
                               "be non-empty (a row per text)")
     check_unicode(items, "texts")
-    choice(precision, PRECISIONS, "precision")
+    check_options(EMBED, locals(), ("precision",))
     check_backend(backend, threads)
-    at_least(batch_size, 1, "batch_size")
-    at_least(chunk_words, 0, "chunk_words")
+    check_options(EMBED, locals(), ("batch_size", "chunk_words"))
     means = language_means(model, lang) if center else None  # what its folder says: before it loads
     dimensions = None if dimensions is None else check_dimensions(model, dimensions, "truncate_dim")
     place(device, dtype)
@@ -177,10 +204,7 @@ def embed_file(input: str | Path, output: str | Path, model: Any = "e5-small", *
     elif output.exists() and not output.is_dir():
         raise XlsentError(f"{output}: exists and is a file — a .npy output ends in .npy; a folder gets Parquet shards")
     check_backend(backend, threads)
-    choice(precision, PRECISIONS, "precision")
-    at_least(batch_size, 1, "batch_size")
-    at_least(chunk_words, 0, "chunk_words")
-    at_least(shard_size, 1, "shard_size")
+    check_options(EMBED, locals(), ("precision", "batch_size", "chunk_words", "shard_size"))
     if center and not to_npy:
         raise XlsentError("center= goes with a .npy output")
     means = language_means(model, lang) if center else None  # what its folder says: before it loads

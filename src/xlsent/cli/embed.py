@@ -7,39 +7,30 @@ from typing import Literal
 
 import typer
 
-from xlsent.api.embedding import PRECISIONS
+from xlsent.api.embedding import EMBED, PRECISIONS
 from xlsent.cli.common import console, err_console
-from xlsent.cli.options import RAY, RUNTIME, ChunkWords, Dimensions, Model, takes
+from xlsent.cli.options import RAY, RUNTIME, ChunkWords, Dimensions, Model, declared, takes
 from xlsent.models.registry import DEFAULT_MODEL
 
 
 @takes(*RUNTIME, *RAY)
 def embed_command(
     input: Path = typer.Option(..., "--input", "-i", help="texts: one a line (UTF-8), .tsv, .jsonl or .parquet"),
-    output: Path = typer.Option(..., "--output", "-o", help="a .npy file: the (n, dim) matrix | a folder: "
-                                "Parquet shards (id, embedding) + _manifest.json, resumable"),
-    precision: Literal[PRECISIONS] = typer.Option("float32", "--precision", help="float32: 4 bytes a dimension; int8: "
-                                                  "1 byte a dimension + a float32 scale a row (.npy records (scale, "
-                                                  "q), Parquet a scale column; embedding ≈ q × scale); ubinary: the "
-                                                  "sign bits packed into uint8, d/8 bytes a row, as "
-                                                  "sentence-transformers' quantize_embeddings"),
-    text_column: str = typer.Option("", help="the texts' column: .jsonl/.parquet a name (default text), .tsv a "
-                                    "number (default 1)"),
-    id_column: str = typer.Option("", help="an id column carried into the Parquet shards (default: row numbers)"),
-    shard_size: int = typer.Option(50_000, help="rows per Parquet shard (the unit of resume and of a Ray task)"),
-    overwrite: bool = typer.Option(False, help="replace an output folder that holds other embeddings"),
+    output: Path = declared(EMBED["output"], "--output", "-o"),
+    precision: Literal[PRECISIONS] = declared(EMBED["precision"], "--precision"),
+    text_column: str = declared(EMBED["text_column"]),
+    id_column: str = declared(EMBED["id_column"]),
+    shard_size: int = declared(EMBED["shard_size"]),
+    overwrite: bool = declared(EMBED["overwrite"]),
     model: Model = DEFAULT_MODEL,
-    batch_size: int = typer.Option(64, help="texts per batch (batches are sorted by token length)"),
-    normalize: bool = typer.Option(False, help="L2-normalise the embeddings"),
+    batch_size: int = declared(EMBED["batch_size"]),
+    normalize: bool = declared(EMBED["normalize_embeddings"]),
     chunk_words: ChunkWords = 0,
-    lang: str = typer.Option("", help="language of the texts (e.g. ny, en): a word-gloss model glosses any "
-                             "language but English; unknown = glossed"),
-    center: bool = typer.Option(False, help="subtract the language's mean vector stored in the model folder "
-                                "(xlsent models calibrate) and re-normalise; needs --lang"),
+    lang: str = declared(EMBED["lang"]),
+    center: bool = declared(EMBED["center"]),
     dimensions: Dimensions = None,
-    prompt_name: str = typer.Option(None, "--prompt-name", help="one of the model's prompts prefixed to every text "
-                                    "(e5: query | passage; default: the model's default prompt, e5's passage)"),
-    prompt: str = typer.Option(None, "--prompt", help="a prompt's text instead (\"\": none)"),
+    prompt_name: str = declared(EMBED["prompt_name"], "--prompt-name"),
+    prompt: str = declared(EMBED["prompt"], "--prompt"),
     run: dict = None,
 ) -> None:
     """Embed every text of a file (a blank text is an error: it would shift the rows)."""

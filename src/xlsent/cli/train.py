@@ -13,7 +13,8 @@ from typing import Literal
 
 import typer
 
-from xlsent.cli.common import console, output_folder, show_note, size_table, summary_table
+from xlsent.api.bootstrapping import BOOTSTRAP
+from xlsent.cli.common import console, err_console, output_folder, show_note, size_table, summary_table
 from xlsent.api.mining import INDEXES, MINE
 from xlsent.api.training import CURVE
 from xlsent.cli.options import RAY, K, Learn, Margin, MatchMode, Model, StoredPrecision, TrainDevice, declared, takes
@@ -120,55 +121,40 @@ def curve_command(
 @app.command("bootstrap")
 @takes(*RAY)
 def bootstrap_command(
-    seed_pairs: str = typer.Argument(..., metavar="SEED_PAIRS", help="your translated pairs (TSV src<TAB>tgt with "
-                                     "an optional header of language codes, JSONL, Moses A,B), at least 20; the first "
-                                     "column is the language of --src-texts"),
-    src_texts: Path = typer.Option(..., "--src-texts", help="plain text in the seed's first language, one sentence "
-                                   "a line (--documents: one document a line, or a document JSONL)"),
-    tgt_texts: Path = typer.Option(..., "--tgt-texts", help="plain text in the seed's second language, the same"),
-    output: Path = typer.Option(..., "--output", "-o", help="folder: model/ (the best round's), bootstrap.json, "
-                                "rounds.png, round-N/ (its adapt run, pairs.tsv: the pairs it mined, with scores)"),
+    seed_pairs: str = typer.Argument(..., metavar="SEED_PAIRS", help=BOOTSTRAP["seed_pairs"].help),
+    src_texts: Path = declared(BOOTSTRAP["src_texts"], "--src-texts"),
+    tgt_texts: Path = declared(BOOTSTRAP["tgt_texts"], "--tgt-texts"),
+    output: Path = declared(BOOTSTRAP["output"], "--output", "-o"),
     model: Model = "e5-small",
-    rounds: int = typer.Option(3, "--rounds", help="mining rounds after round 0, at most (a round that does not "
-                               "beat the best so far on the held-out pairs stops the loop)"),
-    start: str = typer.Option("last", "--start", help="last: each round continues from the last round's model | "
-                              "base: from the base model"),
+    rounds: int = declared(BOOTSTRAP["rounds"], "--rounds"),
+    start: str = declared(BOOTSTRAP["start"], "--start"),
     set_: list[str] = SET,
-    config: Path = typer.Option(None, "--config", "-c", help="a YAML file overriding adapt's defaults, every round"),
-    preset: str = typer.Option(None, "--preset", "-p", help="one of adapt's shipped presets, every round"),
+    config: Path = declared(BOOTSTRAP["config"], "--config", "-c"),
+    preset: str = declared(BOOTSTRAP["preset"], "--preset", "-p"),
     device: TrainDevice = None,
-    src_lang: str = typer.Option("", help="the seed's first language (ISO 639-1 or 639-3; default: the file's "
-                                 "header, else detected)"),
-    tgt_lang: str = typer.Option("", help="the seed's second language, the same"),
-    documents: bool = typer.Option(False, "--documents", help="the texts are translated documents (one a line, "
-                                   "paired by order; or JSONL, paired by id): sentence-aligned (xlsent align) "
-                                   "instead of mined"),
-    threshold: str = typer.Option("auto", help="the mining cut: auto | none | a number (as xlsent mine)"),
-    anchor: bool = typer.Option(True, "--anchor/--no-anchor", help="--threshold auto anchored on the held-out seed "
-                                "pairs, scored among the plain lines (xlsent mine --known) | mine's unanchored cut"),
-    filters: str = typer.Option("default", "--filters", help="noise filters on the mined pairs (as xlsent mine)"),
+    src_lang: str = declared(BOOTSTRAP["src_lang"]),
+    tgt_lang: str = declared(BOOTSTRAP["tgt_lang"]),
+    documents: bool = declared(BOOTSTRAP["documents"], "--documents"),
+    threshold: str = declared(BOOTSTRAP["threshold"]),
+    anchor: bool = declared(BOOTSTRAP["anchor"], "--anchor/--no-anchor"),
+    filters: str = declared(BOOTSTRAP["filters"], "--filters"),
     learn: Learn = [],
-    holdout: float = typer.Option(0.2, "--holdout", help="share of the seed pairs held out for the stop rule (at "
-                                  "least 20 pairs, at most half)"),
+    holdout: float = declared(BOOTSTRAP["holdout"], "--holdout"),
     k: K = 4,
     mode: MatchMode = "max",
-    margin: Margin = typer.Option("ratio", help="as xlsent mine"),
-    index: Literal[INDEXES] = typer.Option("auto", help="the faiss index searched (as xlsent mine)"),
-    precision: StoredPrecision = typer.Option("float16", "--precision", help="how the embeddings are stored (as "
-                                              "xlsent mine)"),
+    margin: Margin = declared(BOOTSTRAP["margin"]),
+    index: Literal[INDEXES] = declared(BOOTSTRAP["index"]),
+    precision: StoredPrecision = declared(BOOTSTRAP["precision"], "--precision"),
     batch_size: int = declared(MINE["batch_size"]),
-    memory_gib: float = typer.Option(4.0, help="memory budget of encoding and search (as xlsent mine)"),
+    memory_gib: float = declared(BOOTSTRAP["memory_gib"]),
     shard_size: int = declared(MINE["shard_size"]),
-    keep_rounds: bool = typer.Option(False, "--keep-rounds", help="keep each round's own model folder "
-                                     "(round-N/run/model) after the run; by default only OUTPUT/model, the best "
-                                     "round's copy, stays"),
+    keep_rounds: bool = declared(BOOTSTRAP["keep_rounds"], "--keep-rounds"),
     run: dict = None,
 ) -> None:
     """From a few pairs and plain text to a model: adapt on the seed, then mine the texts, clean and retrain, round
     by round; the round that finds the held-out seed pairs best among every plain line is the model
     (xlsent.bootstrap)."""
     from xlsent.api.bootstrapping import bootstrap
-    from xlsent.cli.common import err_console
     from xlsent.data.langid.ngram import parse_learn
 
     res = bootstrap(seed_pairs, src_texts, tgt_texts, output, model=model, rounds=rounds, start=start,
@@ -177,8 +163,7 @@ def bootstrap_command(
                     mining={"k": k, "mode": mode, "margin": margin, "index": index, "precision": precision,
                             "batch_size": batch_size, "memory_gib": memory_gib, "shard_size": shard_size},
                     holdout=holdout, config=config, preset=preset, engine=run["engine"], device=device or "auto",
-                    anchor=anchor, keep_rounds=keep_rounds, on_note=show_note,
-                    console=err_console)
+                    anchor=anchor, keep_rounds=keep_rounds, on_note=show_note, console=err_console)
     console.print(rounds_table(res))
     console.print(f"model: {res.model_path}  (SentenceTransformer('{res.model_path}')); round {res.best_round}; "
                   f"model card: {res.model_card}\nrounds: {res.output / 'bootstrap.json'}, {res.plot}")
