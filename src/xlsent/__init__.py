@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the names of xlsent.api.__al
 
 def __getattr__(name: str) -> Any:
     """``xlsent.NAME`` for each name of :mod:`xlsent.api` (and ``xlsent.__all__``), imported on first use."""
-    if name == "__all__" or not (name.startswith("__") or _is_submodule(name)):
+    if name == "__all__" or not (name.startswith("_") or _is_submodule(name)):
         import xlsent.api as api
 
         if name == "__all__":

@@ -132,8 +132,7 @@ def open_encoder(model: Any, *, backend: str = "auto", threads: int = 0,
         handle = ModelHandle(name or "model", path, model, _fingerprint=f"in-memory-{id(model)}")
         return _prompted(Encoder.load(handle, label=model_label(model), **opts), prompt_name, prompt)
     loaded = load(model, backend=backend, threads=threads, export=export, keep=True)
-    if name:
-        opts["name"] = name
+    opts["name"] = name or str(model)  # this call's name for the model (the cached encoder may be another path's)
     # a copy with this call's options: the loaded model is shared, a memo (one job's) never is
     return _prompted(loaded.replace(**opts), prompt_name, prompt)
 

@@ -88,6 +88,10 @@ class RankingDistillLoss(nn.Module):
         """:attr:`sorted_chunk`'s old name."""
         return self.sorted_chunk
 
+    @mini_batch_size.setter
+    def mini_batch_size(self, value: int) -> None:
+        self.sorted_chunk = int(value)
+
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         from xlsent.losses.sorted_forward import embed_sorted
 

@@ -1,5 +1,7 @@
 """Moved to :mod:`xlsent.training.trainer` (issue 78: the training engine's path for SentenceTransformer models)
-and, for the Matryoshka settings, :mod:`xlsent.losses.matryoshka`; the old names kept for old imports."""
+and, for the Matryoshka settings, :mod:`xlsent.losses.matryoshka`; the old names kept for old imports.
+``train_stage`` takes the Matryoshka wrapper as ``loss_wrapper=`` (``matryoshka_widths(cfg.loss)``), no longer
+the ``matryoshka=`` / ``matryoshka_kd=`` settings: the training layer imports no loss."""
 
 from xlsent.losses.matryoshka import matryoshka_hash_part, matryoshka_setting
 from xlsent.training.stage import disk_needed

@@ -393,7 +393,8 @@ def evaluate_after(cfg: RecipeConfig, result: RunResult, output: Path, on_note=N
         models["student"] = result.model_path
         metrics = evaluate_named(cfg, models, on_note=on_note)
         metrics.run.update({"sizes": result.sizes, "stages": stage_records(output, list(result.stages))})
-    return Report(result.model_path, metrics, "multi-stage distillation, held-out", details={"sizes": result.sizes})
+    return Report(result.model_path, metrics, title="multi-stage distillation, held-out",
+                  details={"sizes": result.sizes})
 
 
 def stage_records(output: Path, stages=STAGES) -> dict:

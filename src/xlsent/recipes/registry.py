@@ -28,7 +28,8 @@ T = TypeVar("T")
 
 class _Detail(Generic[T]):
     """A recipe's own figure under the attribute name it always had: ``result.sizes`` reads and sets
-    ``result.details["sizes"]`` (absent: ``default()``, kept there, so ``result.stages[name] = path`` stays)."""
+    ``result.details["sizes"]`` (absent: ``default()``; an empty container is kept there, so
+    ``result.stages[name] = path`` stays, a plain value is not: reading never changes what a result holds)."""
 
     def __init__(self, default: Callable[[], T]) -> None:
         self.default = default
@@ -46,7 +47,10 @@ class _Detail(Generic[T]):
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             return self
-        return obj.details.setdefault(self.name, self.default())
+        if self.name in obj.details:
+            return obj.details[self.name]
+        value = self.default()
+        return obj.details.setdefault(self.name, value) if isinstance(value, (dict, list)) else value
 
     def __set__(self, obj: Any, value: T) -> None:
         obj.details[self.name] = value
@@ -76,7 +80,7 @@ class RunResult:
     details: dict[str, Any] = field(default_factory=dict)  # the recipe's own figures, by name
 
     def __init__(self, output: Path, model_path: Path, metrics: dict | None = None, recipe: str = "",
-                 model_card: Path | None = None, title: str = "", usage: str = "", held_out: Any = None,
+                 model_card: Path | None = None, *, title: str = "", usage: str = "", held_out: Any = None,
                  notes: list[str] | None = None, details: dict[str, Any] | None = None, **figures: Any) -> None:
         self.output, self.model_path, self.metrics, self.recipe = output, model_path, metrics, recipe
         self.model_card, self.title, self.usage, self.held_out = model_card, title, usage, held_out
@@ -90,6 +94,9 @@ class RunResult:
     seconds = _Detail[float](float)
     log = _Detail[list[dict]](list)
     trained = _Detail[Any](lambda: None)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and _state(self) == _state(other)
 
     def to_dict(self) -> dict:
         """Where the run is and what it measured: the JSON of ``xlsent train``'s summary."""
@@ -109,12 +116,24 @@ class Report:
     usage: str = ""  # a line on how to use the model, when it needs more than SentenceTransformer(path)
     details: dict[str, Any] = field(default_factory=dict)
 
-    def __init__(self, model: Path, metrics: Any = None, title: str = "", usage: str = "",
+    def __init__(self, model: Path, metrics: Any = None, *, title: str = "", usage: str = "",
                  details: dict[str, Any] | None = None, **figures: Any) -> None:
         self.model, self.metrics, self.title, self.usage = model, metrics, title, usage
         self.details = {**(details or {}), **figures}
 
     sizes = _Detail[dict | None](lambda: None)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and _state(self) == _state(other)
+
+
+def _state(result: Any) -> tuple:
+    """What a result holds, for equality: its fields and its details, an absent figure as its default (so that a
+    figure once read, and kept as an empty container, does not make two equal results differ)."""
+    cls = type(result)
+    defaults = {k: v.default() for k, v in vars(cls).items() if isinstance(v, _Detail)}
+    fields = {k: v for k, v in vars(result).items() if k != "details"}
+    return fields, {**defaults, **result.details}
 
 
 @dataclass(frozen=True)

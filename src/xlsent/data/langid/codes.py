@@ -75,7 +75,7 @@ def _macro_639_3(code: str) -> str | None:
 
 
 @lru_cache(maxsize=None)
-def macrolanguage(code: str | None, form: str = "639-3") -> str | None:
+def macrolanguage(code: str | None, form: str = "639-3", own: bool = False) -> str | None:
     """The macrolanguage ``code`` belongs to in ISO 639-3 (SIL's table, through ``python-iso639``), in ``form``:
 
     * ``"639-3"`` — its ISO 639-3 code (``cmn`` → ``zho``, ``zlm`` → ``msa``, ``hrv`` → ``hbs``), or None when the
@@ -85,10 +85,15 @@ def macrolanguage(code: str | None, form: str = "639-3") -> str | None:
       ``sh``; ``nob`` → ``no``), else the code itself in its short form (:func:`short_form`): CLD2 names one member
       or the macrolanguage where a user may name another member, and CLD2 cannot tell the members apart (it reads
       Indonesian paragraphs as Malay, Croatian as Bosnian) — so the language filter compares in this form.
-      An empty code is returned as given."""
+      An empty code is returned as given.
+
+    ``own=True``: the key the language filter compares by — the macrolanguage, else the code itself (in ``"639-3"``:
+    the code as ISO 639-3, ``ny`` → ``nya``, else its short form; see :func:`macro`)."""
     if form not in FORMS:
         raise ValueError(f"form={form!r}: give one of {', '.join(FORMS)}")
     if form == "639-3":
+        if own:
+            return _filter_key(code) if code else code
         return _macro_639_3(code) if code else None
     if not code:
         return code
@@ -118,10 +123,9 @@ def macro(code: str | None, form: str = "639-1") -> str | None:
       ``msa``; Tagalog and Filipino one key, as they were one (langcodes reads ``tl`` and ``tgl`` as ``fil``).
 
     The two forms group the same codes together (checked on every ISO 639 code, CLD2's and the n-gram
-    identifier's), and the ``"639-1"`` key of a ``"639-3"`` key is the ``"639-1"`` key of the code."""
-    if form == "639-3":
-        return _filter_key(code) if code else code
-    return macrolanguage(code, form)
+    identifier's), and the ``"639-1"`` key of a ``"639-3"`` key is the ``"639-1"`` key of the code.
+    ``macrolanguage(code, form, own=True)``, under the name the filter has always used."""
+    return macrolanguage(code, form, own=True)
 
 
 @lru_cache(maxsize=None)
