@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from xlsent.utils.errors import XlsentError, named
-from xlsent.utils.options import Option, at_least as at_least_option, check
+from xlsent.utils.options import Option, at_least, check, one_of
 
 Note = Callable[[str], None] | None
 F = TypeVar("F", bound=Callable[..., Any])
@@ -92,21 +92,10 @@ def check_unicode(texts, name: str) -> None:
             raise XlsentError(f"{name}[{i}]: text that is not Unicode ({describe('', j, t[j])}) — {FIX}")
 
 
-def at_least(value: float, minimum: float, option: str) -> None:
-    """One line for a numeric parameter out of range (checked before any model loads); ``option``: its Python
-    name (or a command's ``--option``). A function's declared options are checked with :func:`check_options`."""
-    Option(low=minimum).check(value, option)
-
-
-def choice(value: str, allowed: tuple[str, ...], option: str) -> str:
-    """One line for a word that is not one of ``allowed``."""
-    return Option(choices=tuple(allowed)).check(value, option)
-
-
 def check_options(declared: Mapping[str, Option], given: Mapping[str, Any], names: Sequence[str] | None = None) -> None:
     """A function's arguments (``given``, e.g. its ``locals()``) against its declared options (``declared``: name →
     :class:`xlsent.utils.options.Option`, the range or words the CLI's options are built from too), before any model
-    loads: the one line of :func:`at_least` / :func:`choice` for the first out of range."""
+    loads: the one line of :meth:`~xlsent.utils.options.Option.check` for the first out of range."""
     check(declared, given, names)
 
 
@@ -115,7 +104,7 @@ def check_options(declared: Mapping[str, Option], given: Mapping[str, Any], name
 RUNNING: dict[str, Option] = {
     "backend": Option("auto", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on "
                       "torch; onnx: a torch model is exported once (fp32) into the cache"),
-    "threads": at_least_option(0, 0, "threads of the backend that runs the model, torch or onnxruntime (0 = its "
+    "threads": at_least(0, 0, "threads of the backend that runs the model, torch or onnxruntime (0 = its "
                                "default)"),
     "device": Option("auto", help="where the model runs: auto (CUDA, then MPS, then the CPU) | cpu | cuda | cuda:N | "
                      "mps"),
@@ -139,7 +128,7 @@ def check_backend(backend: str, threads: int) -> None:
     """``backend`` / ``threads``, checked before any model loads."""
     from xlsent.encoding.encoder import BACKENDS
 
-    choice(backend, BACKENDS, "backend")
+    one_of(BACKENDS).check(backend, "backend")
     RUNNING["threads"].check(threads, "threads")
 
 
@@ -181,7 +170,7 @@ def parse_filters(value: str | Sequence[str]) -> tuple[str, ...]:
             return ()
         kinds = tuple(x.strip() for x in v.split(",") if x.strip())
     for k in kinds:
-        choice(k, NOISE_FILTERS, "filters")
+        one_of(NOISE_FILTERS).check(k, "filters")
     return kinds
 
 

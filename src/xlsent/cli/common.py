@@ -8,8 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
-from xlsent.api._common import (at_least, check_backend, check_dimensions, choice, output_file,  # noqa: F401
-                                output_folder)  # (re-exported)
+from xlsent.api._common import check_backend, check_dimensions, output_file, output_folder  # noqa: F401 (re-exported)
 from xlsent.report.summary import HEADS, summary_rows  # (summary_rows re-exported)
 from xlsent.utils.errors import XlsentError
 
