@@ -34,7 +34,27 @@ def process_state():
 
     from xlsent.utils.device import current_device, device_kind
 
-    return PartialState(cpu=device_kind(current_device()) == "cpu")
+    state = PartialState(cpu=device_kind(current_device()) == "cpu")
+    if world_size() > 1 and not _LEAVE_AT_EXIT:
+        import atexit
+
+        atexit.register(_leave_process_group)
+        _LEAVE_AT_EXIT.append(True)
+    return state
+
+
+#: whether this process leaves its process group at exit (registered once, when it joins one)
+_LEAVE_AT_EXIT: list[bool] = []
+
+
+def _leave_process_group() -> None:
+    """The process group destroyed while the interpreter is still whole: left to the interpreter's own teardown,
+    gloo's worker threads can abort a process that finished its work ("terminate called without an active
+    exception", SIGABRT; pytorch/pytorch#190489)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def main_first():
