@@ -9,6 +9,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
+from xlsent.encoding.encoder import RUNNING as ENCODER_RUNNING
+from xlsent.encoding.encoder import check_running
 from xlsent.utils.errors import XlsentError, named
 from xlsent.utils.options import Option, at_least, check, one_of
 
@@ -102,10 +104,7 @@ def check_options(declared: Mapping[str, Option], given: Mapping[str, Any], name
 #: where and how a model runs, as every function that loads one takes it (checked by :func:`check_backend` and
 #: :func:`place`; the CLI's --backend, --threads, --device, --dtype and --dimensions built from these)
 RUNNING: dict[str, Option] = {
-    "backend": Option("auto", help="auto: an exported folder (xlsent export) runs on onnxruntime, any other model on "
-                      "torch; onnx: a torch model is exported once (fp32) into the cache"),
-    "threads": at_least(0, 0, "threads of the backend that runs the model, torch or onnxruntime (0 = its "
-                               "default)"),
+    **ENCODER_RUNNING,
     "device": Option("auto", help="where the model runs: auto (CUDA, then MPS, then the CPU) | cpu | cuda | cuda:N | "
                      "mps"),
     "dtype": Option("auto", help="precision a torch model encodes in: auto (fp16 on a CUDA GPU, bf16 autocast on a "
@@ -125,11 +124,8 @@ def place(device: str = "auto", dtype: str = "auto", options: tuple[str, str] = 
 
 
 def check_backend(backend: str, threads: int) -> None:
-    """``backend`` / ``threads``, checked before any model loads."""
-    from xlsent.encoding.encoder import BACKENDS
-
-    one_of(BACKENDS).check(backend, "backend")
-    RUNNING["threads"].check(threads, "threads")
+    """``backend`` / ``threads``, checked before any model loads (:func:`xlsent.encoding.encoder.check_running`)."""
+    check_running(backend, threads)
 
 
 def check_dimensions(model: Any, dimensions: Any, option: str = "truncate_dim") -> int | None:

@@ -47,8 +47,6 @@ def serve_command(
     check(SERVE, locals(), CHECKED)
     keys = ApiKeys.load(api_key_file)
     check_exposure(host, keys, allow_unauthenticated)
-    if not 0 <= worker_nice <= 19:
-        raise XlsentError(f"--worker-nice {worker_nice}: must be from 0 (same priority) to 19")
     limits = ServeLimits(max_inputs=max_inputs, max_chars=max_chars, max_tokens=max_tokens, overlong=overlong,
                          max_body_bytes=int(max_body_mib * 2**20), max_queue=max_queue, batch_tokens=batch_tokens,
                          max_wait_ms=max_wait_ms, model_batch=model_batch)

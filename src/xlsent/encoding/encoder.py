@@ -44,9 +44,22 @@ import numpy as np
 from xlsent.data.sets.pairs import is_english
 from xlsent.models.gloss import Gloss, load_gloss
 from xlsent.models.handle import ModelHandle, load_model
-from xlsent.utils.errors import XlsentError, named
+from xlsent.utils.errors import XlsentError
+from xlsent.utils.options import Option, at_least, one_of
 
 BACKENDS = ("auto", "torch", "onnx")
+#: how a model runs, declared once: the encoder checks them, the API's and the CLI's options are these
+RUNNING: dict[str, Option] = {
+    "backend": one_of(BACKENDS, "auto", "auto: an exported folder (xlsent export) runs on onnxruntime, any other model "
+                      "on torch; onnx: a torch model is exported once (fp32) into the cache"),
+    "threads": at_least(0, 0, "threads of the backend that runs the model, torch or onnxruntime (0 = its default)"),
+}
+
+
+def check_running(backend: str, threads: int) -> None:
+    """``backend`` / ``threads`` against their declarations (:data:`RUNNING`): one line, before any model loads."""
+    RUNNING["backend"].check(backend, "backend")
+    RUNNING["threads"].check(threads, "threads")
 
 
 @runtime_checkable
@@ -201,10 +214,7 @@ class Encoder:
         ``spin=False``: onnxruntime's threads do not busy-wait (for a process that also serves HTTP). ``own``: the
         handle was loaded for this encoder (:func:`~xlsent.models.handle.load_model` of a name or folder,
         :func:`xlsent.encoding.loading.open_encoder`): it runs in the process's encoding dtype, as a name does."""
-        if backend not in BACKENDS:
-            raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
-        if threads and threads < 0:
-            raise XlsentError(f"{named('threads', threads)}: must be ≥ 0 (0 = the backend's default)")
+        check_running(backend, threads)
         if not isinstance(name_or_path, ModelHandle):
             from xlsent.encoding.onnx_folder import is_export_folder
 

@@ -22,8 +22,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from xlsent.encoding.encoder import BACKENDS, Encoder
-from xlsent.utils.errors import XlsentError, named
+from xlsent.encoding.encoder import Encoder, check_running
+from xlsent.utils.errors import XlsentError
 
 #: the encoders loaded in this process (:func:`load` with ``keep=True``)
 _ENCODERS: dict[tuple, Encoder] = {}
@@ -61,10 +61,7 @@ def load(model: Any, backend: str = "auto", threads: int = 0, export: Callable[[
     (:func:`~xlsent.models.handle.load_model`) and handed to :meth:`Encoder.load`; ``backend="onnx"`` on a torch model
     first runs ``export`` on it (the encoder keeps the model's own name). ``keep``: loaded once per process (by the
     folder's contents or the name, backend, threads, device, the dtype as asked and the CPU override)."""
-    if backend not in BACKENDS:  # said before any export starts, or any model loads
-        raise XlsentError(f"unknown backend '{backend}': choose one of {', '.join(BACKENDS)}")
-    if threads and threads < 0:
-        raise XlsentError(f"{named('threads', threads)}: must be ≥ 0 (0 = the backend's default)")
+    check_running(backend, threads)  # said before any export starts, or any model loads
     if not isinstance(model, (str, Path)):  # a handle: Encoder.load's own
         return Encoder.load(model, backend=backend, threads=threads, **kwargs)
     from xlsent.encoding.onnx_folder import is_export_folder

@@ -73,7 +73,9 @@ class Service:
         self.device, self.dtype = current_device(), (dtype or "auto").strip().lower()  # auto resolved: cuda:0 …
         self.model_spec, self.backend_choice, self.threads = model, backend, threads
         self.shaping = Shaping(dimensions)
-        self.worker_nice = int(worker_nice)
+        from xlsent.serve.options import SERVE
+
+        self.worker_nice = int(SERVE["worker_nice"].check(worker_nice, "worker_nice"))
         self.limits = limits or ServeLimits()
         self.index_spec = index
         self.scoring = scoring

@@ -44,7 +44,7 @@ SERVE: dict[str, Option] = {
                                       "never logged"),
     "allow_unauthenticated": Option(False, help="listen beyond this machine (a --host other than loopback) with no "
                                                 "API key"),
-    "worker_nice": Option(10, help="how much lower the model's threads run than the HTTP loop (Linux nice steps, "
-                                   "0–19): refusals and health checks never wait behind a forward pass"),
+    "worker_nice": Option(10, low=0, high=19, help="how much lower the model's threads run than the HTTP loop "
+                          "(Linux nice steps, 0–19): refusals and health checks never wait behind a forward pass"),
 }
-CHECKED = ("port", "max_body_mib", "drain_seconds", "drain_delay")
+CHECKED = ("port", "max_body_mib", "drain_seconds", "drain_delay", "worker_nice")
