@@ -35,6 +35,8 @@ SAME_TEXT = 0.999
 
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "margin", "csls")
 MARGINS = ("ratio", "distance", "absolute")
+#: the similarities of a pair of vectors alone (no neighbours): what STS and triplet evaluation score
+PAIRWISE = ("cosine", "dot", "euclidean", "manhattan")
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -53,6 +55,16 @@ def center(x: np.ndarray, mean: np.ndarray | None = None) -> np.ndarray:
     if m.shape[0] != x.shape[1]:
         raise XlsentError(f"a mean of width {m.shape[0]} cannot center vectors of width {x.shape[1]}")
     return np.ascontiguousarray(x - m, dtype=np.float32)
+
+
+def pairwise(a: np.ndarray, b: np.ndarray, order: tuple[str, ...] = PAIRWISE) -> dict[str, np.ndarray]:
+    """Each row of ``a`` scored against the same row of ``b`` by each similarity of ``order`` (higher = closer:
+    the distances negated), in that order."""
+    an = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    bn = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    scores = {"cosine": lambda: (an * bn).sum(1), "dot": lambda: (a * b).sum(1),
+              "euclidean": lambda: -np.linalg.norm(a - b, axis=1), "manhattan": lambda: -np.abs(a - b).sum(1)}
+    return {name: scores[name]() for name in order}
 
 
 def knn(queries: np.ndarray, candidates: np.ndarray, k: int, similarity: str = "cosine") -> tuple[np.ndarray, np.ndarray]:

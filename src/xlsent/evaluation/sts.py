@@ -14,19 +14,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from xlsent.encoding.encoder import TextEncoder, as_encoder
+from xlsent.similarity import pairwise
 
-STS_SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
+STS_SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")  # the order the report prints (sentence-transformers')
 
 
 def pair_similarities(a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    an = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
-    bn = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
-    return {
-        "cosine": (an * bn).sum(1),
-        "euclidean": -np.linalg.norm(a - b, axis=1),
-        "manhattan": -np.abs(a - b).sum(1),
-        "dot": (a * b).sum(1),
-    }
+    """Each pair's similarities (:func:`xlsent.similarity.pairwise`), in the report's order."""
+    return pairwise(a, b, STS_SIMILARITIES)
 
 
 @dataclass

@@ -23,19 +23,13 @@ import numpy as np
 
 from xlsent.encoding.encoder import TextEncoder, as_encoder
 from xlsent.evaluation.bootstrap import mean_ci
+from xlsent.similarity import pairwise
 
 TRIPLET_SIMILARITIES = ("cosine", "dot", "manhattan", "euclidean")
 
 
 def _scores(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
-    xn = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-    yn = y / np.maximum(np.linalg.norm(y, axis=1, keepdims=True), 1e-12)
-    return {  # higher = closer
-        "cosine": (xn * yn).sum(1),
-        "dot": (x * y).sum(1),
-        "manhattan": -np.abs(x - y).sum(1),
-        "euclidean": -np.linalg.norm(x - y, axis=1),
-    }
+    return pairwise(x, y, TRIPLET_SIMILARITIES)  # higher = closer
 
 
 def length_bins(diff: np.ndarray, bin_width: int = 5, max_bins: int = 6) -> list[tuple[int, int | None]]:
