@@ -265,6 +265,17 @@ def test_mine_and_adapt_refuse_before_they_start_when_their_output_cannot_fit(di
     assert not (disk.path / "run" / "model").exists()
 
 
+def test_a_loop_recipe_refuses_before_it_starts_when_its_output_cannot_fit(disk, tiny_model, pairs_tsv):
+    """The training engine's other path (siamese: a head over the frozen model, on the loop) checks the disk as
+    the trainer's path does: one line before the first step, no model written."""
+    disk.fill(leave=16 * 1024)
+    with pytest.raises(XlsentError, match="run: not enough space for the checkpoints and the trained model — it "
+                                          "needs about "):
+        xlsent.train("siamese", pairs_tsv, output=disk.path / "run", device="cpu", evaluate=False,
+                     settings={"models.base": str(tiny_model), "optim.max_steps": 2})
+    assert not (disk.path / "run" / "model").exists()
+
+
 def test_adapt_resumes_from_its_checkpoint_once_space_is_freed(disk, tiny_model, pairs_tsv, tmp_path, monkeypatch):
     _no_precheck(monkeypatch)
     settings = {"optim.max_steps": 6, "optim.batch_size": 8, "train.holdout_min": 4, "eval.udhr": False,

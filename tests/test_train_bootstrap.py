@@ -357,8 +357,9 @@ def test_bootstrap_on_the_default_model_finds_true_pairs(tmp_path):
     (tmp_path / "seed.tsv").write_text("eng\tnya\n" + "".join(f"{a}\t{b}\n" for a, b in seed), encoding="utf-8")
     (tmp_path / "en.txt").write_text("\n".join(en) + "\n", encoding="utf-8")
     (tmp_path / "ny.txt").write_text("\n".join(ny) + "\n", encoding="utf-8")
+    # round 0 alone: what is asserted is round 0's (the later rounds' logic is tested on the tiny model above)
     res = xlsent.bootstrap(tmp_path / "seed.tsv", tmp_path / "en.txt", tmp_path / "ny.txt", tmp_path / "out",
-                           rounds=1)
+                           rounds=0)
     kept = _pairs(tmp_path / "out" / "round-0" / "pairs.tsv")
     right = sum((s, t) in set(hidden) for _, s, t in kept)
     assert len(kept) >= 150 and right / len(kept) >= 0.9

@@ -20,7 +20,9 @@ the examples in it — and the loop owns, once for every recipe:
 * **``optim.max_steps``** (0 = ``optim.epochs`` epochs), the **checkpoint policy** (every
   ``optim.checkpoint_every`` of the stage and every ``optim.checkpoint_minutes``), saving and restoring
   the whole state — trained parameters, optimiser, schedule, step, log, the recipe's own state and the
-  random states — so that a run killed at any moment resumes to the same model;
+  random states — so that a run killed at any moment resumes to the same model; the disk the checkpoints and the
+  model need is checked before the first step, and a checkpoint a full disk cut short is one line that says the run
+  resumes (:meth:`~xlsent.training.run_folder.StageFolder.checkpointing`, as on the trainer's path);
 * the **logging window** (the mean of each loss term over ``optim.logging_steps`` steps), the progress
   bar, and writing the model and the done marker on the main process only.
 
@@ -38,7 +40,7 @@ from typing import Any, Callable
 
 from xlsent.training.processes import process_seed, process_state, world_size
 from xlsent.training.run_folder import CheckpointPolicy, StageFolder
-from xlsent.training.stage import StageSettings, stage_settings
+from xlsent.training.stage import StageSettings, disk_needed, stage_settings
 
 ORDER_SEED = 1_000_003
 
@@ -166,7 +168,7 @@ def run_loop(
         stack.enter_context(amp())
         stack.enter_context(training_attention(precision, str(accelerator.device), plain=plain))
         return stack
-    world, rank = accelerator.num_processes, accelerator.process_index
+    world, rank = settings.world, accelerator.process_index
     seed = int(optim.seed)
     per_epoch, total = total_steps(n_examples, optim, world)
     bs, accum = settings.batch_size, settings.accum
@@ -225,7 +227,8 @@ def run_loop(
             flag = float(accelerator.reduce(torch.tensor([float(flag)], device=accelerator.device), "sum")) > 0
         return flag
 
-    with Progress(disable=not (progress and accelerator.is_main_process), transient=True) as bar:
+    with folder.checkpointing(disk_needed(raw, "trained")), \
+            Progress(disable=not (progress and accelerator.is_main_process), transient=True) as bar:
         task = bar.add_task(f"{name} steps", total=total, completed=step)
         while step < total:
             epoch, k = divmod(step, per_epoch)
