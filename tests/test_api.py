@@ -271,6 +271,18 @@ def test_the_estimate_is_near_the_time_and_the_memory_the_run_took(make_tiny_mod
         pytest.fail(f"estimated {est['seconds']} s, the run took {took:.1f} s (twice)")
 
 
+def test_a_loop_recipe_prices_its_run_after_the_first_step(tiny_model, pairs_tsv, tmp_path):
+    """The training engine's loop path (siamese: a head over the frozen model) says the run's price once, after its
+    first step (steps, time, peak memory), and keeps it in the stage record, as the trainer's path does."""
+    notes: list[str] = []
+    xlsent.train("siamese", pairs_tsv, output=tmp_path / "run", device="cpu", evaluate=False, on_note=notes.append,
+                 settings={"models.base": str(tiny_model), "optim.max_steps": 6})
+    priced = [n for n in notes if n.startswith("siamese: 6 steps of ") and "(timed on its first step)" in n]
+    assert len(priced) == 1 and "peak memory about" in priced[0], notes
+    stage = json.loads((tmp_path / "run" / "stage.json").read_text())
+    assert stage["estimate"]["steps"] == 6 and stage["estimate"]["seconds"] >= 0 and stage["estimate"]["peak_bytes"] > 0
+
+
 def test_train_takes_the_pairs_as_an_argument_on_the_command_line(tiny_model, pairs_tsv, tmp_path):
     r = run_cli("train", "adapt", str(pairs_tsv), "-o", str(tmp_path / "run"), "--show-config",
                 "--set", f"models.student={tiny_model}")

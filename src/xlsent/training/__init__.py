@@ -24,6 +24,9 @@ The engine has two paths, one per kind of model, each a recipe's one call for a 
   module, its optimiser and schedule, the number of examples and a step function: the loss of a batch) on
   Accelerate, then :func:`xlsent.training.loop.finish_stage` to save.
 
+Both paths check the disk the stage needs before the first step, price the run (the trainer's before its first
+step, the loop's after it) and keep the price in the stage record beside the time the run took.
+
 Both paths start from :func:`xlsent.training.stage.stage_settings` and keep their stage in a
 :class:`~xlsent.training.run_folder.StageFolder`; what differs is only what each library does for itself (the
 trainer its checkpoints' format and its progress bar, Accelerate the loop the recipe's step function runs in).

@@ -101,11 +101,20 @@ def probe(trainer, dataset, batches: list[list[int]], lengths: np.ndarray, steps
     return Estimate(steps, seconds, peak, time.perf_counter() - t_all)
 
 
-def estimate_line(name: str, described: str, est: Estimate, batch_size: int, device: str) -> str:
-    """The line said before the first step."""
+def first_step_estimate(steps: int, seconds: float, device: str) -> Estimate:
+    """The loop's price (:func:`xlsent.training.loop.run_loop`): ``steps`` steps at the ``seconds`` its first one
+    took (a step function cannot be run aside without changing the recipe's state: a momentum queue, a generator),
+    peak memory what the process has held through that step, its optimiser's state included."""
+    return Estimate(steps, seconds * steps, _peak_so_far(device), 0.0)
+
+
+def estimate_line(name: str, described: str, est: Estimate, batch_size: int, device: str,
+                  timed_on: str = "2 of its batches") -> str:
+    """The line that prices a run: said before the first step on the trainer's path, after it on the loop's
+    (``timed_on``: what the time was measured on)."""
     steps = f"{est.steps:,} step{'s' if est.steps != 1 else ''}"
     line = (f"{name}: {described}{steps} of {batch_size} on {device}: about {duration(est.seconds)} "
-            f"(timed on 2 of its batches), peak memory about {size(est.peak_bytes)}")
+            f"(timed on {timed_on}), peak memory about {size(est.peak_bytes)}")
     if est.seconds > LONG_ON_CPU and device == "cpu":
         line += (" — to cut it: fewer pairs (--set train.sample_files=N for your files, train.sample=N for bundled "
                  "sets), a GPU (--device cuda), or several processes (torchrun --nproc_per_node N -m xlsent train …)")

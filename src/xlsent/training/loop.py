@@ -23,6 +23,9 @@ the examples in it — and the loop owns, once for every recipe:
   random states — so that a run killed at any moment resumes to the same model; the disk the checkpoints and the
   model need is checked before the first step, and a checkpoint a full disk cut short is one line that says the run
   resumes (:meth:`~xlsent.training.run_folder.StageFolder.checkpointing`, as on the trainer's path);
+* the **price**: after its first step the run is priced from that step's time (steps, time, peak memory: the
+  trainer's path prices before its first step, on two batches run aside; a step function cannot be run aside
+  without changing the recipe's state), said once and kept in the stage record (``estimate``);
 * the **logging window** (the mean of each loss term over ``optim.logging_steps`` steps), the progress
   bar, and writing the model and the done marker on the main process only.
 
@@ -71,6 +74,7 @@ class LoopResult:
     resumed_from: int | None
     device: str
     precision: str
+    estimate: dict | None = None  # the price said after the first step (training.estimate.first_step_estimate)
 
 
 def _rng_state() -> dict:
@@ -148,6 +152,8 @@ def run_loop(
     import torch
     from rich.progress import Progress
 
+    from xlsent.training.estimate import estimate_line, first_step_estimate
+
     settings = stage_settings(optim, module)  # device, precision, processes, accumulation: as the trainer's path
     accelerator, precision = make_accelerator(optim, module, settings)
     several = isinstance(optimizer, (list, tuple))
@@ -199,6 +205,7 @@ def run_loop(
     else:
         torch.manual_seed(process_seed(seed))  # dropout: each process its own draws (the main one: seed)
     policy = CheckpointPolicy(total, float(optim.checkpoint_every), float(optim.checkpoint_minutes))
+    first, est = step, None
     max_norm = float(optim.max_grad_norm)
     order_of: dict = {}
     window: list[dict] = []
@@ -283,6 +290,10 @@ def run_loop(
             for sch in schedulers:
                 sch.step()
             step += 1
+            if step == first + 1 and step < total:  # priced on its first step, as the trainer's path before its first
+                est = first_step_estimate(total - first, time.perf_counter() - t0, settings.device)
+                if accelerator.is_main_process:
+                    folder.note(estimate_line(name, "", est, bs, settings.device, "its first step"))
             if outs and finite:
                 window.append({key: sum(o[key] for o in outs) / len(outs) for key in outs[0]})
             if window and (step % int(optim.logging_steps) == 0 or step == total):
@@ -298,7 +309,8 @@ def run_loop(
     module.eval()
     if skipped:
         folder.note(f"{name}: {skipped} step(s) with a non-finite loss skipped")
-    return LoopResult(step, seconds, log, skipped, resumed, str(accelerator.device), precision)
+    return LoopResult(step, seconds, log, skipped, resumed, str(accelerator.device), precision,
+                      est.as_record() if est is not None else None)
 
 
 @contextlib.contextmanager
@@ -318,5 +330,6 @@ def finish_stage(folder: StageFolder, result: LoopResult, save_model: Callable[[
     """Write the model, the log and the done marker (on the main process; :meth:`StageFolder.finish`)."""
     return folder.finish(save_model, result.log, {
         "seconds": result.seconds, "steps": result.steps, "resumed_from_step": result.resumed_from,
-        "skipped_steps": result.skipped, "device": result.device, "precision": result.precision, **record},
+        "skipped_steps": result.skipped, "device": result.device, "precision": result.precision,
+        **({"estimate": result.estimate} if result.estimate is not None else {}), **record},
         keep_checkpoints=keep_checkpoints)
