@@ -53,8 +53,8 @@ WORDS = (
 #: the longest tests of a CI run (``.ci/run``: 2 cores, 2 workers; seconds from its ``--durations``), by node id, test
 #: (the id before ``[``) or file: under pytest-xdist they start first (:func:`pytest_collection_modifyitems`)
 LONGEST = {
-    "tests/test_wheel.py::test_installed_wheel_runs_from_an_empty_folder": 74,
     "tests/test_train_bootstrap.py::test_bootstrap_on_the_default_model_finds_true_pairs": 75,
+    "tests/test_wheel.py::test_installed_wheel_runs_from_an_empty_folder": 74,
     "tests/test_api.py::test_docstring_examples_run_on_the_real_model[training]": 53,
     "tests/test_tasks.py::test_mteb_and_xlsent_agree_on_the_real_model": 36,
     "tests/test_default_model.py::test_the_automatic_mining_cut_stays_near_the_best_cut_on_a_bundled_corpus": 35,

@@ -395,6 +395,16 @@ def test_cli_checks_options_before_loading(tmp_path):
         assert isinstance(r.exception, XlsentError) and words in str(r.exception), (args, r.output)
 
 
+def test_the_service_checks_worker_nice_as_the_command_does(tiny_model):
+    """``Service(worker_nice=)`` from Python: the range the CLI's --worker-nice has (0–19), one line, before any
+    model loads."""
+    from xlsent.serve.app import Service
+    from xlsent.utils.errors import XlsentError
+
+    with pytest.raises(XlsentError, match=r"worker_nice=20: must be ≤ 19"):
+        Service(str(tiny_model), name="tiny", worker_nice=20)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
 def test_the_model_threads_run_below_the_http_loop(tiny_model):
     """Loaded in its own thread, the model's worker runs at a lower priority than the thread that serves HTTP."""

@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 from xlsent.encoding.encoder import RUNNING as ENCODER_RUNNING
 from xlsent.encoding.encoder import check_running
 from xlsent.utils.errors import XlsentError, named
-from xlsent.utils.options import Option, at_least, check, one_of
+from xlsent.utils.options import Option, check, one_of
 
 Note = Callable[[str], None] | None
 F = TypeVar("F", bound=Callable[..., Any])

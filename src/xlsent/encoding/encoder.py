@@ -58,7 +58,7 @@ RUNNING: dict[str, Option] = {
 
 def check_running(backend: str, threads: int) -> None:
     """``backend`` / ``threads`` against their declarations (:data:`RUNNING`): one line, before any model loads."""
-    RUNNING["backend"].check(backend, "backend")
+    RUNNING["backend"].check(backend if backend is not None else "None", "backend")  # None is no backend
     RUNNING["threads"].check(threads, "threads")
 
 

@@ -345,6 +345,7 @@ def train_siamese(
 
         result = run_loop(folder, cfg.optim, _Transform(head), opt, schedule, n + n_neg, step, name="siamese",
                           progress=progress, on_step=on_step, on_epoch=negatives_of, load_state_fn=restore,
+                          saved=[base],  # the model saved is the head over the base: the disk it needs
                           state_fn=lambda: {"neg_epoch": negs["epoch"], "neg_src": negs["src"], "neg_tgt": negs["tgt"]})
         log = result.log
         head.cpu()

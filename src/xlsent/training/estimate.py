@@ -1,7 +1,8 @@
-"""What a training run will cost, said before its first step: two of its batches are run forward and backward
-(the longest, and one of middle size), the optimiser untouched and the random state put back, and the time per
-padded token they took prices every batch of the run (:mod:`xlsent.training.batching` plans them beforehand).
-Peak memory is what the process has held so far (the longest batch included) plus the optimiser's state.
+"""What a training run will cost. On the trainer's path it is said before the first step: two of its batches are
+run forward and backward (the longest, and one of middle size), the optimiser untouched and the random state put
+back, and the time per padded token they took prices every batch of the run (:mod:`xlsent.training.batching` plans
+them beforehand); peak memory is what the process has held so far (the longest batch included) plus the
+optimiser's state. On the loop's path (:func:`steps_estimate`) it is said after the run's first two steps, timed.
 
 The figure is an estimate from two batches on a machine that may be busy; the stage record keeps it beside the
 time the run really took (``estimate`` in ``stage.json``)."""
@@ -101,11 +102,12 @@ def probe(trainer, dataset, batches: list[list[int]], lengths: np.ndarray, steps
     return Estimate(steps, seconds, peak, time.perf_counter() - t_all)
 
 
-def first_step_estimate(steps: int, seconds: float, device: str) -> Estimate:
-    """The loop's price (:func:`xlsent.training.loop.run_loop`): ``steps`` steps at the ``seconds`` its first one
-    took (a step function cannot be run aside without changing the recipe's state: a momentum queue, a generator),
-    peak memory what the process has held through that step, its optimiser's state included."""
-    return Estimate(steps, seconds * steps, _peak_so_far(device), 0.0)
+def steps_estimate(steps: int, first: float, second: float, device: str) -> Estimate:
+    """The loop's price (:func:`xlsent.training.loop.run_loop`): ``steps`` steps, the first (its warm-up included)
+    taking ``first`` seconds and every other one ``second``; peak memory what the process has held through them, its
+    optimiser's state included. A step function cannot be run aside without changing the recipe's state (a momentum
+    queue, a generator): the loop's own first steps are the timing."""
+    return Estimate(steps, first + second * max(0, steps - 1), _peak_so_far(device), 0.0)
 
 
 def estimate_line(name: str, described: str, est: Estimate, batch_size: int, device: str,

@@ -23,9 +23,10 @@ the examples in it — and the loop owns, once for every recipe:
   random states — so that a run killed at any moment resumes to the same model; the disk the checkpoints and the
   model need is checked before the first step, and a checkpoint a full disk cut short is one line that says the run
   resumes (:meth:`~xlsent.training.run_folder.StageFolder.checkpointing`, as on the trainer's path);
-* the **price**: after its first step the run is priced from that step's time (steps, time, peak memory: the
-  trainer's path prices before its first step, on two batches run aside; a step function cannot be run aside
-  without changing the recipe's state), said once and kept in the stage record (``estimate``);
+* the **price**: after its first two steps the run is priced from their times (the first, with its warm-up, once;
+  the second for every other step; an epoch's preparation not counted), with the peak memory so far — said once and
+  kept in the stage record (``estimate``). The trainer's path prices before its first step, on two batches run
+  aside; a step function cannot be run aside without changing the recipe's state (a queue, a generator);
 * the **logging window** (the mean of each loss term over ``optim.logging_steps`` steps), the progress
   bar, and writing the model and the done marker on the main process only.
 
@@ -135,6 +136,7 @@ def run_loop(
     on_epoch: Callable[[int], None] | None = None,
     on_update: Callable[[], None] | None = None,
     dropout: bool = True,
+    saved: list | None = None,
 ) -> LoopResult:
     """Train ``module`` (whose trainable parameters ``optimizer`` holds) for the stage; see the module docstring.
 
@@ -148,11 +150,13 @@ def run_loop(
     after a skipped step: a momentum encoder follows the trained one here). ``folder.begin()`` must have run.
     ``optimizer`` and ``scheduler`` may each be a list (a sparse optimiser for an embedding table beside a dense
     one for the rest). ``dropout=False`` trains in eval mode (a model fitted to its own dropout-free outputs).
+    ``saved``: the modules the finished model holds besides ``module`` (siamese: the base model under its head),
+    for the disk the stage needs.
     """
     import torch
     from rich.progress import Progress
 
-    from xlsent.training.estimate import estimate_line, first_step_estimate
+    from xlsent.training.estimate import estimate_line, steps_estimate
 
     settings = stage_settings(optim, module)  # device, precision, processes, accumulation: as the trainer's path
     accelerator, precision = make_accelerator(optim, module, settings)
@@ -175,6 +179,11 @@ def run_loop(
         stack.enter_context(training_attention(precision, str(accelerator.device), plain=plain))
         return stack
     world, rank = settings.world, accelerator.process_index
+    if accelerator.num_processes != world:  # WORLD_SIZE (the batch split) and the process group must agree
+        from xlsent.utils.errors import XlsentError
+
+        raise XlsentError(f"WORLD_SIZE={world} but {accelerator.num_processes} process(es) joined the run — start "
+                          "it with torchrun or accelerate launch, which set both")
     seed = int(optim.seed)
     per_epoch, total = total_steps(n_examples, optim, world)
     bs, accum = settings.batch_size, settings.accum
@@ -191,10 +200,10 @@ def run_loop(
         state = None
     if state is not None:
         raw.load_state_dict({**raw.state_dict(), **state["trained"]})
-        for o, saved in zip(optimizers, state["optimizer"] if several else [state["optimizer"]]):
-            o.load_state_dict(saved)
-        for sch, saved in zip(schedulers, state["scheduler"] if several_schedules else [state["scheduler"]]):
-            sch.load_state_dict(saved)
+        for o, kept in zip(optimizers, state["optimizer"] if several else [state["optimizer"]]):
+            o.load_state_dict(kept)
+        for sch, kept in zip(schedulers, state["scheduler"] if several_schedules else [state["scheduler"]]):
+            sch.load_state_dict(kept)
         own = state["ranks"][rank] if len(state.get("ranks", [])) == world else state  # each process its own draws
         _set_rng_state(own["rng"])
         step, log, skipped = int(state["step"]), list(state["log_json"]), int(state["skipped"])
@@ -205,7 +214,12 @@ def run_loop(
     else:
         torch.manual_seed(process_seed(seed))  # dropout: each process its own draws (the main one: seed)
     policy = CheckpointPolicy(total, float(optim.checkpoint_every), float(optim.checkpoint_minutes))
-    first, est = step, None
+    first, est, took = step, None, []
+
+    def clock() -> float:  # a step's time: on a GPU, once its work is done
+        if str(accelerator.device).startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter()
     max_norm = float(optim.max_grad_norm)
     order_of: dict = {}
     window: list[dict] = []
@@ -234,7 +248,7 @@ def run_loop(
             flag = float(accelerator.reduce(torch.tensor([float(flag)], device=accelerator.device), "sum")) > 0
         return flag
 
-    with folder.checkpointing(disk_needed(raw, "trained")), \
+    with folder.checkpointing(disk_needed(raw, "trained", saved)), \
             Progress(disable=not (progress and accelerator.is_main_process), transient=True) as bar:
         task = bar.add_task(f"{name} steps", total=total, completed=step)
         while step < total:
@@ -243,6 +257,7 @@ def run_loop(
                 order_of = {epoch: epoch_order(n_examples, seed, epoch)}
                 if on_epoch is not None:
                     on_epoch(epoch)
+            started = clock() if step - first < 2 else 0.0  # the first two steps are timed: the price
             batch = order_of[epoch][k * bs:(k + 1) * bs].tolist()
             if world == 1:
                 mine = batch
@@ -290,10 +305,12 @@ def run_loop(
             for sch in schedulers:
                 sch.step()
             step += 1
-            if step == first + 1 and step < total:  # priced on its first step, as the trainer's path before its first
-                est = first_step_estimate(total - first, time.perf_counter() - t0, settings.device)
+            if step - first <= 2:
+                took.append(clock() - started)
+            if step == first + 2 and step < total:  # priced on its first two steps (the trainer's path: before)
+                est = steps_estimate(total - first, took[0], took[1], settings.device)
                 if accelerator.is_main_process:
-                    folder.note(estimate_line(name, "", est, bs, settings.device, "its first step"))
+                    folder.note(estimate_line(name, "", est, bs, settings.device, "its first two steps"))
             if outs and finite:
                 window.append({key: sum(o[key] for o in outs) / len(outs) for key in outs[0]})
             if window and (step % int(optim.logging_steps) == 0 or step == total):

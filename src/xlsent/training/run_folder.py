@@ -168,8 +168,8 @@ class StageFolder:
 
     @contextmanager
     def checkpointing(self, need: int = 0) -> Iterator[None]:
-        """Around a trainer's run: a checkpoint that could not be written (a full disk) is one line that says the
-        run resumes, and what it left half-written is removed. ``need``: the bytes the checkpoints and the model
+        """Around a stage's training (the trainer's or the loop's): a checkpoint that could not be written (a full
+        disk) is one line that says the run resumes, and what a trainer left half-written is removed. ``need``: the bytes the checkpoints and the model
         take, checked against the free space first."""
         if is_main_process() and need:
             check_space(self.path, need, "the checkpoints and the trained model")

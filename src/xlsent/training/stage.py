@@ -43,16 +43,20 @@ def stage_settings(optim, model=None) -> StageSettings:
     return StageSettings(device, precision, world, accum, bs, bs // (world * accum))
 
 
-def disk_needed(model, checkpoint: str = "whole") -> int:
+def disk_needed(model, checkpoint: str = "whole", saved=None) -> int:
     """Bytes a stage's folder holds at its peak: two checkpoints (the older one is removed only once the newer is
     written) and the trained model. A checkpoint of sentence-transformers' trainer (``checkpoint="whole"``) holds
     every weight and Adam's two moments of the trainable ones; one of the loop (``"trained"``,
-    :func:`xlsent.training.loop.run_loop`) only the trained parameters and their moments."""
-    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    :func:`xlsent.training.loop.run_loop`) only the trained parameters and their moments. ``saved``: the modules the
+    finished model holds besides ``model`` (siamese: the base model under its trained head)."""
+    def size(params) -> int:
+        return sum(p.numel() * p.element_size() for p in params)
+
+    weights = size(model.parameters()) + sum(size(m.parameters()) for m in (saved or []))
     trained = [p for p in model.parameters() if p.requires_grad]
     moments = 8 * sum(p.numel() for p in trained)
     if checkpoint == "trained":
-        return weights + 2 * (sum(p.numel() * p.element_size() for p in trained) + moments)
+        return weights + 2 * (size(trained) + moments)
     return 3 * weights + 2 * moments
 
 
