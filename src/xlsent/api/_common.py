@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from xlsent.encoding.encoder import RUNNING as ENCODER_RUNNING
-from xlsent.encoding.encoder import check_running
+from xlsent.encoding.encoder import check_running as check_backend  # backend / threads, before any model loads
 from xlsent.utils.errors import XlsentError, named
 from xlsent.utils.options import Option, check, one_of
 
@@ -121,11 +121,6 @@ def place(device: str = "auto", dtype: str = "auto", options: tuple[str, str] = 
 
     use_device(device, options[0])
     use_encoding_dtype(dtype, options[1])
-
-
-def check_backend(backend: str, threads: int) -> None:
-    """``backend`` / ``threads``, checked before any model loads (:func:`xlsent.encoding.encoder.check_running`)."""
-    check_running(backend, threads)
 
 
 def check_dimensions(model: Any, dimensions: Any, option: str = "truncate_dim") -> int | None:
